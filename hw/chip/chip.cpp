@@ -1,0 +1,102 @@
+#include "hw/chip/chip.h"
+
+namespace ahbm {
+
+Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file)
+    : sc_core::sc_module(name), sh_(sh) {
+  const HwConfig& cfg = sh.cfg;
+  for (int g = 0; g < cfg.groups; ++g)
+    if (!sh.tiles_of_group[size_t(g)].empty()) active_groups.push_back(g);
+
+  // Endpoints: host, Q source, then every CUBE of every active group.
+  NocContext ctx;
+  ctx.params = cfg.noc.params;
+  ctx.config_file = hw_file;
+  ctx.clock = sh.clock;
+  ctx.trace = &sh.trace;
+  ctx.spans = &sh.spans;
+  ctx.endpoints = {"host", "qsrc"};
+  std::vector<std::vector<int>> group_endpoints(size_t(cfg.groups));
+  for (int g : active_groups)
+    for (int c = 0; c < cfg.group.cubes; ++c) {
+      group_endpoints[size_t(g)].push_back(int(ctx.endpoints.size()));
+      ctx.endpoints.push_back("g" + std::to_string(g) + ".cube" + std::to_string(c));
+    }
+  noc = nocs.get(cfg.noc.model, hw_file).make("noc", ctx);
+  host = std::make_unique<Host>("host", sh);
+  noc->attach(0, host.get());
+
+  std::vector<std::vector<QBuffer*>> group_buffers(size_t(cfg.groups));
+  for (int g : active_groups) {
+    const std::string gpath = "group" + std::to_string(g);
+    networks.push_back(std::make_unique<ReductionNetwork>((gpath + "_reduction").c_str(), sh, gpath, g,
+                                                          cfg.group.cubes, *noc, group_endpoints[size_t(g)], 0));
+    // Each job of this group gets its own region of every PE's HBM slice: K rows, then V rows.
+    const int pes = cfg.pes_per_group();
+    std::vector<std::vector<uint64_t>> base(size_t(pes), std::vector<uint64_t>(sh.jobs.size(), 0));
+    std::vector<uint64_t> used(size_t(pes), 0);
+    for (size_t j = 0; j < sh.jobs.size(); ++j) {
+      if (sh.jobs[j].group != g) continue;
+      for (int p = 0; p < pes; ++p) {
+        base[size_t(p)][j] = used[size_t(p)];
+        used[size_t(p)] += 2 * uint64_t(sh.jobs[j].shards[size_t(p)].tokens) * uint64_t(sh.jobs[j].head_dim) * 4;
+      }
+    }
+    cubes.emplace_back();
+    for (int c = 0; c < cfg.group.cubes; ++c) {
+      std::vector<std::vector<uint64_t>> cube_bases(base.begin() + c * cfg.cube.pes,
+                                                    base.begin() + (c + 1) * cfg.cube.pes);
+      const std::string cname = gpath + "_cube" + std::to_string(c);
+      cubes.back().push_back(std::make_unique<Cube>(cname.c_str(), sh, gpath + ".cube" + std::to_string(c), g, c,
+                                                    *networks.back(), cube_bases));
+      Cube& cube = *cubes.back().back();
+      noc->attach(group_endpoints[size_t(g)][size_t(c)], &cube);
+      group_buffers[size_t(g)].push_back(&cube.q_buffer);
+      for (int p = 0; p < cfg.cube.pes; ++p) {
+        for (size_t j = 0; j < sh.jobs.size(); ++j) {
+          const AttentionJob& job = sh.jobs[j];
+          if (job.group != g || !job.values) continue;
+          const KvShard& s = job.shards[size_t(c * cfg.cube.pes + p)];
+          const uint64_t at = cube_bases[size_t(p)][j];
+          cube.slices[size_t(p)]->backdoor_write(at, s.k.data(), s.k.size());
+          cube.slices[size_t(p)]->backdoor_write(at + s.k.size() * 4, s.v.data(), s.v.size());
+        }
+      }
+    }
+  }
+  q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
+  host->q_out.bind(q_source->socket);
+}
+
+Json Chip::stats() const {
+  Json groups = Json::array();
+  for (size_t gi = 0; gi < active_groups.size(); ++gi) {
+    Json cubes_j = Json::array();
+    for (const auto& cube : cubes[gi]) {
+      Json pes = Json::array();
+      for (size_t p = 0; p < cube->pes.size(); ++p) {
+        const Pe& pe = *cube->pes[p];
+        pes.push_back({{"gemm_busy_ns", pe.gemm_busy().to_seconds() * 1e9},
+                       {"vector_busy_ns", pe.vector_busy().to_seconds() * 1e9},
+                       {"dma_busy_ns", pe.dma_busy().to_seconds() * 1e9},
+                       {"macs", pe.macs()},
+                       {"gemm_tiles", pe.gemm_tiles_issued()},
+                       {"hbm_bytes_read", cube->slices[p]->bytes_read()},
+                       {"hbm_bursts", cube->slices[p]->bursts()}});
+      }
+      cubes_j.push_back({{"q_buffer_high_water_bytes", cube->q_buffer.high_water()},
+                         {"q_buffer_port_busy_ns", cube->q_buffer.port_busy().to_seconds() * 1e9},
+                         {"reducer_rows_merged", cube->reducer.rows_merged()},
+                         {"pes", pes}});
+    }
+    Json links = Json::array();
+    const auto& net = *networks[gi];
+    for (size_t c = 0; c < net.parents().size(); ++c)
+      if (net.parents()[c] >= 0)
+        links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", net.link_busy()[c].to_seconds() * 1e9}});
+    groups.push_back({{"group", active_groups[gi]}, {"cubes", cubes_j}, {"links", links}});
+  }
+  return Json{{"groups", groups}, {"noc", noc->stats()}};
+}
+
+}  // namespace ahbm

@@ -1,0 +1,51 @@
+#include "hw/chip/host.h"
+
+namespace ahbm {
+
+Host::Host(sc_core::sc_module_name name, SimShared& sh)
+    : sc_core::sc_module(name), q_out("q_out"), sh_(sh), component_(sh.spans.intern("host")) {
+  for (const auto& job : sh.jobs)
+    outputs.push_back(job.values ? MatrixRM::Zero(job.row_count(), job.head_dim) : MatrixRM());
+  tile_done.assign(sh.tiles.size(), sc_core::SC_ZERO_TIME);
+  tile_received.assign(sh.tiles.size(), false);
+  SC_HAS_PROCESS(Host);
+  SC_THREAD(send_loop);
+}
+
+void Host::send_loop() {
+  tlm::tlm_generic_payload trans;
+  for (size_t gt = 0; gt < sh_.tiles.size(); ++gt) {
+    const TileRef& t = sh_.tiles[gt];
+    const AttentionJob& job = sh_.jobs[size_t(t.job)];
+    const uint64_t bytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * 4;
+    std::vector<float> rows;
+    if (job.values)
+      rows.assign(job.q.begin() + long(size_t(t.row_begin) * size_t(job.head_dim)),
+                  job.q.begin() + long(size_t(t.row_end) * size_t(job.head_dim)));
+    trans.set_command(tlm::TLM_WRITE_COMMAND);
+    trans.set_address(gt);  // the Q source is addressed by global tile index
+    trans.set_data_ptr(job.values ? reinterpret_cast<unsigned char*>(rows.data()) : nullptr);
+    trans.set_data_length(unsigned(bytes));
+    trans.set_streaming_width(unsigned(bytes));
+    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    q_out->b_transport(trans, delay);
+    sc_core::wait(delay);
+    sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));
+  }
+}
+
+void Host::noc_receive(int, const NocPacket& p) {
+  const size_t gt = size_t(p.tag);
+  const TileRef& t = sh_.tiles[gt];
+  if (p.payload) {
+    const auto& o = *std::static_pointer_cast<const MatrixRM>(p.payload);
+    outputs[size_t(t.job)].middleRows(t.row_begin, t.rows()) = o;
+  }
+  tile_done[gt] = sc_core::sc_time_stamp();
+  if (!tile_received[gt]) ++tiles_received;
+  tile_received[gt] = true;
+}
+
+}  // namespace ahbm

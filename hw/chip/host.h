@@ -1,0 +1,34 @@
+#pragma once
+// The host side of the chip boundary: writes Q tiles into the Q source over TLM-2.0 (latency
+// plus transfer at the host-link bandwidth) and collects the O tiles the root CUBEs return over
+// the NoC.
+#include <vector>
+
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw/chip/sim_shared.h"
+#include "hw/common/attn_state.h"
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+class Host : public sc_core::sc_module, public NocClient {
+ public:
+  tlm_utils::simple_initiator_socket<Host> q_out;
+
+  Host(sc_core::sc_module_name name, SimShared& sh);
+  void noc_receive(int endpoint, const NocPacket& packet) override;
+
+  std::vector<MatrixRM> outputs;                      // per job, rows x head_dim
+  std::vector<sc_core::sc_time> tile_done;            // per global tile
+  std::vector<bool> tile_received;
+  size_t tiles_received = 0;
+
+ private:
+  void send_loop();
+  SimShared& sh_;
+  int component_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,63 @@
+#include "hw/chip/q_source.h"
+
+namespace ahbm {
+
+QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endpoint,
+                 std::vector<std::vector<QBuffer*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
+                 int staging_tiles)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      sh_(sh),
+      noc_(noc),
+      endpoint_(endpoint),
+      group_buffers_(std::move(group_buffers)),
+      group_endpoints_(std::move(group_endpoints)),
+      staging_tiles_(staging_tiles),
+      component_(sh.spans.intern("q_source")) {
+  sig_staged_ = sh.trace.add_signal("q_source.staged_tiles", 8);
+  socket.register_b_transport(this, &QSource::b_transport);
+  SC_HAS_PROCESS(QSource);
+  SC_THREAD(multicast_loop);
+}
+
+void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  // Backpressure: the host's write waits while the staging buffer is full.
+  while (staged_ >= staging_tiles_) sc_core::wait(staging_freed_);
+  ++staged_;
+  sh_.trace.set(sig_staged_, uint64_t(staged_));
+  const uint64_t bytes = trans.get_data_length();
+  TileData data;
+  if (trans.get_data_ptr()) {
+    const float* f = reinterpret_cast<const float*>(trans.get_data_ptr());
+    data = std::make_shared<const std::vector<float>>(f, f + bytes / 4);
+  }
+  delay += sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS) +
+           transfer_time(bytes, sh_.cfg.host.bandwidth_gbps);
+  staging_.push({int(trans.get_address()), bytes, std::move(data)}, delay);
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void QSource::multicast_loop() {
+  for (;;) {
+    Staged s = staging_.pop();
+    const TileRef& t = sh_.tiles[size_t(s.tile)];
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    for (QBuffer* b : group_buffers_[size_t(t.group)]) b->reserve(s.bytes);  // credits from every CUBE
+    if (sc_core::sc_time_stamp() > start)
+      sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_q_buffer", t, t.rows(), int64_t(s.bytes));
+    NocPacket p;
+    p.src = endpoint_;
+    p.dsts = group_endpoints_[size_t(t.group)];
+    p.bytes = s.bytes;
+    p.tag = s.tile;
+    p.payload = s.data;
+    noc_.send(std::move(p));
+    sh_.span(sc_core::sc_time_stamp(), sc_core::sc_time_stamp(), component_, "multicast", t, t.rows(),
+             int64_t(s.bytes));
+    --staged_;
+    sh_.trace.set(sig_staged_, uint64_t(staged_));
+    staging_freed_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+}  // namespace ahbm

@@ -1,0 +1,48 @@
+#pragma once
+// Where Q enters the chip: a TLM-2.0 target the host writes Q tiles into (a small staging
+// buffer; the host blocks while it is full), and a process that multicasts each tile over the
+// NoC to the CUBEs of its KV-head group once every destination Q buffer has room (credits).
+#include <memory>
+#include <vector>
+
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw/chip/sim_shared.h"
+#include "hw/cube/q_buffer.h"
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+class QSource : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<QSource> socket;
+
+  // `group_buffers[g]`: the Q buffers of group g's CUBEs; `group_endpoints[g]`: their endpoints.
+  QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endpoint,
+          std::vector<std::vector<QBuffer*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
+          int staging_tiles = 2);
+
+ private:
+  struct Staged {
+    int tile;
+    uint64_t bytes;
+    TileData data;
+  };
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void multicast_loop();
+
+  SimShared& sh_;
+  Noc& noc_;
+  int endpoint_;
+  std::vector<std::vector<QBuffer*>> group_buffers_;
+  std::vector<std::vector<int>> group_endpoints_;
+  int staging_tiles_;
+  int staged_ = 0;
+  TimedQueue<Staged> staging_;
+  sc_core::sc_event staging_freed_;
+  int component_;
+  int sig_staged_;
+};
+
+}  // namespace ahbm

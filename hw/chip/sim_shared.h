@@ -1,0 +1,44 @@
+#pragma once
+// Everything the modules of one simulation share: the config, the clock, the observability
+// sinks and the table of Q tiles of every job. Owned by the Chip; no globals.
+#include <string>
+#include <vector>
+
+#include "hw/chip/job.h"
+#include "hw/common/hw_config.h"
+#include "hw/common/span_recorder.h"
+#include "hw/common/timing.h"
+#include "hw/common/trace_sink.h"
+
+namespace ahbm {
+
+// One Q tile in the order the Q source sends them.
+struct TileRef {
+  int job = 0;
+  int index = 0;        // within the job
+  int row_begin = 0, row_end = 0;
+  int group = 0;
+  int phase_id = 0;     // interned in the span recorder
+  int agent_id = 0;     // interned label: the agent's name, or "*" for a tile of several agents
+  int rows() const { return row_end - row_begin; }
+};
+
+struct SimShared {
+  SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, TraceSink& t, SpanRecorder& s);
+  const HwConfig& cfg;
+  Clock clock;
+  const std::vector<AttentionJob>& jobs;
+  TraceSink& trace;
+  SpanRecorder& spans;
+  std::vector<TileRef> tiles;
+  std::vector<std::vector<int>> tiles_of_group;  // global tile indices per group, in send order
+  int none_agent = 0;  // interned "-" for spans that belong to no agent
+
+  sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
+  void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,
+            const TileRef& t, int64_t rows, int64_t bytes) {
+    spans.record(start, end, component, spans.intern(activity), t.phase_id, t.agent_id, rows, bytes);
+  }
+};
+
+}  // namespace ahbm

@@ -1,0 +1,94 @@
+#include "hw/chip/simulate.h"
+
+#include <cmath>
+
+#include "hw/chip/chip.h"
+#include "hw/common/error.h"
+#include "hw/common/sim_context.h"
+#include "hw/pe/sram_budget.h"
+
+namespace ahbm {
+
+void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file) {
+  std::vector<uint64_t> hbm_used(size_t(cfg.groups) * size_t(cfg.pes_per_group()), 0);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const AttentionJob& job = jobs[j];
+    const std::string where = "job " + std::to_string(j) + " (" + job.phase + ")";
+    if (job.group < 0 || job.group >= cfg.groups)
+      throw InputError(where + ": KV-head group " + std::to_string(job.group) + " does not exist (" + hw_file +
+                       ": groups = " + std::to_string(cfg.groups) + ")");
+    if (int(job.shards.size()) != cfg.pes_per_group())
+      throw InputError(where + ": " + std::to_string(job.shards.size()) + " KV shards for " +
+                       std::to_string(cfg.pes_per_group()) + " PEs per group");
+    int next = 0;
+    for (const QTile& t : job.tiles) {
+      if (t.row_begin != next || t.row_end <= t.row_begin || t.row_end > job.row_count())
+        throw InputError(where + ": Q tiles must cover rows [0, " + std::to_string(job.row_count()) +
+                         ") in order without gaps");
+      next = t.row_end;
+      const SramBudget b = sram_budget(cfg.pe, uint64_t(t.rows()), uint64_t(job.head_dim), 4);
+      if (b.total() > cfg.pe.sram_bytes)
+        throw InputError(hw_file + ": pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " is too small for a " +
+                         std::to_string(t.rows()) + "-row Q tile with pe.dma.kv_tile_tokens = " +
+                         std::to_string(cfg.pe.dma.kv_tile_tokens) + " and pe.dma.buffers = " +
+                         std::to_string(cfg.pe.dma.buffers) + ": needs " + b.describe());
+      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * 4;
+      if (qbytes > cfg.cube.q_buffer.bytes)
+        throw InputError(hw_file + ": cube.q_buffer.bytes = " + std::to_string(cfg.cube.q_buffer.bytes) +
+                         " cannot hold a " + std::to_string(t.rows()) + "-row Q tile (" + std::to_string(qbytes) +
+                         " bytes)");
+    }
+    if (next != job.row_count())
+      throw InputError(where + ": Q tiles cover " + std::to_string(next) + " of " + std::to_string(job.row_count()) +
+                       " rows");
+    for (int p = 0; p < cfg.pes_per_group(); ++p) {
+      const KvShard& s = job.shards[size_t(p)];
+      uint64_t& used = hbm_used[size_t(job.group) * size_t(cfg.pes_per_group()) + size_t(p)];
+      used += 2 * uint64_t(s.tokens) * uint64_t(job.head_dim) * 4;
+      if (used > cfg.pe.hbm.capacity_bytes)
+        throw InputError(hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
+                         " is exceeded on PE " + std::to_string(p) + " of group " + std::to_string(job.group) +
+                         " (KV needs " + std::to_string(used) + " bytes)");
+      if (job.values && (s.k.size() != size_t(s.tokens) * size_t(job.head_dim) || s.v.size() != s.k.size()))
+        throw InputError(where + ": KV shard of PE " + std::to_string(p) + " has the wrong size");
+      if (s.info.size() != size_t(s.tokens))
+        throw InputError(where + ": KV shard of PE " + std::to_string(p) + " lacks token metadata");
+    }
+  }
+}
+
+SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
+  check_jobs(cfg, jobs_in, opt.hw_file);
+  std::vector<AttentionJob> jobs = jobs_in;
+  for (auto& j : jobs)
+    if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));
+
+  SimResult r;
+  r.trace = std::make_unique<TraceSink>(opt.vcd);
+  r.spans = std::make_unique<SpanRecorder>();
+  const NocRegistry builtin = NocRegistry::with_builtin_models();
+  const NocRegistry& nocs = opt.nocs ? *opt.nocs : builtin;
+
+  SimContext context;  // destroyed last: the chip below must go first
+  SimShared shared(cfg, jobs, *r.trace, *r.spans);
+  {
+    Chip chip("chip", shared, nocs, opt.hw_file);
+    sc_core::sc_start();
+    if (chip.host->tiles_received != shared.tiles.size()) {
+      throw std::runtime_error("simulation stalled at " + sc_core::sc_time_stamp().to_string() + ": " +
+                               std::to_string(chip.host->tiles_received) + " of " +
+                               std::to_string(shared.tiles.size()) + " Q tiles returned");
+    }
+    r.outputs = std::move(chip.host->outputs);
+    for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
+      const double t = chip.host->tile_done[gt].to_seconds() * 1e9;
+      r.tile_done_ns.push_back(t);
+      r.end_ns = std::max(r.end_ns, t);
+      r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
+    }
+    r.stats = chip.stats();
+  }
+  return r;
+}
+
+}  // namespace ahbm

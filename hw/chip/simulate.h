@@ -1,0 +1,39 @@
+#pragma once
+// Runs a set of attention jobs on a freshly elaborated chip in its own SystemC context and
+// returns the outputs, the latency spans, the waveform changes and per-module statistics.
+// The one entry point the runtime's driver uses.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/chip/job.h"
+#include "hw/common/attn_state.h"
+#include "hw/common/hw_config.h"
+#include "hw/common/span_recorder.h"
+#include "hw/common/trace_sink.h"
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+struct SimOptions {
+  bool vcd = false;
+  std::string hw_file = "hw config";  // named in error messages
+  const NocRegistry* nocs = nullptr;  // nullptr: the built-in models
+};
+
+struct SimResult {
+  std::vector<MatrixRM> outputs;      // per job (empty matrices in timing-only runs)
+  double end_ns = 0;                  // when the last O tile reached the host
+  std::vector<double> tile_done_ns;   // per global tile, in send order
+  std::vector<std::pair<int, int>> tile_of;  // global tile -> (job, index in job)
+  std::unique_ptr<TraceSink> trace;
+  std::unique_ptr<SpanRecorder> spans;
+  Json stats;
+};
+
+// Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
+void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
+
+SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
+
+}  // namespace ahbm

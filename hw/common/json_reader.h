@@ -1,0 +1,61 @@
+#pragma once
+// Reads one JSON object field by field, keeping the field path for error messages and
+// rejecting keys nobody asked for (with a "did you mean" when a near name exists).
+// Usage: JsonReader r(j, "hw.json"); int x = r.integer("x", 1, 1, 64); r.finish();
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/common/error.h"
+
+namespace ahbm {
+
+using Json = nlohmann::json;
+
+class JsonReader {
+ public:
+  // `file` names the source in messages; `path` is the field path of this object ("" = root).
+  JsonReader(const Json& j, std::string file, std::string path = "");
+
+  bool has(const std::string& key) const;
+  // Required fields: throw InputError when missing. Optional ones take a default.
+  int64_t integer(const std::string& key, int64_t lo, int64_t hi);
+  int64_t integer(const std::string& key, int64_t def, int64_t lo, int64_t hi);
+  double number(const std::string& key, double lo, double hi);
+  double number(const std::string& key, double def, double lo, double hi);
+  bool boolean(const std::string& key, bool def);
+  std::string string(const std::string& key, const std::vector<std::string>& allowed = {});
+  std::string string(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& allowed = {});
+  // Sub-objects and arrays: the returned reader/elements carry the extended path.
+  JsonReader object(const std::string& key);
+  bool has_object(const std::string& key) const;
+  std::vector<JsonReader> array_of_objects(const std::string& key, size_t min_len, size_t max_len);
+  // Raw access for a field whose content another reader interprets (still marks it used).
+  const Json& raw(const std::string& key);
+  // Throws InputError naming the first unknown key.
+  void finish() const;
+
+  std::string field(const std::string& key) const;  // "a.b.key"
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const Json& get(const std::string& key);
+  const Json* j_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> used_;
+  mutable std::set<std::string> asked_;  // every key looked up: the "did you mean" candidates
+};
+
+// Closest name by edit distance, or "" when none is close (for "did you mean").
+std::string closest_name(const std::string& key, const std::vector<std::string>& names);
+// Parses a JSON file; malformed JSON becomes an InputError naming the file, line and column.
+Json load_json_file(const std::string& path);
+
+}  // namespace ahbm

@@ -1,0 +1,13 @@
+#include "hw/common/span_recorder.h"
+
+namespace ahbm {
+
+int SpanRecorder::intern(const std::string& s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  names_.push_back(s);
+  ids_[s] = int(names_.size()) - 1;
+  return int(names_.size()) - 1;
+}
+
+}  // namespace ahbm

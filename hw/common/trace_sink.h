@@ -1,0 +1,43 @@
+#pragma once
+// Collects value changes of the model's observable state (PE activity, Q-buffer occupancy,
+// link busy, rows merged) and writes them as VCD with time unit 1 ns. Modules call set() only
+// when their state changes; unchanged values are dropped here too, so the VCD holds state
+// changes only. A disabled sink records nothing (zero cost beyond a branch).
+// Our own writer (rather than sc_trace) keeps the VCD byte-identical across runs (no date
+// stamp) and lets signals live outside sc_signal, which costs a delta cycle per write.
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ahbm {
+
+class TraceSink {
+ public:
+  explicit TraceSink(bool enabled) : enabled_(enabled) {}
+  bool enabled() const { return enabled_; }
+
+  // `name` is dotted: "group0.cube1.pe3.activity" becomes scopes group0/cube1/pe3.
+  int add_signal(const std::string& name, int width, uint64_t initial = 0);
+  // Records a change at the current simulated time (sc_time_stamp).
+  void set(int id, uint64_t value);
+  void set_at_ns(int id, uint64_t value, uint64_t t_ns);
+
+  void write_vcd(std::ostream& os) const;
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  struct Change {
+    uint64_t t_ns;
+    int id;
+    uint64_t value;
+  };
+  bool enabled_;
+  std::vector<std::string> names_;
+  std::vector<int> widths_;
+  std::vector<uint64_t> initial_;
+  std::vector<uint64_t> last_;
+  std::vector<Change> changes_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,59 @@
+#include "hw/cube/cube_reducer.h"
+
+#include "hw/link/reduction_network.h"
+#include "hw/pe/engines.h"
+
+namespace ahbm {
+
+CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube,
+                         int pes, ReductionNetwork& net)
+    : sc_core::sc_module(name), sh_(sh), cube_(cube), pes_(pes), net_(net), component_(sh.spans.intern(path)) {
+  sig_rows_merged_ = sh.trace.add_signal(path + ".rows_merged", 32);
+  sig_busy_ = sh.trace.add_signal(path + ".busy", 1);
+  SC_HAS_PROCESS(CubeReducer);
+  SC_THREAD(merge_loop);
+}
+
+void CubeReducer::send_state(int local_pe, int tile, StatePtr state, int pe_component) {
+  const TileRef& t = sh_.tiles[size_t(tile)];
+  const uint64_t bytes = AttnState::wire_bytes(t.rows(), sh_.jobs[size_t(t.job)].head_dim);
+  auto [start, end] = bus_.reserve(sh_.cycles(ceil_div(bytes, sh_.cfg.cube.reducer.bus_bytes_per_cycle)));
+  sc_core::wait(end - sc_core::sc_time_stamp());
+  sh_.span(start, end, pe_component, "send_state", t, t.rows(), int64_t(bytes));
+  arrivals_.push({local_pe, tile, std::move(state)});
+}
+
+void CubeReducer::merge_loop() {
+  const auto& red = sh_.cfg.cube.reducer;
+  for (;;) {
+    Arrival a = arrivals_.pop();
+    const TileRef& t = sh_.tiles[size_t(a.tile)];
+    const int d = sh_.jobs[size_t(t.job)].head_dim;
+    auto& slots = pending_[a.tile];
+    if (slots.empty()) slots.resize(size_t(pes_));
+    slots[size_t(a.pe)] = std::move(a.state);
+    // The first state of a tile initialises the accumulator; each later one costs one merge.
+    if (arrived_[a.tile]++ > 0) {
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      sh_.trace.set(sig_busy_, 1);
+      sc_core::wait(sh_.cycles(merge_cycles(red.lanes, sh_.cfg.pe.vector.ops_per_merge, uint64_t(t.rows()),
+                                            uint64_t(d))));
+      sh_.trace.set(sig_busy_, 0);
+      sh_.span(start, sc_core::sc_time_stamp(), component_, "merge", t, t.rows(),
+               int64_t(AttnState::wire_bytes(t.rows(), d)));
+      rows_merged_ += uint64_t(t.rows());
+      sh_.trace.set(sig_rows_merged_, rows_merged_);
+    }
+    if (arrived_[a.tile] < pes_) continue;
+    StatePtr cube_state;
+    if (slots[0]) {  // values: fold in PE order
+      cube_state = std::make_shared<AttnState>(*slots[0]);
+      for (int p = 1; p < pes_; ++p) merge_into(*cube_state, *slots[size_t(p)]);
+    }
+    pending_.erase(a.tile);
+    arrived_.erase(a.tile);
+    net_.submit(cube_, cube_, a.tile, std::move(cube_state));
+  }
+}
+
+}  // namespace ahbm

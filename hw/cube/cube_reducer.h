@@ -1,0 +1,48 @@
+#pragma once
+// The CUBE reducer: PEs push their per-tile (m, l, o) states over the intra-CUBE bus; the
+// reducer merges each arrival into the running CUBE state (merge cost per arrival) and, once all
+// PEs have arrived, hands the CUBE state to the inter-CUBE reduction. Values are merged in PE
+// index order, whatever the arrival order, so timing never changes the numbers.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/chip/sim_shared.h"
+#include "hw/common/attn_state.h"
+
+namespace ahbm {
+
+using StatePtr = std::shared_ptr<AttnState>;
+
+class ReductionNetwork;
+
+class CubeReducer : public sc_core::sc_module {
+ public:
+  CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes,
+              ReductionNetwork& net);
+  // Called from a PE thread: books the bus, waits for the transfer, queues the state.
+  void send_state(int local_pe, int tile, StatePtr state, int pe_component);
+  uint64_t rows_merged() const { return rows_merged_; }
+
+ private:
+  struct Arrival {
+    int pe, tile;
+    StatePtr state;
+  };
+  void merge_loop();
+
+  SimShared& sh_;
+  int cube_;
+  int pes_;
+  ReductionNetwork& net_;
+  int component_;
+  ServerPool bus_{1};
+  TimedQueue<Arrival> arrivals_;
+  std::map<int, std::vector<StatePtr>> pending_;  // tile -> state per PE
+  std::map<int, int> arrived_;
+  uint64_t rows_merged_ = 0;
+  int sig_rows_merged_, sig_busy_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,67 @@
+#include "hw/cube/q_buffer.h"
+
+namespace ahbm {
+
+QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int readers)
+    : sc_core::sc_module(name),
+      sh_(sh),
+      cfg_(sh.cfg.cube.q_buffer),
+      readers_(readers),
+      component_(sh.spans.intern(path)),
+      ports_(sh.cfg.cube.q_buffer.read_ports) {
+  sig_occupancy_ = sh.trace.add_signal(path + ".occupancy_bytes", 32);
+  SC_HAS_PROCESS(QBuffer);
+  SC_THREAD(write_loop);
+}
+
+void QBuffer::set_occupancy() {
+  high_water_ = std::max(high_water_, used_);
+  sh_.trace.set(sig_occupancy_, used_);
+}
+
+void QBuffer::reserve(uint64_t bytes) {
+  while (used_ + bytes > cfg_.bytes) sc_core::wait(space_freed_);
+  used_ += bytes;
+  set_occupancy();
+}
+
+void QBuffer::arrive(int tile, uint64_t bytes, TileData data) { arrivals_.push({tile, bytes, std::move(data)}); }
+
+void QBuffer::write_loop() {
+  for (;;) {
+    Arrival a = arrivals_.pop();
+    auto [start, end] = write_port_.reserve(sh_.cycles(ceil_div(a.bytes, cfg_.write_bytes_per_cycle)));
+    sc_core::wait(end - sc_core::sc_time_stamp());
+    const TileRef& t = sh_.tiles[size_t(a.tile)];
+    sh_.span(start, end, component_, "q_write", t, t.rows(), int64_t(a.bytes));
+    Entry& e = entries_[a.tile];
+    e.bytes = a.bytes;
+    e.data = std::move(a.data);
+    e.readers_left = readers_;
+    e.ready = true;
+    tile_ready_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+TileData QBuffer::read(int tile, int component_id) {
+  for (;;) {
+    auto it = entries_.find(tile);
+    if (it != entries_.end() && it->second.ready) break;
+    sc_core::wait(tile_ready_);
+  }
+  Entry& e = entries_[tile];
+  auto [start, end] = ports_.reserve(sh_.cycles(ceil_div(e.bytes, cfg_.port_bytes_per_cycle)));
+  sc_core::wait(end - sc_core::sc_time_stamp());
+  const TileRef& t = sh_.tiles[size_t(tile)];
+  sh_.span(start, end, component_id, "q_read", t, t.rows(), int64_t(e.bytes));
+  TileData data = e.data;
+  if (--e.readers_left == 0) {
+    used_ -= e.bytes;
+    entries_.erase(tile);
+    set_occupancy();
+    space_freed_.notify(sc_core::SC_ZERO_TIME);
+  }
+  return data;
+}
+
+}  // namespace ahbm

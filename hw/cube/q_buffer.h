@@ -1,0 +1,59 @@
+#pragma once
+// The CUBE's shared Q buffer: written once per Q tile by the multicast, read by each of the
+// CUBE's PEs through a few read ports, freed when the last PE has read the tile. The Q source
+// reserves space before it sends (credit flow control), so a full buffer stalls the multicast.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/chip/sim_shared.h"
+
+namespace ahbm {
+
+using TileData = std::shared_ptr<const std::vector<float>>;
+
+class QBuffer : public sc_core::sc_module {
+ public:
+  QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int readers);
+
+  // Q source side: blocks the calling thread until `bytes` fit, then books them.
+  void reserve(uint64_t bytes);
+  // Network side: a tile arrived (called from the NoC's process; does not wait).
+  void arrive(int tile, uint64_t bytes, TileData data);
+  // PE side: blocks until tile `tile` is written, then reads it through a free port.
+  TileData read(int tile, int component_id);
+
+  uint64_t high_water() const { return high_water_; }
+  const sc_core::sc_time& port_busy() const { return ports_.busy(); }
+
+ private:
+  struct Entry {
+    uint64_t bytes = 0;
+    TileData data;
+    int readers_left = 0;
+    bool ready = false;
+  };
+  struct Arrival {
+    int tile;
+    uint64_t bytes;
+    TileData data;
+  };
+  void write_loop();
+  void set_occupancy();
+
+  SimShared& sh_;
+  const QBufferConfig& cfg_;
+  int readers_;
+  int component_;
+  uint64_t used_ = 0;
+  uint64_t high_water_ = 0;
+  std::map<int, Entry> entries_;
+  TimedQueue<Arrival> arrivals_;
+  ServerPool write_port_{1};
+  ServerPool ports_;
+  sc_core::sc_event space_freed_, tile_ready_;
+  int sig_occupancy_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,103 @@
+#include "hw/link/reduction_network.h"
+
+#include <map>
+
+#include "hw/pe/engines.h"
+
+namespace ahbm {
+
+std::vector<int> reduction_parents(const std::string& topology, int cubes) {
+  std::vector<int> p(size_t(cubes), -1);
+  for (int c = 1; c < cubes; ++c) {
+    if (topology == "chain") p[size_t(c)] = c - 1;
+    else if (topology == "ring") p[size_t(c)] = (c <= cubes / 2) ? c - 1 : (c + 1) % cubes;
+    else p[size_t(c)] = c - (c & -c);  // tree
+  }
+  return p;
+}
+
+ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
+                                   int group, int cubes, Noc& noc, std::vector<int> cube_endpoints,
+                                   int host_endpoint)
+    : sc_core::sc_module(name),
+      sh_(sh),
+      path_(path),
+      group_(group),
+      noc_(noc),
+      cube_endpoints_(std::move(cube_endpoints)),
+      host_endpoint_(host_endpoint),
+      parents_(reduction_parents(sh.cfg.group.link.topology, cubes)),
+      children_(size_t(cubes)),
+      uplink_(size_t(cubes), ServerPool(1)),
+      link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
+  for (int c = 0; c < cubes; ++c) {
+    if (parents_[size_t(c)] >= 0) children_[size_t(parents_[size_t(c)])].push_back(c);
+    inbox_.push_back(std::make_unique<TimedQueue<Arrival>>());
+    const std::string link = path + ".link.cube" + std::to_string(c) + "_to_cube" +
+                             std::to_string(parents_[size_t(c)] < 0 ? 0 : parents_[size_t(c)]);
+    link_component_.push_back(sh.spans.intern(link));
+    sig_link_busy_.push_back(parents_[size_t(c)] >= 0 ? sh.trace.add_signal(link + ".busy", 1) : -1);
+    node_component_.push_back(sh.spans.intern(path + ".cube" + std::to_string(c) + ".reducer"));
+  }
+  for (int c = 0; c < cubes; ++c) sc_core::sc_spawn(sc_bind(&ReductionNetwork::node_loop, this, c));
+}
+
+void ReductionNetwork::submit(int to, int from, int tile, StatePtr state) {
+  inbox_[size_t(to)]->push({from, tile, std::move(state)});
+}
+
+void ReductionNetwork::node_loop(int cube) {
+  const auto& tiles = sh_.tiles_of_group[size_t(group_)];
+  const size_t expected = 1 + children_[size_t(cube)].size();
+  std::map<int, std::map<int, StatePtr>> pending;  // tile -> from -> state
+  size_t done = 0;
+  while (done < tiles.size()) {
+    Arrival a = inbox_[size_t(cube)]->pop();
+    const TileRef& t = sh_.tiles[size_t(a.tile)];
+    const int d = sh_.jobs[size_t(t.job)].head_dim;
+    auto& got = pending[a.tile];
+    got[a.from] = std::move(a.state);
+    if (got.size() > 1) {  // each state after the first costs one merge
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      sc_core::wait(sh_.cycles(merge_cycles(sh_.cfg.cube.reducer.lanes, sh_.cfg.pe.vector.ops_per_merge,
+                                            uint64_t(t.rows()), uint64_t(d))));
+      sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "xcube_merge", t, t.rows(),
+               int64_t(AttnState::wire_bytes(t.rows(), d)));
+    }
+    if (got.size() < expected) continue;
+    StatePtr merged = got[cube];
+    if (merged) {
+      merged = std::make_shared<AttnState>(*merged);
+      for (int child : children_[size_t(cube)]) merge_into(*merged, *got[child]);
+    }
+    pending.erase(a.tile);
+    ++done;
+    const int parent = parents_[size_t(cube)];
+    if (parent >= 0) {
+      const uint64_t bytes = AttnState::wire_bytes(t.rows(), d);
+      auto [start, end] = uplink_[size_t(cube)].reserve(transfer_time(bytes, sh_.cfg.group.link.bandwidth_gbps));
+      sc_core::wait(start - sc_core::sc_time_stamp());
+      sh_.trace.set(sig_link_busy_[size_t(cube)], 1);
+      sc_core::wait(end - start);
+      sh_.trace.set(sig_link_busy_[size_t(cube)], 0);
+      link_busy_[size_t(cube)] += end - start;
+      const sc_core::sc_time latency(sh_.cfg.group.link.latency_ns, sc_core::SC_NS);
+      sh_.span(start, end + latency, link_component_[size_t(cube)], "link_xfer", t, t.rows(), int64_t(bytes));
+      inbox_[size_t(parent)]->push({cube, a.tile, std::move(merged)}, latency);
+      continue;
+    }
+    // Root: normalise and send O to the host.
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    sc_core::wait(sh_.cycles(normalise_cycles(sh_.cfg.cube.reducer.lanes, uint64_t(t.rows()), uint64_t(d))));
+    sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "normalise", t, t.rows(), 0);
+    NocPacket p;
+    p.src = cube_endpoints_[size_t(cube)];
+    p.dsts = {host_endpoint_};
+    p.bytes = uint64_t(t.rows()) * uint64_t(d) * 4;
+    p.tag = a.tile;
+    if (merged) p.payload = std::make_shared<const MatrixRM>(normalise(*merged));
+    noc_.send(std::move(p));
+  }
+}
+
+}  // namespace ahbm

@@ -1,0 +1,34 @@
+// `ideal`: every packet reaches every destination a fixed latency after it is sent, with
+// unlimited bandwidth and no contention. The reference point the other models are compared to.
+#include "hw/noc/ideal_noc.h"
+
+namespace ahbm {
+
+IdealNoc::IdealNoc(sc_core::sc_module_name name, const NocContext& ctx) : Noc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  latency_ = sc_core::sc_time(r.number("latency_ns", 10.0, 0.0, 1e9), sc_core::SC_NS);
+  r.finish();
+  SC_HAS_PROCESS(IdealNoc);
+  SC_THREAD(deliver_loop);
+}
+
+void IdealNoc::send(NocPacket packet) {
+  ++packets_sent_;
+  packet.created = sc_core::sc_time_stamp();
+  for (int d : packet.dsts) in_flight_.push({d, packet}, latency_);
+}
+
+void IdealNoc::deliver_loop() {
+  for (;;) {
+    auto [endpoint, packet] = in_flight_.pop();
+    deliver(endpoint, packet);
+  }
+}
+
+Json IdealNoc::stats() const {
+  Json j = Noc::stats();
+  j["latency_ns"] = latency_.to_seconds() * 1e9;
+  return j;
+}
+
+}  // namespace ahbm

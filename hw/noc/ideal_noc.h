@@ -1,0 +1,20 @@
+#pragma once
+#include <utility>
+
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+class IdealNoc : public Noc {
+ public:
+  IdealNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  void send(NocPacket packet) override;
+  Json stats() const override;
+
+ private:
+  void deliver_loop();
+  sc_core::sc_time latency_;
+  TimedQueue<std::pair<int, NocPacket>> in_flight_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,44 @@
+#pragma once
+// Closed-form cycle counts of the PE's engines. The PE waits exactly these times; the unit
+// tests check the simulated cycles against them.
+#include <cstdint>
+
+#include "hw/common/hw_config.h"
+#include "hw/common/timing.h"
+
+namespace ahbm {
+
+// GEMM engine: an (m x k) by (k x n) product is cut into tile_m x tile_n x tile_k tiles (ragged
+// edges padded), issued one every issue_interval cycles; the last result lands
+// pipeline_latency cycles after the last issue.
+inline uint64_t gemm_tiles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
+  return ceil_div(m, g.tile_m) * ceil_div(n, g.tile_n) * ceil_div(k, g.tile_k);
+}
+inline uint64_t gemm_cycles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
+  if (m == 0 || n == 0 || k == 0) return 0;
+  return gemm_tiles(g, m, n, k) * g.issue_interval + g.pipeline_latency;
+}
+// Useful MACs over MACs the issued tiles could have done (padding and pipeline fill excluded
+// from the numerator).
+inline double gemm_tile_utilization(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
+  const uint64_t t = gemm_tiles(g, m, n, k);
+  return t ? double(m) * double(n) * double(k) / (double(t) * g.tile_m * g.tile_n * g.tile_k) : 0.0;
+}
+
+// Vector unit, one KV tile of the online softmax: ops_per_score passes over the rows x n scores
+// (scale, mask, max, exp, sum) and ops_per_merge passes over the rows x (d + 2) state to rescale
+// and accumulate it.
+inline uint64_t softmax_cycles(const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d) {
+  if (rows == 0 || n == 0) return 0;
+  return ceil_div(rows * n * v.ops_per_score, v.lanes) + ceil_div(rows * (d + 2) * v.ops_per_merge, v.lanes);
+}
+
+// One merge of two (m, l, o) states of `rows` rows on a unit with `lanes` fp32 lanes.
+inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64_t d) {
+  return ceil_div(rows * (d + 2) * ops_per_merge, lanes);
+}
+
+// Final o / l.
+inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) { return ceil_div(rows * d, lanes); }
+
+}  // namespace ahbm

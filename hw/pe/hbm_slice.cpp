@@ -1,0 +1,45 @@
+#include "hw/pe/hbm_slice.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hw/common/timing.h"
+
+namespace ahbm {
+
+HbmSlice::HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg)
+    : sc_core::sc_module(name), socket("socket"), cfg_(cfg) {
+  socket.register_b_transport(this, &HbmSlice::b_transport);
+}
+
+void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count) {
+  const uint64_t first = addr / 4;
+  if (storage_.size() < first + count) storage_.resize(first + count);
+  std::copy(words, words + count, storage_.begin() + long(first));
+}
+
+void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const uint64_t len = trans.get_data_length();
+  if (trans.get_command() != tlm::TLM_READ_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  // A null data pointer is a timing-only burst: charge the time, move no values.
+  if (trans.get_data_ptr()) {
+    const uint64_t first = trans.get_address() / 4;
+    if ((first + len / 4) > storage_.size()) {
+      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    std::memcpy(trans.get_data_ptr(), storage_.data() + first, len);
+  }
+  const sc_core::sc_time request = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time start = std::max(request, free_at_);
+  free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
+  delay = free_at_ + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS) - sc_core::sc_time_stamp();
+  bytes_read_ += len;
+  ++bursts_;
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace ahbm

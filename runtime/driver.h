@@ -1,0 +1,40 @@
+#pragma once
+// The runtime's one door to the hardware model: plans a scenario, simulates it, checks the
+// numbers against the float64 reference and assembles the summary; writes the run directory.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "hw/chip/simulate.h"
+#include "runtime/planner.h"
+#include "runtime/scenario.h"
+
+namespace ahbm {
+
+struct RunOptions {
+  std::optional<uint64_t> seed;  // overrides the scenario's seed
+  bool vcd = true;
+  bool dump_tensors = false;
+  bool values = true;            // false: timing only (no tensors, no numeric check)
+  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference (fp32)
+  std::string hw_file = "(built-in defaults)";
+  std::string scenario_file = "(scenario)";
+  const NocRegistry* nocs = nullptr;
+};
+
+struct RunOutput {
+  Plan plan;
+  SimResult sim;
+  Json summary;
+};
+
+RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
+
+// Writes summary.json, latency.csv, waves.vcd (if enabled) and tensors/*.npy (if asked) into
+// `dir`, all or nothing: files go to a temporary sibling directory renamed into place at the
+// end. An existing `dir` is replaced only if it holds a previous run (summary.json).
+void write_run_dir(const std::string& dir, const RunOutput& run, const RunOptions& opt);
+
+}  // namespace ahbm

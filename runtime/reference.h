@@ -1,0 +1,25 @@
+#pragma once
+// The float64 reference: softmax(Q K^T * scale + mask) V computed the textbook way (full score
+// rows, two-pass softmax, no online state, no tiling), independently of the datapath code.
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "hw/chip/job.h"
+#include "hw/common/attn_state.h"
+
+namespace ahbm {
+
+// q: rows x d, k/v: tokens x d, all row-major float32. Rows with no visible key give zeros.
+Eigen::MatrixXd reference_attention(const std::vector<float>& q, const std::vector<RowInfo>& rows,
+                                    const std::vector<float>& k, const std::vector<float>& v,
+                                    const std::vector<KvInfo>& kv, int d, double scale);
+
+struct NumericCheck {
+  double max_abs_err = 0;
+  double max_rel_err = 0;  // max_abs_err / largest |reference| element
+  double ref_max_abs = 0;
+};
+NumericCheck compare_to_reference(const MatrixRM& o, const Eigen::MatrixXd& ref);
+
+}  // namespace ahbm

@@ -1,0 +1,32 @@
+#include "runtime/tensor_gen.h"
+
+#include <cmath>
+
+namespace ahbm {
+
+namespace {
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+float tensor_value(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int64_t dim) {
+  uint64_t h = splitmix64(seed);
+  h = splitmix64(h ^ uint64_t(kind));
+  h = splitmix64(h ^ uint64_t(owner + 2));
+  h = splitmix64(h ^ uint64_t(pos));
+  h = splitmix64(h ^ uint64_t(dim));
+  // Box-Muller from the two 32-bit halves; u1 in (0, 1] keeps the log finite.
+  const double u1 = (double(h >> 32) + 1.0) / 4294967296.0;
+  const double u2 = double(h & 0xffffffffull) / 4294967296.0;
+  return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+}
+
+void tensor_row(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int d, float* out) {
+  for (int i = 0; i < d; ++i) out[i] = tensor_value(seed, kind, owner, pos, i);
+}
+
+}  // namespace ahbm

@@ -1,0 +1,37 @@
+#pragma once
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace ahbm::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;
+  std::function<int(int argc, char** argv)> run;  // argv[0] is the command name
+};
+
+// Parses argv against `desc` (+ positional), turning Boost errors into UsageError.
+boost::program_options::variables_map parse_options(int argc, char** argv,
+                                                    const boost::program_options::options_description& desc,
+                                                    const boost::program_options::positional_options_description& pos);
+
+int cmd_run(int argc, char** argv);
+int cmd_nocs(int argc, char** argv);
+
+inline const std::vector<Command>& commands() {
+  static const std::vector<Command> list = {
+      {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd", cmd_run},
+      {"nocs", "list the registered NoC models", cmd_nocs},
+  };
+  return list;
+}
+
+}  // namespace ahbm::cli

@@ -1,0 +1,52 @@
+// ahbm-sim: command line entry point. Subcommands live one per file (cmd_*.cpp) and are listed
+// in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
+// 3 numeric check failed (--check), 1 internal error.
+#include <iostream>
+#include <string>
+
+#include <systemc>
+
+#include "hw/common/error.h"
+#include "tools/cli/commands.h"
+
+namespace {
+
+void print_usage(std::ostream& os) {
+  os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
+        "usage: ahbm-sim COMMAND [options]\n\ncommands:\n";
+  for (const auto& c : ahbm::cli::commands()) os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
+  os << "\n'ahbm-sim COMMAND --help' documents each command's options.\n"
+        "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric check failed (run --check)\n";
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  for (const auto& c : ahbm::cli::commands()) {
+    if (c.name != cmd) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const ahbm::InputError& e) {
+      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n";
+      return 2;
+    } catch (const ahbm::cli::UsageError& e) {
+      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n(see 'ahbm-sim " << cmd << " --help')\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "ahbm-sim " << cmd << ": internal error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "ahbm-sim: unknown command \"" << cmd << "\"\n";
+  print_usage(std::cerr);
+  return 2;
+}

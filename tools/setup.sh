@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ahbm-sim needs, only those that are missing.
+# Idempotent and non-interactive; runs apt-get as root, through sudo otherwise.
+set -euo pipefail
+
+PACKAGES=(
+  g++ cmake make pkg-config        # toolchain
+  libsystemc-dev                   # SystemC 2.3.4 + TLM-2.0 (Accellera)
+  nlohmann-json3-dev               # JSON configs and outputs
+  libeigen3-dev                    # vectorised block numerics
+  libboost-program-options-dev     # command line
+  googletest libgtest-dev          # unit and integration tests
+  libbenchmark-dev                 # benchmarks
+  gtkwave                          # waveform viewer; its vcd2fst validates our VCD in tests
+  python3-numpy python3-matplotlib # tools/plot and .npy checks (run with /usr/bin/python3)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "setup.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
