@@ -85,6 +85,14 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
   if (kv.pes() != pes) throw std::logic_error("page manager and hardware disagree on PEs per group");
   job.shards.resize(size_t(pes));
   meta.shard_origin.assign(size_t(pes), {});
+  if (values) {
+    std::vector<size_t> tokens(size_t(pes), 0);
+    for (PageId id : order) tokens[size_t(kv.page(id).pe)] += size_t(kv.page(id).filled());
+    for (int p = 0; p < pes; ++p) {
+      job.shards[size_t(p)].k.reserve(tokens[size_t(p)] * size_t(d));
+      job.shards[size_t(p)].v.reserve(tokens[size_t(p)] * size_t(d));
+    }
+  }
   for (PageId id : order) {
     const std::vector<int>& r = refs[id];
     int owner = kSharedOwner;
@@ -129,19 +137,16 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
 }  // namespace
 
 Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               KvValues* values, bool batched) {
+               KvValues* values, int only) {
   Plan plan;
-  std::vector<std::vector<int>> subsets;
-  std::vector<int> all;
-  for (size_t i = 0; i < step.agents.size(); ++i) all.push_back(int(i));
-  if (batched) subsets.push_back(all);
-  else for (int i : all) subsets.push_back({i});
-  for (int h = 0; h < sc.model.num_kv_heads; ++h)
-    for (const auto& subset : subsets) {
-      plan.meta.emplace_back();
-      plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, plan.meta.back()));
-    }
-  for (const StepAgent& a : step.agents) plan.rows_per_kv_head += a.new_tokens * sc.model.q_per_kv();
+  std::vector<int> subset;
+  for (int i = 0; i < int(step.agents.size()); ++i)
+    if (only < 0 || i == only) subset.push_back(i);
+  for (int h = 0; h < sc.model.num_kv_heads; ++h) {
+    plan.meta.emplace_back();
+    plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, plan.meta.back()));
+  }
+  for (int i : subset) plan.rows_per_kv_head += step.agents[size_t(i)].new_tokens * sc.model.q_per_kv();
   return plan;
 }
 

@@ -11,7 +11,7 @@
 //    read.
 //  - Q tiles: as few as fit the CUBE Q buffer and the PE SRAM, rows spread evenly in multiples
 //    of the GEMM tile_m; tiling changes the schedule, not the arithmetic.
-// batched = false is the unbatched baseline: one job per (KV head, agent), run in turn.
+// The unbatched baseline plans one agent at a time (`only`): each branch attends on its own.
 #include <vector>
 
 #include "hw/chip/job.h"
@@ -44,9 +44,10 @@ std::vector<QTile> cut_q_tiles(int rows, int tile_rows);
 // As few tiles of at most `max_rows` as cover `rows`, sized evenly (multiples of `align`).
 std::vector<QTile> even_q_tiles(int rows, int max_rows, int align);
 
-// `values` null: timing only (no tensors).
+// `values` null: timing only (no tensors). `only` >= 0: just that agent of the step (index
+// into Step::agents) instead of all of them batched.
 Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               KvValues* values, bool batched);
+               KvValues* values, int only = -1);
 
 // The job's KV in shard order (for the reference and the tensor dump); `exact` = the values
 // before rounding to the storage type (needs the KvValues the plan was made with).

@@ -188,7 +188,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   const double total = run.sim.end_ns;
   Json baselines = Json::object();
   if (opt.compare_unbatched) {
-    baselines["unbatched"] = {{"what", "every step re-run with one job per agent (each branch attends separately)"},
+    baselines["unbatched"] = {{"what", "every step re-run one agent at a time (each branch attends separately, agents in turn)"},
                               {"total_ns", unbatched_total},
                               {"batched_total_ns", total},
                               {"speedup", total > 0 ? unbatched_total / total : 0.0}};

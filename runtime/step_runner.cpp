@@ -48,7 +48,7 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   rec.label = step.label();
   rec.index = step.index;
   rec.kv = kv_snapshot(kv);
-  run.plan = plan_step(sc, hw, kv, step, set.seed, set.values, true);
+  run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;
   rec.jobs = int(plan.jobs.size());
@@ -127,18 +127,18 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   }
 
   if (set.compare_unbatched) {
-    const Plan solo = plan_step(sc, hw, kv, step, set.seed, set.values, false);
+    // The baseline: each agent's attention on its own (every KV head of it), agents in turn.
     SimOptions so = set.sim;
     so.vcd = false;
-    const SimResult u = simulate(hw, solo.jobs, so);
-    rec.unbatched_ns = u.end_ns;
-    if (set.values) {
-      // Job (head h, agent i) of the baseline holds the rows of agent i in batched job h.
-      const size_t n = step.agents.size();
-      for (size_t j = 0; j < solo.jobs.size(); ++j) {
-        const size_t h = j / n, i = j % n;
-        const auto [b, e] = agent_rows(plan.jobs[h], int(i));
-        const MatrixRM& solo_o = u.outputs[j];
+    rec.unbatched_ns = 0.0;
+    for (int i = 0; i < int(step.agents.size()); ++i) {
+      const Plan solo = plan_step(sc, hw, kv, step, set.seed, set.values, i);
+      const SimResult u = simulate(hw, solo.jobs, so);
+      *rec.unbatched_ns += u.end_ns;
+      if (!set.values) continue;
+      for (size_t h = 0; h < solo.jobs.size(); ++h) {  // job h of both plans is KV head h
+        const auto [b, e] = agent_rows(plan.jobs[h], i);
+        const MatrixRM& solo_o = u.outputs[h];
         const auto batched_o = sim.outputs[h].middleRows(b, e - b);
         if (solo_o.rows() != e - b) throw std::logic_error("unbatched baseline: row blocks differ");
         rec.unbatched_max_abs_diff = std::max(rec.unbatched_max_abs_diff,
