@@ -71,12 +71,10 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
     rec.agent_tokens.push_back(a.new_tokens);
   }
   rec.agent_done_ns.assign(step.agents.size(), 0.0);
-  std::vector<double> job_done(plan.jobs.size(), 0.0);
   for (size_t gt = 0; gt < sim.tile_done_ns.size(); ++gt) {
     const auto [j, ti] = sim.tile_of[gt];
     const AttentionJob& job = plan.jobs[size_t(j)];
     const QTile& t = job.tiles[size_t(ti)];
-    job_done[size_t(j)] = std::max(job_done[size_t(j)], sim.tile_done_ns[gt]);
     for (int r = t.row_begin; r < t.row_end; ++r) {
       const int sa = plan.meta[size_t(j)].step_agents[size_t(job.rows[size_t(r)].agent)];
       rec.agent_done_ns[size_t(sa)] = std::max(rec.agent_done_ns[size_t(sa)], sim.tile_done_ns[gt]);
@@ -89,8 +87,9 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   auto at = [&](double ns) { return start + sc_core::sc_time(ns, sc_core::SC_NS); };
   const int phase = spans.intern(rec.phase);
   const int d = sc.model.head_dim;
-  // The step, each agent's part of it, and (GQA) which KV head each group served when: a
-  // group runs its heads one after another, each until its last O tile is back.
+  // The step, each agent's part of it, and (GQA) which KV head each group served when: a group
+  // works through its Q tiles in send order (the tiles of its heads interleave), so each tile
+  // occupies its group from the previous tile's completion to its own.
   spans.record(start, at(rec.ns), spans.intern("runtime.step"), spans.intern(rec.label), phase, spans.intern("*"),
                rec.rows_per_kv_head, 0);
   for (size_t a = 0; a < step.agents.size(); ++a) {
@@ -100,13 +99,15 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
                  int64_t(rows) * d * int64_t(dtype_bytes(sc.model.dtype)));
   }
   std::vector<double> group_free(size_t(hw.groups), 0.0);
-  for (size_t j = 0; j < plan.jobs.size(); ++j) {
-    const AttentionJob& job = plan.jobs[j];
+  for (size_t gt = 0; gt < sim.tile_of.size(); ++gt) {
+    const auto [j, ti] = sim.tile_of[gt];
+    const AttentionJob& job = plan.jobs[size_t(j)];
     double& from = group_free[size_t(job.group)];
-    spans.record(at(from), at(job_done[j]), spans.intern("runtime.group" + std::to_string(job.group)),
-                 spans.intern("kv_head" + std::to_string(plan.meta[j].kv_head)), phase, spans.intern("*"),
-                 job.row_count(), int64_t(rec.kv_tokens_per_job[j]) * 2 * d * int64_t(job.elem_bytes()));
-    from = job_done[j];
+    const double done = sim.tile_done_ns[gt];
+    spans.record(at(std::min(from, done)), at(done), spans.intern("runtime.group" + std::to_string(job.group)),
+                 spans.intern("kv_head" + std::to_string(plan.meta[size_t(j)].kv_head)), phase, spans.intern("*"),
+                 job.tiles[size_t(ti)].rows(), 0);
+    from = std::max(from, done);
   }
 
   if (set.values) {
