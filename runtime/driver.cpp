@@ -53,7 +53,8 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   std::string note;
-  KvPageManager kv(hw.pes_per_group(), pages_per_pe(sc, hw, opt, &note), sc.kv.page_tokens, note);
+  const int64_t pool = pages_per_pe(sc, hw, opt, &note);
+  KvPageManager kv(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
   std::optional<KvValues> values;
   if (opt.values) values.emplace(seed, sc.model.head_dim, sc.model.dtype);
   StepSettings set;
