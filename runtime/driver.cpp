@@ -72,10 +72,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
     StepRun sr = run_step(sc, hw, kv, step, set, timeline);
     if (sr.record.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.kv;
     records.push_back(sr.record);
-    if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs});
+    if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs, sr.sim.stats});
     if (step.phase == PhaseType::fanout) {
       run.plan = std::move(sr.plan);
-      run.sim = std::move(sr.sim);
+      run.sim.outputs = std::move(sr.sim.outputs);
     }
   });
   timeline.finish_into(run.sim);

@@ -33,12 +33,13 @@ struct StepOutput {
   Step step;
   Plan plan;
   std::vector<MatrixRM> outputs;  // per job
+  Json stats;                     // per-module statistics of this step alone
 };
 
 struct RunOutput {
   Plan plan;      // the fan-out step (what tensors/ holds)
-  SimResult sim;  // every step on one timeline (spans, waveform, end_ns); outputs, tiles and
-                  // stats of the fan-out step
+  SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
+                  // statistics summed over the steps; outputs of the fan-out step
   Json summary;
   std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
 };

@@ -80,7 +80,8 @@ TEST(KvStats, OutOfCapacityNamesTheHbmField) {
 }
 
 TEST(KvStats, QTilingKeepsArithmeticAndFitsBuffers) {
-  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/wide_fanout_32.json");
+  Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/wide_fanout_32.json");
+  sc.phases = {PhaseSpec{}};  // the fan-out step alone
   HwConfig hw;
   hw.pe.sram_bytes = 256 * 1024;  // forces several Q tiles for the 512 fan-out rows
   const RunOutput r = run(sc, hw);

@@ -74,11 +74,12 @@ TEST(RuntimeGqa, LlamaRowCountsAndGroupAssignment) {
 
 TEST(RuntimeGqa, FewerGroupsTimeMultiplexHeads) {
   const RunOutput one = run_llama(1), eight = run_llama(8);
-  // The same per-PE work per head: one group does all eight heads' GEMMs on its PEs.
+  // The same per-PE work per head (statistics summed over every step): one group does all eight
+  // heads' GEMMs on its PEs.
   EXPECT_NEAR(pe0_gemm_busy(one.sim.stats), 8 * pe0_gemm_busy(eight.sim.stats), 1e-6 * pe0_gemm_busy(one.sim.stats));
-  const double t1 = one.summary["phases"]["fanout"]["ns"].get<double>();
-  const double t8 = eight.summary["phases"]["fanout"]["ns"].get<double>();
-  EXPECT_GE(t1, pe0_gemm_busy(one.sim.stats));  // the step cannot beat its busiest engine
+  const double t1 = one.summary["total_ns"].get<double>();
+  const double t8 = eight.summary["total_ns"].get<double>();
+  EXPECT_GE(t1, pe0_gemm_busy(one.sim.stats));  // the run cannot beat its busiest engine
   EXPECT_LT(t8, t1);
   EXPECT_EQ(one.summary["model"]["time_multiplexed_rounds"].get<int>(), 8);
   EXPECT_EQ(eight.summary["model"]["time_multiplexed_rounds"].get<int>(), 1);
