@@ -1,6 +1,14 @@
 // GoogleTest entry point. libsystemc provides main() and calls sc_main().
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 #include <systemc>
+
+namespace {
+// SystemC prints its banner when its first context is made, before sc_main: silence it during
+// static initialisation (test discovery runs this binary at build time too).
+const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
+}  // namespace
 
 int sc_main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

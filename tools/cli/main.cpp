@@ -1,6 +1,7 @@
 // ahbm-sim: command line entry point. Subcommands live one per file (cmd_*.cpp) and are listed
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
 // 3 numeric check failed (--check), 1 internal error.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -10,6 +11,10 @@
 #include "tools/cli/commands.h"
 
 namespace {
+
+// SystemC prints its banner when the library's first simulation context is made, before
+// sc_main runs; the environment switch must be set during static initialisation to count.
+const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
 
 void print_usage(std::ostream& os) {
   os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
