@@ -69,7 +69,6 @@ void BM_BlasBound(benchmark::State& state) {
   const AttentionJob& job = plan.job;
   const int m = job.row_count(), n = int(plan.kv_info.size()), d = job.head_dim;
   std::vector<float> s(size_t(m) * size_t(n)), o(size_t(m) * size_t(d));
-  openblas_set_num_threads(1);
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, plan.k_all.data(), d,
                 0.f, s.data(), n);
@@ -128,6 +127,7 @@ BENCHMARK(BM_PesPerCube)->ArgName("pes")->Arg(4)->Arg(8)->Arg(16)->Unit(benchmar
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  openblas_set_num_threads(1);  // the bound and the simulator both single-threaded
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

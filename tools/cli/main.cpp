@@ -7,6 +7,8 @@
 
 #include <systemc>
 
+#include <cblas.h>
+
 #include "hw/common/error.h"
 #include "tools/cli/commands.h"
 
@@ -27,6 +29,9 @@ void print_usage(std::ostream& os) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  // One BLAS thread: PEs are simulated one block at a time and several runs or tests share the
+  // machine's cores. (OpenBLAS reads its environment before our static initialisers run.)
+  openblas_set_num_threads(1);
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;
