@@ -1,7 +1,10 @@
 #include <iostream>
 
+#include <unistd.h>
+
 #include "hw/common/error.h"
 #include "runtime/driver.h"
+#include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -60,6 +63,7 @@ int cmd_run(int argc, char** argv) {
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
+  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
   HwConfig cfg;
   if (!hw.empty()) {
