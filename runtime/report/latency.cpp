@@ -1,5 +1,6 @@
 #include "runtime/report/latency.h"
 
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -20,6 +21,8 @@ std::string activity_class(const std::string& activity, const std::string& phase
   return it == classes.end() ? "other" : it->second;
 }
 
+double to_ns(const sc_core::sc_time& t) { return std::round(t.to_seconds() * 1e12) / 1e3; }
+
 bool is_agent_component(const std::string& component) { return component.rfind("agent.", 0) == 0; }
 
 Json latency_summary(const SpanRecorder& spans) {
@@ -33,7 +36,7 @@ Json latency_summary(const SpanRecorder& spans) {
   std::map<std::string, std::vector<double>> agents;
   std::map<std::string, std::map<std::string, double>> agent_by_phase;
   for (const Span& s : spans.spans()) {
-    const double a = s.start.to_seconds() * 1e9, b = s.end.to_seconds() * 1e9;
+    const double a = to_ns(s.start), b = to_ns(s.end);
     const std::string& comp = spans.name(s.component);
     const std::string& phase = spans.name(s.phase);
     const std::string& act = spans.name(s.activity);

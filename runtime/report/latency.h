@@ -19,6 +19,10 @@ std::string activity_class(const std::string& activity, const std::string& phase
 
 bool is_agent_component(const std::string& component);
 
+// Simulated time in ns, rounded to the picosecond so that 1790 ns prints as 1790, not
+// 1790.0000000000002 (sc_time::to_seconds() goes through a double of seconds).
+double to_ns(const sc_core::sc_time& t);
+
 Json latency_summary(const SpanRecorder& spans);
 
 }  // namespace ahbm::report

@@ -73,7 +73,7 @@ Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json&
   for (const Span& s : spans.spans()) {
     const std::string& comp = spans.name(s.component);
     if (is_agent_component(comp)) continue;
-    const double a = s.start.to_seconds() * 1e9, b = s.end.to_seconds() * 1e9;
+    const double a = to_ns(s.start), b = to_ns(s.end);
     Acc& x = acc[comp];
     x.busy += b - a;
     x.bytes += s.bytes;

@@ -44,8 +44,8 @@ std::vector<std::vector<Slice>> nest_into_tracks(std::vector<Slice> slices) {
   return tracks;
 }
 
-double us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
-double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+double us(const sc_core::sc_time& t) { return to_ns(t) / 1e3; }
+double ns(const sc_core::sc_time& t) { return to_ns(t); }
 
 }  // namespace
 
