@@ -11,7 +11,7 @@ namespace ahbm::report {
 std::function<void(const SimProgress&)> terminal_progress(std::ostream& os, int fd) {
   if (!isatty(fd)) return {};
   using Clock = std::chrono::steady_clock;
-  auto last = std::make_shared<Clock::time_point>(Clock::now());
+  auto last = std::make_shared<Clock::time_point>();  // epoch: the first call prints at once
   auto shown = std::make_shared<bool>(false);
   return [&os, last, shown](const SimProgress& p) {
     const auto now = Clock::now();
