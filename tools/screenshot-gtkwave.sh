@@ -47,5 +47,5 @@ win="$(xdotool search --sync --onlyvisible --name 'GTKWave' | head -1)"
 xdotool windowmove "$win" 0 0 windowsize "$win" 1600 1000
 sleep 3  # let GTKWave load the dump and draw
 mkdir -p "$(dirname "$png")"
-import -window root -crop 1600x1000+0+0 +repage -colors 64 "$png"
+import -window root -crop 1600x1000+0+0 +repage -colors 32 -define png:compression-level=9 "$png"
 echo "wrote $png ($(identify -format '%wx%h' "$png"))"

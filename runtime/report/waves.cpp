@@ -220,7 +220,10 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
     } else {
       set_flags((v.width == 1 ? kBin : kDec) | kRjustify);
     }
-    g << "+{" << p.item << "} " << v.name << '\n';  // alias: the name within its group
+    // Alias: the name within its group; GTKWave shows only the text after an alias's last '.'.
+    std::string alias = p.item;
+    std::replace(alias.begin(), alias.end(), '.', '/');
+    g << "+{" << alias << "} " << v.name << '\n';
   }
   close_group();
   g << "[pattern_trace] 1\n[pattern_trace] 0\n";
