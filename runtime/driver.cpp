@@ -13,6 +13,7 @@
 #include "hw/pe/engines.h"
 #include "runtime/npy.h"
 #include "runtime/reference.h"
+#include "runtime/report/report.h"
 
 namespace ahbm {
 
@@ -54,6 +55,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   so.vcd = opt.vcd;
   so.hw_file = opt.hw_file;
   so.nocs = opt.nocs;
+  so.progress = opt.progress;
   run.sim = simulate(hw, {run.plan.job}, so);
 
   const AttentionJob& job = run.plan.job;
@@ -129,6 +131,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
   };
+  report::add_latency(run);
   return run;
 }
 
@@ -186,11 +189,7 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
       if (!s) throw std::runtime_error("cannot write summary.json");
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
-    if (opt.vcd) {
-      std::ofstream v(tmp / "waves.vcd");
-      run.sim.trace->write_vcd(v);
-      if (!v) throw std::runtime_error("cannot write waves.vcd");
-    }
+    report::write_report_files(tmp.string(), run, opt);
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
     if (fs::exists(target)) fs::remove_all(target);
     fs::rename(tmp, target);

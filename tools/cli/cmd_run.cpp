@@ -1,7 +1,10 @@
 #include <iostream>
 
+#include <unistd.h>
+
 #include "hw/common/error.h"
 #include "runtime/driver.h"
+#include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -27,9 +30,12 @@ int cmd_run(int argc, char** argv) {
       "  summary.json  total simulated time, per-phase and per-component busy time, numeric check\n"
       "                against a float64 reference, resolved configuration\n"
       "  latency.csv   one row per span: start_ns,end_ns,component,activity,phase,agent,rows,bytes\n"
-      "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit (GTKWave)\n"
+      "  trace.json    the spans as Chrome trace events: open in ui.perfetto.dev\n"
+      "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
+      "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
+      "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
       "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
-      "DIR is written all or nothing.\n\noptions");
+      "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw;
   uint64_t seed = 0;
   desc.add_options()
@@ -60,6 +66,7 @@ int cmd_run(int argc, char** argv) {
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
+  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
   HwConfig cfg;
   if (!hw.empty()) {
