@@ -198,6 +198,8 @@ void FlitNetwork::route(int r, InVc& iv) {
     else it->dests.push_back(d);
   }
   iv.routed = true;
+  iv.replicating = iv.branches.size() > 1;
+  if (iv.replicating) iv.store.assign(size_t(w.flits), 0);
 }
 
 bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
@@ -240,24 +242,40 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
 }
 
+void FlitNetwork::replicate(InPort& ip, int vc, int64_t c) {
+  // A packet that splits here leaves the input buffer as soon as each flit is through the
+  // pipeline, into a store the branches read from independently. Without it a blocked branch
+  // would hold the flits its siblings need and the channel behind them: the classic deadlock
+  // of tree multicast under wormhole switching. With it every wait follows the routing order.
+  InVc& iv = ip.vcs[size_t(vc)];
+  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.router_cycles <= c) {
+    iv.store[size_t(iv.freed)] = arrival_of(iv, iv.freed);
+    ++iv.freed;
+    if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
+    moved_ = true;  // a source sees the room at once
+  }
+}
+
 void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
   InVc& iv = ip.vcs[size_t(vc)];
   const int worm = iv.segs.front().worm;
   const int flits = worms_[size_t(worm)].flits;
   int sent = flits;
   for (const Branch& b : iv.branches) sent = std::min(sent, b.sent);
-  while (iv.freed < sent) {
-    ++iv.freed;
+  while (iv.done < sent) {
+    ++iv.done;
     --routers_[size_t(ip.router)].buffered;
+    if (iv.replicating) continue;  // its buffer slot was released by replicate()
+    ++iv.freed;
     if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
   }
-  if (iv.freed == flits) {  // the front packet has left: the next one (if any) moves up
+  if (iv.done == flits) {  // the front packet has left: the next one (if any) moves up
     free_worms_.push_back(worm);
     worms_[size_t(worm)].dests.clear();
     iv.segs.pop_front();
     iv.front_base += flits;
-    iv.freed = 0;
-    iv.routed = false;
+    iv.freed = iv.done = 0;
+    iv.routed = iv.replicating = false;
     iv.branches.clear();
   }
 }
@@ -265,20 +283,30 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
 void FlitNetwork::step_router(int r, int64_t c) {
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
-  bool sent_any = false;
+  // Route computation for heads through the pipeline, and replication into the store; neither
+  // uses the switch.
+  for (int i : R.ins) {
+    InPort& ip = in_[size_t(i)];
+    for (int v = 0; v < p_.vcs; ++v) {
+      InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending()) continue;
+      if (!iv.routed) {
+        if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
+        route(r, iv);
+      }
+      if (iv.replicating) replicate(ip, v, c);
+    }
+  }
   // Separable allocation with rotating priorities: each input port forwards from at most one VC
   // per cycle (that VC may feed several outputs: multicast replication in the crossbar), and each
   // output takes at most one flit per cycle.
+  bool sent_any = false;
   for (int k = 0; k < n; ++k) {
     InPort& ip = in_[size_t(R.ins[size_t((R.rr + k) % n)])];
     for (int j = 0; j < p_.vcs; ++j) {
       const int v = (ip.rr + j) % p_.vcs;
       InVc& iv = ip.vcs[size_t(v)];
-      if (iv.buffered() == 0) continue;
-      if (!iv.routed) {
-        if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
-        route(r, iv);
-      }
+      if (!iv.pending() || !iv.routed) continue;
       bool any = false;
       for (Branch& b : iv.branches)
         if (can_send(b, iv, c)) {

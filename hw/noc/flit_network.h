@@ -111,13 +111,17 @@ class FlitNetwork {
       int received;  // flits of this packet arrived so far
     };
     std::deque<Seg> segs;          // packets in the buffer, front first
-    int freed = 0;                 // flits of the front packet removed (forwarded on every branch)
+    int freed = 0;                 // flits of the front packet that left the buffer (credit returned)
+    int done = 0;                  // flits of the front packet forwarded on every branch
     int64_t front_base = 0;        // arrival index of the front packet's first flit
     int64_t arrived = 0;           // flits ever arrived
     bool routed = false;           // front packet routed (branches valid)
+    bool replicating = false;      // front packet splits here: its flits go to the replication store
     std::vector<Branch> branches;  // of the front packet
     std::vector<int64_t> arrival;  // ring of buffer_flits arrival cycles, indexed by arrival index
+    std::vector<int64_t> store;    // replication store: arrival cycles of the front packet's freed flits
     int buffered() const { return int(arrived - front_base) - freed; }
+    bool pending() const { return !segs.empty() && segs.front().received > done; }
   };
   struct InPort {
     int router = 0;
@@ -173,8 +177,9 @@ class FlitNetwork {
   void step_router(int r, int64_t c);
   void route(int r, InVc& iv);
   int64_t arrival_of(const InVc& iv, int flit) const {
-    return iv.arrival[size_t((iv.front_base + flit) % p_.buffer_flits)];
+    return flit < iv.freed ? iv.store[size_t(flit)] : iv.arrival[size_t((iv.front_base + flit) % p_.buffer_flits)];
   }
+  void replicate(InPort& ip, int vc, int64_t c);
   void push_arrival(InVc& iv, int router, int64_t c);
   bool can_send(Branch& b, const InVc& iv, int64_t c);
   void send(Branch& b, InVc& iv, int64_t c);

@@ -1,6 +1,7 @@
 #include "hw/noc/flit_noc.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "hw/common/trace_sink.h"
 
@@ -75,6 +76,11 @@ void FlitNoc::run() {
   for (;;) {
     const int64_t next = net_->next_cycle();
     if (next == FlitNetwork::kIdle) {
+      // Nothing can move, so packets still in flight can never arrive: report it rather than
+      // let the simulation end quietly with missing deliveries.
+      if (!flight_.empty())
+        throw std::logic_error(std::string(name()) + ": deadlock at cycle " + std::to_string(net_->last_cycle()) +
+                               ": " + std::to_string(flight_.size()) + " packets cannot move");
       sc_core::wait(wake_);
       continue;
     }
