@@ -55,6 +55,9 @@ class Harness : public sc_core::sc_module, public NocClient {
     const Record& r = records_[size_t(p.tag)];
     if (!r.measured) return;
     latencies_.push_back(double(cycle - r.created));
+    const bool second_half = r.created >= o_.warmup + o_.cycles / 2;
+    half_sum_[second_half] += double(cycle - r.created);
+    ++half_count_[second_half];
     if (p.hops >= 0) hops_sum_ += p.hops, ++hops_known_;
     --outstanding_;
   }
@@ -64,6 +67,8 @@ class Harness : public sc_core::sc_module, public NocClient {
   std::vector<double> latencies_;
   uint64_t window_flits_ = 0, measured_packets_ = 0, measured_copies_ = 0, outstanding_ = 0;
   uint64_t hops_sum_ = 0, hops_known_ = 0;
+  double half_sum_[2] = {0, 0};  // latency of packets created in the window's first / second half
+  uint64_t half_count_[2] = {0, 0};
   bool window_closed_ = false;
   std::vector<NocLink> at_start_, at_end_;
 
@@ -219,7 +224,10 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
       res.p99_latency = lat[size_t(std::ceil(0.99 * double(lat.size()))) - 1];  // nearest rank
     }
     if (h.hops_known_) res.avg_hops = double(h.hops_sum_) / double(h.hops_known_);
-    res.saturated = !res.drained || res.accepted < 0.95 * res.offered;
+    // Latency of packets created late in the window vs early: above 1 when queues keep growing.
+    if (h.half_count_[0] && h.half_count_[1])
+      res.latency_growth = (h.half_sum_[1] / double(h.half_count_[1])) / (h.half_sum_[0] / double(h.half_count_[0]));
+    res.saturated = !res.drained || res.accepted < 0.95 * res.offered || res.latency_growth > 1.25;
     // The sampler may not have reached the window's end when the run stopped early: then the
     // counters at the stop are the window's end (nothing measured is left in flight).
     if (h.at_end_.empty()) h.at_end_ = noc->links();
@@ -264,6 +272,7 @@ Json NocBenchResult::to_json() const {
               {"deliveries_measured", deliveries_measured},
               {"undelivered", undelivered},
               {"drained", drained},
+              {"latency_growth", latency_growth},
               {"saturated", saturated},
               {"end_cycle", end_cycle},
               {"link_utilisation", {{"max", max_link_utilisation}, {"avg", avg_link_utilisation}, {"links", links_j}}},

@@ -36,8 +36,10 @@ struct NocBenchResult {
   double avg_latency = 0, p99_latency = 0;  // cycles, creation to tail arrival, per delivery
   double avg_hops = -1;                     // routers traversed per delivery; -1: model has no routers
   uint64_t packets_measured = 0, deliveries_measured = 0, undelivered = 0;
-  bool drained = false;    // every measured packet arrived within the drain allowance
-  bool saturated = false;  // not drained, or accepted below 95% of offered
+  bool drained = false;        // every measured packet arrived within the drain allowance
+  double latency_growth = 1;  // avg latency of packets created in the window's second half / first half
+  // Not drained, accepted below 95% of offered, or latency still growing (latency_growth > 1.25).
+  bool saturated = false;
   int64_t end_cycle = 0;
   struct Link {
     std::string name, kind;
