@@ -9,22 +9,12 @@
 #include <cmath>
 #include <map>
 
-#include "runtime/driver.h"
+#include "testbench/unit/test_noc_support.h"
 
 using namespace ahbm;
+using namespace ahbm::test;
 
 namespace {
-
-RunOutput run_default(const std::string& noc, const Json& params = Json::object(), bool values = true) {
-  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
-  HwConfig hw;
-  hw.noc.model = noc;
-  hw.noc.params = params;
-  RunOptions opt;
-  opt.vcd = false;
-  opt.values = values;
-  return execute(sc, hw, opt);
-}
 
 struct NocSpans {
   std::map<std::string, std::vector<const Span*>> by_component;  // noc_deliver spans per CUBE
@@ -57,7 +47,7 @@ double first_multicast_ns(const NocSpans& ns) {
 }  // namespace
 
 TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
-  const RunOutput ideal = run_default("ideal");
+  const RunOutput ideal = run_default_scenario("ideal");
   const int tiles = ideal.summary["q_tiles"].get<int>();
   const int64_t F = int64_t(ideal.summary["q_tile_rows"].get<int>()) * 128 * 4 / 64;  // flits of one Q tile
   // Zero-load closed forms (1 GHz: cycles = ns) for the default placement: host, qsrc, then
@@ -68,7 +58,7 @@ TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
       {"ring", double(4 * (4 + 1) + F - 1)}};
   std::vector<double> times;
   for (const auto& [model, want] : expected) {
-    const RunOutput r = model == "ideal" ? run_default("ideal") : run_default(model);
+    const RunOutput r = run_default_scenario(model);
     ASSERT_TRUE(r.summary["numerics"]["pass"].get<bool>()) << model;
     const MatrixRM& o = r.sim.outputs[0];
     const MatrixRM& o_ideal = ideal.sim.outputs[0];
@@ -94,8 +84,8 @@ TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
 
 TEST(NocAttention, TreeMulticastUsesFewerChannelFlitsThanSourceReplication) {
   for (const std::string model : {"mesh", "ring", "crossbar"}) {
-    const RunOutput tree = run_default(model, {{"multicast", "tree"}}, false);
-    const RunOutput source = run_default(model, {{"multicast", "source"}}, false);
+    const RunOutput tree = run_default_scenario(model, {{"multicast", "tree"}}, false);
+    const RunOutput source = run_default_scenario(model, {{"multicast", "source"}}, false);
     const int tiles = tree.summary["q_tiles"].get<int>();
     for (const RunOutput* r : {&tree, &source}) {
       const NocSpans ns = noc_spans(*r->sim.spans);

@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "testbench/unit/test_noc_probe.h"
+#include "testbench/unit/test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;

@@ -4,32 +4,18 @@
 #include <gtest/gtest.h>
 
 #include "hw/noc/noc_bench.h"
-#include "runtime/driver.h"
+#include "testbench/unit/test_noc_support.h"
 #include "tools/examples/bus_noc.h"
 
 using namespace ahbm;
-
-namespace {
-
-RunOutput run_default(const std::string& noc, const Json& params, const NocRegistry* reg) {
-  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
-  HwConfig hw;
-  hw.noc.model = noc;
-  hw.noc.params = params;
-  RunOptions opt;
-  opt.vcd = false;
-  opt.nocs = reg;
-  return execute(sc, hw, opt);
-}
-
-}  // namespace
+using namespace ahbm::test;
 
 TEST(NocPlugin, ExampleBusRunsTheAttentionModel) {
   NocRegistry reg = NocRegistry::with_builtin_models();
   EXPECT_THROW(reg.get("bus"), InputError);
   examples::register_bus_noc(reg);
-  const RunOutput bus = run_default("bus", {{"bandwidth_gbps", 40.0}, {"latency_ns", 25.0}}, &reg);
-  const RunOutput ideal = run_default("ideal", Json::object(), nullptr);
+  const RunOutput bus = run_default_scenario("bus", {{"bandwidth_gbps", 40.0}, {"latency_ns", 25.0}}, true, &reg);
+  const RunOutput ideal = run_default_scenario("ideal");
   EXPECT_EQ(bus.summary["noc"]["model"], "bus");
   EXPECT_TRUE((bus.sim.outputs[0].array() == ideal.sim.outputs[0].array()).all());
   // One Q tile, one bus transfer for all four CUBEs: bytes / bandwidth + latency.

@@ -1,6 +1,6 @@
 #pragma once
-// Test support: sends chosen packets into a NoC model at chosen cycles and records every
-// arrival (time, hops). One fresh simulation context per call.
+// Test support for the NoC tests: a probe that sends chosen packets into a model at chosen
+// cycles and records every arrival (time, hops), and a run of the default scenario on a model.
 #include <string>
 #include <vector>
 
@@ -8,6 +8,7 @@
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
 #include "hw/noc/noc.h"
+#include "runtime/driver.h"
 
 namespace ahbm::test {
 
@@ -90,6 +91,21 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
     r.flit_bytes = noc->flit_bytes();
   }
   return r;
+}
+
+// The default scenario (traces/fanout_8x20.json) on NoC `noc` with `params`; `registry` null =
+// the built-in models.
+inline RunOutput run_default_scenario(const std::string& noc, const Json& params = Json::object(),
+                                      bool values = true, const NocRegistry* registry = nullptr) {
+  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
+  HwConfig hw;
+  hw.noc.model = noc;
+  hw.noc.params = params;
+  RunOptions opt;
+  opt.vcd = false;
+  opt.values = values;
+  opt.nocs = registry;
+  return execute(sc, hw, opt);
 }
 
 }  // namespace ahbm::test
