@@ -131,6 +131,9 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
   };
+  // The NoC model by name and its traffic totals, at the top level for quick comparison.
+  run.summary["noc"] = run.sim.stats["noc"];
+  run.summary["noc"]["model"] = hw.noc.model;
   report::add_latency(run);
   return run;
 }

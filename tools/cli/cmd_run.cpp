@@ -36,13 +36,14 @@ int cmd_run(int argc, char** argv) {
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
       "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
-  std::string scenario, out, hw;
+  std::string scenario, out, hw, noc;
   uint64_t seed = 0;
   desc.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
       ("hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults = hw/configs/default.json)")
+      ("noc", po::value<std::string>(&noc), "NoC model (overrides the hw config's noc.model; 'ahbm-sim nocs' lists them)")
       ("seed", po::value<uint64_t>(&seed), "tensor seed (overrides the scenario's \"seed\")")
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
@@ -73,6 +74,7 @@ int cmd_run(int argc, char** argv) {
     cfg = load_hw_config(hw);
     opt.hw_file = hw;
   }
+  if (!noc.empty()) cfg.noc.model = noc;  // the model's params still come from the hw config
   const RunOutput run = execute(sc, cfg, opt);
   write_run_dir(out, run, opt);
 
