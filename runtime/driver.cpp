@@ -16,6 +16,7 @@
 #include "runtime/run_summary.h"
 #include "runtime/step_runner.h"
 #include "runtime/timeline.h"
+#include "runtime/report/report.h"
 
 namespace ahbm {
 
@@ -64,6 +65,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.vcd = opt.vcd;
   set.sim.hw_file = opt.hw_file;
   set.sim.nocs = opt.nocs;
+  set.sim.progress = opt.progress;
 
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;
@@ -96,6 +98,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
 
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
+  // The NoC model by name and its traffic totals, at the top level for quick comparison.
+  run.summary["noc"] = run.sim.stats["noc"];
+  run.summary["noc"]["model"] = hw.noc.model;
+  report::add_latency(run);
   return run;
 }
 
@@ -151,11 +157,7 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
       if (!s) throw std::runtime_error("cannot write summary.json");
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
-    if (opt.vcd) {
-      std::ofstream v(tmp / "waves.vcd");
-      run.sim.trace->write_vcd(v);
-      if (!v) throw std::runtime_error("cannot write waves.vcd");
-    }
+    report::write_report_files(tmp.string(), run, opt);
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
     if (fs::exists(target)) fs::remove_all(target);
     fs::rename(tmp, target);

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
+  std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
 };
 
 struct StepOutput {

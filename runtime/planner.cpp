@@ -150,6 +150,21 @@ Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, 
   return plan;
 }
 
+Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool values) {
+  Scenario sc = sc_in;
+  std::vector<PhaseSpec> upto;
+  for (const PhaseSpec& p : sc.phases)
+    if (p.type == PhaseType::prefill || p.type == PhaseType::fanout) upto.push_back(p);
+  sc.phases = upto;
+  KvPageManager kv(hw.pes_per_group(), -1, sc.kv.page_tokens);
+  KvValues store(seed, sc.model.head_dim, sc.model.dtype);
+  Plan plan;
+  AgentSession(sc, kv).run([&](const Step& step) {
+    if (step.phase == PhaseType::fanout) plan = plan_step(sc, hw, kv, step, seed, values ? &store : nullptr);
+  });
+  return plan;
+}
+
 FlatKv flatten_kv(const AttentionJob& job) {
   FlatKv f;
   for (const KvShard& s : job.shards) {

@@ -49,6 +49,10 @@ std::vector<QTile> even_q_tiles(int rows, int max_rows, int align);
 Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
                KvValues* values, int only = -1);
 
+// The fan-out step's plan alone (benchmarks, tools): replays the scenario's KV operations up to
+// the fork (page pools unbounded; simulate() still checks HBM capacity).
+Plan plan_fanout(const Scenario& sc, const HwConfig& hw, uint64_t seed, bool values);
+
 // The job's KV in shard order (for the reference and the tensor dump); `exact` = the values
 // before rounding to the storage type (needs the KvValues the plan was made with).
 struct FlatKv {

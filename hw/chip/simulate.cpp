@@ -1,5 +1,7 @@
 #include "hw/chip/simulate.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "hw/chip/chip.h"
@@ -57,6 +59,46 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
   }
 }
 
+namespace {
+
+// Runs the simulation in slices of simulated time, reporting progress between slices. Slices
+// stop early when no event is left (SC_EXIT_ON_STARVATION), so the end state is that of
+// sc_start(); their length adapts to keep about 50 ms of wall time per slice.
+void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void(const SimProgress&)>& report) {
+  uint64_t planned = 0;
+  for (const AttentionJob& j : sh.jobs)
+    for (const KvShard& s : j.shards) planned += 2 * uint64_t(j.row_count()) * uint64_t(s.tokens) * uint64_t(j.head_dim);
+  auto progress = [&](bool done) {
+    uint64_t macs = 0;
+    for (const auto& group : chip.cubes)
+      for (const auto& cube : group)
+        for (const auto& pe : cube->pes) macs += pe->macs();
+    SimProgress p;
+    p.sim_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+    p.fraction = planned ? double(macs) / double(planned) : 1.0;
+    p.done = done;
+    for (size_t gt = 0; gt < sh.tiles.size(); ++gt)
+      if (!chip.host->tile_received[gt]) {
+        p.phase = sh.jobs[size_t(sh.tiles[gt].job)].phase;
+        break;
+      }
+    report(p);
+  };
+  double step_ns = 1000;
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and run time 0: events become pending
+  progress(false);
+  while (sc_core::sc_pending_activity()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sc_core::sc_start(sc_core::sc_time(step_ns, sc_core::SC_NS), sc_core::SC_EXIT_ON_STARVATION);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step_ns *= std::clamp(0.05 / std::max(wall, 1e-4), 0.5, 4.0);
+    progress(false);
+  }
+  progress(true);
+}
+
+}  // namespace
+
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
   std::vector<AttentionJob> jobs = jobs_in;
@@ -73,7 +115,8 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
   SimShared shared(cfg, jobs, *r.trace, *r.spans);
   {
     Chip chip("chip", shared, nocs, opt.hw_file);
-    sc_core::sc_start();
+    if (opt.progress) run_with_progress(chip, shared, opt.progress);
+    else sc_core::sc_start();
     if (chip.host->tiles_received != shared.tiles.size()) {
       throw std::runtime_error("simulation stalled at " + sc_core::sc_time_stamp().to_string() + ": " +
                                std::to_string(chip.host->tiles_received) + " of " +

@@ -141,7 +141,7 @@ void Pe::compute_loop() {
         ConstMapRM qm(q->data(), rows, d);
         ConstMapRM vm(v.data(), n, d);
         MatrixRM s(rows, n);
-        s.noalias() = qm * k.transpose();
+        gemm_abt(qm, ConstMapRM(k.data(), n, d), s);
         s *= job.scale;
         apply_mask(s, job, t, kv, first);
         merge_into(*acc, block_state(s, vm));
