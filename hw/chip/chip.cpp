@@ -45,7 +45,7 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
       if (sh.jobs[j].group != g) continue;
       for (int p = 0; p < pes; ++p) {
         base[size_t(p)][j] = used[size_t(p)];
-        used[size_t(p)] += 2 * uint64_t(sh.jobs[j].shards[size_t(p)].tokens) * uint64_t(sh.jobs[j].head_dim) * 4;
+        used[size_t(p)] += sh.jobs[j].kv_bytes(p);
       }
     }
     cubes.emplace_back();
@@ -64,8 +64,8 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
           if (job.group != g || !job.values) continue;
           const KvShard& s = job.shards[size_t(c * cfg.cube.pes + p)];
           const uint64_t at = cube_bases[size_t(p)][j];
-          cube.slices[size_t(p)]->backdoor_write(at, s.k.data(), s.k.size());
-          cube.slices[size_t(p)]->backdoor_write(at + s.k.size() * 4, s.v.data(), s.v.size());
+          cube.slices[size_t(p)]->backdoor_write(at, s.k.data(), s.k.size(), job.dtype);
+          cube.slices[size_t(p)]->backdoor_write(at + s.k.size() * job.elem_bytes(), s.v.data(), s.v.size(), job.dtype);
         }
       }
     }

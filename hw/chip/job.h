@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/pe/storage_type.h"
+
 namespace ahbm {
 
 constexpr int kSharedOwner = -1;
@@ -40,6 +42,9 @@ struct AttentionJob {
   std::string phase = "fanout";
   int group = 0;  // KV-head group that runs it
   int head_dim = 128;
+  // Storage type of Q, K, V: bytes in HBM, DMA, multicast, Q buffer and SRAM follow it. The
+  // float vectors below hold values already rounded to it; arithmetic stays fp32.
+  DType dtype = DType::fp32;
   float scale = 0.f;             // 1/sqrt(head_dim) unless set
   std::vector<float> q;          // rows x head_dim, row-major (empty in timing-only runs)
   std::vector<RowInfo> rows;
@@ -48,6 +53,9 @@ struct AttentionJob {
   std::vector<KvShard> shards;   // one per PE of the group, CUBE-major: pe = cube * pes + local
   bool values = true;            // false: timing only, no tensor arithmetic
   int row_count() const { return int(rows.size()); }
+  uint64_t elem_bytes() const { return dtype_bytes(dtype); }
+  // Bytes of PE p's K and V rows in HBM.
+  uint64_t kv_bytes(int p) const { return 2 * uint64_t(shards[size_t(p)].tokens) * uint64_t(head_dim) * elem_bytes(); }
 };
 
 }  // namespace ahbm

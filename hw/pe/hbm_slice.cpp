@@ -12,10 +12,10 @@ HbmSlice::HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg)
   socket.register_b_transport(this, &HbmSlice::b_transport);
 }
 
-void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count) {
-  const uint64_t first = addr / 4;
-  if (storage_.size() < first + count) storage_.resize(first + count);
-  std::copy(words, words + count, storage_.begin() + long(first));
+void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count, DType t) {
+  const uint64_t end = addr + count * dtype_bytes(t);
+  if (storage_.size() < end) storage_.resize(end);
+  encode(t, words, count, storage_.data() + addr);
 }
 
 void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -26,8 +26,8 @@ void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   }
   // A null data pointer is a timing-only burst: charge the time, move no values.
   if (trans.get_data_ptr()) {
-    const uint64_t first = trans.get_address() / 4;
-    if ((first + len / 4) > storage_.size()) {
+    const uint64_t first = trans.get_address();
+    if (first + len > storage_.size()) {
       trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }

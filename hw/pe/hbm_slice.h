@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "hw/common/hw_config.h"
+#include "hw/pe/storage_type.h"
 
 namespace ahbm {
 
@@ -19,15 +20,16 @@ class HbmSlice : public sc_core::sc_module {
   tlm_utils::simple_target_socket<HbmSlice> socket;
 
   HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg);
-  // Places `words` fp32 values at byte address `addr` (the runtime's placement, before the run).
-  void backdoor_write(uint64_t addr, const float* words, uint64_t count);
+  // Stores `count` values at byte address `addr` encoded in storage type `t` (dtype_bytes(t)
+  // bytes each): the runtime's placement, before the run. Bursts then read those bytes.
+  void backdoor_write(uint64_t addr, const float* words, uint64_t count, DType t = DType::fp32);
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bursts() const { return bursts_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   HbmSliceConfig cfg_;
-  std::vector<float> storage_;
+  std::vector<unsigned char> storage_;
   sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;
   uint64_t bytes_read_ = 0;
   uint64_t bursts_ = 0;

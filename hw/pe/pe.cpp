@@ -31,7 +31,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
   const int nslots = sh.cfg.pe.dma.buffers;
   slots_.resize(size_t(nslots));
   for (int s = 0; s < nslots; ++s) {
-    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d));
+    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
     free_slots_.push(s);
   }
   SC_HAS_PROCESS(Pe);
@@ -59,18 +59,18 @@ void Pe::dma_loop() {
     const TileRef& t = sh_.tiles[size_t(gt)];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
     const KvShard& kv = shard(t);
-    const uint64_t row_bytes = uint64_t(job.head_dim) * 4;
+    const uint64_t row_bytes = uint64_t(job.head_dim) * job.elem_bytes();
     for (int first = 0; first < kv.tokens; first += kv_tile) {
       const int n = std::min(kv_tile, kv.tokens - first);
       const int slot = free_slots_.pop();
-      float* buf = job.values ? slots_[size_t(slot)].data() : nullptr;
+      unsigned char* buf = job.values ? slots_[size_t(slot)].data() : nullptr;
       const uint64_t bytes = uint64_t(n) * row_bytes;
       // K and V bursts issued together: their latencies overlap, their transfers do not.
       sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-      auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, float* dst) {
+      auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, unsigned char* dst) {
         tr.set_command(tlm::TLM_READ_COMMAND);
         tr.set_address(addr);
-        tr.set_data_ptr(reinterpret_cast<unsigned char*>(dst));
+        tr.set_data_ptr(dst);
         tr.set_data_length(unsigned(bytes));
         tr.set_streaming_width(unsigned(bytes));
         tr.set_byte_enable_ptr(nullptr);
@@ -79,7 +79,7 @@ void Pe::dma_loop() {
       const uint64_t base = shard_base_[size_t(t.job)];
       burst(k_trans, base + uint64_t(first) * row_bytes, buf);
       burst(v_trans, base + uint64_t(kv.tokens + first) * row_bytes,
-            buf ? buf + size_t(kv_tile) * size_t(job.head_dim) : nullptr);
+            buf ? buf + size_t(kv_tile) * row_bytes : nullptr);
       const sc_core::sc_time start = sc_core::sc_time_stamp();
       hbm->b_transport(k_trans, dk);
       hbm->b_transport(v_trans, dv);
@@ -134,12 +134,14 @@ void Pe::compute_loop() {
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
-        const float* buf = slots_[size_t(slot)].data();
+        const unsigned char* buf = slots_[size_t(slot)].data();
+        MatrixRM k(n, d), v(n, d);
+        decode(job.dtype, buf, uint64_t(n) * uint64_t(d), k.data());
+        decode(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), uint64_t(n) * uint64_t(d), v.data());
         ConstMapRM qm(q->data(), rows, d);
-        ConstMapRM km(buf, n, d);
-        ConstMapRM vm(buf + size_t(kv_tile) * size_t(d), n, d);
+        ConstMapRM vm(v.data(), n, d);
         MatrixRM s(rows, n);
-        gemm_abt(qm, km, s);
+        gemm_abt(qm, ConstMapRM(k.data(), n, d), s);
         s *= job.scale;
         apply_mask(s, job, t, kv, first);
         merge_into(*acc, block_state(s, vm));

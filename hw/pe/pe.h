@@ -55,7 +55,9 @@ class Pe : public sc_core::sc_module {
   std::vector<uint64_t> shard_base_;
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
-  std::vector<std::vector<float>> slots_;  // each: K tile then V tile, kv_tile_tokens x d
+  // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
+  // DMA delivered them); compute widens a tile to fp32 when it uses it.
+  std::vector<std::vector<unsigned char>> slots_;
   TimedQueue<int> free_slots_, full_slots_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0;
