@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "hw/common/error.h"
@@ -37,8 +38,13 @@ std::vector<QTile> even_q_tiles(int rows, int max_rows, int align) {
 
 namespace {
 
+// Writes the K and V rows (rounded to the storage type) of (KV head, owner, position).
+using KvRowFn = std::function<void(int head, int owner, int32_t pos, float* k, float* v)>;
+
+// `values` null: timing only.
 AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
-                      const std::vector<int>& subset, int kv_head, uint64_t seed, KvValues* values, JobMeta& meta) {
+                      const std::vector<int>& subset, int kv_head, uint64_t seed, const KvRowFn* values,
+                      JobMeta& meta) {
   const int d = sc.model.head_dim, qpk = sc.model.q_per_kv();
   AttentionJob job;
   job.phase = phase_name(step.phase);
@@ -110,9 +116,10 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
       meta.shard_origin[size_t(page.pe)].push_back(page.origin[size_t(t)]);
       ++s.tokens;
       if (values) {
-        const KvValues::Row row = values->row(kv_head, page.origin[size_t(t)], pos);
-        s.k.insert(s.k.end(), row.k, row.k + d);
-        s.v.insert(s.v.end(), row.v, row.v + d);
+        const size_t at = s.k.size();
+        s.k.resize(at + size_t(d));
+        s.v.resize(at + size_t(d));
+        (*values)(kv_head, page.origin[size_t(t)], pos, s.k.data() + at, s.v.data() + at);
       }
     }
   }
@@ -136,8 +143,10 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
 
 }  // namespace
 
-Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               KvValues* values, int only) {
+namespace {
+
+Plan plan_rows(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
+               const KvRowFn* values, int only) {
   Plan plan;
   std::vector<int> subset;
   for (int i = 0; i < int(step.agents.size()); ++i)
@@ -150,6 +159,19 @@ Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, 
   return plan;
 }
 
+}  // namespace
+
+Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
+               KvValues* values, int only) {
+  const int d = sc.model.head_dim;
+  const KvRowFn cached = [values, d](int head, int owner, int32_t pos, float* k, float* v) {
+    const KvValues::Row row = values->row(head, owner, pos);
+    std::copy(row.k, row.k + d, k);
+    std::copy(row.v, row.v + d, v);
+  };
+  return plan_rows(sc, hw, kv, step, seed, values ? &cached : nullptr, only);
+}
+
 Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool values) {
   Scenario sc = sc_in;
   std::vector<PhaseSpec> upto;
@@ -157,10 +179,21 @@ Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool 
     if (p.type == PhaseType::prefill || p.type == PhaseType::fanout) upto.push_back(p);
   sc.phases = upto;
   KvPageManager kv(hw.pes_per_group(), -1, sc.kv.page_tokens);
-  KvValues store(seed, sc.model.head_dim, sc.model.dtype);
+  // One step reads each token once: generate K/V straight into the shards rather than through a
+  // KvValues cache (which would hold every row twice more), so memory is the job's tensors.
+  const int d = sc.model.head_dim;
+  const DType t = sc.model.dtype;
+  const KvRowFn direct = [seed, d, t](int head, int owner, int32_t pos, float* k, float* v) {
+    tensor_row(seed, TensorKind::k, head, owner, pos, d, k);
+    tensor_row(seed, TensorKind::v, head, owner, pos, d, v);
+    for (int i = 0; i < d; ++i) {
+      k[i] = round_to(t, k[i]);
+      v[i] = round_to(t, v[i]);
+    }
+  };
   Plan plan;
   AgentSession(sc, kv).run([&](const Step& step) {
-    if (step.phase == PhaseType::fanout) plan = plan_step(sc, hw, kv, step, seed, values ? &store : nullptr);
+    if (step.phase == PhaseType::fanout) plan = plan_rows(sc, hw, kv, step, seed, values ? &direct : nullptr, -1);
   });
   return plan;
 }

@@ -64,8 +64,9 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
           if (job.group != g || !job.values) continue;
           const KvShard& s = job.shards[size_t(c * cfg.cube.pes + p)];
           const uint64_t at = cube_bases[size_t(p)][j];
-          cube.slices[size_t(p)]->backdoor_write(at, s.k.data(), s.k.size(), job.dtype);
-          cube.slices[size_t(p)]->backdoor_write(at + s.k.size() * job.elem_bytes(), s.v.data(), s.v.size(), job.dtype);
+          // The slice references the job's K/V (the jobs outlive the simulation): no copy.
+          cube.slices[size_t(p)]->map_region(at, s.k.data(), s.k.size(), job.dtype);
+          cube.slices[size_t(p)]->map_region(at + s.k.size() * job.elem_bytes(), s.v.data(), s.v.size(), job.dtype);
         }
       }
     }

@@ -101,9 +101,17 @@ void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void
 
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
-  std::vector<AttentionJob> jobs = jobs_in;
-  for (auto& j : jobs)
-    if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));
+  // The modules read the caller's jobs in place (the HBM slices map their K/V storage): no copy
+  // of the tensors. Only jobs that leave `scale` unset are copied, to fill it in.
+  std::vector<AttentionJob> defaulted;
+  const bool needs_scale =
+      std::any_of(jobs_in.begin(), jobs_in.end(), [](const AttentionJob& j) { return j.scale == 0.f; });
+  if (needs_scale) {
+    defaulted = jobs_in;
+    for (auto& j : defaulted)
+      if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));
+  }
+  const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
   SimResult r;
   r.trace = std::make_unique<TraceSink>(opt.vcd);

@@ -2,7 +2,6 @@
 
 #include <limits>
 
-#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -21,6 +20,9 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
       dma_component_(sh.spans.intern(path + ".dma")) {
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
+  for (const char* a : {"idle", "q_read", "gemm_qk", "softmax", "gemm_pv", "send_state"})
+    activity_span_.push_back(sh.spans.intern(a));
+  dma_span_ = sh.spans.intern("dma_kv");
   int max_d = 0;
   bool values = false;
   for (const auto& j : sh.jobs) {
@@ -31,7 +33,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
   const int nslots = sh.cfg.pe.dma.buffers;
   slots_.resize(size_t(nslots));
   for (int s = 0; s < nslots; ++s) {
-    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
+    if (values) slots_[size_t(s)].reset(new unsigned char[size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4]);
     free_slots_.push(s);
   }
   SC_HAS_PROCESS(Pe);
@@ -41,14 +43,13 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
 
 const KvShard& Pe::shard(const TileRef& t) const { return sh_.jobs[size_t(t.job)].shards[size_t(pe_)]; }
 
-void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
-              sc_core::sc_time* account) {
+void Pe::busy(PeActivity a, uint64_t cycles, const TileRef& t, int64_t bytes, sc_core::sc_time* account) {
   if (cycles == 0) return;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   sh_.trace.set(sig_activity_, uint64_t(a));
   sc_core::wait(sh_.cycles(cycles));
   sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
-  sh_.span(start, sc_core::sc_time_stamp(), component_, name, t, t.rows(), bytes);
+  sh_.span(start, sc_core::sc_time_stamp(), component_, activity_span_[size_t(a)], t, t.rows(), bytes);
   if (account) *account += sc_core::sc_time_stamp() - start;
 }
 
@@ -63,7 +64,7 @@ void Pe::dma_loop() {
     for (int first = 0; first < kv.tokens; first += kv_tile) {
       const int n = std::min(kv_tile, kv.tokens - first);
       const int slot = free_slots_.pop();
-      unsigned char* buf = job.values ? slots_[size_t(slot)].data() : nullptr;
+      unsigned char* buf = job.values ? slots_[size_t(slot)].get() : nullptr;
       const uint64_t bytes = uint64_t(n) * row_bytes;
       // K and V bursts issued together: their latencies overlap, their transfers do not.
       sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
@@ -89,7 +90,7 @@ void Pe::dma_loop() {
       sc_core::wait(std::max(dk, dv));
       sh_.trace.set(sig_dma_, 0);
       dma_busy_ += sc_core::sc_time_stamp() - start;
-      sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "dma_kv", t, n, int64_t(2 * bytes));
+      sh_.span(start, sc_core::sc_time_stamp(), dma_component_, dma_span_, t, n, int64_t(2 * bytes));
       full_slots_.push(slot);
     }
   }
@@ -111,6 +112,16 @@ void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, cons
       if (!visible(job.rows[size_t(t.row_begin + r)], kv.info[size_t(first + c)])) s(r, c) = neg_inf;
 }
 
+namespace {
+// An n x d tile of DMA'd bytes as fp32: in place for fp32, else decoded into `scratch`.
+ConstMapRM widen(DType t, const unsigned char* bytes, int n, int d, MatrixRM& scratch) {
+  if (t == DType::fp32) return ConstMapRM(reinterpret_cast<const float*>(bytes), n, d);
+  scratch.resize(n, d);
+  decode(t, bytes, uint64_t(n) * uint64_t(d), scratch.data());
+  return ConstMapRM(scratch.data(), n, d);
+}
+}  // namespace
+
 void Pe::compute_loop() {
   const auto& cfg = sh_.cfg.pe;
   const int kv_tile = cfg.dma.kv_tile_tokens;
@@ -128,23 +139,20 @@ void Pe::compute_loop() {
     for (int first = 0; first < kv.tokens; first += kv_tile) {
       const int n = std::min(kv_tile, kv.tokens - first);
       const int slot = full_slots_.pop();
-      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
-      busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
-      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
+      busy(PeActivity::gemm_qk, gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
+      busy(PeActivity::softmax, softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
+      busy(PeActivity::gemm_pv, gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
-        const unsigned char* buf = slots_[size_t(slot)].data();
-        MatrixRM k(n, d), v(n, d);
-        decode(job.dtype, buf, uint64_t(n) * uint64_t(d), k.data());
-        decode(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), uint64_t(n) * uint64_t(d), v.data());
-        ConstMapRM qm(q->data(), rows, d);
-        ConstMapRM vm(v.data(), n, d);
-        MatrixRM s(rows, n);
-        gemm_abt(qm, ConstMapRM(k.data(), n, d), s);
-        s *= job.scale;
-        apply_mask(s, job, t, kv, first);
-        merge_into(*acc, block_state(s, vm));
+        const unsigned char* buf = slots_[size_t(slot)].get();
+        const ConstMapRM k = widen(job.dtype, buf, n, d, k_);
+        const ConstMapRM v = widen(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), n, d, v_);
+        gemm_abt(ConstMapRM(q->data(), rows, d), k, s_);
+        s_ *= job.scale;
+        apply_mask(s_, job, t, kv, first);
+        block_state_into(s_, v, tile_state_, block_);
+        merge_into(*acc, tile_state_);
       }
       free_slots_.push(slot);
     }

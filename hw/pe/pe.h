@@ -18,6 +18,7 @@
 #include "hw/chip/sim_shared.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/cube/q_buffer.h"
+#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -43,8 +44,7 @@ class Pe : public sc_core::sc_module {
   void dma_loop();
   void compute_loop();
   // Waits `cycles`, records the span and moves the activity signal.
-  void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
-            sc_core::sc_time* account);
+  void busy(PeActivity a, uint64_t cycles, const TileRef& t, int64_t bytes, sc_core::sc_time* account);
   const KvShard& shard(const TileRef& t) const;
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
 
@@ -55,9 +55,16 @@ class Pe : public sc_core::sc_module {
   std::vector<uint64_t> shard_base_;
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
+  std::vector<int> activity_span_;  // interned span activity per PeActivity (recording is per KV tile)
+  int dma_span_;
   // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
   // DMA delivered them); compute widens a tile to fp32 when it uses it.
-  std::vector<std::vector<unsigned char>> slots_;
+  std::vector<std::unique_ptr<unsigned char[]>> slots_;  // uninitialised: DMA writes before compute reads
+  // Scratch reused for every KV tile (no heap traffic per tile): K/V widened to fp32 when the
+  // storage type is not fp32 (fp32 tiles are used in place), the score block, the tile's state.
+  MatrixRM k_, v_, s_;
+  BlockScratch block_;
+  AttnState tile_state_;
   TimedQueue<int> free_slots_, full_slots_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0;
