@@ -10,17 +10,20 @@ namespace ahbm::join {
 
 JoinHost no_hardware() {
   JoinHost h;
-  h.run = [](const Step&) { return StepRecord{}; };
+  h.run = [](const Step&, int) { return StepRecord{}; };
   h.wait = [](const Step&, double) { return StepRecord{}; };
-  h.probe = [](const Step&) { return 0.0; };
+  h.probe = [](const Step&, int) { return 0.0; };
+  h.tile_rows = [](int64_t) { return 0; };
   return h;
 }
 
 JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const StepSettings& set,
                        Timeline& tl, RecordStep record) {
   JoinHost h;
-  h.run = [&sc, &hw, &kv, &set, &tl, record](const Step& step) {
-    StepRun sr = run_step(sc, hw, kv, step, set, tl);
+  h.run = [&sc, &hw, &kv, &set, &tl, record](const Step& step, int q_tile_rows) {
+    HwConfig tiled = hw;
+    if (q_tile_rows > 0) tiled.q_tile_rows = q_tile_rows;
+    StepRun sr = run_step(sc, tiled, kv, step, set, tl);
     StepRecord rec = sr.record;
     record(step, std::move(sr));
     return rec;
@@ -42,11 +45,19 @@ JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManag
     record(step, std::move(sr));
     return out;
   };
-  h.probe = [&sc, &hw, &kv, &set](const Step& step) {
+  h.probe = [&sc, &hw, &kv, &set](const Step& step, int q_tile_rows) {
+    HwConfig tiled = hw;
+    if (q_tile_rows > 0) tiled.q_tile_rows = q_tile_rows;
     SimOptions so = set.sim;
     so.vcd = false;
     so.progress = nullptr;
-    return simulate(hw, plan_step(sc, hw, kv, step, set.seed, nullptr).jobs, so).end_ns;
+    return simulate(tiled, plan_step(sc, tiled, kv, step, set.seed, nullptr).jobs, so).end_ns;
+  };
+  h.tile_rows = [&sc, &hw](int64_t rows) {
+    if (hw.q_tile_rows > 0) return int(std::min<int64_t>(hw.q_tile_rows, rows));
+    const int r = int(std::min<int64_t>(rows, 1 << 30));
+    const int max_rows = auto_q_tile_rows(hw, r, sc.model.head_dim, dtype_bytes(sc.model.dtype));
+    return max_rows > 0 ? even_q_tiles(r, max_rows, hw.pe.gemm.tile_m).front().rows() : 0;
   };
   return h;
 }
@@ -65,17 +76,16 @@ ModelDims model_dims(const Scenario& sc, const JoinSpec& spec) {
 namespace {
 
 // Appends each agent's tokens (all of them: the KV is complete) and simulates the step with the
-// last min(tokens, S) tokens' query rows per agent. With fewer rows simulated than the prefill
-// has, a probe of min(tokens, ceil(S/2)) rows gives a second point and the time is extrapolated
-// affinely in rows: ns = t1 + (t1 - t2) (R - R1) / (R1 - R2). Q tiles stream over the same KV
-// one after another, so a prefill's time grows linearly in its rows once the KV is fixed.
+// last min(tokens, S) tokens' query rows per agent, cut into the Q tiles the full prefill gets
+// (tile = that job's tile rows). Tiles of one job overlap in the pipeline, so one tile alone
+// costs more than one more tile in a stream: S is raised to cover at least three tiles, and a
+// probe with one tile of rows fewer gives the steady-state cost of a tile. The time is then
+// extrapolated affinely in rows: ns = t1 + (t1 - t2) (R - R1) / (R1 - R2).
 PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, const std::vector<int64_t>& tokens,
                            const std::string& part, int max_sim, const JoinHost& host, StepRecord* rec) {
   PrefillTiming t;
   Step step{PhaseType::join, 0, {}, part};
-  Step probe = step;
-  int64_t r1 = 0, r2 = 0;
-  const int64_t half = (max_sim + 1) / 2;
+  int64_t n = 0;
   for (size_t i = 0; i < agents.size(); ++i) {
     if (tokens[i] <= 0) continue;
     if (tokens[i] > (int64_t(1) << 24))
@@ -83,21 +93,33 @@ PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, cons
                        " tokens (allowed: up to 2^24)");
     s.append(*agents[i], int(tokens[i]));
     t.tokens += tokens[i];
-    StepAgent a = *agents[i];
-    a.new_tokens = int(max_sim > 0 ? std::min<int64_t>(tokens[i], max_sim) : tokens[i]);
-    step.agents.push_back(a);
-    r1 += a.new_tokens;
-    a.new_tokens = int(max_sim > 0 ? std::min<int64_t>(tokens[i], half) : tokens[i]);
-    probe.agents.push_back(a);
-    r2 += a.new_tokens;
+    step.agents.push_back(*agents[i]);
+    ++n;
+  }
+  if (step.agents.empty()) return t;
+  const int64_t qpk = s.scenario().model.q_per_kv();
+  int64_t max_tokens = 0;
+  for (const StepAgent& a : step.agents) max_tokens = std::max<int64_t>(max_tokens, a.new_tokens);
+  const bool bounded = max_sim > 0 && max_tokens > max_sim;
+  const int tile = bounded ? host.tile_rows(t.tokens * qpk) : 0;
+  const int64_t tile_tokens = std::max<int64_t>(1, (tile + qpk * n - 1) / (qpk * n));  // per agent
+  const int64_t s1 = std::max<int64_t>(max_sim, 3 * tile_tokens), s2 = s1 - tile_tokens;
+  Step probe = step;
+  int64_t r1 = 0, r2 = 0;
+  for (size_t i = 0; i < step.agents.size(); ++i) {
+    if (bounded) {
+      step.agents[i].new_tokens = int(std::min<int64_t>(step.agents[i].new_tokens, s1));
+      probe.agents[i].new_tokens = int(std::min<int64_t>(probe.agents[i].new_tokens, s2));
+    }
+    r1 += step.agents[i].new_tokens;
+    r2 += probe.agents[i].new_tokens;
   }
   t.simulated_tokens = r1;
-  if (step.agents.empty()) return t;
-  *rec = host.run(step);
+  *rec = host.run(step, tile);
   t.simulated_ns = t.ns = rec->ns;
   if (t.tokens > r1 && r1 > r2) {
     t.extrapolated = true;
-    t.probe_ns = host.probe(probe);
+    t.probe_ns = host.probe(probe, tile);
     t.ns = t.simulated_ns + std::max(0.0, t.simulated_ns - t.probe_ns) * double(t.tokens - r1) / double(r1 - r2);
   }
   return t;
@@ -115,7 +137,7 @@ double decode_steps(AgentSession& s, std::vector<StepAgent*> agents, const std::
       s.append(*agents[i], 1);
       step.agents.push_back(*agents[i]);
     }
-    ns += host.run(step).ns;
+    ns += host.run(step, 0).ns;
     ++*count;
   }
   return ns;

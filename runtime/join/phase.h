@@ -10,8 +10,9 @@
 //     becomes shared prefix + join-input pages), checked against float64 like every step;
 //  5. it then decodes the join phase's `tokens` continuation tokens (continuation pages).
 // Prefills of more than max_simulated_tokens tokens per agent simulate the last
-// max_simulated_tokens tokens' query rows over the whole KV, probe half as many off the
-// timeline, and extrapolate the time affinely in rows (docs/join.md).
+// max_simulated_tokens tokens' query rows over the whole KV, cut into the Q tiles the full
+// prefill would have, probe half as many off the timeline, and extrapolate the time affinely
+// in rows (docs/join.md).
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,10 +25,13 @@
 namespace ahbm::join {
 
 // How the join phase reaches the hardware; no_hardware() does the page-table work only.
+// `q_tile_rows` > 0 fixes the Q tile size of the step (hardware config q_tile_rows).
 struct JoinHost {
-  std::function<StepRecord(const Step&)> run;              // simulate on the timeline and record
-  std::function<StepRecord(const Step&, double ns)> wait;  // host-side wait on the timeline, recorded
-  std::function<double(const Step&)> probe;                // simulated ns off the timeline, timing only
+  std::function<StepRecord(const Step&, int q_tile_rows)> run;  // simulate on the timeline and record
+  std::function<StepRecord(const Step&, double ns)> wait;       // host-side wait on the timeline, recorded
+  std::function<double(const Step&, int q_tile_rows)> probe;    // simulated ns off the timeline, timing only
+  // The Q tile rows the planner would give a job of `rows` rows of this scenario (0 without hardware).
+  std::function<int(int64_t rows)> tile_rows;
 };
 JoinHost no_hardware();
 using RecordStep = std::function<void(const Step&, StepRun&&)>;
