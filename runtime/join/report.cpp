@@ -127,7 +127,7 @@ std::string comparison_table(const std::vector<JoinPlan>& plans) {
     auto ns = [&](const char* k) {
       if (m[k].is_null()) return std::string("(sim)");
       char b[32];
-      std::snprintf(b, sizeof b, "%.0f", m[k].get<double>());
+      std::snprintf(b, sizeof b, "%.1f", m[k].get<double>());
       return std::string(b);
     };
     std::snprintf(line, sizeof line, fmt, p.strategy.c_str(), cell(m["join_input_tokens"]).c_str(),
