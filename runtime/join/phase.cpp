@@ -30,11 +30,8 @@ JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManag
   };
   h.wait = [&kv, &tl, record](const Step& step, double ns) {
     StepRun sr;
+    sr.record = begin_record(step, kv);
     StepRecord& rec = sr.record;
-    rec.phase = phase_name(step.phase);
-    rec.label = step.label();
-    rec.index = step.index;
-    rec.kv = kv_snapshot(kv);
     rec.ns = ns;
     const sc_core::sc_time start = tl.advance(ns);
     rec.start_ns = start.to_seconds() * 1e9;
