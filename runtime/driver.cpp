@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/common/error.h"
+#include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/npy.h"
 #include "runtime/reference.h"
@@ -70,8 +71,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;
   KvReport rep;
-  AgentSession(sc, kv).run([&](const Step& step) {
-    StepRun sr = run_step(sc, hw, kv, step, set, timeline);
+  const auto record = [&](const Step& step, StepRun&& sr) {
     if (sr.record.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.kv;
     records.push_back(sr.record);
     if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs, sr.sim.stats});
@@ -79,7 +79,12 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
       run.plan = std::move(sr.plan);
       run.sim.outputs = std::move(sr.sim.outputs);
     }
-  });
+  };
+  AgentSession session(sc, kv);
+  session.run([&](const Step& step) { record(step, run_step(sc, hw, kv, step, set, timeline)); });
+  std::optional<join::JoinOutcome> joined;
+  if (sc.join)
+    joined = join::run_join_phase(session, hw, set, timeline, record, opt.join_compare || sc.join->compare);
   timeline.finish_into(run.sim);
 
   rep.slot_bytes = kv_page_bytes(sc, hw.groups);
@@ -93,7 +98,9 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < kv.pes(); ++p) rep.peak_per_pe.push_back(kv.peak(p));
   // The no-sharing baseline: the same phases with every fork copying the parent's pages.
   KvPageManager copies(hw.pes_per_group(), -1, sc.kv.page_tokens);
-  AgentSession(sc, copies, false).run([](const Step&) {});
+  AgentSession baseline(sc, copies, false);
+  baseline.run([](const Step&) {});
+  if (sc.join) join::run_join(baseline, joined->plans.front(), *sc.join, join::no_hardware());
   rep.no_sharing_peak = copies.peak_total();
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
 
@@ -101,6 +108,11 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
   run.summary["noc"] = run.sim.stats["noc"];
   run.summary["noc"]["model"] = hw.noc.model;
+  if (joined) {
+    run.summary["join"] = joined->summary;
+    run.join_table = joined->table;
+    run.join_csv = joined->csv;
+  }
   report::add_latency(run);
   return run;
 }
@@ -158,6 +170,11 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
     report::write_report_files(tmp.string(), run, opt);
+    if (!run.join_csv.empty()) {
+      std::ofstream j(tmp / "join.csv");
+      j << run.join_csv;
+      if (!j) throw std::runtime_error("cannot write join.csv");
+    }
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
     if (fs::exists(target)) fs::remove_all(target);
     fs::rename(tmp, target);

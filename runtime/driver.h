@@ -24,6 +24,7 @@ struct RunOptions {
   double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
   bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
   bool keep_steps = false;       // keep every step's plan and outputs in RunOutput::steps
+  bool join_compare = false;     // run every join strategy side by side (as the scenario's join.compare)
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
@@ -43,6 +44,7 @@ struct RunOutput {
                   // statistics summed over the steps; outputs of the fan-out step
   Json summary;
   std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
+  std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv
 };
 
 // Documented tolerance of O against the float64 reference on the tensors before rounding to

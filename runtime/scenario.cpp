@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/join/spec.h"
+
 namespace ahbm {
 
 const char* phase_name(PhaseType t) {
@@ -67,7 +69,7 @@ std::vector<PhaseSpec> read_phases(JsonReader& r, const Scenario& s) {
     } else if (ph.type == PhaseType::decode) {
       ph.steps = int(p.integer("steps", 1, 1 << 16));
     } else if (ph.type == PhaseType::join) {
-      ph.tokens = int(p.integer("tokens", 1, 1 << 16));
+      ph.tokens = s.join ? int(p.integer("tokens", 0, 0, 1 << 16)) : int(p.integer("tokens", 1, 1 << 16));
     }
     p.finish();
     out.push_back(ph);
@@ -102,8 +104,14 @@ Scenario parse_scenario(const Json& j, const std::string& file) {
     a.finish();
     s.agents.push_back(spec);
   }
+  if (r.has("join")) {
+    std::vector<std::string> names;
+    for (const auto& a : s.agents) names.push_back(a.name);
+    s.join = std::make_shared<const join::JoinSpec>(join::read_join_spec(r, "join", names, join::builtin_join_strategies()));
+  }
   if (r.has("phases")) s.phases = read_phases(r, s);
   else s.phases = {PhaseSpec{}};
+  if (s.join && !s.phase(PhaseType::join)) r.fail("join", "needs a {\"type\": \"join\"} phase to run in");
   r.finish();
   return s;
 }
@@ -124,7 +132,7 @@ Json to_json(const Scenario& s) {
     if (p.type == PhaseType::decode) pj["steps"] = p.steps;
     phases.push_back(pj);
   }
-  return Json{{"name", s.name},
+  Json j = Json{{"name", s.name},
               {"description", s.description},
               {"model", {{"head_dim", s.model.head_dim}, {"num_q_heads", s.model.num_q_heads},
                          {"num_kv_heads", s.model.num_kv_heads}, {"layers", s.model.layers},
@@ -135,6 +143,8 @@ Json to_json(const Scenario& s) {
               {"seed", s.seed},
               {"agents", agents},
               {"phases", phases}};
+  if (s.join) j["join"] = join::to_json(*s.join);
+  return j;
 }
 
 }  // namespace ahbm

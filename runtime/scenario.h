@@ -3,6 +3,7 @@
 // type, the KV paging and placement, the shared prefix, the sub-agents forked from it, and the
 // phases run in order (prefill, fanout, decode, join).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@
 #include "runtime/kv/placement.h"
 
 namespace ahbm {
+
+namespace join {
+struct JoinSpec;  // runtime/join/spec.h: the "join" block (strategy, results, options)
+}
 
 struct AgentSpec {
   std::string name;
@@ -38,7 +43,9 @@ const char* phase_name(PhaseType t);
 
 struct PhaseSpec {
   PhaseType type = PhaseType::fanout;
-  int tokens = 0;  // prefill: prefix tokens computed (the rest counts as cached); join: main-agent tokens
+  // prefill: prefix tokens computed (the rest counts as cached); join: main-agent tokens (with a
+  // "join" block: tokens the main agent decodes after the join prefill, its continuation)
+  int tokens = 0;
   int steps = 0;   // decode
 };
 
@@ -51,6 +58,7 @@ struct Scenario {
   std::vector<AgentSpec> agents;
   std::vector<PhaseSpec> phases;  // in order; default: one fanout (the prefix is already cached)
   uint64_t seed = 1;
+  std::shared_ptr<const join::JoinSpec> join;  // null: the join phase runs `tokens` plain tokens
 
   int total_rows() const;  // new tokens of every agent (rows per query head at the fan-out)
   const PhaseSpec* phase(PhaseType t) const;

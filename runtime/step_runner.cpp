@@ -40,14 +40,20 @@ std::pair<int, int> agent_rows(const AttentionJob& job, int i) {
 
 }  // namespace
 
-StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
-                 const StepSettings& set, Timeline& timeline) {
-  StepRun run;
-  StepRecord& rec = run.record;
+StepRecord begin_record(const Step& step, const KvPageManager& kv) {
+  StepRecord rec;
   rec.phase = phase_name(step.phase);
   rec.label = step.label();
   rec.index = step.index;
   rec.kv = kv_snapshot(kv);
+  return rec;
+}
+
+StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
+                 const StepSettings& set, Timeline& timeline) {
+  StepRun run;
+  run.record = begin_record(step, kv);
+  StepRecord& rec = run.record;
   run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;

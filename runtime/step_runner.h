@@ -56,6 +56,9 @@ struct StepRun {
   SimResult sim;  // of the batched jobs (its spans were appended to the timeline)
 };
 
+// A step's record before anything ran: phase, label, index, and the KV pages at its start.
+StepRecord begin_record(const Step& step, const KvPageManager& kv);
+
 StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
                  const StepSettings& set, Timeline& timeline);
 

@@ -29,6 +29,12 @@ sc_core::sc_time Timeline::append(const SimResult& step) {
   return start;
 }
 
+sc_core::sc_time Timeline::advance(double ns) {
+  const sc_core::sc_time start = now_;
+  now_ = start + sc_core::sc_time(ns, sc_core::SC_NS);
+  return start;
+}
+
 namespace {
 bool names_any(const std::string& key, std::initializer_list<const char*> words) {
   for (const char* w : words)

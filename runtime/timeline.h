@@ -18,6 +18,8 @@ class Timeline {
   // Appends `step` (simulated from time 0) at now(); returns where it starts. now() moves to
   // its end.
   sc_core::sc_time append(const SimResult& step);
+  // Moves now() on by `ns` with no hardware activity (a host-side wait); returns its start.
+  sc_core::sc_time advance(double ns);
   SpanRecorder& spans() { return *spans_; }
   // Hands the merged spans, waveform, tile times (tile_of: (job, tile) within its own step)
   // and statistics to `out` and sets its end time; `out.outputs` is left alone.

@@ -34,6 +34,8 @@ int cmd_run(int argc, char** argv) {
       "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
+      "  join.csv      with a \"join\" block: per join strategy, join-input tokens, continuation-prefill and\n"
+      "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc;
@@ -49,7 +51,8 @@ int cmd_run(int argc, char** argv) {
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
-      ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched");
+      ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
+      ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_options(argc, argv, desc, pos);
@@ -69,8 +72,11 @@ int cmd_run(int argc, char** argv) {
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
   opt.compare_unbatched = vm.count("compare-unbatched") > 0;
+  opt.join_compare = vm.count("join-compare") > 0;
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
+  if (opt.join_compare && !sc.join)
+    throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");
   HwConfig cfg;
   if (!hw.empty()) {
     cfg = load_hw_config(hw);
@@ -89,6 +95,7 @@ int cmd_run(int argc, char** argv) {
   if (opt.values)
     std::cout << "numeric check vs float64: max_abs_err " << s["numerics"]["max_abs_err"].get<double>() << " ("
               << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
+  if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s["join"]["strategy"].get<std::string>() << "):\n" << run.join_table;
   std::cout << "outputs in " << out << "\n";
   if (vm.count("check") && opt.values && !s["numerics"]["pass"].get<bool>()) return 3;
   return 0;
