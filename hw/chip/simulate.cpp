@@ -46,11 +46,11 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
     for (int p = 0; p < cfg.pes_per_group(); ++p) {
       const KvShard& s = job.shards[size_t(p)];
       uint64_t& used = hbm_used[size_t(job.group) * size_t(cfg.pes_per_group()) + size_t(p)];
-      used += 2 * uint64_t(s.tokens) * uint64_t(job.head_dim) * 4;
+      used += 2 * pe_held_tokens(job, p) * kv_row_bytes(job);
       if (used > cfg.pe.hbm.capacity_bytes)
         throw InputError(hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
                          " is exceeded on PE " + std::to_string(p) + " of group " + std::to_string(job.group) +
-                         " (KV needs " + std::to_string(used) + " bytes)");
+                         " (KV needs " + std::to_string(used) + " bytes, replicas included)");
       if (job.values && (s.k.size() != size_t(s.tokens) * size_t(job.head_dim) || s.v.size() != s.k.size()))
         throw InputError(where + ": KV shard of PE " + std::to_string(p) + " has the wrong size");
       if (s.info.size() != size_t(s.tokens))
@@ -101,6 +101,7 @@ void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void
 
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
+  check_job_dataflow(cfg, jobs_in, opt.hw_file);
   std::vector<AttentionJob> jobs = jobs_in;
   for (auto& j : jobs)
     if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));

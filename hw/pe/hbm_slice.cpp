@@ -18,20 +18,12 @@ void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count)
   std::copy(words, words + count, storage_.begin() + long(first));
 }
 
-void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const uint64_t len = trans.get_data_length();
-  if (trans.get_command() != tlm::TLM_READ_COMMAND) {
-    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return;
-  }
+bool HbmSlice::read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc_time& delay) {
   // A null data pointer is a timing-only burst: charge the time, move no values.
-  if (trans.get_data_ptr()) {
-    const uint64_t first = trans.get_address() / 4;
-    if ((first + len / 4) > storage_.size()) {
-      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-    std::memcpy(trans.get_data_ptr(), storage_.data() + first, len);
+  if (dst) {
+    const uint64_t first = addr / 4;
+    if ((first + len / 4) > storage_.size()) return false;
+    std::memcpy(dst, storage_.data() + first, len);
   }
   const sc_core::sc_time request = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time start = std::max(request, free_at_);
@@ -39,7 +31,24 @@ void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   delay = free_at_ + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS) - sc_core::sc_time_stamp();
   bytes_read_ += len;
   ++bursts_;
-  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  return true;
+}
+
+sc_core::sc_time HbmSlice::write(uint64_t addr, const float* words, uint64_t count) {
+  if (words) backdoor_write(addr, words, count);
+  const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), free_at_);
+  free_at_ = start + transfer_time(count * 4, cfg_.bandwidth_gbps);
+  bytes_written_ += count * 4;
+  return free_at_ - sc_core::sc_time_stamp();
+}
+
+void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  if (trans.get_command() != tlm::TLM_READ_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  const bool ok = read(trans.get_address(), trans.get_data_ptr(), trans.get_data_length(), delay);
+  trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
 }  // namespace ahbm

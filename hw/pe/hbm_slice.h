@@ -21,7 +21,15 @@ class HbmSlice : public sc_core::sc_module {
   HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg);
   // Places `words` fp32 values at byte address `addr` (the runtime's placement, before the run).
   void backdoor_write(uint64_t addr, const float* words, uint64_t count);
+  // A read of `len` bytes at `addr` into `dst` (null: timing only) requested now + `delay`,
+  // from whichever initiator (the PE's DMA socket, or the CUBE serving a remote request): books
+  // the slice and returns when the data is out, relative to now. False: outside the stored data.
+  bool read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc_time& delay);
+  // A write of `count` fp32 values arriving now (a remapped KV copy): books the slice like a
+  // read of the same size and returns how long until it is stored.
+  sc_core::sc_time write(uint64_t addr, const float* words, uint64_t count);
   uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bursts() const { return bursts_; }
 
  private:
@@ -31,6 +39,7 @@ class HbmSlice : public sc_core::sc_module {
   sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;
   uint64_t bytes_read_ = 0;
   uint64_t bursts_ = 0;
+  uint64_t bytes_written_ = 0;
 };
 
 }  // namespace ahbm
