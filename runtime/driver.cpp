@@ -12,6 +12,7 @@
 #include "hw/common/error.h"
 #include "hw/pe/engines.h"
 #include "runtime/npy.h"
+#include "runtime/policy/policy_report.h"
 #include "runtime/reference.h"
 #include "runtime/report/report.h"
 
@@ -51,6 +52,8 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   run.plan = plan_fanout(sc, hw, seed, opt.values);
+  const PolicyDecision decision = decide_policy({run.plan.job}, hw, opt.policy);  // A, B1..B5 or auto
+  run.plan.job = apply_decision({run.plan.job}, hw, decision)[0];
   SimOptions so;
   so.vcd = opt.vcd;
   so.hw_file = opt.hw_file;
@@ -116,7 +119,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   run.summary = Json{
       {"scenario", sc.name},
       {"seed", seed},
-      {"policy", "A"},
+      {"policy", policy_summary(decision, hw, {run.plan.job}, run.sim)},
       {"total_ns", run.sim.end_ns},
       {"rows", job.row_count()},
       {"q_tiles", job.tiles.size()},
