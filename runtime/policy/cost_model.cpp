@@ -193,11 +193,12 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     for (int p : tpes) {
       PeTrack& x = pe[size_t(p)];
       if (x.first_q < 0) x.first_q = q_in_hand[p];
-      double comp = 0, dma = 0, last_comp = 0;
+      double comp = 0, dma = 0, last_comp = 0, first_dma = -1;
       auto add_block = [&](int n, double dma_b) {
         last_comp = m.comp_ns(R, n, d);
         comp += last_comp;
         dma += dma_b;
+        if (first_dma < 0) first_dma = dma_b;
       };
       if (job.kv_broadcast) {
         // Lockstep broadcast: blocks interleave over owners; each costs the owner's read and the
@@ -217,7 +218,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
           }
       }
       const double dma_path = std::max(x.dma + dma, dma_start + slice_load[size_t(p)]) + last_comp;
-      const double comp_path = std::max(q_in_hand[p], lockstep) + comp;
+      // Compute starts once it holds Q and the first KV tile (late after a remap).
+      const double comp_path = std::max({q_in_hand[p], lockstep, x.dma + std::max(first_dma, 0.0)}) + comp;
       x.dma += dma;
       x.gemm += comp;
       local_end[p] = std::max(dma_path, comp_path);
@@ -273,19 +275,11 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   res.end = crit_end;
   PolicyEstimate& e = res.parts;
   e.q_ns = std::max(0.0, x.first_q);
-  e.gemm_ns = x.gemm;
+  // Only the part of the remap beyond Q delivery is on the critical path.
+  e.remap_ns = job.remap ? std::max(0.0, dma_start - e.q_ns) : 0.0;
   e.reduce_ns = crit_end - crit_local_end;
-  // Transfer not hidden: the local phase of the critical PE beyond its compute and Q wait.
-  const double local_span = crit_local_end - std::max(x.first_q, 0.0);
-  e.kv_ns = std::max(0.0, local_span - x.gemm);
-  if (job.remap) {
-    // Remap overlaps Q delivery; only the part beyond it counts as T_remap on the critical path.
-    const double exposed = std::max(0.0, dma_start - x.first_q);
-    e.remap_ns = std::min(e.remap_ns, exposed);
-    e.kv_ns = std::max(0.0, e.kv_ns - e.remap_ns);
-  } else {
-    e.remap_ns = 0;
-  }
+  // KV transfer (and waits between tiles) not hidden behind the PE's compute.
+  e.kv_ns = std::max(0.0, crit_local_end - (e.q_ns + e.remap_ns) - x.gemm);
   e.other_ns = crit_end - (e.q_ns + e.remap_ns + e.gemm_ns + e.kv_ns + e.reduce_ns);
   e.total_ns = crit_end;
   return res;
@@ -328,11 +322,19 @@ PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwCo
     } catch (const InputError& e) {
       if (!d.automatic && p == want) throw;
       d.unavailable.push_back(policy_name(p) + ": " + e.what());
-      continue;
     }
-    if (d.automatic && d.estimates.back().total_ns < best) {
-      best = d.estimates.back().total_ns;
-      d.chosen = p;
+  }
+  if (d.automatic) {
+    // Lowest estimate; estimates within 0.1% are a tie, broken towards the policy that moves
+    // less KV per step and keeps less extra state: A, B4, B3, B2, B1, B5.
+    for (const auto& e : d.estimates) best = std::min(best, e.total_ns);
+    static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
+    for (Policy p : preference) {
+      auto it = std::find_if(d.estimates.begin(), d.estimates.end(), [&](const PolicyEstimate& e) { return e.policy == p; });
+      if (it != d.estimates.end() && it->total_ns <= best * 1.001) {
+        d.chosen = p;
+        break;
+      }
     }
   }
   if (!d.automatic) d.chosen = want;

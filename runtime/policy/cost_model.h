@@ -24,9 +24,9 @@ struct PolicyEstimate {
   double q_ns = 0;        // T_Q_multicast (A, B4) / T_Q_partition (B1-B3, B5): until that PE holds its first Q tile
   double remap_ns = 0;    // T_remap: KV regroup copies + page-table rebuild before streaming (B1)
   double gemm_ns = 0;     // T_local_GEMM: GEMM + softmax cycles of that PE over all its tiles
-  double kv_ns = 0;       // T_remote_or_replicated_KV: KV transfer not hidden behind compute
+  double kv_ns = 0;       // T_remote_or_replicated_KV: KV transfer (and waits between tiles) not hidden behind compute
   double reduce_ns = 0;   // T_hierarchical_reduce / T_group_reduce: last local result to O at the host
-  double other_ns = 0;    // waits between tiles (Q delivery, send-state bus) on that PE
+  double other_ns = 0;    // rest of the critical path (0 unless a term above had to be clipped)
   double total_ns = 0;    // = sum of the above
   Json to_json() const;
 };

@@ -31,7 +31,8 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
   return Json{{"policies", out},
               {"auto", policy_name(d.chosen)},
               {"simulated_winner", winner},
-              {"auto_hit", policy_name(d.chosen) == winner},
+              // A tie in simulated time (B2 and B3 often tie) counts as a hit.
+              {"auto_hit", auto_sim <= best * (1 + 1e-9)},
               {"auto_regret", auto_sim / best - 1.0}};
 }
 
