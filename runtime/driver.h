@@ -1,15 +1,18 @@
 #pragma once
-// The runtime's one door to the hardware model: plans a scenario, simulates it, checks the
-// numbers against the float64 reference and assembles the summary; writes the run directory.
+// The runtime's one door to the hardware model: runs a scenario's phases over the paged KV
+// cache, simulates every step, checks the numbers against the float64 reference and assembles
+// the summary; writes the run directory.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
 #include "hw/chip/simulate.h"
 #include "runtime/planner.h"
 #include "runtime/scenario.h"
+#include "runtime/session.h"
 
 namespace ahbm {
 
@@ -19,18 +22,33 @@ struct RunOptions {
   bool vcd = true;
   bool dump_tensors = false;
   bool values = true;            // false: timing only (no tensors, no numeric check)
-  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference (fp32)
+  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
+  bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
+  bool keep_steps = false;       // keep every step's plan and outputs in RunOutput::steps
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
   std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
 };
 
-struct RunOutput {
+struct StepOutput {
+  Step step;
   Plan plan;
-  SimResult sim;
-  Json summary;
+  std::vector<MatrixRM> outputs;  // per job
+  Json stats;                     // per-module statistics of this step alone
 };
+
+struct RunOutput {
+  Plan plan;      // the fan-out step (what tensors/ holds)
+  SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
+                  // statistics summed over the steps; outputs of the fan-out step
+  Json summary;
+  std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
+};
+
+// Documented tolerance of O against the float64 reference on the tensors before rounding to
+// the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
+double storage_tolerance(DType t);
 
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 

@@ -15,6 +15,18 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
   ctx.clock = sh.clock;
   ctx.trace = &sh.trace;
   ctx.spans = &sh.spans;
+  // A packet's tag is a global tile index (NoC spans carry that tile's phase and agent), or
+  // kKvTag for KV moved between PEs (spans carry its job's first tile's phase).
+  ctx.span_hook = [&sh](const std::string& component, const char* activity, const NocPacket& p,
+                        const sc_core::sc_time& start, const sc_core::sc_time& end) {
+    size_t gt = size_t(p.tag);
+    if (p.tag == kKvTag) {
+      const int job = std::static_pointer_cast<const KvMessage>(p.payload)->job;
+      for (gt = 0; gt + 1 < sh.tiles.size() && sh.tiles[gt].job != job;) ++gt;
+    }
+    const TileRef& t = sh.tiles.at(gt);
+    sh.span(start, end, sh.spans.intern(component), activity, t, t.rows(), int64_t(p.bytes));
+  };
   ctx.endpoints = {"host", "qsrc"};
   std::vector<std::vector<int>> group_endpoints(size_t(cfg.groups));
   for (int g : active_groups)
@@ -66,14 +78,14 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
         HbmSlice& slice = *fabric.slices[size_t(p)];
         const uint64_t at = fabric.base[size_t(p)][j], row = kv_row_bytes(job), held = pe_held_tokens(job, p);
         const KvShard& s = job.shards[size_t(p)];
-        slice.backdoor_write(at, s.k.data(), s.k.size());
-        slice.backdoor_write(at + held * row, s.v.data(), s.v.size());
+        slice.backdoor_write(at, s.k.data(), s.k.size(), job.dtype);
+        slice.backdoor_write(at + held * row, s.v.data(), s.v.size(), job.dtype);
         if (job.remap || size_t(p) >= job.replicas.size()) continue;
         for (const KvReplica& r : job.replicas[size_t(p)]) {
           const KvShard& src = job.shards[size_t(r.src_pe)];
           const uint64_t h = replica_offset_tokens(job, p, r.src_pe, r.first);
-          slice.backdoor_write(at + h * row, src.k.data() + size_t(r.first) * d, size_t(r.count) * d);
-          slice.backdoor_write(at + (held + h) * row, src.v.data() + size_t(r.first) * d, size_t(r.count) * d);
+          slice.backdoor_write(at + h * row, src.k.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
+          slice.backdoor_write(at + (held + h) * row, src.v.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
         }
       }
     }

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "hw/pe/storage_type.h"
+
 namespace ahbm {
 
 constexpr int kSharedOwner = -1;
@@ -72,6 +74,9 @@ struct AttentionJob {
   std::string phase = "fanout";
   int group = 0;  // KV-head group that runs it
   int head_dim = 128;
+  // Storage type of Q, K, V: bytes in HBM, DMA, multicast, Q buffer and SRAM follow it. The
+  // float vectors below hold values already rounded to it; arithmetic stays fp32.
+  DType dtype = DType::fp32;
   float scale = 0.f;             // 1/sqrt(head_dim) unless set
   std::vector<float> q;          // rows x head_dim, row-major (empty in timing-only runs)
   std::vector<RowInfo> rows;
@@ -97,10 +102,13 @@ struct AttentionJob {
   // unified launch for the step.
   int kernel = 0;
   int row_count() const { return int(rows.size()); }
+  uint64_t elem_bytes() const { return dtype_bytes(dtype); }
+  // Bytes of PE p's K and V rows in HBM.
+  uint64_t kv_bytes(int p) const { return 2 * uint64_t(shards[size_t(p)].tokens) * uint64_t(head_dim) * elem_bytes(); }
 };
 
-// Bytes of one K (or V) row in HBM and on the wire.
-inline uint64_t kv_row_bytes(const AttentionJob& j) { return uint64_t(j.head_dim) * 4; }
+// Bytes of one K (or V) row in HBM and on the wire (the job's storage type).
+inline uint64_t kv_row_bytes(const AttentionJob& j) { return uint64_t(j.head_dim) * j.elem_bytes(); }
 
 inline bool tile_has_pe(const QTile& t, int pe) {
   return t.pes.empty() || std::find(t.pes.begin(), t.pes.end(), pe) != t.pes.end();

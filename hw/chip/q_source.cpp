@@ -29,7 +29,9 @@ void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
   TileData data;
   if (trans.get_data_ptr()) {
     const float* f = reinterpret_cast<const float*>(trans.get_data_ptr());
-    data = std::make_shared<const std::vector<float>>(f, f + bytes / 4);
+    // Values travel as fp32 already rounded to the storage type; the bytes charged are the storage type's.
+    const TileRef& t = sh_.tiles[size_t(trans.get_address())];
+    data = std::make_shared<const std::vector<float>>(f, f + size_t(t.rows()) * size_t(sh_.jobs[size_t(t.job)].head_dim));
   }
   delay += sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS) +
            transfer_time(bytes, sh_.cfg.host.bandwidth_gbps);

@@ -28,17 +28,17 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
         throw InputError(where + ": Q tiles must cover rows [0, " + std::to_string(job.row_count()) +
                          ") in order without gaps");
       next = t.row_end;
-      const SramBudget b = sram_budget(cfg.pe, uint64_t(t.rows()), uint64_t(job.head_dim), 4);
+      const SramBudget b = sram_budget(cfg.pe, uint64_t(t.rows()), uint64_t(job.head_dim), job.elem_bytes());
       if (b.total() > cfg.pe.sram_bytes)
         throw InputError(hw_file + ": pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " is too small for a " +
                          std::to_string(t.rows()) + "-row Q tile with pe.dma.kv_tile_tokens = " +
                          std::to_string(cfg.pe.dma.kv_tile_tokens) + " and pe.dma.buffers = " +
-                         std::to_string(cfg.pe.dma.buffers) + ": needs " + b.describe());
-      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * 4;
+                         std::to_string(cfg.pe.dma.buffers) + " in " + dtype_name(job.dtype) + ": needs " + b.describe());
+      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes();
       if (qbytes > cfg.cube.q_buffer.bytes)
         throw InputError(hw_file + ": cube.q_buffer.bytes = " + std::to_string(cfg.cube.q_buffer.bytes) +
                          " cannot hold a " + std::to_string(t.rows()) + "-row Q tile (" + std::to_string(qbytes) +
-                         " bytes)");
+                         " bytes in " + dtype_name(job.dtype) + ")");
     }
     if (next != job.row_count())
       throw InputError(where + ": Q tiles cover " + std::to_string(next) + " of " + std::to_string(job.row_count()) +

@@ -18,15 +18,15 @@ void DelayedSender::loop() {
   for (;;) noc_.send(queue_.pop());
 }
 
-std::shared_ptr<const std::vector<float>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
-                                                  int count, sc_core::sc_time& delay) {
+std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
+                                                          int count, sc_core::sc_time& delay) {
   const AttentionJob& j = sh.jobs[size_t(job)];
   const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = f.base[size_t(pe)][size_t(job)];
-  const size_t half = size_t(count) * size_t(j.head_dim);
-  std::shared_ptr<std::vector<float>> data;
-  if (j.values) data = std::make_shared<std::vector<float>>(2 * half);
-  unsigned char* k = data ? reinterpret_cast<unsigned char*>(data->data()) : nullptr;
-  unsigned char* v = data ? reinterpret_cast<unsigned char*>(data->data() + half) : nullptr;
+  const size_t half = size_t(count) * size_t(row);
+  std::shared_ptr<std::vector<unsigned char>> data;
+  if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
+  unsigned char* k = data ? data->data() : nullptr;
+  unsigned char* v = data ? data->data() + half : nullptr;
   // K and V issued together, as the PE's own DMA does.
   sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
   HbmSlice& s = *f.slices[size_t(pe)];

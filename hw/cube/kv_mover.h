@@ -29,7 +29,7 @@ class DelayedSender : public sc_core::sc_module {
 
 // Reads `count` tokens (K rows, then V rows) of job `job` starting at held-token index `h` from
 // PE `pe`'s slice; returns the data (null when timing only) and sets `delay` to when it is out.
-std::shared_ptr<const std::vector<float>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
+std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
                                                   int count, sc_core::sc_time& delay);
 
 class KvMover : public sc_core::sc_module {

@@ -31,7 +31,7 @@ struct KvMessage {
   int first = 0, count = 0;        // tokens of src_pe's shard
   std::vector<int> dst_pes;        // remap/broadcast: receiving PEs of the group
   std::vector<int> slots;          // broadcast: the SRAM slot reserved in each receiver
-  std::shared_ptr<const std::vector<float>> data;  // K rows then V rows (null: timing only)
+  std::shared_ptr<const std::vector<unsigned char>> data;  // K rows then V rows, stored bytes (null: timing only)
   uint64_t wire_bytes(const AttentionJob& j) const { return 2 * uint64_t(count) * kv_row_bytes(j); }
 };
 using KvMessagePtr = std::shared_ptr<const KvMessage>;

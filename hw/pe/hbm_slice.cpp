@@ -12,18 +12,17 @@ HbmSlice::HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg)
   socket.register_b_transport(this, &HbmSlice::b_transport);
 }
 
-void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count) {
-  const uint64_t first = addr / 4;
-  if (storage_.size() < first + count) storage_.resize(first + count);
-  std::copy(words, words + count, storage_.begin() + long(first));
+void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count, DType t) {
+  const uint64_t end = addr + count * dtype_bytes(t);
+  if (storage_.size() < end) storage_.resize(end);
+  encode(t, words, count, storage_.data() + addr);
 }
 
 bool HbmSlice::read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc_time& delay) {
   // A null data pointer is a timing-only burst: charge the time, move no values.
   if (dst) {
-    const uint64_t first = addr / 4;
-    if ((first + len / 4) > storage_.size()) return false;
-    std::memcpy(dst, storage_.data() + first, len);
+    if (addr + len > storage_.size()) return false;
+    std::memcpy(dst, storage_.data() + addr, len);
   }
   const sc_core::sc_time request = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time start = std::max(request, free_at_);
@@ -34,11 +33,14 @@ bool HbmSlice::read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc
   return true;
 }
 
-sc_core::sc_time HbmSlice::write(uint64_t addr, const float* words, uint64_t count) {
-  if (words) backdoor_write(addr, words, count);
+sc_core::sc_time HbmSlice::write(uint64_t addr, const unsigned char* bytes, uint64_t len) {
+  if (bytes) {
+    if (storage_.size() < addr + len) storage_.resize(addr + len);
+    std::memcpy(storage_.data() + addr, bytes, len);
+  }
   const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), free_at_);
-  free_at_ = start + transfer_time(count * 4, cfg_.bandwidth_gbps);
-  bytes_written_ += count * 4;
+  free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
+  bytes_written_ += len;
   return free_at_ - sc_core::sc_time_stamp();
 }
 

@@ -41,7 +41,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
   const int nslots = sh.cfg.pe.dma.buffers;
   slots_.resize(size_t(nslots));
   for (int s = 0; s < nslots; ++s) {
-    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d));
+    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
     free_slots_.push(s);
   }
   SC_HAS_PROCESS(Pe);
@@ -60,26 +60,26 @@ void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t,
   if (account) *account += sc_core::sc_time_stamp() - start;
 }
 
-void Pe::fill_slot(int slot, const std::vector<float>* data, int n, int d) {
-  float* buf = slot_data(slot);
+void Pe::fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job) {
+  unsigned char* buf = slot_data(slot);
   if (!data || !buf) return;
-  const size_t half = size_t(n) * size_t(d);
+  const size_t half = size_t(n) * size_t(kv_row_bytes(job));
   std::copy(data->begin(), data->begin() + long(half), buf);
   std::copy(data->begin() + long(half), data->begin() + long(2 * half),
-            buf + size_t(sh_.cfg.pe.dma.kv_tile_tokens) * size_t(d));
+            buf + size_t(sh_.cfg.pe.dma.kv_tile_tokens) * size_t(kv_row_bytes(job)));
 }
 
 void Pe::remote_response(KvMessagePtr m) { responses_.push(std::move(m)); }
 
 void Pe::remap_arrived(const KvMessage& m) {
   const AttentionJob& job = sh_.jobs[size_t(m.job)];
-  const uint64_t row = kv_row_bytes(job), d = uint64_t(job.head_dim);
+  const uint64_t row = kv_row_bytes(job);
   const uint64_t h = replica_offset_tokens(job, pe_, m.src_pe, m.first);
   const uint64_t held = pe_held_tokens(job, pe_);
   const uint64_t base = fabric_.base[size_t(pe_)][size_t(m.job)];
   HbmSlice& slice = *fabric_.slices[size_t(pe_)];
-  const float* k = m.data ? m.data->data() : nullptr;
-  const uint64_t n = uint64_t(m.count) * d;
+  const unsigned char* k = m.data ? m.data->data() : nullptr;
+  const uint64_t n = uint64_t(m.count) * row;
   sc_core::sc_time done = slice.write(base + h * row, k, n);
   done = std::max(done, slice.write(base + (held + h) * row, k ? k + n : nullptr, n));
   remap_done_at_ = std::max(remap_done_at_, sc_core::sc_time_stamp() + done);
@@ -88,7 +88,7 @@ void Pe::remap_arrived(const KvMessage& m) {
 }
 
 void Pe::broadcast_arrived(const KvMessage& m, int slot) {
-  fill_slot(slot, m.data.get(), m.count, sh_.jobs[size_t(m.job)].head_dim);
+  fill_slot(slot, m.data.get(), m.count, sh_.jobs[size_t(m.job)]);
   full_slots_.push({slot, m.src_pe, m.first, m.count});
 }
 
@@ -130,7 +130,7 @@ void Pe::dma_loop() {
         const int n = std::min(kv_tile, seg.count - off);
         const int first = seg.first + off;
         const int slot = free_slots_.pop();
-        float* buf = job.values ? slot_data(slot) : nullptr;
+        unsigned char* buf = job.values ? slot_data(slot) : nullptr;
         const uint64_t bytes = uint64_t(n) * row_bytes;
         const sc_core::sc_time start = sc_core::sc_time_stamp();
         sh_.trace.set(sig_dma_, 1);
@@ -140,17 +140,17 @@ void Pe::dma_loop() {
           const uint64_t held = pe_held_tokens(job, pe_);
           const uint64_t base = fabric_.base[size_t(pe_)][size_t(t.job)];
           sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-          auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, float* dst) {
+          auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, unsigned char* dst) {
             tr.set_command(tlm::TLM_READ_COMMAND);
             tr.set_address(addr);
-            tr.set_data_ptr(reinterpret_cast<unsigned char*>(dst));
+            tr.set_data_ptr(dst);
             tr.set_data_length(unsigned(bytes));
             tr.set_streaming_width(unsigned(bytes));
             tr.set_byte_enable_ptr(nullptr);
             tr.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
           };
           burst(k_trans, base + h * row_bytes, buf);
-          burst(v_trans, base + (held + h) * row_bytes, buf ? buf + size_t(kv_tile) * size_t(job.head_dim) : nullptr);
+          burst(v_trans, base + (held + h) * row_bytes, buf ? buf + size_t(kv_tile) * row_bytes : nullptr);
           hbm->b_transport(k_trans, dk);
           hbm->b_transport(v_trans, dv);
           if (k_trans.is_response_error() || v_trans.is_response_error())
@@ -175,7 +175,7 @@ void Pe::dma_loop() {
           p.payload = m;
           fabric_.noc->send(std::move(p));
           KvMessagePtr r = responses_.pop();
-          fill_slot(slot, r->data.get(), n, job.head_dim);
+          fill_slot(slot, r->data.get(), n, job);
           remote_bytes_ += 2 * bytes;
           sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "remote_kv", t, n, int64_t(2 * bytes));
         }
@@ -232,12 +232,14 @@ void Pe::compute_loop() {
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
-        const float* buf = slot_data(blk.slot);
+        const unsigned char* buf = slot_data(blk.slot);
+        MatrixRM k(n, d), v(n, d);
+        decode(job.dtype, buf, uint64_t(n) * uint64_t(d), k.data());
+        decode(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), uint64_t(n) * uint64_t(d), v.data());
         ConstMapRM qm(q->data(), rows, d);
-        ConstMapRM km(buf, n, d);
-        ConstMapRM vm(buf + size_t(kv_tile) * size_t(d), n, d);
+        ConstMapRM vm(v.data(), n, d);
         MatrixRM s(rows, n);
-        gemm_abt(qm, km, s);
+        gemm_abt(qm, ConstMapRM(k.data(), n, d), s);
         s *= job.scale;
         apply_mask(s, job, t, job.shards[size_t(blk.src_pe)], blk.first);
         merge_into(*acc, block_state(s, vm));

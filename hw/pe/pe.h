@@ -65,8 +65,8 @@ class Pe : public sc_core::sc_module {
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
             sc_core::sc_time* account);
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
-  float* slot_data(int slot) { return slots_[size_t(slot)].empty() ? nullptr : slots_[size_t(slot)].data(); }
-  void fill_slot(int slot, const std::vector<float>* data, int n, int d);
+  unsigned char* slot_data(int slot) { return slots_[size_t(slot)].empty() ? nullptr : slots_[size_t(slot)].data(); }
+  void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
 
   SimShared& sh_;
   int group_, pe_, local_;
@@ -76,7 +76,9 @@ class Pe : public sc_core::sc_module {
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
   std::vector<int> my_tiles_;
-  std::vector<std::vector<float>> slots_;  // each: K tile then V tile, kv_tile_tokens x d
+  // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
+  // DMA, a remote read or a broadcast delivered them); compute widens a tile to fp32 when it uses it.
+  std::vector<std::vector<unsigned char>> slots_;
   TimedQueue<int> free_slots_;
   TimedQueue<Block> full_slots_;
   TimedQueue<KvMessagePtr> responses_;

@@ -23,9 +23,9 @@ Policy parse_policy(const std::string& name, const std::string& field) {
   throw InputError(field + ": unknown policy \"" + name + "\" (allowed: A, B1, B2, B3, B4, B5, auto)");
 }
 
-int fitting_tile_rows(const HwConfig& hw, int want, int head_dim) {
+int fitting_tile_rows(const HwConfig& hw, int want, int head_dim, uint64_t elem_bytes) {
   if (hw.q_tile_rows > 0) return std::min(want, hw.q_tile_rows);
-  const int r = auto_q_tile_rows(hw, want, head_dim);
+  const int r = auto_q_tile_rows(hw, want, head_dim, elem_bytes);
   if (r == 0)
     throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) +
                      " rows (pe.gemm.tile_m) exceed pe.sram_bytes or cube.q_buffer.bytes");
@@ -56,7 +56,7 @@ AttentionJob apply_policy(const AttentionJob& a, const HwConfig& hw, Policy p) {
   j.remap = false;
   j.kv_broadcast = false;
   // One Q group per CUBE (B1..B4): ceil(rows / cubes) rows, cut further if they do not fit.
-  const int group_rows = fitting_tile_rows(hw, ceil_div_i(rows, cubes), a.head_dim);
+  const int group_rows = fitting_tile_rows(hw, ceil_div_i(rows, cubes), a.head_dim, a.elem_bytes());
   switch (p) {
     case Policy::A:
       break;
@@ -99,7 +99,7 @@ AttentionJob apply_policy(const AttentionJob& a, const HwConfig& hw, Policy p) {
     }
     case Policy::B5: {
       j.kv_broadcast = true;
-      const int per_pe = fitting_tile_rows(hw, ceil_div_i(rows, pes), a.head_dim);
+      const int per_pe = fitting_tile_rows(hw, ceil_div_i(rows, pes), a.head_dim, a.elem_bytes());
       j.tiles = round_robin_tiles(rows, per_pe, [&](int k) { return std::vector<int>{k % pes}; });
       break;
     }

@@ -34,6 +34,6 @@ Policy parse_policy(const std::string& name, const std::string& field = "--polic
 AttentionJob apply_policy(const AttentionJob& policy_a, const HwConfig& hw, Policy p);
 
 // Largest tile rows (<= want) that fits the PE SRAM and the Q buffer (planner's rule).
-int fitting_tile_rows(const HwConfig& hw, int want, int head_dim);
+int fitting_tile_rows(const HwConfig& hw, int want, int head_dim, uint64_t elem_bytes);
 
 }  // namespace ahbm

@@ -69,6 +69,7 @@ struct Model {
 
 struct PeTrack {
   double free = 0;          // compute side free (after sending its last state)
+  std::vector<double> slot_free;  // when each SRAM KV slot is released by compute
   double dma = 0;           // DMA cursor
   double first_q = -1;      // when it held its first Q tile
   double gemm = 0;          // sum of compute
@@ -154,7 +155,10 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   std::vector<double> qwrite_free(size_t(cubes), 0);
   std::vector<std::vector<double>> ports(size_t(cubes), std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
   std::vector<PeTrack> pe(static_cast<size_t>(pes));
-  for (auto& x : pe) x.dma = dma_start;
+  for (auto& x : pe) {
+    x.dma = dma_start;
+    x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), dma_start);
+  }
   std::vector<double> bus_free(size_t(cubes), 0), red_free(size_t(cubes), 0);
   std::vector<double> link_free(size_t(cubes), 0);
   // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
@@ -193,36 +197,39 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     for (int p : tpes) {
       PeTrack& x = pe[size_t(p)];
       if (x.first_q < 0) x.first_q = q_in_hand[p];
-      double comp = 0, dma = 0, last_comp = 0, first_dma = -1;
-      auto add_block = [&](int n, double dma_b) {
-        last_comp = m.comp_ns(R, n, d);
-        comp += last_comp;
-        dma += dma_b;
-        if (first_dma < 0) first_dma = dma_b;
-      };
+      // Blocks as (compute, transfer) pairs; then the double-buffered pipeline as a max-plus
+      // recurrence: a transfer needs a free SRAM slot (released when compute finished the block
+      // that used it) and, for the PE's own DMA, the previous transfer done; compute needs Q,
+      // the previous block and this block's data.
+      std::vector<std::pair<double, double>> blocks;
       if (job.kv_broadcast) {
-        // Lockstep broadcast: blocks interleave over owners; each costs the owner's read and the
-        // multicast, two in flight (two SRAM slots).
+        // Owners read and multicast; reads of different owners overlap, so only slots limit it.
         for (const KvShard& s : job.shards)
           for (int f = 0; f < s.tokens; f += kv_tile) {
             const int n = std::min(kv_tile, s.tokens - f);
-            add_block(n, (m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)) /
-                             double(std::max(1, hw.pe.dma.buffers)));
+            blocks.push_back({m.comp_ns(R, n, d), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
           }
       } else {
         for (const KvSegment& s : pe_segments(job, p))
           for (int f = 0; f < s.count; f += kv_tile) {
             const int n = std::min(kv_tile, s.count - f);
             const uint64_t b = 2 * uint64_t(n) * row;
-            add_block(n, s.remote ? m.remote_ns(b) : m.slice_ns(b));
+            blocks.push_back({m.comp_ns(R, n, d), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
           }
       }
-      const double dma_path = std::max(x.dma + dma, dma_start + slice_load[size_t(p)]) + last_comp;
-      // Compute starts once it holds Q and the first KV tile (late after a remap).
-      const double comp_path = std::max({q_in_hand[p], lockstep, x.dma + std::max(first_dma, 0.0)}) + comp;
-      x.dma += dma;
-      x.gemm += comp;
-      local_end[p] = std::max(dma_path, comp_path);
+      double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
+      for (const auto& [comp_b, dma_b] : blocks) {
+        auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+        const double ds = job.kv_broadcast ? *slot : std::max(x.dma, *slot);
+        const double de = ds + dma_b;
+        x.dma = std::max(x.dma, de);
+        c = std::max(c, de) + comp_b;
+        *slot = c;
+        x.gemm += comp_b;
+        last_comp = comp_b;
+      }
+      // An owner's slice also serves remote readers (B2): it cannot finish before its load.
+      local_end[p] = std::max(c, dma_start + slice_load[size_t(p)] + last_comp);
     }
     // Send states over the CUBE bus, merge in the reducer (first arrival free).
     const uint64_t sbytes = AttnState::wire_bytes(R, d);
@@ -275,6 +282,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   res.end = crit_end;
   PolicyEstimate& e = res.parts;
   e.q_ns = std::max(0.0, x.first_q);
+  e.gemm_ns = x.gemm;
   // Only the part of the remap beyond Q delivery is on the critical path.
   e.remap_ns = job.remap ? std::max(0.0, dma_start - e.q_ns) : 0.0;
   e.reduce_ns = crit_end - crit_local_end;

@@ -11,14 +11,14 @@ namespace ahbm {
 
 Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
   const Plan plan = plan_fanout(sc, hw, sc.seed, false);
-  const PolicyDecision d = decide_policy({plan.job}, hw, "auto");
+  const PolicyDecision d = decide_policy(plan.jobs, hw, "auto");
   Json out = Json::array();
   double best = std::numeric_limits<double>::infinity(), auto_sim = 0;
   std::string winner;
   for (const PolicyEstimate& e : d.estimates) {
     PolicyDecision one;
     one.chosen = e.policy;
-    const SimResult r = simulate(hw, apply_decision({plan.job}, hw, one));
+    const SimResult r = simulate(hw, apply_decision(plan.jobs, hw, one));
     out.push_back({{"policy", policy_name(e.policy)},
                    {"simulated_ns", r.end_ns},
                    {"estimate_ns", e.total_ns},

@@ -53,7 +53,7 @@ void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<Atte
 }
 
 std::vector<AttentionJob> one_job(const HwConfig& hw, int agents, int new_tokens, int prefix, bool values) {
-  return {plan_fanout(fanout(agents, new_tokens, prefix), hw, 1, values).job};
+  return plan_fanout(fanout(agents, new_tokens, prefix), hw, 1, values).jobs;
 }
 
 void BM_Default(benchmark::State& state) {
@@ -66,17 +66,18 @@ BENCHMARK(BM_Default)->ArgName("values")->Arg(1)->Arg(0)->Unit(benchmark::kMilli
 void BM_BlasBound(benchmark::State& state) {
   const HwConfig hw;
   const Plan plan = plan_fanout(fanout(int(state.range(0)), 20, int(state.range(1))), hw, 1, true);
-  const AttentionJob& job = plan.job;
-  const int m = job.row_count(), n = int(plan.kv_info.size()), d = job.head_dim;
+  const AttentionJob& job = plan.jobs.at(0);
+  const FlatKv kv = flatten_kv(job);
+  const int m = job.row_count(), n = int(kv.info.size()), d = job.head_dim;
   std::vector<float> s(size_t(m) * size_t(n)), o(size_t(m) * size_t(d));
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, plan.k_all.data(), d,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, kv.k.data(), d,
                 0.f, s.data(), n);
     for (int r = 0; r < m; ++r) {
       float* row = s.data() + size_t(r) * size_t(n);
       float mx = -std::numeric_limits<float>::infinity();
       for (int c = 0; c < n; ++c) {
-        if (!visible(job.rows[size_t(r)], plan.kv_info[size_t(c)])) row[c] = -std::numeric_limits<float>::infinity();
+        if (!visible(job.rows[size_t(r)], kv.info[size_t(c)])) row[c] = -std::numeric_limits<float>::infinity();
         mx = std::max(mx, row[c]);
       }
       float sum = 0;
@@ -84,7 +85,7 @@ void BM_BlasBound(benchmark::State& state) {
       const float inv = 1.f / sum;
       for (int c = 0; c < n; ++c) row[c] *= inv;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.f, s.data(), n, plan.v_all.data(), d, 0.f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.f, s.data(), n, kv.v.data(), d, 0.f,
                 o.data(), d);
     benchmark::DoNotOptimize(o.data());
   }

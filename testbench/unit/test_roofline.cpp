@@ -43,8 +43,8 @@ TEST(Roofline, SimulatedRateNeverExceedsTheBound) {
     sc.agents.resize(size_t(agents));
     for (auto& a : sc.agents) a.new_tokens = agents == 1 ? 1 : 20;
     const Plan plan = plan_fanout(sc, hw, 1, false);
-    const SimResult r = simulate(hw, {plan.job});
-    const Json roof = roofline_summary(hw, {plan.job}, r.stats, r.end_ns);
+    const SimResult r = simulate(hw, plan.jobs);
+    const Json roof = roofline_summary(hw, plan.jobs, r.stats, r.end_ns);
     const Json& ph = roof["phases"]["fanout"];
     std::vector<Json> pts = {ph["per_pe_busiest"]};
     for (const auto& g : ph["per_group"]) pts.push_back(g);

@@ -34,9 +34,9 @@ int cmd_run(int argc, char** argv) {
       "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
-      "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
+      "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
-  std::string scenario, out, hw;
+  std::string scenario, out, hw, noc;
   uint64_t seed = 0;
   std::string policy = "A";
   desc.add_options()
@@ -45,11 +45,13 @@ int cmd_run(int argc, char** argv) {
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
       ("hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults = hw/configs/default.json)")
+      ("noc", po::value<std::string>(&noc), "NoC model (overrides the hw config's noc.model; 'ahbm-sim nocs' lists them)")
       ("seed", po::value<uint64_t>(&seed), "tensor seed (overrides the scenario's \"seed\")")
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
-      ("check", "exit 3 when O differs from the float64 reference by more than the tolerance");
+      ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
+      ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_options(argc, argv, desc, pos);
@@ -69,6 +71,7 @@ int cmd_run(int argc, char** argv) {
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
+  opt.compare_unbatched = vm.count("compare-unbatched") > 0;
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
   HwConfig cfg;
@@ -76,13 +79,16 @@ int cmd_run(int argc, char** argv) {
     cfg = load_hw_config(hw);
     opt.hw_file = hw;
   }
+  if (!noc.empty()) cfg.noc.model = noc;  // the model's params still come from the hw config
   const RunOutput run = execute(sc, cfg, opt);
   write_run_dir(out, run, opt);
 
   const Json& s = run.summary;
-  std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows, " << sc.shared_prefix_tokens
-            << " shared-prefix tokens on " << cfg.pes_per_group() << " PEs; simulated "
-            << s["total_ns"].get<double>() << " ns\n";
+  std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows per KV head at the fan-out, "
+            << sc.shared_prefix_tokens << " shared-prefix tokens on " << cfg.pes_per_group() << " PEs, "
+            << s["steps"].size() << " steps; simulated " << s["total_ns"].get<double>() << " ns\n";
+  if (opt.compare_unbatched)
+    std::cout << "unbatched baseline: " << s["baselines"]["unbatched"]["total_ns"].get<double>() << " ns\n";
   if (opt.values)
     std::cout << "numeric check vs float64: max_abs_err " << s["numerics"]["max_abs_err"].get<double>() << " ("
               << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
