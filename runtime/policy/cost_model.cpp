@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "hw/common/attn_state.h"
@@ -114,6 +115,16 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
                                     m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
     }
     for (double b : dst_busy) copied = std::max(copied, b);
+    if (m.noc.bandwidth_gbps > 0) {
+      // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
+      std::vector<double> eject(size_t(cubes), 0);
+      std::set<std::tuple<int, int, int, int>> seen;
+      for (size_t p = 0; p < job.replicas.size(); ++p)
+        for (const KvReplica& r : job.replicas[p])
+          if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
+            eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
+      for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
+    }
     const double rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
     res.parts.remap_ns = copied + rebuild;
     dma_start = launch + copied + rebuild;
@@ -154,6 +165,34 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   };
   std::vector<double> qwrite_free(size_t(cubes), 0);
   std::vector<std::vector<double>> ports(size_t(cubes), std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
+  // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
+  // during the step; no PE of the CUBE finishes streaming before its port has carried them.
+  std::vector<double> port_ns(size_t(cubes), 0);
+  if (m.noc.bandwidth_gbps > 0) {
+    std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
+    if (job.kv_broadcast) {
+      std::map<int, int> passes;
+      for (const QTile& t : job.tiles) passes[t.pes[0]]++;
+      int most = 0;
+      for (const auto& [p, n] : passes) most = std::max(most, n);
+      for (int c = 0; c < cubes; ++c)
+        for (int p = 0; p < pes; ++p) {
+          const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
+          in[size_t(c)] += b;
+          if (c == 0) out[size_t(p / per_cube)] += b;
+        }
+    } else {
+      for (const QTile& t : job.tiles)
+        for (int p = 0; p < pes; ++p)
+          if (tile_has_pe(t, p))
+            for (const KvSegment& sg : pe_segments(job, p))
+              if (sg.remote) {
+                in[size_t(p / per_cube)] += double(2 * uint64_t(sg.count) * row);
+                out[size_t(sg.src_pe / per_cube)] += double(2 * uint64_t(sg.count) * row);
+              }
+    }
+    for (int c = 0; c < cubes; ++c) port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
+  }
   std::vector<PeTrack> pe(static_cast<size_t>(pes));
   for (auto& x : pe) {
     x.dma = dma_start;
@@ -229,7 +268,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
         last_comp = comp_b;
       }
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
-      local_end[p] = std::max(c, dma_start + slice_load[size_t(p)] + last_comp);
+      local_end[p] = std::max({c, dma_start + slice_load[size_t(p)] + last_comp,
+                               dma_start + port_ns[size_t(p / per_cube)] + last_comp});
     }
     // Send states over the CUBE bus, merge in the reducer (first arrival free).
     const uint64_t sbytes = AttnState::wire_bytes(R, d);
