@@ -18,6 +18,7 @@ namespace ahbm {
 
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
+  std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
   bool vcd = true;
   bool dump_tensors = false;
   bool values = true;            // false: timing only (no tensors, no numeric check)

@@ -201,7 +201,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   return Json{
       {"scenario", sc.name},
       {"seed", seed},
-      {"policy", "A"},
+      {"policy", fan ? fan->policy : Json()},
       {"total_ns", total},
       {"rows", fan ? fan->rows_per_kv_head : 0},
       {"q_tiles", fj ? fj->tiles.size() : 0},

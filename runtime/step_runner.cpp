@@ -1,5 +1,7 @@
 #include "runtime/step_runner.h"
 
+#include "runtime/policy/policy_report.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -55,11 +57,14 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   run.record = begin_record(step, kv);
   StepRecord& rec = run.record;
   run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
+  const PolicyDecision decision = decide_policy(run.plan.jobs, hw, set.policy);  // A, B1..B5 or auto
+  run.plan.jobs = apply_decision(run.plan.jobs, hw, decision);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;
   rec.jobs = int(plan.jobs.size());
   run.sim = simulate(hw, plan.jobs, set.sim);
   const SimResult& sim = run.sim;
+  rec.policy = policy_summary(decision, hw, plan.jobs, sim);
   rec.ns = sim.end_ns;
   read_pe_stats(sim.stats, rec);
 

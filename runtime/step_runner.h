@@ -20,6 +20,7 @@ struct StepSettings {
   uint64_t seed = 1;
   KvValues* values = nullptr;  // null: timing only
   bool compare_unbatched = false;
+  std::string policy = "A";  // A, B1..B5, auto (runtime/policy/)
   SimOptions sim;
 };
 
@@ -48,6 +49,7 @@ struct StepRecord {
   double unbatched_max_abs_diff = 0;
   bool unbatched_identical = true;
   KvSnapshot kv;
+  Json policy;  // runtime/policy/policy_report.h: decision, every estimate, roofline, launch
 };
 
 struct StepRun {

@@ -43,13 +43,24 @@ void QSource::multicast_loop() {
   for (;;) {
     Staged s = staging_.pop();
     const TileRef& t = sh_.tiles[size_t(s.tile)];
+    // The step's kernel must have been launched (host.kernel_launch_ns per launch, serially).
+    const sc_core::sc_time launched(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
+                                    sc_core::SC_NS);
+    if (launched > sc_core::sc_time_stamp()) {
+      const sc_core::sc_time w = sc_core::sc_time_stamp();
+      sc_core::wait(launched - w);
+      sh_.span(w, launched, component_, "kernel_launch", t, 0, 0);
+    }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    for (QBuffer* b : group_buffers_[size_t(t.group)]) b->reserve(s.bytes);  // credits from every CUBE
+    // Only the CUBEs whose PEs work on this tile receive it (all of them under Policy A).
+    const std::vector<int> cubes = tile_cubes(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)],
+                                              int(group_buffers_[size_t(t.group)].size()), sh_.cfg.cube.pes);
+    for (int c : cubes) group_buffers_[size_t(t.group)][size_t(c)]->reserve(s.bytes);  // credits
     if (sc_core::sc_time_stamp() > start)
       sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_q_buffer", t, t.rows(), int64_t(s.bytes));
     NocPacket p;
     p.src = endpoint_;
-    p.dsts = group_endpoints_[size_t(t.group)];
+    for (int c : cubes) p.dsts.push_back(group_endpoints_[size_t(t.group)][size_t(c)]);
     p.bytes = s.bytes;
     p.tag = s.tile;
     p.payload = s.data;

@@ -46,11 +46,11 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
     for (int p = 0; p < cfg.pes_per_group(); ++p) {
       const KvShard& s = job.shards[size_t(p)];
       uint64_t& used = hbm_used[size_t(job.group) * size_t(cfg.pes_per_group()) + size_t(p)];
-      used += job.kv_bytes(p);
+      used += 2 * pe_held_tokens(job, p) * kv_row_bytes(job);
       if (used > cfg.pe.hbm.capacity_bytes)
         throw InputError(hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
                          " is exceeded on PE " + std::to_string(p) + " of group " + std::to_string(job.group) +
-                         " (KV needs " + std::to_string(used) + " bytes)");
+                         " (KV needs " + std::to_string(used) + " bytes, replicas included)");
       if (job.values && (s.k.size() != size_t(s.tokens) * size_t(job.head_dim) || s.v.size() != s.k.size()))
         throw InputError(where + ": KV shard of PE " + std::to_string(p) + " has the wrong size");
       if (s.info.size() != size_t(s.tokens))
@@ -101,8 +101,9 @@ void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void
 
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
-  // The modules read the caller's jobs in place (the HBM slices map their K/V storage): no copy
-  // of the tensors. Only jobs that leave `scale` unset are copied, to fill it in.
+  check_job_dataflow(cfg, jobs_in, opt.hw_file);
+  // The modules read the caller's jobs in place (the HBM slices keep their own stored bytes):
+  // no extra copy of the tensors here. Only jobs that leave `scale` unset are copied, to fill it in.
   std::vector<AttentionJob> defaulted;
   const bool needs_scale =
       std::any_of(jobs_in.begin(), jobs_in.end(), [](const AttentionJob& j) { return j.scale == 0.f; });

@@ -40,7 +40,9 @@ int cmd_run(int argc, char** argv) {
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc;
   uint64_t seed = 0;
+  std::string policy = "A";
   desc.add_options()
+      ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
@@ -68,6 +70,7 @@ int cmd_run(int argc, char** argv) {
   RunOptions opt;
   if (vm.count("seed")) opt.seed = seed;
   opt.vcd = !vm.count("no-vcd");
+  opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
