@@ -187,6 +187,16 @@ void Pe::dma_loop() {
   }
 }
 
+namespace {
+// A KV tile as fp32: fp32 storage is used in place; fp16/bf16 is widened into `scratch`.
+ConstMapRM widen(DType t, const unsigned char* bytes, int n, int d, MatrixRM& scratch) {
+  if (t == DType::fp32) return ConstMapRM(reinterpret_cast<const float*>(bytes), n, d);
+  scratch.resize(n, d);
+  decode(t, bytes, uint64_t(n) * uint64_t(d), scratch.data());
+  return ConstMapRM(scratch.data(), n, d);
+}
+}  // namespace
+
 void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& kv, int first) const {
   // Fast path: shared keys all at or before every row's position need no mask.
   int32_t min_row_pos = std::numeric_limits<int32_t>::max();
@@ -233,16 +243,13 @@ void Pe::compute_loop() {
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
         const unsigned char* buf = slot_data(blk.slot);
-        MatrixRM k(n, d), v(n, d);
-        decode(job.dtype, buf, uint64_t(n) * uint64_t(d), k.data());
-        decode(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), uint64_t(n) * uint64_t(d), v.data());
-        ConstMapRM qm(q->data(), rows, d);
-        ConstMapRM vm(v.data(), n, d);
-        MatrixRM s(rows, n);
-        gemm_abt(qm, ConstMapRM(k.data(), n, d), s);
-        s *= job.scale;
-        apply_mask(s, job, t, job.shards[size_t(blk.src_pe)], blk.first);
-        merge_into(*acc, block_state(s, vm));
+        const ConstMapRM k = widen(job.dtype, buf, n, d, k_);
+        const ConstMapRM v = widen(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), n, d, v_);
+        gemm_abt(ConstMapRM(q->data(), rows, d), k, s_);
+        s_ *= job.scale;
+        apply_mask(s_, job, t, job.shards[size_t(blk.src_pe)], blk.first);
+        block_state_into(s_, v, tile_state_, block_);
+        merge_into(*acc, tile_state_);
       }
       free_slots_.push(blk.slot);
     }

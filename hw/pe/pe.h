@@ -24,6 +24,7 @@
 #include "hw/cube/cube_reducer.h"
 #include "hw/cube/kv_traffic.h"
 #include "hw/cube/q_buffer.h"
+#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -81,6 +82,11 @@ class Pe : public sc_core::sc_module {
   std::vector<std::vector<unsigned char>> slots_;
   TimedQueue<int> free_slots_;
   TimedQueue<Block> full_slots_;
+  // Scratch reused for every KV tile (no heap traffic per tile): K/V widened to fp32 when the
+  // storage type is not fp32, the score block, the tile's softmax temporaries and state.
+  MatrixRM k_, v_, s_;
+  BlockScratch block_;
+  AttnState tile_state_;
   TimedQueue<KvMessagePtr> responses_;
   std::map<int, uint64_t> remap_expected_, remap_received_;  // per job, bytes
   sc_core::sc_time remap_done_at_;
