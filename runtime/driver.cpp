@@ -12,6 +12,7 @@
 #include "hw/common/error.h"
 #include "hw/pe/engines.h"
 #include "runtime/npy.h"
+#include "runtime/preflight.h"
 #include "runtime/reference.h"
 
 namespace ahbm {
@@ -49,11 +50,13 @@ Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe)
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
+  preflight(sc, hw, opt);
   run.plan = plan_fanout(sc, hw, seed, opt.values);
   SimOptions so;
   so.vcd = opt.vcd;
   so.hw_file = opt.hw_file;
   so.nocs = opt.nocs;
+  so.watchdog_ns = opt.watchdog_ns;
   run.sim = simulate(hw, {run.plan.job}, so);
 
   const AttentionJob& job = run.plan.job;
@@ -169,12 +172,26 @@ void dump_tensors(const std::string& dir, const RunOutput& run) {
 
 }  // namespace
 
-void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOptions& opt) {
+std::filesystem::path check_run_dir(const std::string& dir_in) {
   const fs::path dir = fs::absolute(dir_in).lexically_normal();
   const fs::path target = dir.filename().empty() ? dir.parent_path() : dir;
-  if (fs::exists(target) && (!fs::is_directory(target) ||
-                             (!fs::is_empty(target) && !fs::exists(target / "summary.json"))))
-    throw InputError("--out " + dir_in + ": exists and is not an ahbm-sim run directory; not overwriting it");
+  if (fs::exists(target) && !fs::is_directory(target))
+    throw InputError("--out " + dir_in + ": exists and is not a directory; not overwriting it");
+  if (fs::exists(target) && !fs::is_empty(target) && !fs::exists(target / "summary.json"))
+    throw InputError("--out " + dir_in + ": exists and is not an ahbm-sim run directory (no summary.json); not overwriting it");
+  for (fs::path up = target.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up)) {
+      if (!fs::is_directory(up))
+        throw InputError("--out " + dir_in + ": " + up.string() + " is not a directory");
+      break;
+    }
+    if (up == up.parent_path()) break;
+  }
+  return target;
+}
+
+void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOptions& opt) {
+  const fs::path target = check_run_dir(dir_in);
   fs::create_directories(target.parent_path());
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(tmp);

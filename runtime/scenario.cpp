@@ -26,9 +26,8 @@ Scenario parse_scenario(const Json& j, const std::string& file) {
   std::set<std::string> names;
   for (JsonReader a : r.array_of_objects("agents", 1, 4096)) {
     AgentSpec spec;
-    spec.name = a.string("name");
-    if (spec.name.empty() || !names.insert(spec.name).second)
-      a.fail("name", "\"" + spec.name + "\" must be non-empty and unique among agents");
+    spec.name = a.identifier("name");
+    if (!names.insert(spec.name).second) a.fail("name", "\"" + spec.name + "\" must be unique among agents");
     spec.new_tokens = int(a.integer("new_tokens", 1, 1 << 16));
     a.finish();
     s.agents.push_back(spec);

@@ -16,6 +16,7 @@ QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endp
       component_(sh.spans.intern("q_source")) {
   sig_staged_ = sh.trace.add_signal("q_source.staged_tiles", 8);
   socket.register_b_transport(this, &QSource::b_transport);
+  sh.waits.add("q_source", [this] { return describe_wait(); });
   SC_HAS_PROCESS(QSource);
   SC_THREAD(multicast_loop);
 }
@@ -42,7 +43,9 @@ void QSource::multicast_loop() {
     Staged s = staging_.pop();
     const TileRef& t = sh_.tiles[size_t(s.tile)];
     const sc_core::sc_time start = sc_core::sc_time_stamp();
+    credit_wait_.set("Q-buffer credit in every CUBE of its group to multicast", s.tile);
     for (QBuffer* b : group_buffers_[size_t(t.group)]) b->reserve(s.bytes);  // credits from every CUBE
+    credit_wait_.clear();
     if (sc_core::sc_time_stamp() > start)
       sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_q_buffer", t, t.rows(), int64_t(s.bytes));
     NocPacket p;
@@ -58,6 +61,12 @@ void QSource::multicast_loop() {
     sh_.trace.set(sig_staged_, uint64_t(staged_));
     staging_freed_.notify(sc_core::SC_ZERO_TIME);
   }
+}
+
+std::string QSource::describe_wait() const {
+  const std::string c = credit_wait_.str();
+  if (c.empty()) return staged_ ? std::to_string(staged_) + " staged Q tiles not yet multicast" : "";
+  return "waits for " + c + "; " + std::to_string(staged_) + " Q tiles staged";
 }
 
 }  // namespace ahbm

@@ -73,12 +73,17 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
   SimShared shared(cfg, jobs, *r.trace, *r.spans);
   {
     Chip chip("chip", shared, nocs, opt.hw_file);
-    sc_core::sc_start();
-    if (chip.host->tiles_received != shared.tiles.size()) {
-      throw std::runtime_error("simulation stalled at " + sc_core::sc_time_stamp().to_string() + ": " +
-                               std::to_string(chip.host->tiles_received) + " of " +
-                               std::to_string(shared.tiles.size()) + " Q tiles returned");
-    }
+    WatchdogSetup w;
+    w.window_ns = opt.watchdog_ns;
+    w.done = [&] { return chip.host->tiles_received == shared.tiles.size(); };
+    w.progress = [&] { return uint64_t(r.spans->spans().size()) + chip.host->tiles_received; };
+    w.status = [&] {
+      return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
+             " Q tiles returned to the host; noc " + chip.noc->stats().dump();
+    };
+    w.waits = &shared.waits;
+    w.guard = &shared.guard;
+    run_with_watchdog(w);
     r.outputs = std::move(chip.host->outputs);
     for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
       const double t = chip.host->tile_done[gt].to_seconds() * 1e9;

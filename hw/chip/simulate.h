@@ -19,6 +19,9 @@ struct SimOptions {
   bool vcd = false;
   std::string hw_file = "hw config";  // named in error messages
   const NocRegistry* nocs = nullptr;  // nullptr: the built-in models
+  // Stall watchdog window (hw/chip/watchdog.h): simulated ns without progress that count as a
+  // livelock; 0 = detect deadlocks only.
+  double watchdog_ns = 1e6;
 };
 
 struct SimResult {
@@ -34,6 +37,8 @@ struct SimResult {
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
 void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 
+// Throws SimStall on a deadlock or livelock (with which modules wait on what) and NumericFault
+// when a NaN or Inf appears in the datapath.
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
 
 }  // namespace ahbm

@@ -30,6 +30,7 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
   JsonReader r(j, file);
   c.clock_ghz = r.number("clock_ghz", c.clock_ghz, 0.01, 100.0);
   c.groups = int(r.integer("groups", c.groups, 1, 1024));
+  c.chip_cubes = int(r.integer("chip_cubes", c.chip_cubes, 0, 1 << 16));
   c.q_tile_rows = int(r.integer("q_tile_rows", c.q_tile_rows, 0, 1 << 20));
   if (r.has("pe")) {
     JsonReader pe = r.object("pe");
@@ -102,7 +103,9 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
     c.host.latency_ns = h.number("latency_ns", c.host.latency_ns, 0.0, 1e9);
     h.finish();
   }
+  if (r.has("fault_injection")) c.fault = parse_fault_config(r.object("fault_injection"));
   r.finish();
+  check_hw_config(c, file);
   return c;
 }
 
@@ -110,9 +113,10 @@ HwConfig load_hw_config(const std::string& path) { return parse_hw_config(load_j
 
 Json to_json(const HwConfig& c) {
   const auto& g = c.pe.gemm;
-  return Json{
+  Json j{
       {"clock_ghz", c.clock_ghz},
       {"groups", c.groups},
+      {"chip_cubes", c.chip_cubes},
       {"q_tile_rows", c.q_tile_rows},
       {"pe",
        {{"sram_bytes", c.pe.sram_bytes},
@@ -142,6 +146,8 @@ Json to_json(const HwConfig& c) {
       {"noc", {{"model", c.noc.model}, {"params", c.noc.params}}},
       {"host", {{"bandwidth_gbps", c.host.bandwidth_gbps}, {"latency_ns", c.host.latency_ns}}},
   };
+  if (c.fault.any()) j["fault_injection"] = to_json(c.fault);  // shown only when a test breaks the model
+  return j;
 }
 
 }  // namespace ahbm

@@ -7,6 +7,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
     : sc_core::sc_module(name),
       q_buffer("q_buffer", sh, path + ".q_buffer", sh.cfg.cube.pes),
       reducer("reducer", sh, path + ".reducer", cube, sh.cfg.cube.pes, net) {
+  q_buffer.fault_leak_credit = sh.cfg.fault.leak_q_credit_cube == cube;  // FAULT INJECTION (tests)
   for (int p = 0; p < sh.cfg.cube.pes; ++p) {
     const std::string pe_name = "pe" + std::to_string(p);
     slices.push_back(std::make_unique<HbmSlice>(("hbm" + std::to_string(p)).c_str(), sh.cfg.pe.hbm));

@@ -8,6 +8,7 @@
 // state), and sends the result up its link (serialisation at the link bandwidth plus latency).
 // The root normalises and returns O to the host over the NoC. Values are merged own-state
 // first, then children in index order, independent of arrival times.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ class ReductionNetwork : public sc_core::sc_module {
     StatePtr state;
   };
   void node_loop(int cube);
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   std::string path_;
@@ -46,6 +48,7 @@ class ReductionNetwork : public sc_core::sc_module {
   std::vector<int> parents_;
   std::vector<std::vector<int>> children_;
   std::vector<std::unique_ptr<TimedQueue<Arrival>>> inbox_;
+  std::vector<std::map<int, std::map<int, StatePtr>>> pending_;  // per CUBE: tile -> from -> state
   std::vector<ServerPool> uplink_;  // link c -> parent[c]
   std::vector<sc_core::sc_time> link_busy_;
   std::vector<int> link_component_, node_component_, sig_link_busy_;

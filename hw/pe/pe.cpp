@@ -34,6 +34,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
     if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d));
     free_slots_.push(s);
   }
+  sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
@@ -62,7 +63,9 @@ void Pe::dma_loop() {
     const uint64_t row_bytes = uint64_t(job.head_dim) * 4;
     for (int first = 0; first < kv.tokens; first += kv_tile) {
       const int n = std::min(kv_tile, kv.tokens - first);
+      dma_wait_.set("a free SRAM slot for the next KV tile", gt);
       const int slot = free_slots_.pop();
+      dma_wait_.clear();
       float* buf = job.values ? slots_[size_t(slot)].data() : nullptr;
       const uint64_t bytes = uint64_t(n) * row_bytes;
       // K and V bursts issued together: their latencies overlap, their transfers do not.
@@ -121,13 +124,17 @@ void Pe::compute_loop() {
     const int rows = t.rows(), d = job.head_dim;
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
+    compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
     TileData q = qbuf_.read(gt, component_);
+    compute_wait_.clear();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
     StatePtr acc = job.values ? std::make_shared<AttnState>(AttnState::empty(rows, d)) : nullptr;
     for (int first = 0; first < kv.tokens; first += kv_tile) {
       const int n = std::min(kv_tile, kv.tokens - first);
+      compute_wait_.set("a KV tile from its DMA", gt);
       const int slot = full_slots_.pop();
+      compute_wait_.clear();
       busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
       busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
       busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
@@ -143,13 +150,26 @@ void Pe::compute_loop() {
         s *= job.scale;
         apply_mask(s, job, t, kv, first);
         merge_into(*acc, block_state(s, vm));
+        if (first == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
+          acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
+        sh_.guard.check(*acc, component_, gt);
       }
       free_slots_.push(slot);
     }
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::send_state));
     reducer_.send_state(local_, gt, std::move(acc), component_);
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
+    ++tiles_done_;
   }
+}
+
+std::string Pe::describe_wait() const {
+  const size_t total = sh_.tiles_of_group[size_t(group_)].size();
+  if (tiles_done_ == total) return "";
+  std::string out = "computed " + std::to_string(tiles_done_) + " of " + std::to_string(total) + " Q tiles";
+  if (compute_wait_.what) out += "; compute waits for " + compute_wait_.str();
+  if (dma_wait_.what) out += "; DMA waits for " + dma_wait_.str();
+  return out;
 }
 
 }  // namespace ahbm

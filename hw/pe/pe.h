@@ -47,6 +47,7 @@ class Pe : public sc_core::sc_module {
             sc_core::sc_time* account);
   const KvShard& shard(const TileRef& t) const;
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   int group_, pe_, local_;
@@ -59,6 +60,8 @@ class Pe : public sc_core::sc_module {
   TimedQueue<int> free_slots_, full_slots_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0;
+  size_t tiles_done_ = 0;
+  WaitNote compute_wait_, dma_wait_;
 };
 
 }  // namespace ahbm

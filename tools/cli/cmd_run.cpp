@@ -3,6 +3,7 @@
 #include "hw/common/error.h"
 #include "runtime/driver.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 
 namespace po = boost::program_options;
 
@@ -30,18 +31,22 @@ int cmd_run(int argc, char** argv) {
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit (GTKWave)\n"
       "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing.\n\noptions");
-  std::string scenario, out, hw;
-  uint64_t seed = 0;
+  std::string scenario, out, hw, seed, watchdog;
   desc.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
       ("hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults = hw/configs/default.json)")
-      ("seed", po::value<uint64_t>(&seed), "tensor seed (overrides the scenario's \"seed\")")
+      ("seed", po::value<std::string>(&seed), "tensor seed (overrides the scenario's \"seed\"), 0 to 2^63-1")
+      ("watchdog-ns", po::value<std::string>(&watchdog),
+       "stall watchdog window: simulated ns without progress that count as a livelock (default 1e6; "
+       "0 = detect deadlocks only); a stalled run exits 4 with which modules wait on what")
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance");
+  // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
+  // 4 simulation stalled (tools/cli/main.cpp).
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_options(argc, argv, desc, pos);
@@ -55,7 +60,9 @@ int cmd_run(int argc, char** argv) {
     throw UsageError("--dump-tensors needs values; drop --no-values");
 
   RunOptions opt;
-  if (vm.count("seed")) opt.seed = seed;
+  if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
+  if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
+  check_run_dir(out);  // fail before simulating, not after
   opt.vcd = !vm.count("no-vcd");
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
