@@ -153,6 +153,7 @@ void write_latency_csv(const std::string& path, const SpanRecorder& spans) {
     out << fmt_ns(s->start) << ',' << fmt_ns(s->end) << ',' << spans.name(s->component) << ','
         << spans.name(s->activity) << ',' << spans.name(s->phase) << ',' << spans.name(s->agent) << ',' << s->rows
         << ',' << s->bytes << '\n';
+  out.close();  // flush now: a write error in the last buffer must not go unnoticed
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
@@ -200,12 +201,14 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
     {
       std::ofstream s(tmp / "summary.json");
       s << run.summary.dump(2) << '\n';
+      s.close();
       if (!s) throw std::runtime_error("cannot write summary.json");
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
     if (opt.vcd) {
       std::ofstream v(tmp / "waves.vcd");
       run.sim.trace->write_vcd(v);
+      v.close();
       if (!v) throw std::runtime_error("cannot write waves.vcd");
     }
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);

@@ -208,9 +208,12 @@ class DuplicateKeyCheck {
     using E = Json::parse_event_t;
     // Configs are a few levels deep; a bound keeps recursive copies and dumps of a
     // pathological document off the end of the stack.
-    if (depth > kMaxDepth)
-      throw InputError(file_ + ": " + path() + ": nested deeper than " + std::to_string(kMaxDepth) +
+    if (depth > kMaxDepth) {
+      std::string p = path();
+      if (p.size() > 60) p = p.substr(0, 60) + "...";
+      throw InputError(file_ + ": " + p + ": nested deeper than " + std::to_string(kMaxDepth) +
                        " levels (allowed: up to " + std::to_string(kMaxDepth) + ")");
+    }
     if (ev == E::object_start || ev == E::array_start || ev == E::value) {
       if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
     }
@@ -236,7 +239,7 @@ class DuplicateKeyCheck {
   std::string path() const {
     std::string p;
     for (const Frame& f : frames_) {
-      if (f.array) p += "[" + std::to_string(f.index) + "]";
+      if (f.array) p += f.index >= 0 ? "[" + std::to_string(f.index) + "]" : "[]";
       else p += (p.empty() ? "" : ".") + f.key;
     }
     return p;
@@ -285,6 +288,8 @@ Json parse_json_text(const std::string& text, const std::string& file) {
       else ++col;
     }
     throw InputError(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON: " + e.what());
+  } catch (const Json::out_of_range& e) {  // a number beyond double, e.g. 1e400
+    throw InputError(file + ": malformed JSON: " + e.what() + " (allowed: numbers within +-1.8e308)");
   }
 }
 
