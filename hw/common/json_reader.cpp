@@ -72,7 +72,14 @@ bool JsonReader::has(const std::string& key) const {
 
 const Json& JsonReader::get(const std::string& key) {
   asked_.insert(key);
-  if (!j_->contains(key)) fail(key, "missing required field");
+  if (!j_->contains(key)) {
+    // A misspelt required key shows up as missing: point at the unknown key it probably is.
+    std::vector<std::string> present;
+    for (auto it = j_->begin(); it != j_->end(); ++it) present.push_back(it.key());
+    const std::string near = closest_name(key, present);
+    fail(key, "missing required field" +
+                  (near.empty() ? std::string() : "; the object has \"" + near + "\": misspelt?"));
+  }
   used_.insert(key);
   return (*j_)[key];
 }

@@ -120,7 +120,7 @@ const std::vector<BadInput>& cases() {
        "", {"sc.json", "model.head_dim", "value 5000", "[1, 1024]"}},
       {"sc.unknown_agent_key", "",
        R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokes": 1}]})",
-       "", {"sc.json", "agents[0].new_tokens: missing required field"}},
+       "", {"sc.json", "agents[0].new_tokens: missing required field", "the object has \"new_tokes\": misspelt?"}},
       {"sc.misspelt_optional_key", "",
        R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "sed": 3, "agents": [{"name": "a", "new_tokens": 1}]})",
        "", {"sc.json", "sed: unknown key", "did you mean \"seed\""}},

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -30,9 +29,9 @@ const char* kTightQBuffer = R"("q_tile_rows": 16, "cube": {"q_buffer": {"bytes":
 std::string hw_with(const std::string& extra) { return std::string("{") + kTightQBuffer + extra + "}"; }
 
 double stalled_at_ns(const std::string& err) {
-  std::smatch m;
-  if (!std::regex_search(err, m, std::regex("stalled at ([0-9.]+) ns"))) return -1;
-  return std::stod(m[1]);
+  const std::string key = "stalled at ";
+  const size_t at = err.find(key);
+  return at == std::string::npos ? -1.0 : std::stod(err.substr(at + key.size()));
 }
 
 Json summary_of(const fs::path& dir) { return Json::parse(read_text(dir / "summary.json")); }
