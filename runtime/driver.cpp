@@ -14,6 +14,7 @@
 #include "runtime/npy.h"
 #include "runtime/preflight.h"
 #include "runtime/reference.h"
+#include "runtime/report/report.h"
 
 namespace ahbm {
 
@@ -56,6 +57,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   so.vcd = opt.vcd;
   so.hw_file = opt.hw_file;
   so.nocs = opt.nocs;
+  so.progress = opt.progress;
   so.watchdog_ns = opt.watchdog_ns;
   run.sim = simulate(hw, {run.plan.job}, so);
 
@@ -132,6 +134,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
   };
+  // The NoC model by name and its traffic totals, at the top level for quick comparison.
+  run.summary["noc"] = run.sim.stats["noc"];
+  run.summary["noc"]["model"] = hw.noc.model;
+  report::add_latency(run);
   return run;
 }
 
@@ -205,12 +211,7 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
       if (!s) throw std::runtime_error("cannot write summary.json");
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
-    if (opt.vcd) {
-      std::ofstream v(tmp / "waves.vcd");
-      run.sim.trace->write_vcd(v);
-      v.close();
-      if (!v) throw std::runtime_error("cannot write waves.vcd");
-    }
+    report::write_report_files(tmp.string(), run, opt);
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
     if (fs::exists(target)) fs::remove_all(target);
     fs::rename(tmp, target);

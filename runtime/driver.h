@@ -23,6 +23,7 @@ struct RunOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
+  std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
   double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
 };
 

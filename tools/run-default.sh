@@ -9,5 +9,5 @@ out="${1:-$root/out/fanout_8x20}"
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 "$build/bin/ahbm-sim" run "$root/traces/fanout_8x20.json" --out "$out"
 echo "outputs:"
-for f in summary.json latency.csv waves.vcd; do echo "  $out/$f"; done
-echo "open the waveform with: gtkwave $out/waves.vcd"
+for f in summary.json latency.csv trace.json stats.json waves.vcd waves.gtkw; do echo "  $out/$f"; done
+echo "waveform: gtkwave $out/waves.gtkw    trace: open $out/trace.json in the Perfetto UI    plots: tools/plot $out"

@@ -10,7 +10,7 @@ PACKAGES=(
   libeigen3-dev                    # vectorised block numerics
   libboost-program-options-dev     # command line
   googletest libgtest-dev          # unit and integration tests
-  libbenchmark-dev                 # benchmarks
+  libbenchmark-dev libopenblas-dev # benchmarks; OpenBLAS is the host-arithmetic bound
   gtkwave                          # waveform viewer; its vcd2fst validates our VCD in tests
   python3-numpy python3-matplotlib # tools/plot and .npy checks (run with /usr/bin/python3)
   clang libclang-rt-14-dev         # libFuzzer harnesses (testbench/fuzz); libclang_rt.fuzzer lives in -rt-14-dev

@@ -15,6 +15,12 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
   ctx.clock = sh.clock;
   ctx.trace = &sh.trace;
   ctx.spans = &sh.spans;
+  // Every packet's tag is a global tile index: NoC spans carry that tile's phase and agent.
+  ctx.span_hook = [&sh](const std::string& component, const char* activity, const NocPacket& p,
+                        const sc_core::sc_time& start, const sc_core::sc_time& end) {
+    const TileRef& t = sh.tiles.at(size_t(p.tag));
+    sh.span(start, end, sh.spans.intern(component), activity, t, t.rows(), int64_t(p.bytes));
+  };
   ctx.endpoints = {"host", "qsrc"};
   std::vector<std::vector<int>> group_endpoints(size_t(cfg.groups));
   for (int g : active_groups)

@@ -1,5 +1,6 @@
 #include "hw/chip/simulate.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "hw/chip/chip.h"
@@ -57,6 +58,35 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
   }
 }
 
+namespace {
+
+// Progress reports between the watchdog's slices of simulated time (run_with_watchdog sizes
+// the slices to about 50 ms of wall time when reports are asked for).
+std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
+                                            const std::function<void(const SimProgress&)>& report) {
+  uint64_t planned = 0;
+  for (const AttentionJob& j : sh.jobs)
+    for (const KvShard& s : j.shards) planned += 2 * uint64_t(j.row_count()) * uint64_t(s.tokens) * uint64_t(j.head_dim);
+  return [&chip, &sh, report, planned](bool done) {
+    uint64_t macs = 0;
+    for (const auto& group : chip.cubes)
+      for (const auto& cube : group)
+        for (const auto& pe : cube->pes) macs += pe->macs();
+    SimProgress p;
+    p.sim_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+    p.fraction = planned ? double(macs) / double(planned) : 1.0;
+    p.done = done;
+    for (size_t gt = 0; gt < sh.tiles.size(); ++gt)
+      if (!chip.host->tile_received[gt]) {
+        p.phase = sh.jobs[size_t(sh.tiles[gt].job)].phase;
+        break;
+      }
+    report(p);
+  };
+}
+
+}  // namespace
+
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
   std::vector<AttentionJob> jobs = jobs_in;
@@ -79,10 +109,15 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
     w.progress = [&] { return uint64_t(r.spans->spans().size()) + chip.host->tiles_received; };
     w.status = [&] {
       return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
-             " Q tiles returned to the host; noc " + chip.noc->stats().dump();
+             " Q tiles returned to the host";
     };
+    shared.waits.add("noc", [&] {
+      const int64_t n = chip.noc->stats().value("packets_in_flight", int64_t(0));
+      return n ? std::to_string(n) + " packets in flight (model " + cfg.noc.model + ")" : std::string();
+    });
     w.waits = &shared.waits;
     w.guard = &shared.guard;
+    if (opt.progress) w.on_slice = progress_reporter(chip, shared, opt.progress);
     run_with_watchdog(w);
     r.outputs = std::move(chip.host->outputs);
     for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {

@@ -2,6 +2,7 @@
 // Runs a set of attention jobs on a freshly elaborated chip in its own SystemC context and
 // returns the outputs, the latency spans, the waveform changes and per-module statistics.
 // The one entry point the runtime's driver uses.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,10 +16,22 @@
 
 namespace ahbm {
 
+// Progress of a running simulation: the phase of the oldest Q tile not yet back at the host,
+// the simulated time, and the fraction of the planned PE work (MACs) done. `done` on the last call.
+struct SimProgress {
+  std::string phase;
+  double sim_ns = 0;
+  double fraction = 0;
+  bool done = false;
+};
+
 struct SimOptions {
   bool vcd = false;
   std::string hw_file = "hw config";  // named in error messages
   const NocRegistry* nocs = nullptr;  // nullptr: the built-in models
+  // Called every few simulated microseconds (steps sized to ~50 ms of wall time) when set;
+  // results are the same with or without it.
+  std::function<void(const SimProgress&)> progress;
   // Stall watchdog window (hw/chip/watchdog.h): simulated ns without progress that count as a
   // livelock; 0 = detect deadlocks only.
   double watchdog_ns = 1e6;

@@ -72,9 +72,12 @@ struct WatchdogSetup {
   std::function<std::string()> status;     // one line: how far the run got
   const WaitRegistry* waits = nullptr;
   const NumericGuard* guard = nullptr;
+  // Optional: called after every slice of the run (progress reports); `true` on the last call.
+  // Slices are then sized to about 50 ms of wall time; results do not depend on them.
+  std::function<void(bool done)> on_slice;
 };
 
-// Runs the simulation to completion. Throws NumericFault when the guard tripped, SimStall with
+// Runs the simulation until `done()`. Throws NumericFault when the guard tripped, SimStall with
 // the wait report on a deadlock or livelock.
 void run_with_watchdog(const WatchdogSetup& w);
 

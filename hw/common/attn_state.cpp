@@ -31,17 +31,6 @@ void merge_into(AttnState& acc, const AttnState& x) {
   acc.m = m_new;
 }
 
-AttnState block_state(const MatrixRM& scores, const ConstMapRM& v) {
-  AttnState s;
-  s.m = scores.rowwise().maxCoeff();
-  // Rows with no visible key: shift by 0 so exp(-inf) = 0 instead of NaN.
-  const Eigen::VectorXf shift = (s.m.array() == kNegInf).select(0.f, s.m);
-  MatrixRM p = (scores.colwise() - shift).array().exp().matrix();
-  s.l = p.rowwise().sum();
-  s.o.noalias() = p * v;
-  return s;
-}
-
 MatrixRM normalise(const AttnState& s) {
   const Eigen::VectorXf inv = (s.l.array() > 0.f).select(s.l.array().inverse(), 0.f);
   return inv.asDiagonal() * s.o;

@@ -28,9 +28,6 @@ struct AttnState {
 // acc <- merge(acc, x), row by row. Rows where both sides are empty stay empty.
 void merge_into(AttnState& acc, const AttnState& x);
 
-// State of one block of scores (rows x n, masked entries already -inf) against its V rows (n x d).
-AttnState block_state(const MatrixRM& scores, const ConstMapRM& v);
-
 // Final output o / l; a row that saw no visible key yields zeros.
 MatrixRM normalise(const AttnState& s);
 

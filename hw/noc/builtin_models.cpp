@@ -1,20 +1,17 @@
 // The one list of NoC models built into ahbm-sim. Adding a model: its own source file in this
 // folder plus one line here.
+#include "hw/noc/crossbar_noc.h"
 #include "hw/noc/ideal_noc.h"
+#include "hw/noc/mesh_noc.h"
+#include "hw/noc/ring_noc.h"
 
 namespace ahbm {
 
-namespace {
-template <class Model>
-NocModelInfo model(const char* name, const char* description) {
-  return {name, description, [](sc_core::sc_module_name n, const NocContext& c) -> std::unique_ptr<Noc> {
-            return std::make_unique<Model>(n, c);
-          }};
-}
-}  // namespace
-
 void register_builtin_noc_models(NocRegistry& r) {
-  r.add(model<IdealNoc>("ideal", "fixed latency (params.latency_ns, default 10), unlimited bandwidth"));
+  r.add(noc_model<IdealNoc>("ideal", "fixed latency (params.latency_ns, default 10), unlimited bandwidth"));
+  r.add(noc_model<CrossbarNoc>("crossbar", "one switch, per-output serialisation at the flit width, round-robin input arbitration"));
+  r.add(noc_model<MeshNoc>("mesh", "2D mesh, XY routing, VC routers, wormhole, credit flow control, tree/source multicast"));
+  r.add(noc_model<RingNoc>("ring", "bidirectional ring, shortest direction, dateline VCs, wormhole, credit flow control"));
 }
 
 }  // namespace ahbm

@@ -12,9 +12,7 @@ IdealNoc::IdealNoc(sc_core::sc_module_name name, const NocContext& ctx) : Noc(na
   SC_THREAD(deliver_loop);
 }
 
-void IdealNoc::send(NocPacket packet) {
-  ++packets_sent_;
-  packet.created = sc_core::sc_time_stamp();
+void IdealNoc::inject(NocPacket packet) {
   for (int d : packet.dsts) in_flight_.push({d, packet}, latency_);
 }
 

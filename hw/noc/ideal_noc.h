@@ -8,8 +8,10 @@ namespace ahbm {
 class IdealNoc : public Noc {
  public:
   IdealNoc(sc_core::sc_module_name name, const NocContext& ctx);
-  void send(NocPacket packet) override;
   Json stats() const override;
+
+ protected:
+  void inject(NocPacket packet) override;
 
  private:
   void deliver_loop();

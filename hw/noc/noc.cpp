@@ -1,6 +1,7 @@
 #include "hw/noc/noc.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace ahbm {
 
@@ -9,17 +10,63 @@ Noc::Noc(sc_core::sc_module_name name, const NocContext& ctx)
 
 void Noc::attach(int endpoint, NocClient* client) { clients_.at(size_t(endpoint)) = client; }
 
+void Noc::send(NocPacket packet) {
+  // A bad endpoint is a bug in the sender, not user input.
+  const int n = endpoint_count();
+  if (packet.src < 0 || packet.src >= n || packet.dsts.empty())
+    throw std::invalid_argument(std::string(name()) + ": packet with bad source or no destination");
+  std::vector<int> sorted = packet.dsts;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.front() < 0 || sorted.back() >= n || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw std::invalid_argument(std::string(name()) + ": packet destinations out of range or repeated");
+  packet.id = next_id_++;
+  packet.created = sc_core::sc_time_stamp();
+  packet.hops = -1;
+  ++packets_sent_;
+  pending_[packet.id] = {packet.created, packet.dsts, packet.dsts.size() > 1};
+  inject(std::move(packet));
+}
+
 void Noc::deliver(int endpoint, const NocPacket& packet) {
+  auto it = pending_.find(packet.id);
+  auto w = it == pending_.end() ? std::vector<int>::iterator()
+                                : std::find(it->second.waiting.begin(), it->second.waiting.end(), endpoint);
+  if (it == pending_.end() || w == it->second.waiting.end())
+    throw std::logic_error(std::string(name()) + ": packet " + std::to_string(packet.id) + " delivered to " +
+                           endpoint_name(endpoint) + " twice or to a non-destination");
+  it->second.waiting.erase(w);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (it->second.waiting.empty()) {
+    Completion& c = it->second.multicast ? multicast_ : unicast_;
+    const double ns = (now - it->second.created).to_seconds() * 1e9;
+    ++c.packets;
+    c.sum_ns += ns;
+    c.max_ns = std::max(c.max_ns, ns);
+    pending_.erase(it);
+  }
   ++deliveries_;
   bytes_delivered_ += packet.bytes;
+  record_span("noc." + endpoint_name(endpoint), "noc_deliver", packet, packet.created, now);
   NocClient* c = clients_.at(size_t(endpoint));
   if (c) c->noc_receive(endpoint, packet);
+}
+
+void Noc::record_span(const std::string& component, const char* activity, const NocPacket& packet,
+                      const sc_core::sc_time& start, const sc_core::sc_time& end) const {
+  if (ctx_.span_hook) ctx_.span_hook(component, activity, packet, start, end);
+}
+
+Json Noc::Completion::to_json() const {
+  return Json{{"packets", packets}, {"avg_ns", packets ? sum_ns / double(packets) : 0.0}, {"max_ns", max_ns}};
 }
 
 Json Noc::stats() const {
   return Json{{"packets_sent", packets_sent_},
               {"deliveries", deliveries_},
-              {"bytes_delivered", bytes_delivered_}};
+              {"bytes_delivered", bytes_delivered_},
+              {"packets_in_flight", pending_.size()},
+              {"multicast_completion", multicast_.to_json()},
+              {"unicast_completion", unicast_.to_json()}};
 }
 
 NocRegistry NocRegistry::with_builtin_models() {

@@ -2,9 +2,10 @@
 // The network that carries Q tiles from the Q source to the CUBEs (multicast) and results back
 // to the host. One abstract interface; concrete models live one per source file in this folder
 // and are listed once in builtin_models.cpp. A user model is a subclass plus one
-// NocRegistry::add() call (see docs/noc.md).
+// NocRegistry::add() call (see docs/noc.md and tools/examples/).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,13 +21,14 @@ class TraceSink;
 class SpanRecorder;
 
 struct NocPacket {
-  uint64_t id = 0;
+  uint64_t id = 0;        // assigned by Noc::send
   int src = 0;            // endpoint index
   std::vector<int> dsts;  // endpoint indices; more than one = multicast
   uint64_t bytes = 0;     // payload size; models split it into flits as they see fit
   std::shared_ptr<const void> payload;  // carried, never inspected, by the network
   int tag = 0;                          // meaning belongs to the sender (e.g. global tile index)
-  sc_core::sc_time created;
+  sc_core::sc_time created;             // stamped by Noc::send
+  int hops = -1;  // on a delivered copy: routers traversed to this endpoint (-1: model has no routers)
 };
 
 // Whoever sits at an endpoint. Called from the network's process; must not wait.
@@ -35,6 +37,19 @@ class NocClient {
   virtual ~NocClient() = default;
   virtual void noc_receive(int endpoint, const NocPacket& packet) = 0;
 };
+
+// One unidirectional channel of a model and the flits it has carried so far (each flit holds a
+// channel for one cycle). Traffic generators read these to compute per-link utilisation.
+struct NocLink {
+  std::string name;  // e.g. "r(0,0)->r(1,0)", "qsrc->r1" (injection), "r2->g0.cube0" (ejection)
+  std::string kind;  // "link" (router to router), "inject" or "eject"
+  uint64_t flits = 0;
+};
+
+// Called by a model to add a span to the latency trace; the chip maps the packet's tag to the
+// tile's phase and agent. `component` is e.g. "noc" or "noc.g0.cube1".
+using NocSpanHook = std::function<void(const std::string& component, const char* activity, const NocPacket& packet,
+                                       const sc_core::sc_time& start, const sc_core::sc_time& end)>;
 
 // What a model is given when it is built.
 struct NocContext {
@@ -45,6 +60,7 @@ struct NocContext {
   Clock clock{1.0};
   TraceSink* trace = nullptr;
   SpanRecorder* spans = nullptr;
+  NocSpanHook span_hook;                // optional
 };
 
 class Noc : public sc_core::sc_module {
@@ -54,22 +70,48 @@ class Noc : public sc_core::sc_module {
   int endpoint_count() const { return int(ctx_.endpoints.size()); }
   const std::string& endpoint_name(int e) const { return ctx_.endpoints.at(size_t(e)); }
 
-  // Accepts a packet at the current time. Non-blocking: the model queues it at the source.
-  virtual void send(NocPacket packet) = 0;
-  // Model statistics for summary.json; the base adds packets, deliveries and bytes.
+  // Accepts a packet at the current time. Non-blocking: stamps id and creation time, checks the
+  // endpoints, then hands it to the model (inject), which queues it at the source.
+  void send(NocPacket packet);
+  // Model statistics for summary.json. The base reports packets, deliveries, bytes and the
+  // creation-to-last-delivery time of multicast and unicast packets; models add their own.
   virtual Json stats() const;
+  // Payload bytes one flit carries: traffic generators size packets with it. Models without
+  // flits keep the default.
+  virtual uint64_t flit_bytes() const { return 64; }
+  // Every channel with its flit count so far; empty for models without channels.
+  virtual std::vector<NocLink> links() const { return {}; }
 
  protected:
-  // Hands a packet to the client at `endpoint` and counts the delivery.
+  // The model's part of send(): `packet` has its id and creation time set.
+  virtual void inject(NocPacket packet) = 0;
+  // Hands a packet to the client at `endpoint` now, counts it, checks that each destination
+  // receives a packet exactly once (std::logic_error otherwise) and records a "noc_deliver" span
+  // (creation to arrival) on component "noc.<endpoint>".
   void deliver(int endpoint, const NocPacket& packet);
+  void record_span(const std::string& component, const char* activity, const NocPacket& packet,
+                   const sc_core::sc_time& start, const sc_core::sc_time& end) const;
   const NocContext& context() const { return ctx_; }
-  uint64_t packets_sent_ = 0;
 
  private:
+  struct Pending {
+    sc_core::sc_time created;
+    std::vector<int> waiting;  // destinations not yet delivered
+    bool multicast;
+  };
+  struct Completion {
+    uint64_t packets = 0;
+    double sum_ns = 0, max_ns = 0;
+    Json to_json() const;
+  };
   NocContext ctx_;
   std::vector<NocClient*> clients_;
+  std::map<uint64_t, Pending> pending_;
+  uint64_t next_id_ = 1;
+  uint64_t packets_sent_ = 0;
   uint64_t deliveries_ = 0;
   uint64_t bytes_delivered_ = 0;
+  Completion multicast_, unicast_;
 };
 
 struct NocModelInfo {
@@ -93,6 +135,14 @@ class NocRegistry {
  private:
   std::vector<NocModelInfo> models_;
 };
+
+// Registry entry for a model class constructible as Model(name, ctx).
+template <class Model>
+NocModelInfo noc_model(const std::string& name, const std::string& description) {
+  return {name, description, [](sc_core::sc_module_name n, const NocContext& c) -> std::unique_ptr<Noc> {
+            return std::make_unique<Model>(n, c);
+          }};
+}
 
 // The one list of models shipped with ahbm-sim (builtin_models.cpp).
 void register_builtin_noc_models(NocRegistry& registry);

@@ -42,3 +42,21 @@ inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64
 inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) { return ceil_div(rows * d, lanes); }
 
 }  // namespace ahbm
+
+// Values of the GEMM engine: fp32 inputs, fp32 accumulation, on whole blocks (Eigen), so the
+// numerics cost what a vectorised kernel costs while the timing above still counts engine tiles.
+#include "hw/common/attn_state.h"
+
+namespace ahbm {
+
+// C = A * B^T  (A: m x k, B: n x k), the layout of S = Q K^T.
+inline void gemm_abt(const ConstMapRM& a, const ConstMapRM& b, MatrixRM& c) { c.noalias() = a * b.transpose(); }
+// C = A * B    (A: m x k, B: k x n), the layout of O = P V.
+inline void gemm_ab(const MatrixRM& a, const ConstMapRM& b, MatrixRM& c) { c.noalias() = a * b; }
+
+// The vector unit's online-softmax step for one KV tile, then P V on the GEMM engine: the
+// (m, l, o) state of a block of scores (rows x n, masked entries already -inf) against its
+// V rows (n x d). A row with no visible key stays empty (m = -inf, l = 0, o = 0).
+AttnState block_state(const MatrixRM& scores, const ConstMapRM& v);
+
+}  // namespace ahbm

@@ -146,7 +146,7 @@ void Pe::compute_loop() {
         ConstMapRM km(buf, n, d);
         ConstMapRM vm(buf + size_t(kv_tile) * size_t(d), n, d);
         MatrixRM s(rows, n);
-        s.noalias() = qm * km.transpose();
+        gemm_abt(qm, km, s);
         s *= job.scale;
         apply_mask(s, job, t, kv, first);
         merge_into(*acc, block_state(s, vm));

@@ -87,6 +87,8 @@ const std::vector<BadInput>& cases() {
        {"hw.json", "groups = 3", "12 CUBEs exceed chip_cubes = 8", "allowed: groups <= 2"}},
       {"hw.fault_target_missing", R"({"fault_injection": {"drop_state_cube": 4}})", "", "",
        {"hw.json", "fault_injection.drop_state_cube = 4", "0 to 3"}},
+      {"hw.noc_placement_missing_endpoint", R"({"noc": {"model": "mesh", "params": {"placement": {"g0.cube9": [0, 0]}}}})",
+       "", "", {"hw.json", "noc.params.placement.g0.cube9: unknown endpoint", "g0.cube3", "did you mean \"g0.cube0\""}},
       // ---- scenario against hardware, caught before simulating ----
       {"fit.q_tile_vs_q_buffer", R"({"q_tile_rows": 8, "cube": {"q_buffer": {"bytes": 1024}}})", "", "",
        {"hw.json", "cube.q_buffer.bytes = 1024", "8-row Q tile (2048 bytes)"}},
@@ -152,6 +154,7 @@ const std::vector<BadInput>& cases() {
       {"cli.two_scenarios", "", "", "{sc} {sc} --out {out}", {"too many positional options"}},
       {"cli.tensors_without_values", "", "", "{sc} --out {out} --dump-tensors --no-values",
        {"--dump-tensors needs values"}},
+      {"cli.unknown_noc", "", "", "{sc} --out {out} --noc mesh2", {"--noc", "\"mesh2\"", "allowed: ", "did you mean \"mesh\""}},
       {"cli.missing_option_value", "", "", "{sc} --out {out} --hw", {"the required argument for option '--hw' is missing"}},
   };
   return list;
@@ -208,7 +211,7 @@ std::string case_name(const ::testing::TestParamInfo<BadInput>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, BadInputTest, ::testing::ValuesIn(cases()), case_name);
 
-TEST(BadInput, EveryCaseIdIsUniqueAndTabulatedInDocs) {
+TEST(BadInputDocs, EveryCaseIdIsUniqueAndTabulated) {
   const std::string doc = read_text(source_path("docs/reliability.md"));
   ASSERT_FALSE(doc.empty()) << "docs/reliability.md is missing";
   std::vector<std::string> ids;

@@ -103,6 +103,7 @@ TEST(Watchdog, ReductionWaitingForSilentCubeIsReported) {
 
 TEST(Watchdog, SlicingTheRunChangesNoResult) {
   // The watchdog runs the kernel window by window; any window, or none, gives the same run.
+  // (Summaries hold no wall-clock data.)
   const Scenario sc = load_scenario(kTrace);
   HwConfig hw;
   hw.q_tile_rows = 32;
@@ -114,8 +115,17 @@ TEST(Watchdog, SlicingTheRunChangesNoResult) {
     dumps.push_back(run.summary.dump());
     EXPECT_TRUE(run.summary["numerics"]["pass"].get<bool>());
   }
+  // Progress reports slice the run by wall time on top of the windows.
+  RunOptions opt;
+  int reports = 0;
+  bool last_done = false;
+  opt.progress = [&](const SimProgress& p) { ++reports, last_done = p.done; };
+  dumps.push_back(execute(sc, hw, opt).summary.dump());
+  EXPECT_GE(reports, 2);
+  EXPECT_TRUE(last_done);
   EXPECT_EQ(dumps[0], dumps[1]);
   EXPECT_EQ(dumps[0], dumps[2]);
+  EXPECT_EQ(dumps[0], dumps[3]);
 }
 
 TEST(NumericGuard, NanInPeStateIsReportedWhereItAppeared) {

@@ -1,7 +1,10 @@
 #include <iostream>
 
+#include <unistd.h>
+
 #include "hw/common/error.h"
 #include "runtime/driver.h"
+#include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 
@@ -28,15 +31,19 @@ int cmd_run(int argc, char** argv) {
       "  summary.json  total simulated time, per-phase and per-component busy time, numeric check\n"
       "                against a float64 reference, resolved configuration\n"
       "  latency.csv   one row per span: start_ns,end_ns,component,activity,phase,agent,rows,bytes\n"
-      "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit (GTKWave)\n"
+      "  trace.json    the spans as Chrome trace events: open in ui.perfetto.dev\n"
+      "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
+      "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
+      "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
       "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
-      "DIR is written all or nothing.\n\noptions");
-  std::string scenario, out, hw, seed, watchdog;
+      "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
+  std::string scenario, out, hw, noc, seed, watchdog;
   desc.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
       ("hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults = hw/configs/default.json)")
+      ("noc", po::value<std::string>(&noc), "NoC model (overrides the hw config's noc.model; 'ahbm-sim nocs' lists them)")
       ("seed", po::value<std::string>(&seed), "tensor seed (overrides the scenario's \"seed\"), 0 to 2^63-1")
       ("watchdog-ns", po::value<std::string>(&watchdog),
        "stall watchdog window: simulated ns without progress that count as a livelock (default 1e6; "
@@ -62,17 +69,20 @@ int cmd_run(int argc, char** argv) {
   RunOptions opt;
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
+  if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   check_run_dir(out);  // fail before simulating, not after
   opt.vcd = !vm.count("no-vcd");
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
+  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
   HwConfig cfg;
   if (!hw.empty()) {
     cfg = load_hw_config(hw);
     opt.hw_file = hw;
   }
+  if (!noc.empty()) cfg.noc.model = noc;  // the model's params still come from the hw config
   const RunOutput run = execute(sc, cfg, opt);
   write_run_dir(out, run, opt);
 

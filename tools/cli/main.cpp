@@ -2,15 +2,22 @@
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
 // 3 numeric failure (run --check beyond tolerance, or a NaN/Inf in the datapath), 4 simulation
 // stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <systemc>
 
+#include <cblas.h>
+
 #include "hw/common/error.h"
 #include "tools/cli/commands.h"
 
 namespace {
+
+// SystemC prints its banner when the library's first simulation context is made, before
+// sc_main runs; the environment switch must be set during static initialisation to count.
+const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) == 0;
 
 void print_usage(std::ostream& os) {
   os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
@@ -24,6 +31,9 @@ void print_usage(std::ostream& os) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  // One BLAS thread: PEs are simulated one block at a time and several runs or tests share the
+  // machine's cores. (OpenBLAS reads its environment before our static initialisers run.)
+  openblas_set_num_threads(1);
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;

@@ -1,0 +1,24 @@
+#include "hw/noc/crossbar_noc.h"
+
+namespace ahbm {
+
+namespace {
+FlitParams crossbar_defaults() {
+  FlitParams p;
+  p.router_cycles = 2;  // arbitration, then switch traversal
+  return p;
+}
+}  // namespace
+
+CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  const FlitParams p = read_flit_params(r, crossbar_defaults());
+  r.finish();
+  FlitTopology t;
+  t.router_names = {"xbar"};
+  t.endpoint_router.assign(size_t(endpoint_count()), 0);
+  t.route.assign(1, std::vector<int>(size_t(endpoint_count()), -1));  // every destination is one output away
+  build(std::move(t), p, Json{{"ports", endpoint_count()}});
+}
+
+}  // namespace ahbm

@@ -1,0 +1,366 @@
+#include "hw/noc/flit_network.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ahbm {
+
+FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vector<std::string> endpoint_names)
+    : topo_(std::move(topo)), p_(params), endpoint_names_(std::move(endpoint_names)) {
+  const int R = topo_.routers(), E = int(endpoint_names_.size());
+  if (p_.router_cycles < 1 || p_.link_cycles < 1 || p_.buffer_flits < 1 || p_.vcs < 1 || p_.vc_classes < 1 ||
+      p_.vcs % p_.vc_classes != 0 || p_.flit_bytes < 1)
+    throw std::invalid_argument("FlitNetwork: bad flow-control parameters");
+  if (int(topo_.endpoint_router.size()) != E || int(topo_.route.size()) != R)
+    throw std::invalid_argument("FlitNetwork: topology does not match the endpoints");
+  routers_.resize(size_t(R));
+  auto add_in = [&](int router, int upstream) {
+    InPort ip;
+    ip.router = router;
+    ip.upstream = upstream;
+    ip.vcs.resize(size_t(p_.vcs));
+    for (auto& v : ip.vcs) v.arrival.assign(size_t(p_.buffer_flits), 0);
+    in_.push_back(std::move(ip));
+    routers_[size_t(router)].ins.push_back(int(in_.size()) - 1);
+    return int(in_.size()) - 1;
+  };
+  for (const auto& ch : topo_.channels) {
+    if (ch.from < 0 || ch.from >= R || ch.to < 0 || ch.to >= R)
+      throw std::invalid_argument("FlitNetwork: channel between unknown routers");
+    OutPort o;
+    o.router = ch.from;
+    o.dateline = ch.dateline;
+    o.credits.assign(size_t(p_.vcs), p_.buffer_flits);
+    o.owned.assign(size_t(p_.vcs), 0);
+    o.name = topo_.router_names[size_t(ch.from)] + "->" + topo_.router_names[size_t(ch.to)];
+    out_.push_back(std::move(o));
+    const int op = int(out_.size()) - 1;
+    channel_out_.push_back(op);
+    out_[size_t(op)].down = add_in(ch.to, op);
+  }
+  for (int e = 0; e < E; ++e) {
+    const int r = topo_.endpoint_router[size_t(e)];
+    if (r < 0 || r >= R) throw std::invalid_argument("FlitNetwork: endpoint on an unknown router");
+    OutPort o;
+    o.router = r;
+    o.endpoint = e;
+    o.name = topo_.router_names[size_t(r)] + "->" + endpoint_names_[size_t(e)];
+    out_.push_back(std::move(o));
+    eject_out_.push_back(int(out_.size()) - 1);
+    Source s;
+    s.in_port = add_in(r, -1);
+    s.name = endpoint_names_[size_t(e)] + "->" + topo_.router_names[size_t(r)];
+    sources_.push_back(std::move(s));
+  }
+  // Every route must end at the destination's router: follow it from every router.
+  for (int r = 0; r < R; ++r) {
+    if (int(topo_.route[size_t(r)].size()) != E) throw std::invalid_argument("FlitNetwork: routing table size");
+    for (int e = 0; e < E; ++e) {
+      int at = r;
+      for (int steps = 0; topo_.route[size_t(at)][size_t(e)] >= 0; ++steps) {
+        const int ch = topo_.route[size_t(at)][size_t(e)];
+        if (ch >= int(topo_.channels.size()) || topo_.channels[size_t(ch)].from != at || steps > R)
+          throw std::invalid_argument("FlitNetwork: route from " + topo_.router_names[size_t(r)] + " to " +
+                                      endpoint_names_[size_t(e)] + " is broken or loops");
+        at = topo_.channels[size_t(ch)].to;
+      }
+      if (at != topo_.endpoint_router[size_t(e)])
+        throw std::invalid_argument("FlitNetwork: route to " + endpoint_names_[size_t(e)] + " ejects at the wrong router");
+    }
+  }
+  wheel_.resize(size_t(std::max(p_.router_cycles, p_.link_cycles) + 1));
+}
+
+void FlitNetwork::enqueue(uint64_t packet, int src, std::vector<std::vector<int>> copies, int flits, int64_t cycle,
+                          bool multicast) {
+  if (cycle <= last_) throw std::logic_error("FlitNetwork::enqueue into a processed cycle");
+  Source& s = sources_.at(size_t(src));
+  for (size_t i = 0; i < copies.size(); ++i)
+    s.queue.push_back({packet, std::move(copies[i]), std::max(flits, 1), cycle, multicast, i == 0,
+                       i + 1 == copies.size()});
+  if (!s.active) {
+    s.active = true;
+    active_sources_.push_back(src);
+  }
+}
+
+void FlitNetwork::schedule(int64_t at, const Event& e) {
+  wheel_[size_t(at % int64_t(wheel_.size()))].push_back(e);
+  ++pending_events_;
+}
+
+void FlitNetwork::activate(int router) {
+  Router& R = routers_[size_t(router)];
+  if (!R.active) {
+    R.active = true;
+    active_routers_.push_back(router);
+  }
+}
+
+int FlitNetwork::new_worm(Worm w) {
+  if (free_worms_.empty()) {
+    worms_.push_back(std::move(w));
+    return int(worms_.size()) - 1;
+  }
+  const int i = free_worms_.back();
+  free_worms_.pop_back();
+  worms_[size_t(i)] = std::move(w);
+  return i;
+}
+
+int64_t FlitNetwork::next_cycle() const {
+  if (moved_) return last_ + 1;  // an output or buffer slot may have freed up
+  int64_t best = kIdle;
+  if (pending_events_)
+    for (int64_t d = 1; d < int64_t(wheel_.size()); ++d)
+      if (!wheel_[size_t((last_ + d) % int64_t(wheel_.size()))].empty()) {
+        best = last_ + d;
+        break;
+      }
+  for (int s : active_sources_) {
+    const Source& src = sources_[size_t(s)];
+    // A source that waits for buffer space or a free VC is woken by a router moving a flit.
+    if (src.vc < 0 && !src.queue.empty() && src.queue.front().cycle > last_)
+      best = std::min(best, src.queue.front().cycle);
+  }
+  return best;
+}
+
+void FlitNetwork::apply(const Event& e, int64_t c) {
+  switch (e.kind) {
+    case kArrive: {
+      InPort& ip = in_[size_t(e.a)];
+      InVc& iv = ip.vcs[size_t(e.b)];
+      if (e.c >= 0) iv.segs.push_back({e.c, 0});  // a head starts a new packet behind any others
+      ++iv.segs.back().received;
+      push_arrival(iv, ip.router, c);
+      break;
+    }
+    case kCredit:
+      ++out_[size_t(e.a)].credits[size_t(e.b)];
+      break;
+    case kEject:
+      if (e.c) delivered_.push_back({e.packet, e.a, e.b});
+      break;
+    case kWake:
+      break;
+  }
+}
+
+void FlitNetwork::push_arrival(InVc& iv, int router, int64_t c) {
+  iv.arrival[size_t(iv.arrived % p_.buffer_flits)] = c;
+  ++iv.arrived;
+  ++routers_[size_t(router)].buffered;
+  activate(router);
+  schedule(c + p_.router_cycles, {kWake, router, 0, 0, 0});  // when this flit may leave
+}
+
+void FlitNetwork::inject(Source& s, int64_t c) {
+  if (s.queue.empty()) return;
+  Queued& q = s.queue.front();
+  InPort& ip = in_[size_t(s.in_port)];
+  if (s.vc < 0) {
+    if (q.cycle > c) return;
+    // Sources inject into class-0 VCs, round-robin, into the first one with room.
+    const int per_class = p_.vcs / p_.vc_classes;
+    for (int k = 0; k < per_class && s.vc < 0; ++k) {
+      const int v = (s.next_vc + k) % per_class;
+      if (ip.vcs[size_t(v)].buffered() < p_.buffer_flits) s.vc = v;
+    }
+    if (s.vc < 0) return;
+    s.next_vc = (s.vc + 1) % per_class;
+    ip.vcs[size_t(s.vc)].segs.push_back({new_worm({q.packet, q.flits, 1, 0, q.multicast, q.dests}), 0});
+    s.injected = 0;
+  }
+  InVc& iv = ip.vcs[size_t(s.vc)];
+  if (iv.buffered() >= p_.buffer_flits) return;
+  ++iv.segs.back().received;
+  push_arrival(iv, ip.router, c);
+  ++s.flits;
+  ++totals_.flits_injected;
+  if (q.multicast) ++totals_.multicast_channel_flits;
+  if (s.injected == 0 && q.first) first_injected_.push_back(q.packet);
+  moved_ = true;
+  if (++s.injected == q.flits) {
+    if (q.last) last_injected_.push_back(q.packet);
+    s.queue.pop_front();
+    s.vc = -1;
+  }
+}
+
+void FlitNetwork::route(int r, InVc& iv) {
+  const Worm& w = worms_[size_t(iv.segs.front().worm)];
+  for (int d : w.dests) {
+    const int ch = topo_.route[size_t(r)][size_t(d)];
+    const int out = ch >= 0 ? channel_out_[size_t(ch)] : eject_out_[size_t(d)];
+    auto it = std::find_if(iv.branches.begin(), iv.branches.end(), [&](const Branch& b) { return b.out == out; });
+    if (it == iv.branches.end()) iv.branches.push_back({out, ch >= 0 ? -1 : 0, 0, {d}});
+    else it->dests.push_back(d);
+  }
+  iv.routed = true;
+  iv.replicating = iv.branches.size() > 1;
+  if (iv.replicating) iv.store.assign(size_t(w.flits), 0);
+}
+
+bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
+  if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
+  if (arrival_of(iv, b.sent) + p_.router_cycles > c) return false;  // still in the pipeline
+  OutPort& o = out_[size_t(b.out)];
+  if (o.used == c) return false;  // one flit per channel per cycle
+  if (o.endpoint >= 0) return true;  // destinations always accept
+  if (b.vc < 0) {  // VC allocation: a free VC of the class the packet travels in after this channel
+    const int cls = o.dateline ? 1 : worms_[size_t(iv.segs.front().worm)].vclass;
+    const int per_class = p_.vcs / p_.vc_classes;
+    for (int v = cls * per_class; v < (cls + 1) * per_class; ++v)
+      if (!o.owned[size_t(v)]) {
+        o.owned[size_t(v)] = 1;
+        b.vc = v;
+        break;
+      }
+    if (b.vc < 0) return false;
+  }
+  return o.credits[size_t(b.vc)] > 0;
+}
+
+void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
+  const Worm w = worms_[size_t(iv.segs.front().worm)];  // a copy: new_worm() below may reallocate the pool
+  const int s = b.sent++;
+  const bool head = s == 0, tail = s == w.flits - 1;
+  OutPort& o = out_[size_t(b.out)];
+  o.used = c;
+  ++o.flits;
+  if (w.multicast) ++totals_.multicast_channel_flits;
+  if (o.endpoint >= 0) {
+    ++totals_.eject_flits;
+    schedule(c + p_.link_cycles, {kEject, o.endpoint, w.hops, tail ? 1 : 0, w.packet});
+    return;
+  }
+  ++totals_.link_flits;
+  --o.credits[size_t(b.vc)];
+  if (tail) o.owned[size_t(b.vc)] = 0;  // the next packet may follow into the downstream buffer
+  const int nw = head ? new_worm({w.packet, w.flits, w.hops + 1, o.dateline ? 1 : w.vclass, w.multicast, b.dests}) : -1;
+  schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
+}
+
+void FlitNetwork::replicate(InPort& ip, int vc, int64_t c) {
+  // A packet that splits here leaves the input buffer as soon as each flit is through the
+  // pipeline, into a store the branches read from independently. Without it a blocked branch
+  // would hold the flits its siblings need and the channel behind them: the classic deadlock
+  // of tree multicast under wormhole switching. With it every wait follows the routing order.
+  InVc& iv = ip.vcs[size_t(vc)];
+  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.router_cycles <= c) {
+    iv.store[size_t(iv.freed)] = arrival_of(iv, iv.freed);
+    ++iv.freed;
+    if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
+    moved_ = true;  // a source sees the room at once
+  }
+}
+
+void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
+  InVc& iv = ip.vcs[size_t(vc)];
+  const int worm = iv.segs.front().worm;
+  const int flits = worms_[size_t(worm)].flits;
+  int sent = flits;
+  for (const Branch& b : iv.branches) sent = std::min(sent, b.sent);
+  while (iv.done < sent) {
+    ++iv.done;
+    --routers_[size_t(ip.router)].buffered;
+    if (iv.replicating) continue;  // its buffer slot was released by replicate()
+    ++iv.freed;
+    if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
+  }
+  if (iv.done == flits) {  // the front packet has left: the next one (if any) moves up
+    free_worms_.push_back(worm);
+    worms_[size_t(worm)].dests.clear();
+    iv.segs.pop_front();
+    iv.front_base += flits;
+    iv.freed = iv.done = 0;
+    iv.routed = iv.replicating = false;
+    iv.branches.clear();
+  }
+}
+
+void FlitNetwork::step_router(int r, int64_t c) {
+  Router& R = routers_[size_t(r)];
+  const int n = int(R.ins.size());
+  // Route computation for heads through the pipeline, and replication into the store; neither
+  // uses the switch.
+  for (int i : R.ins) {
+    InPort& ip = in_[size_t(i)];
+    for (int v = 0; v < p_.vcs; ++v) {
+      InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending()) continue;
+      if (!iv.routed) {
+        if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
+        route(r, iv);
+      }
+      if (iv.replicating) replicate(ip, v, c);
+    }
+  }
+  // Separable allocation with rotating priorities: each input port forwards from at most one VC
+  // per cycle (that VC may feed several outputs: multicast replication in the crossbar), and each
+  // output takes at most one flit per cycle.
+  bool sent_any = false;
+  for (int k = 0; k < n; ++k) {
+    InPort& ip = in_[size_t(R.ins[size_t((R.rr + k) % n)])];
+    for (int j = 0; j < p_.vcs; ++j) {
+      const int v = (ip.rr + j) % p_.vcs;
+      InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending() || !iv.routed) continue;
+      bool any = false;
+      for (Branch& b : iv.branches)
+        if (can_send(b, iv, c)) {
+          send(b, iv, c);
+          any = true;
+        }
+      if (!any) continue;
+      free_flits(ip, v, c);
+      ip.rr = (v + 1) % p_.vcs;
+      sent_any = true;
+      break;
+    }
+  }
+  if (sent_any) {
+    R.rr = (R.rr + 1) % n;
+    moved_ = true;
+  }
+}
+
+void FlitNetwork::step(int64_t c) {
+  if (c <= last_ || c > next_cycle()) throw std::logic_error("FlitNetwork::step out of order");
+  first_injected_.clear();
+  last_injected_.clear();
+  delivered_.clear();
+  last_ = c;
+  moved_ = false;
+  std::vector<Event>& slot = wheel_[size_t(c % int64_t(wheel_.size()))];
+  pending_events_ -= slot.size();
+  due_.clear();
+  due_.swap(slot);  // apply() schedules into later slots only, never into this cycle's
+  for (const Event& e : due_) apply(e, c);
+  for (int s : active_sources_) inject(sources_[size_t(s)], c);
+  for (size_t i = 0; i < active_routers_.size(); ++i) step_router(active_routers_[i], c);
+  auto idle_router = [&](int r) {
+    if (routers_[size_t(r)].buffered > 0) return false;
+    routers_[size_t(r)].active = false;
+    return true;
+  };
+  active_routers_.erase(std::remove_if(active_routers_.begin(), active_routers_.end(), idle_router),
+                        active_routers_.end());
+  auto idle_source = [&](int s) {
+    if (!sources_[size_t(s)].queue.empty()) return false;
+    sources_[size_t(s)].active = false;
+    return true;
+  };
+  active_sources_.erase(std::remove_if(active_sources_.begin(), active_sources_.end(), idle_source),
+                        active_sources_.end());
+}
+
+std::vector<NocLink> FlitNetwork::links() const {
+  std::vector<NocLink> out;
+  for (const Source& s : sources_) out.push_back({s.name, "inject", s.flits});
+  for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits});
+  return out;
+}
+
+}  // namespace ahbm

@@ -1,0 +1,211 @@
+#pragma once
+// The flit-level engine shared by the mesh, ring and crossbar models: input-queued routers with
+// virtual channels, wormhole switching, credit-based flow control, destination-table routing and
+// in-network multicast replication. Plain C++, no SystemC: the FlitNoc wrapper calls step() only
+// for cycles in which something can happen (a flit arrives, leaves a router pipeline, a credit
+// returns, or a flit moved in the previous cycle), so an idle network costs nothing and cycles in
+// which flits only sit in pipelines are skipped.
+//
+// Timing of one flit (see docs/noc.md for the closed forms): it enters a router's input buffer at
+// cycle a (from the source at the cycle it is injected, from a channel link_cycles after it was
+// sent), may leave at a + router_cycles at the earliest (subject to VC allocation, switch
+// allocation and a credit), and reaches the next router or the destination endpoint
+// link_cycles later. Each channel carries one flit per cycle; each source injects one flit per
+// cycle; destinations always accept (ejection never back-pressures).
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+struct FlitParams {
+  int flit_bytes = 64;     // payload bytes per flit = channel width per cycle
+  int router_cycles = 4;   // router pipeline depth: cycles from a flit's arrival until it may leave
+  int link_cycles = 1;     // channel latency; credits take as long to come back
+  int buffer_flits = 8;    // depth of each input virtual channel
+  int vcs = 2;             // virtual channels per input port
+  int vc_classes = 1;      // 2 on rings: a packet moves to the upper half of the VCs after the dateline
+  bool tree_multicast = true;  // false: source replication (one unicast copy per destination)
+};
+
+// Routers, the unidirectional channels between them, where endpoints attach, and the routing
+// table. Routing is destination-based (the next channel depends on the current router and the
+// destination only), which makes the union of the routes from one source a tree: that tree is
+// what a multicast packet follows, replicated where its routes split.
+struct FlitTopology {
+  struct Channel {
+    int from = 0, to = 0;
+    bool dateline = false;  // crossing it moves a packet to VC class 1
+  };
+  std::vector<std::string> router_names;
+  std::vector<Channel> channels;
+  std::vector<int> endpoint_router;     // router each endpoint attaches to
+  std::vector<std::vector<int>> route;  // [router][endpoint]: outgoing channel, or -1 = eject here
+  int routers() const { return int(router_names.size()); }
+};
+
+class FlitNetwork {
+ public:
+  static constexpr int64_t kIdle = std::numeric_limits<int64_t>::max();
+  struct Delivery {
+    uint64_t packet;
+    int endpoint;
+    int hops;  // routers traversed
+  };
+  struct Totals {
+    uint64_t flits_injected = 0;  // flits that entered the network at the sources
+    uint64_t link_flits = 0;      // router-to-router channel traversals
+    uint64_t eject_flits = 0;     // flits handed to destination endpoints
+    uint64_t multicast_channel_flits = 0;  // injection + link + ejection traversals of multicast packets
+  };
+
+  // Throws std::invalid_argument on an inconsistent topology (a bug in the model, not user input).
+  FlitNetwork(FlitTopology topo, const FlitParams& params, std::vector<std::string> endpoint_names);
+
+  // Queues a packet at endpoint `src`. Each element of `copies` is one worm (its destination set);
+  // the source injects them one after the other, `flits` flits each, from cycle `cycle` on
+  // (which must be later than the last processed cycle).
+  void enqueue(uint64_t packet, int src, std::vector<std::vector<int>> copies, int flits, int64_t cycle,
+               bool multicast);
+  // Processes cycle `c`, which must not lie beyond next_cycle(). Clears and refills the
+  // observations below.
+  void step(int64_t c);
+  // The earliest cycle in which something can happen, or kIdle.
+  int64_t next_cycle() const;
+  int64_t last_cycle() const { return last_; }
+
+  // Observations of the last step.
+  const std::vector<uint64_t>& first_injected() const { return first_injected_; }  // first flit entered
+  const std::vector<uint64_t>& last_injected() const { return last_injected_; }    // last flit entered
+  const std::vector<Delivery>& delivered() const { return delivered_; }           // tail reached endpoint
+
+  std::vector<NocLink> links() const;
+  const Totals& totals() const { return totals_; }
+  const FlitParams& params() const { return p_; }
+
+ private:
+  struct Worm {  // one packet copy occupying an input virtual channel
+    uint64_t packet = 0;
+    int flits = 0;
+    int hops = 0;
+    int vclass = 0;
+    bool multicast = false;
+    std::vector<int> dests;
+  };
+  struct Branch {  // one output a worm is forwarded to, with the destinations behind it
+    int out = 0;
+    int vc = -1;   // output VC; -1 until allocated
+    int sent = 0;  // flits forwarded so far
+    std::vector<int> dests;
+  };
+  // A FIFO of flits that may hold the tail of one packet and the heads of the next ones
+  // (an output VC is released when a tail is sent, as in BookSim). Only the front packet is
+  // routed and forwarded.
+  struct InVc {
+    struct Seg {
+      int worm;
+      int received;  // flits of this packet arrived so far
+    };
+    std::deque<Seg> segs;          // packets in the buffer, front first
+    int freed = 0;                 // flits of the front packet that left the buffer (credit returned)
+    int done = 0;                  // flits of the front packet forwarded on every branch
+    int64_t front_base = 0;        // arrival index of the front packet's first flit
+    int64_t arrived = 0;           // flits ever arrived
+    bool routed = false;           // front packet routed (branches valid)
+    bool replicating = false;      // front packet splits here: its flits go to the replication store
+    std::vector<Branch> branches;  // of the front packet
+    std::vector<int64_t> arrival;  // ring of buffer_flits arrival cycles, indexed by arrival index
+    std::vector<int64_t> store;    // replication store: arrival cycles of the front packet's freed flits
+    int buffered() const { return int(arrived - front_base) - freed; }
+    bool pending() const { return !segs.empty() && segs.front().received > done; }
+  };
+  struct InPort {
+    int router = 0;
+    int upstream = -1;  // output port feeding it; -1 = a source endpoint
+    std::vector<InVc> vcs;
+    int rr = 0;
+  };
+  struct OutPort {
+    int router = 0;
+    int down = -1;      // input port it feeds, or -1 when it ejects
+    int endpoint = -1;  // ejection: the endpoint it delivers to
+    bool dateline = false;
+    std::vector<int> credits;
+    std::vector<char> owned;  // VC held by a packet from head allocation until its tail is sent
+    int64_t used = -1;        // last cycle a flit was sent
+    uint64_t flits = 0;
+    std::string name;
+  };
+  struct Router {
+    std::vector<int> ins;
+    int rr = 0;
+    int buffered = 0;
+    bool active = false;
+  };
+  struct Queued {
+    uint64_t packet;
+    std::vector<int> dests;
+    int flits;
+    int64_t cycle;
+    bool multicast, first, last;
+  };
+  struct Source {
+    int in_port = 0;
+    std::deque<Queued> queue;
+    int vc = -1;  // input VC the current worm is being injected into
+    int next_vc = 0;  // round-robin start for the next worm
+    int injected = 0;
+    uint64_t flits = 0;
+    bool active = false;
+    std::string name;
+  };
+  enum EvKind : uint8_t { kArrive, kCredit, kEject, kWake };
+  struct Event {
+    EvKind kind;
+    int a, b, c;  // arrive: in port, vc, new worm (head) or -1; credit: out port, vc; eject: endpoint, hops, tail
+    uint64_t packet;
+  };
+
+  void schedule(int64_t at, const Event& e);
+  void apply(const Event& e, int64_t c);
+  void activate(int router);
+  void inject(Source& s, int64_t c);
+  void step_router(int r, int64_t c);
+  void route(int r, InVc& iv);
+  int64_t arrival_of(const InVc& iv, int flit) const {
+    return flit < iv.freed ? iv.store[size_t(flit)] : iv.arrival[size_t((iv.front_base + flit) % p_.buffer_flits)];
+  }
+  void replicate(InPort& ip, int vc, int64_t c);
+  void push_arrival(InVc& iv, int router, int64_t c);
+  bool can_send(Branch& b, const InVc& iv, int64_t c);
+  void send(Branch& b, InVc& iv, int64_t c);
+  void free_flits(InPort& ip, int vc, int64_t c);
+  int new_worm(Worm w);
+
+  FlitTopology topo_;
+  FlitParams p_;
+  std::vector<std::string> endpoint_names_;
+  std::vector<InPort> in_;
+  std::vector<OutPort> out_;
+  std::vector<Router> routers_;
+  std::vector<Source> sources_;
+  std::vector<int> channel_out_;   // channel -> output port
+  std::vector<int> eject_out_;     // endpoint -> its ejection output port
+  std::vector<Worm> worms_;
+  std::vector<int> free_worms_;
+  std::vector<std::vector<Event>> wheel_;  // events by cycle modulo its size
+  std::vector<Event> due_;                 // the slot being applied (kept for its capacity)
+  size_t pending_events_ = 0;
+  std::vector<int> active_routers_, active_sources_;
+  int64_t last_ = -1;
+  bool moved_ = false;
+  Totals totals_;
+  std::vector<uint64_t> first_injected_, last_injected_;
+  std::vector<Delivery> delivered_;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,58 @@
+#pragma once
+// SystemC side of the flit-level models (mesh, ring, crossbar): one thread that steps the
+// FlitNetwork engine only at the cycles in which something can happen, turns tail-flit arrivals
+// into deliveries and records the multicast spans. A model subclass reads its parameters,
+// builds its topology and calls build(); everything else is shared.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/noc/flit_network.h"
+#include "hw/noc/noc.h"
+
+namespace ahbm {
+
+// Reads the flow-control parameters all flit-level models share (flit_bytes, router_cycles,
+// link_cycles, buffer_flits, vcs, multicast); `defaults` carries the model's own defaults.
+FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
+
+// Reads the optional "placement" object (endpoint name -> node) and returns the node of every
+// endpoint. Endpoints it does not name keep the default: endpoint i on node i mod `nodes`.
+// `node_of` turns one value into a node index, or returns an error text for it.
+using NodeParser = std::function<int(const Json& value, std::string& error)>;
+std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
+                                const NodeParser& node_of);
+
+class FlitNoc : public Noc {
+ public:
+  Json stats() const override;
+  uint64_t flit_bytes() const override { return uint64_t(params_.flit_bytes); }
+  std::vector<NocLink> links() const override;
+
+ protected:
+  FlitNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  // `description` goes into stats() (topology size, placement).
+  void build(FlitTopology topo, const FlitParams& params, Json description);
+  void inject(NocPacket packet) override;
+
+ private:
+  struct InFlight {
+    NocPacket packet;
+    sc_core::sc_time first_injected;
+    size_t waiting;
+  };
+  void run();
+  sc_core::sc_time at_cycle(int64_t c) const { return sc_core::sc_time::from_value(uint64_t(c) * period_); }
+
+  FlitParams params_;
+  Json description_;
+  std::unique_ptr<FlitNetwork> net_;
+  std::map<uint64_t, InFlight> flight_;
+  sc_core::sc_event wake_;
+  uint64_t period_;  // clock period in SystemC time resolution units
+  int sig_in_flight_ = -1;
+};
+
+}  // namespace ahbm

@@ -1,0 +1,55 @@
+#include "hw/noc/mesh_noc.h"
+
+#include <array>
+#include <cmath>
+
+namespace ahbm {
+
+MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  // Default: the most nearly square mesh with one node per endpoint.
+  const int n = std::max(1, endpoint_count());
+  const int cols0 = int(std::ceil(std::sqrt(double(n))));
+  const int cols = int(r.integer("cols", cols0, 1, 64));
+  const int rows = int(r.integer("rows", (n + cols - 1) / cols, 1, 64));
+  const FlitParams p = read_flit_params(r, FlitParams{});
+  const std::vector<int> node = read_placement(r, ctx.endpoints, cols * rows, [&](const Json& v, std::string& err) {
+    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
+      const int x = v[0].get<int>(), y = v[1].get<int>();
+      if (x >= 0 && x < cols && y >= 0 && y < rows) return y * cols + x;
+    } else if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() < cols * rows) {
+      return v.get<int>();
+    }
+    err = "expected [x, y] with 0 <= x < " + std::to_string(cols) + ", 0 <= y < " + std::to_string(rows) +
+          ", or a node index 0.." + std::to_string(cols * rows - 1) + " (row-major)";
+    return 0;
+  });
+  r.finish();
+
+  FlitTopology t;
+  const int R = cols * rows;
+  for (int i = 0; i < R; ++i) t.router_names.push_back("r(" + std::to_string(i % cols) + "," + std::to_string(i / cols) + ")");
+  // Channel index per router and direction: 0 = +x, 1 = -x, 2 = +y, 3 = -y.
+  std::vector<std::array<int, 4>> ch(size_t(R), {-1, -1, -1, -1});
+  const int dx[4] = {1, -1, 0, 0}, dy[4] = {0, 0, 1, -1};
+  for (int i = 0; i < R; ++i)
+    for (int d = 0; d < 4; ++d) {
+      const int x = i % cols + dx[d], y = i / cols + dy[d];
+      if (x < 0 || x >= cols || y < 0 || y >= rows) continue;
+      ch[size_t(i)][size_t(d)] = int(t.channels.size());
+      t.channels.push_back({i, y * cols + x, false});
+    }
+  t.endpoint_router = node;
+  t.route.assign(size_t(R), std::vector<int>(node.size(), -1));
+  for (int i = 0; i < R; ++i)
+    for (size_t e = 0; e < node.size(); ++e) {
+      const int x = i % cols, y = i / cols, tx = node[e] % cols, ty = node[e] / cols;
+      const int dir = tx > x ? 0 : tx < x ? 1 : ty > y ? 2 : ty < y ? 3 : -1;  // X first, then Y
+      t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
+    }
+  Json placement = Json::object();
+  for (size_t e = 0; e < node.size(); ++e) placement[ctx.endpoints[e]] = {node[e] % cols, node[e] / cols};
+  build(std::move(t), p, Json{{"cols", cols}, {"rows", rows}, {"placement", placement}});
+}
+
+}  // namespace ahbm

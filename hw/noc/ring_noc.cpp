@@ -1,0 +1,39 @@
+#include "hw/noc/ring_noc.h"
+
+namespace ahbm {
+
+RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  const int N = int(r.integer("nodes", std::max(2, endpoint_count()), 2, 1024));
+  FlitParams p = read_flit_params(r, FlitParams{});
+  if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a ring needs an even number of VCs (2, 4, ...): "
+                                    "half for packets before the dateline, half after");
+  p.vc_classes = 2;
+  const std::vector<int> node = read_placement(r, ctx.endpoints, N, [&](const Json& v, std::string& err) {
+    if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() < N) return v.get<int>();
+    err = "expected a node index 0.." + std::to_string(N - 1);
+    return 0;
+  });
+  r.finish();
+
+  FlitTopology t;
+  for (int i = 0; i < N; ++i) t.router_names.push_back("r" + std::to_string(i));
+  // Channel 2i: i -> i+1 (clockwise); 2i+1: i -> i-1. The datelines are the wrap-around channels.
+  for (int i = 0; i < N; ++i) {
+    t.channels.push_back({i, (i + 1) % N, i == N - 1});
+    t.channels.push_back({i, (i + N - 1) % N, i == 0});
+  }
+  t.endpoint_router = node;
+  t.route.assign(size_t(N), std::vector<int>(node.size(), -1));
+  for (int i = 0; i < N; ++i)
+    for (size_t e = 0; e < node.size(); ++e) {
+      const int cw = (node[e] - i + N) % N;
+      // Shortest direction; a tie goes clockwise. Every router on a route sees the same choice.
+      if (cw != 0) t.route[size_t(i)][e] = 2 * cw <= N ? 2 * i : 2 * i + 1;
+    }
+  Json placement = Json::object();
+  for (size_t e = 0; e < node.size(); ++e) placement[ctx.endpoints[e]] = node[e];
+  build(std::move(t), p, Json{{"nodes", N}, {"placement", placement}});
+}
+
+}  // namespace ahbm

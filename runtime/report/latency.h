@@ -1,0 +1,28 @@
+#pragma once
+// Latency statistics from the span recorder, for summary.json ("latency"):
+//  - per phase: its extent, the distribution (p50/p90/p99) of the agents' latencies in it and
+//    of the span durations of every activity and activity class;
+//  - per agent: the distribution of its latencies over the phases (steps) it took part in.
+// An agent's latency in a phase is the duration of its "agent.<name>" span, recorded by the
+// driver: from the phase's start until the agent's last O row is back at the host.
+#include <string>
+
+#include "hw/common/json_reader.h"
+#include "hw/common/span_recorder.h"
+
+namespace ahbm::report {
+
+// The class an activity is charged to in latency breakdowns (plots, trace.json "cat"):
+// "Q multicast", "KV DMA", "local GEMM", "softmax", "reduction", "join", "agent" or "other".
+// Every activity of a phase named "join" is charged to "join".
+std::string activity_class(const std::string& activity, const std::string& phase);
+
+bool is_agent_component(const std::string& component);
+
+// Simulated time in ns, rounded to the picosecond so that 1790 ns prints as 1790, not
+// 1790.0000000000002 (sc_time::to_seconds() goes through a double of seconds).
+double to_ns(const sc_core::sc_time& t);
+
+Json latency_summary(const SpanRecorder& spans);
+
+}  // namespace ahbm::report

@@ -1,0 +1,32 @@
+#include "runtime/report/percentiles.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace ahbm::report {
+
+double percentile(std::vector<double> x, double p) {
+  if (x.empty()) throw std::invalid_argument("percentile of no samples");
+  std::sort(x.begin(), x.end());
+  const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * double(x.size() - 1);
+  const size_t i = size_t(std::floor(pos));
+  if (i + 1 >= x.size()) return x.back();
+  return x[i] + (pos - double(i)) * (x[i + 1] - x[i]);
+}
+
+Json distribution(const std::vector<double>& s) {
+  if (s.empty()) return Json{{"count", 0}};
+  const double total = std::accumulate(s.begin(), s.end(), 0.0);
+  return Json{{"count", s.size()},
+              {"min_ns", *std::min_element(s.begin(), s.end())},
+              {"mean_ns", total / double(s.size())},
+              {"p50_ns", percentile(s, 50)},
+              {"p90_ns", percentile(s, 90)},
+              {"p99_ns", percentile(s, 99)},
+              {"max_ns", *std::max_element(s.begin(), s.end())},
+              {"total_ns", total}};
+}
+
+}  // namespace ahbm::report

@@ -1,0 +1,19 @@
+#pragma once
+// Percentiles of latency samples, as used in summary.json ("latency") and stats.json.
+// Definition: linear interpolation between closest ranks (numpy's default): for sorted
+// samples x[0..n-1], the p-th percentile is x[i] + f * (x[i+1] - x[i]) with
+// i + f = p / 100 * (n - 1). One sample gives that sample for every p.
+#include <vector>
+
+#include "hw/common/json_reader.h"
+
+namespace ahbm::report {
+
+// `p` in [0, 100]; `samples` non-empty (any order).
+double percentile(std::vector<double> samples, double p);
+
+// {"count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "total_ns"};
+// {"count": 0} for no samples.
+Json distribution(const std::vector<double>& samples_ns);
+
+}  // namespace ahbm::report

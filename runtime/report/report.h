@@ -1,0 +1,15 @@
+#pragma once
+// The run directory's report files beyond summary.json and latency.csv (docs/outputs.md):
+// waves.vcd + waves.gtkw + GTKWave filters (when the VCD is enabled), trace.json, stats.json.
+#include <string>
+
+#include "runtime/driver.h"
+
+namespace ahbm::report {
+
+// Adds summary["latency"] (per-phase and per-agent percentiles).
+void add_latency(RunOutput& run);
+
+void write_report_files(const std::string& dir, const RunOutput& run, const RunOptions& opt);
+
+}  // namespace ahbm::report

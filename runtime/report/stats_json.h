@@ -1,0 +1,20 @@
+#pragma once
+// stats.json: per-module counters of one run.
+//  "components": per span-recorder component (PE, PE DMA, Q buffer, reducer, link, host, ...):
+//     busy_ns (sum of its span durations, = summary.json busy_ns_by_component), busy_cycles
+//     (busy_ns at the chip clock), occupied_ns (time covered by at least one span), utilisation
+//     (occupied_ns / total_ns), bytes (sum of span bytes), spans, per-activity busy_ns/bytes/count,
+//     and the module's own counters from the chip (PE MACs and HBM bytes, Q-buffer high-water
+//     mark with its capacity and fill fraction, reducer rows merged, link busy time).
+//  "noc": the NoC model's counters. "chip": the chip's statistics tree verbatim.
+#include <ostream>
+
+#include "hw/common/json_reader.h"
+#include "hw/common/span_recorder.h"
+
+namespace ahbm::report {
+
+// `chip_stats` is summary["stats"] (Chip::stats()); `hw` the resolved hardware config JSON.
+Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json& hw, double total_ns);
+
+}  // namespace ahbm::report

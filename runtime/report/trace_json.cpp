@@ -1,0 +1,137 @@
+#include "runtime/report/trace_json.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "runtime/report/components.h"
+#include "runtime/report/latency.h"
+
+namespace ahbm::report {
+
+namespace {
+
+struct Slice {
+  sc_core::sc_time start, end;
+  const Span* span = nullptr;  // nullptr: a phase slice
+  std::string phase;
+};
+
+// Splits one component's slices into tracks on which slices nest or are disjoint. Slices are
+// taken longest-first among equal starts, so an enclosing phase slice precedes its contents.
+std::vector<std::vector<Slice>> nest_into_tracks(std::vector<Slice> slices) {
+  std::stable_sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.span == nullptr && b.span != nullptr;
+  });
+  std::vector<std::vector<Slice>> tracks;
+  std::vector<std::vector<sc_core::sc_time>> open;  // per track: ends of the enclosing slices
+  for (const Slice& s : slices) {
+    size_t t = 0;
+    for (; t < tracks.size(); ++t) {
+      auto& stack = open[t];
+      while (!stack.empty() && stack.back() <= s.start && !(stack.back() == s.start && s.end == s.start)) stack.pop_back();
+      if (stack.empty() || s.end <= stack.back()) break;
+    }
+    if (t == tracks.size()) {
+      tracks.emplace_back();
+      open.emplace_back();
+    }
+    tracks[t].push_back(s);
+    open[t].push_back(s.end);
+  }
+  return tracks;
+}
+
+double us(const sc_core::sc_time& t) { return to_ns(t) / 1e3; }
+double ns(const sc_core::sc_time& t) { return to_ns(t); }
+
+}  // namespace
+
+Json trace_events(const SpanRecorder& spans) {
+  // Component -> its spans, and per (component, phase) the extent of those spans.
+  std::map<std::string, std::vector<const Span*>> by_comp;
+  for (const Span& s : spans.spans()) by_comp[spans.name(s.component)].push_back(&s);
+
+  struct Track {
+    std::string component;
+    std::vector<std::vector<Slice>> lanes;
+  };
+  std::map<std::string, std::vector<Track>> processes;  // section -> tracks
+  for (const auto& [comp, list] : by_comp) {
+    std::vector<Slice> slices;
+    std::map<std::string, std::pair<sc_core::sc_time, sc_core::sc_time>> phase_ext;
+    for (const Span* s : list) {
+      slices.push_back({s->start, s->end, s, ""});
+      const std::string& ph = spans.name(s->phase);
+      auto [it, fresh] = phase_ext.try_emplace(ph, s->start, s->end);
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, s->start);
+        it->second.second = std::max(it->second.second, s->end);
+      }
+    }
+    for (const auto& [ph, ext] : phase_ext) slices.push_back({ext.first, ext.second, nullptr, ph});
+    processes[place(comp).section].push_back({comp, nest_into_tracks(std::move(slices))});
+  }
+
+  // Processes and their tracks in the order of components.h.
+  std::vector<std::string> sections;
+  for (auto& [sec, tracks] : processes) {
+    sections.push_back(sec);
+    std::sort(tracks.begin(), tracks.end(),
+              [](const Track& a, const Track& b) { return place(a.component).key < place(b.component).key; });
+  }
+  std::sort(sections.begin(), sections.end(), [&](const std::string& a, const std::string& b) {
+    return place(processes[a].front().component).key < place(processes[b].front().component).key;
+  });
+
+  Json events = Json::array();
+  for (size_t pi = 0; pi < sections.size(); ++pi) {
+    const int pid = int(pi) + 1;
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"name", section_label(sections[pi])}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"sort_index", pid}}}});
+    int tid = 0;
+    for (const Track& track : processes[sections[pi]]) {
+      const std::string item = place(track.component).item;
+      for (size_t lane = 0; lane < track.lanes.size(); ++lane) {
+        ++tid;
+        const std::string tname = lane == 0 ? item : item + " #" + std::to_string(lane + 1);
+        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
+                          {"args", {{"name", tname}}}});
+        events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
+                          {"args", {{"sort_index", tid}}}});
+        for (const Slice& s : track.lanes[lane]) {
+          Json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", us(s.start)}, {"dur", us(s.end) - us(s.start)}};
+          if (!s.span) {
+            e["name"] = s.phase;
+            e["cat"] = "phase";
+            e["args"] = {{"component", track.component}, {"phase", s.phase},
+                         {"start_ns", ns(s.start)}, {"end_ns", ns(s.end)}};
+          } else {
+            const std::string& act = spans.name(s.span->activity);
+            const std::string& phase = spans.name(s.span->phase);
+            e["name"] = act;
+            e["cat"] = activity_class(act, phase);
+            e["args"] = {{"component", track.component}, {"activity", act}, {"phase", phase},
+                         {"agent", spans.name(s.span->agent)}, {"rows", s.span->rows}, {"bytes", s.span->bytes},
+                         {"start_ns", ns(s.start)}, {"end_ns", ns(s.end)}};
+          }
+          events.push_back(std::move(e));
+        }
+      }
+    }
+  }
+  return events;
+}
+
+void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
+  const Json doc = {{"displayTimeUnit", "ns"},
+                    {"otherData", {{"generator", "ahbm-sim"}, {"time_unit_of_ts", "us"}}},
+                    {"traceEvents", trace_events(spans)}};
+  os << doc.dump() << '\n';
+}
+
+}  // namespace ahbm::report

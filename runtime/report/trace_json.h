@@ -1,0 +1,25 @@
+#pragma once
+// trace.json in the Chrome trace-event format (JSON object form), openable in the Perfetto UI
+// (ui.perfetto.dev) and chrome://tracing.
+//  - One process per section (Q source + NoC, each CUBE, each group's inter-CUBE links, host,
+//    agents) and one thread (track) per component: a CUBE's process holds its Q buffer, its
+//    PEs (each followed by the PE's DMA track) and its reducer.
+//  - Every span is a complete event ("ph": "X", ts/dur in microseconds) named after its
+//    activity, with "cat" = its activity class and args {component, activity, phase, agent,
+//    rows, bytes, start_ns, end_ns}.
+//  - Each phase is an enclosing slice ("cat": "phase") on every track that has spans in it,
+//    covering that track's first to last span of the phase, so the activities nest under it.
+//  - Slices on one track always nest or are disjoint, as the format requires: when a
+//    component's spans overlap without nesting (e.g. two processes charging one reducer), the
+//    later ones move to an extra track "<component> #2", "#3", ...
+#include <ostream>
+
+#include "hw/common/json_reader.h"
+#include "hw/common/span_recorder.h"
+
+namespace ahbm::report {
+
+Json trace_events(const SpanRecorder& spans);
+void write_trace_json(std::ostream& os, const SpanRecorder& spans);
+
+}  // namespace ahbm::report

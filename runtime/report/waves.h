@@ -1,0 +1,46 @@
+#pragma once
+// waves.vcd plus what makes it pleasant in GTKWave:
+//  - host signals derived after the simulation from the spans: host.phase (1-based phase index,
+//    shown by name), host.q_load (a Q tile is being written), host.o_tiles_returned and
+//    host.agents_done (counts);
+//  - waves.gtkw, a GTKWave save file that opens waves.vcd with the signals grouped and ordered
+//    (Q source + NoC; per CUBE: Q buffer, PE0..PE7 activity and DMA, reducer; inter-CUBE links;
+//    host), PE activity and host phase shown as names through translate-filter files written next
+//    to it (pe_activity.gtkw-filter, phases.gtkw-filter), and the view zoomed to the whole run.
+// All paths inside waves.gtkw are relative to the run directory: `cd RUN && gtkwave waves.gtkw`.
+#include <string>
+#include <vector>
+
+#include "hw/common/span_recorder.h"
+#include "hw/common/trace_sink.h"
+
+namespace ahbm::report {
+
+struct VcdVar {
+  std::string name;  // full dotted name as GTKWave shows it, e.g. "ahbm.group0.cube0.pe0.activity[2:0]"
+  int width = 1;
+};
+
+// The variables declared in a VCD header, in declaration order.
+std::vector<VcdVar> vcd_vars(const std::string& vcd_text);
+
+// Names of the PE activity codes (hw/pe/pe.h PeActivity), indexed by code.
+const std::vector<std::string>& pe_activity_names();
+
+// Phase names in the order host.phase numbers them (by first start time): code = index + 1.
+std::vector<std::string> phase_order(const SpanRecorder& spans);
+
+// A copy of `trace` with the host signals added.
+TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, const std::vector<double>& tile_done_ns);
+
+struct GtkwFiles {
+  std::string gtkw, activity_filter, phase_filter;
+};
+// `vcd_text`: the VCD the save file opens (its variables are what the save file lists).
+GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns);
+
+// Writes waves.vcd, waves.gtkw and the filter files into `dir`.
+void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecorder& spans,
+                 const std::vector<double>& tile_done_ns, double total_ns);
+
+}  // namespace ahbm::report

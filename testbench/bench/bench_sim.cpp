@@ -1,0 +1,136 @@
+// Simulation-speed benchmarks (issue 8). The bound for a real-values run is the host's own
+// arithmetic: the same masked attention computed with single-threaded float32 OpenBLAS, measured
+// here in the same process. tools/bench runs this binary and prints the ratios.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <cmath>
+#include <limits>
+#include <systemc>
+
+#include <sys/resource.h>
+
+#include "hw/chip/simulate.h"
+#include "runtime/planner.h"
+
+namespace {
+
+using namespace ahbm;
+
+Scenario fanout(int agents, int new_tokens, int prefix) {
+  Scenario s;
+  s.name = "bench";
+  s.model.head_dim = 128;
+  s.shared_prefix_tokens = prefix;
+  for (int a = 0; a < agents; ++a) s.agents.push_back({"agent" + std::to_string(a), new_tokens});
+  return s;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;
+}
+
+// Runs the model on `jobs` per iteration and reports simulated time per wall second.
+void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<AttentionJob>& jobs) {
+  double sim_ns = 0;
+  for (auto _ : state) {
+    const SimResult r = simulate(hw, jobs);
+    sim_ns = r.end_ns;
+    benchmark::DoNotOptimize(r.outputs.data());
+  }
+  double tensor_bytes = 0;
+  for (const auto& j : jobs) {
+    tensor_bytes += double(j.q.size()) * 4 * 2;  // Q and O
+    for (const auto& s : j.shards) tensor_bytes += double(s.k.size() + s.v.size()) * 4;
+  }
+  state.counters["sim_ns"] = sim_ns;
+  state.counters["sim_cycles_per_s"] =
+      benchmark::Counter(sim_ns * hw.clock_ghz * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["tensor_MiB"] = tensor_bytes / (1 << 20);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
+std::vector<AttentionJob> one_job(const HwConfig& hw, int agents, int new_tokens, int prefix, bool values) {
+  return {plan_fanout(fanout(agents, new_tokens, prefix), hw, 1, values).job};
+}
+
+void BM_Default(benchmark::State& state) {
+  const HwConfig hw;
+  run_sim(state, hw, one_job(hw, 8, 20, 8192, state.range(0) != 0));
+}
+BENCHMARK(BM_Default)->ArgName("values")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// The same masked attention (shapes, mask) on the host: S = Q K^T, masked softmax, O = P V.
+void BM_BlasBound(benchmark::State& state) {
+  const HwConfig hw;
+  const Plan plan = plan_fanout(fanout(int(state.range(0)), 20, int(state.range(1))), hw, 1, true);
+  const AttentionJob& job = plan.job;
+  const int m = job.row_count(), n = int(plan.kv_info.size()), d = job.head_dim;
+  std::vector<float> s(size_t(m) * size_t(n)), o(size_t(m) * size_t(d));
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, plan.k_all.data(), d,
+                0.f, s.data(), n);
+    for (int r = 0; r < m; ++r) {
+      float* row = s.data() + size_t(r) * size_t(n);
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int c = 0; c < n; ++c) {
+        if (!visible(job.rows[size_t(r)], plan.kv_info[size_t(c)])) row[c] = -std::numeric_limits<float>::infinity();
+        mx = std::max(mx, row[c]);
+      }
+      float sum = 0;
+      for (int c = 0; c < n; ++c) sum += (row[c] = std::exp(row[c] - mx));
+      const float inv = 1.f / sum;
+      for (int c = 0; c < n; ++c) row[c] *= inv;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.f, s.data(), n, plan.v_all.data(), d, 0.f,
+                o.data(), d);
+    benchmark::DoNotOptimize(o.data());
+  }
+}
+BENCHMARK(BM_BlasBound)->ArgNames({"agents", "prefix"})->Args({8, 8192})->Unit(benchmark::kMillisecond);
+
+void BM_PrefixScaling(benchmark::State& state) {
+  const HwConfig hw;
+  run_sim(state, hw, one_job(hw, 8, 20, int(state.range(0)), true));
+}
+BENCHMARK(BM_PrefixScaling)->ArgName("prefix")->Arg(2048)->Arg(8192)->Arg(32768)->Arg(65536)->Unit(benchmark::kMillisecond);
+
+void BM_AgentScaling(benchmark::State& state) {
+  const HwConfig hw;
+  run_sim(state, hw, one_job(hw, int(state.range(0)), 20, 8192, true));
+}
+BENCHMARK(BM_AgentScaling)->ArgName("agents")->Arg(1)->Arg(8)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond);
+
+// KV-head groups running concurrently, one KV head each.
+void BM_GroupScaling(benchmark::State& state) {
+  HwConfig hw;
+  hw.groups = int(state.range(0));
+  std::vector<AttentionJob> jobs;
+  for (int g = 0; g < hw.groups; ++g) {
+    AttentionJob j = one_job(hw, 8, 20, 8192, true)[0];
+    j.group = g;
+    jobs.push_back(std::move(j));
+  }
+  run_sim(state, hw, jobs);
+}
+BENCHMARK(BM_GroupScaling)->ArgName("groups")->Arg(1)->Arg(8)->Unit(benchmark::kMillisecond);
+
+void BM_PesPerCube(benchmark::State& state) {
+  HwConfig hw;
+  hw.cube.pes = int(state.range(0));
+  run_sim(state, hw, one_job(hw, 8, 20, 8192, true));
+}
+BENCHMARK(BM_PesPerCube)->ArgName("pes")->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  openblas_set_num_threads(1);  // the bound and the simulator both single-threaded
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

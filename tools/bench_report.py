@@ -1,0 +1,86 @@
+"""Runs ahbm_bench case by case (one process each, so peak RSS is per case) and prints the report."""
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+CASES = [
+    "BM_Default/values:1", "BM_Default/values:0", "BM_BlasBound/agents:8/prefix:8192",
+    "BM_PrefixScaling/prefix:2048", "BM_PrefixScaling/prefix:8192", "BM_PrefixScaling/prefix:32768",
+    "BM_PrefixScaling/prefix:65536",
+    "BM_AgentScaling/agents:1", "BM_AgentScaling/agents:8", "BM_AgentScaling/agents:32",
+    "BM_AgentScaling/agents:64",
+    "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
+    "BM_PesPerCube/pes:4", "BM_PesPerCube/pes:8", "BM_PesPerCube/pes:16",
+]
+
+
+def run_case(binary, name, min_time):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        env = dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1", OPENBLAS_NUM_THREADS="1")
+        subprocess.run([binary, f"--benchmark_filter=^{name}$", f"--benchmark_min_time={min_time}",
+                        "--benchmark_format=json", f"--benchmark_out={out.name}"],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        data = json.load(open(out.name))
+    runs = [b for b in data["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    if not runs:
+        raise SystemExit(f"benchmark {name} did not run")
+    return runs[0], data["context"]
+
+
+def ms(b):
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+    return b["real_time"] * scale
+
+
+def slope(points):
+    xs = [math.log(x) for x, _ in points]
+    ys = [math.log(y) for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def main():
+    binary = sys.argv[1]
+    quick = "--quick" in sys.argv
+    json_out = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+    results, context = {}, None
+    for name in CASES:
+        results[name], context = run_case(binary, name, "0.05" if quick else "0.5")
+    print(f"# ahbm-sim benchmarks on {platform.node()}: {context['num_cpus']} CPUs at "
+          f"{context['mhz_per_cpu']} MHz, {platform.platform()}")
+    print(f"{'case':40s} {'wall ms':>10s} {'Mcycles/s':>10s} {'tensors MiB':>12s} {'peak MiB':>9s}")
+    for name, b in results.items():
+        cyc = b.get("sim_cycles_per_s", 0) / 1e6
+        print(f"{name:40s} {ms(b):10.2f} {cyc:10.1f} {b.get('tensor_MiB', 0):12.1f} {b.get('peak_rss_MiB', 0):9.1f}")
+    values, timing = ms(results["BM_Default/values:1"]), ms(results["BM_Default/values:0"])
+    blas = ms(results["BM_BlasBound/agents:8/prefix:8192"])
+    prefix = [(int(n.split(":")[1]), ms(b)) for n, b in results.items() if n.startswith("BM_PrefixScaling")]
+    agents = [(int(n.split(":")[1]), ms(b)) for n, b in results.items() if n.startswith("BM_AgentScaling")]
+    summary = {
+        "values_over_blas": values / blas,
+        "timing_only_speedup": values / timing,
+        "prefix_exponent": slope(prefix),
+        "agents_exponent": slope(agents),
+        "default_peak_over_tensors": results["BM_Default/values:1"]["peak_rss_MiB"] /
+                                     results["BM_Default/values:1"]["tensor_MiB"],
+    }
+    print()
+    print(f"default scenario, values, VCD off: {values:.2f} ms = {summary['values_over_blas']:.2f} x the "
+          f"float32 BLAS bound ({blas:.2f} ms)  [target <= 2]")
+    print(f"timing-only: {timing:.3f} ms, {summary['timing_only_speedup']:.1f} x faster than values  [target >= 50]")
+    print(f"wall time ~ prefix^{summary['prefix_exponent']:.2f}, ~ agents^{summary['agents_exponent']:.2f}  "
+          "[target <= 1]")
+    print(f"peak RSS / tensor bytes (default): {summary['default_peak_over_tensors']:.2f}  [target <= 2]")
+    if json_out:
+        json.dump({"context": context, "summary": summary,
+                   "cases": {n: {"wall_ms": ms(b), **{k: b[k] for k in b if k in (
+                       "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB")}} for n, b in results.items()}},
+                  open(json_out, "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()
