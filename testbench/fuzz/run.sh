@@ -25,8 +25,12 @@ fuzz() {  # harness, regression folder, seed folders...
   local seeds=()
   for d in "$@"; do [ -d "$d" ] && seeds+=("$d"); done
   if compgen -G "$regressions/*" >/dev/null; then
-    echo "== $harness: replaying $(ls "$regressions" | wc -l) regression inputs" >&2
-    "$build/$harness" "$regressions"/* 2>&1 | tail -1 >&2
+    "$build/$harness" "$regressions"/* >"$build/$harness.replay.log" 2>&1 || {
+      tail -40 "$build/$harness.replay.log" >&2
+      echo "fuzz: $harness fails on a regression input in $regressions" >&2
+      exit 1
+    }
+    echo "== $harness: $(grep -c '^Executed' "$build/$harness.replay.log") regression inputs replayed" >&2
   fi
   echo "== $harness: fuzzing for ${per} s" >&2
   "$build/$harness" "$corpus" "${seeds[@]}" -max_total_time="$per" -max_len=4096 -timeout=10 \

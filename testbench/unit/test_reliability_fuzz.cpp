@@ -36,23 +36,23 @@ std::string outcome(Load load, const std::string& file) {
   }
 }
 
-TEST(FuzzRegressions, HwConfigInputsAreRejectedWithInputError) {
-  const std::vector<std::string> files = json_files("testbench/fuzz/regressions/hw");
-  ASSERT_GE(files.size(), 3u);
+// Each regression input is bad: it must be rejected with an InputError naming its file.
+template <class Load>
+void expect_all_rejected(Load load, const std::string& dir, size_t at_least) {
+  const std::vector<std::string> files = json_files(dir);
+  ASSERT_GE(files.size(), at_least) << dir;
   for (const auto& f : files) {
-    // Each regression input is bad: it must be rejected, naming its file.
-    const std::string msg = outcome(load_hw_config, f);
+    const std::string msg = outcome(load, f);
     EXPECT_NE(msg.find(f), std::string::npos) << f << ": " << msg;
   }
 }
 
+TEST(FuzzRegressions, HwConfigInputsAreRejectedWithInputError) {
+  expect_all_rejected(load_hw_config, "testbench/fuzz/regressions/hw", 3);
+}
+
 TEST(FuzzRegressions, ScenarioInputsAreRejectedWithInputError) {
-  const std::vector<std::string> files = json_files("testbench/fuzz/regressions/scenario");
-  ASSERT_GE(files.size(), 2u);
-  for (const auto& f : files) {
-    const std::string msg = outcome(load_scenario, f);
-    EXPECT_NE(msg.find(f), std::string::npos) << f << ": " << msg;
-  }
+  expect_all_rejected(load_scenario, "testbench/fuzz/regressions/scenario", 2);
 }
 
 TEST(FuzzRegressions, SeedCorpusIsValid) {
