@@ -13,6 +13,7 @@
 #include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/npy.h"
+#include "runtime/preflight.h"
 #include "runtime/reference.h"
 #include "runtime/run_summary.h"
 #include "runtime/step_runner.h"
@@ -54,6 +55,7 @@ int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& o
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
+  preflight(sc, hw, opt);
   std::string note;
   const int64_t pool = pages_per_pe(sc, hw, opt, &note);
   KvPageManager kv(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
@@ -68,6 +70,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.hw_file = opt.hw_file;
   set.sim.nocs = opt.nocs;
   set.sim.progress = opt.progress;
+  set.sim.watchdog_ns = opt.watchdog_ns;
 
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;
@@ -136,6 +139,7 @@ void write_latency_csv(const std::string& path, const SpanRecorder& spans) {
     out << fmt_ns(s->start) << ',' << fmt_ns(s->end) << ',' << spans.name(s->component) << ','
         << spans.name(s->activity) << ',' << spans.name(s->phase) << ',' << spans.name(s->agent) << ',' << s->rows
         << ',' << s->bytes << '\n';
+  out.close();  // flush now: a write error in the last buffer must not go unnoticed
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
@@ -153,12 +157,26 @@ void dump_tensors(const std::string& dir, const RunOutput& run) {
 
 }  // namespace
 
-void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOptions& opt) {
+std::filesystem::path check_run_dir(const std::string& dir_in) {
   const fs::path dir = fs::absolute(dir_in).lexically_normal();
   const fs::path target = dir.filename().empty() ? dir.parent_path() : dir;
-  if (fs::exists(target) && (!fs::is_directory(target) ||
-                             (!fs::is_empty(target) && !fs::exists(target / "summary.json"))))
-    throw InputError("--out " + dir_in + ": exists and is not an ahbm-sim run directory; not overwriting it");
+  if (fs::exists(target) && !fs::is_directory(target))
+    throw InputError("--out " + dir_in + ": exists and is not a directory; not overwriting it");
+  if (fs::exists(target) && !fs::is_empty(target) && !fs::exists(target / "summary.json"))
+    throw InputError("--out " + dir_in + ": exists and is not an ahbm-sim run directory (no summary.json); not overwriting it");
+  for (fs::path up = target.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up)) {
+      if (!fs::is_directory(up))
+        throw InputError("--out " + dir_in + ": " + up.string() + " is not a directory");
+      break;
+    }
+    if (up == up.parent_path()) break;
+  }
+  return target;
+}
+
+void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOptions& opt) {
+  const fs::path target = check_run_dir(dir_in);
   fs::create_directories(target.parent_path());
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(tmp);
@@ -167,6 +185,7 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
     {
       std::ofstream s(tmp / "summary.json");
       s << run.summary.dump(2) << '\n';
+      s.close();
       if (!s) throw std::runtime_error("cannot write summary.json");
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);

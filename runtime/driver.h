@@ -3,6 +3,7 @@
 // cache, simulates every step, checks the numbers against the float64 reference and assembles
 // the summary; writes the run directory.
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct RunOptions {
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
   std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
+  double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
 };
 
 struct StepOutput {
@@ -52,11 +54,17 @@ struct RunOutput {
 // the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
 double storage_tolerance(DType t);
 
+// Throws InputError (bad or inconsistent input, checked before planning and simulating),
+// SimStall (deadlock/livelock) or NumericFault (NaN/Inf in the datapath).
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 
 // Writes summary.json, latency.csv, waves.vcd (if enabled) and tensors/*.npy (if asked) into
 // `dir`, all or nothing: files go to a temporary sibling directory renamed into place at the
 // end. An existing `dir` is replaced only if it holds a previous run (summary.json).
+// Throws InputError unless `dir` can receive a run: it does not exist (its nearest existing
+// ancestor being a directory), is empty, or holds a previous run. Returns the absolute path.
+// write_run_dir checks it again; the CLI calls it before simulating to fail early.
+std::filesystem::path check_run_dir(const std::string& dir);
 void write_run_dir(const std::string& dir, const RunOutput& run, const RunOptions& opt);
 
 }  // namespace ahbm

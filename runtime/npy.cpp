@@ -25,6 +25,7 @@ void write_npy(const std::string& path, const char* descr, const void* data, uin
   out.write(len_le, 2);
   out.write(header.data(), std::streamsize(header.size()));
   out.write(static_cast<const char*>(data), std::streamsize(bytes));
+  out.close();  // flush now: a write error in the last buffer must not go unnoticed
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 }  // namespace

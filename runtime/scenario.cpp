@@ -95,9 +95,9 @@ Scenario parse_scenario(const Json& j, const std::string& file) {
   std::set<std::string> names;
   for (JsonReader a : r.array_of_objects("agents", 1, 4096)) {
     AgentSpec spec;
-    spec.name = a.string("name");
-    if (spec.name.empty() || spec.name == kMainAgentName || !names.insert(spec.name).second)
-      a.fail("name", "\"" + spec.name + "\" must be non-empty, unique among agents and not \"" + kMainAgentName +
+    spec.name = a.identifier("name");
+    if (spec.name == kMainAgentName || !names.insert(spec.name).second)
+      a.fail("name", "\"" + spec.name + "\" must be unique among agents and not \"" + kMainAgentName +
                          "\" (the parent agent's name)");
     spec.new_tokens = int(a.integer("new_tokens", 1, 1 << 16));
     spec.decode_tokens = int(a.integer("decode_tokens", -1, 0, 1 << 16));

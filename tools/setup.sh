@@ -13,6 +13,7 @@ PACKAGES=(
   libbenchmark-dev libopenblas-dev # benchmarks; OpenBLAS is the host-arithmetic bound
   gtkwave                          # waveform viewer; its vcd2fst validates our VCD in tests
   python3-numpy python3-matplotlib # tools/plot and .npy checks (run with /usr/bin/python3)
+  clang libclang-rt-14-dev         # libFuzzer harnesses (testbench/fuzz); libclang_rt.fuzzer lives in -rt-14-dev
 )
 
 missing=()

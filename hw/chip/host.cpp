@@ -8,6 +8,7 @@ Host::Host(sc_core::sc_module_name name, SimShared& sh)
     outputs.push_back(job.values ? MatrixRM::Zero(job.row_count(), job.head_dim) : MatrixRM());
   tile_done.assign(sh.tiles.size(), sc_core::SC_ZERO_TIME);
   tile_received.assign(sh.tiles.size(), false);
+  sh.waits.add("host", [this] { return describe_wait(); });
   SC_HAS_PROCESS(Host);
   SC_THREAD(send_loop);
 }
@@ -30,8 +31,10 @@ void Host::send_loop() {
     trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     const sc_core::sc_time start = sc_core::sc_time_stamp();
+    q_wait_.set("a Q-source staging slot to write Q", int(gt));
     q_out->b_transport(trans, delay);
     sc_core::wait(delay);
+    q_wait_.clear();
     sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));
   }
 }
@@ -41,11 +44,24 @@ void Host::noc_receive(int, const NocPacket& p) {
   const TileRef& t = sh_.tiles[gt];
   if (p.payload) {
     const auto& o = *std::static_pointer_cast<const MatrixRM>(p.payload);
+    sh_.guard.check(o, component_, int(gt));
     outputs[size_t(t.job)].middleRows(t.row_begin, t.rows()) = o;
+    if (sh_.cfg.fault.perturb_output != 0.0 && t.job == 0 && t.row_begin == 0)  // FAULT INJECTION (tests)
+      outputs[0](0, 0) += float(sh_.cfg.fault.perturb_output);
   }
   tile_done[gt] = sc_core::sc_time_stamp();
   if (!tile_received[gt]) ++tiles_received;
   tile_received[gt] = true;
+}
+
+std::string Host::describe_wait() const {
+  if (tiles_received == sh_.tiles.size()) return "";
+  std::vector<int> missing;
+  for (size_t gt = 0; gt < tile_received.size(); ++gt)
+    if (!tile_received[gt]) missing.push_back(int(gt));
+  const std::string q = q_wait_.str();
+  return "waits for O of " + std::to_string(missing.size()) + " of " + std::to_string(sh_.tiles.size()) +
+         " Q tiles (tiles " + id_list(missing) + ")" + (q.empty() ? std::string() : "; its Q writer waits for " + q);
 }
 
 }  // namespace ahbm

@@ -27,8 +27,10 @@ class Host : public sc_core::sc_module, public NocClient {
 
  private:
   void send_loop();
+  std::string describe_wait() const;  // for the stall watchdog
   SimShared& sh_;
   int component_;
+  WaitNote q_wait_;
 };
 
 }  // namespace ahbm

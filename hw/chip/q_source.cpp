@@ -16,6 +16,7 @@ QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endp
       component_(sh.spans.intern("q_source")) {
   sig_staged_ = sh.trace.add_signal("q_source.staged_tiles", 8);
   socket.register_b_transport(this, &QSource::b_transport);
+  sh.waits.add("q_source", [this] { return describe_wait(); });
   SC_HAS_PROCESS(QSource);
   SC_THREAD(multicast_loop);
 }
@@ -55,7 +56,9 @@ void QSource::multicast_loop() {
     // Only the CUBEs whose PEs work on this tile receive it (all of them under Policy A).
     const std::vector<int> cubes = tile_cubes(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)],
                                               int(group_buffers_[size_t(t.group)].size()), sh_.cfg.cube.pes);
+    credit_wait_.set("Q-buffer credit in every participating CUBE to multicast", s.tile);
     for (int c : cubes) group_buffers_[size_t(t.group)][size_t(c)]->reserve(s.bytes);  // credits
+    credit_wait_.clear();
     if (sc_core::sc_time_stamp() > start)
       sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_q_buffer", t, t.rows(), int64_t(s.bytes));
     NocPacket p;
@@ -71,6 +74,12 @@ void QSource::multicast_loop() {
     sh_.trace.set(sig_staged_, uint64_t(staged_));
     staging_freed_.notify(sc_core::SC_ZERO_TIME);
   }
+}
+
+std::string QSource::describe_wait() const {
+  const std::string c = credit_wait_.str();
+  if (c.empty()) return staged_ ? std::to_string(staged_) + " staged Q tiles not yet multicast" : "";
+  return "waits for " + c + "; " + std::to_string(staged_) + " Q tiles staged";
 }
 
 }  // namespace ahbm

@@ -32,6 +32,8 @@ class QSource : public sc_core::sc_module {
   };
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void multicast_loop();
+  std::string describe_wait() const;  // for the stall watchdog
+  WaitNote credit_wait_;
 
   SimShared& sh_;
   Noc& noc_;

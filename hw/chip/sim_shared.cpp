@@ -5,7 +5,7 @@
 namespace ahbm {
 
 SimShared::SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, TraceSink& t, SpanRecorder& s)
-    : cfg(c), clock(c.clock_ghz), jobs(j), trace(t), spans(s) {
+    : cfg(c), clock(c.clock_ghz), jobs(j), trace(t), spans(s), guard(s) {
   none_agent = spans.intern("-");
   tiles_of_group.resize(size_t(cfg.groups));
   // Jobs share the Q source: send their tiles round-robin so concurrent groups start together.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hw/chip/job.h"
+#include "hw/chip/watchdog.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/timing.h"
@@ -33,6 +34,8 @@ struct SimShared {
   std::vector<TileRef> tiles;
   std::vector<std::vector<int>> tiles_of_group;  // global tile indices per group, in send order
   int none_agent = 0;  // interned "-" for spans that belong to no agent
+  WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
+  NumericGuard guard;  // first NaN/Inf in the datapath
 
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,

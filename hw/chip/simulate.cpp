@@ -1,7 +1,6 @@
 #include "hw/chip/simulate.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "hw/chip/chip.h"
@@ -61,14 +60,14 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
 
 namespace {
 
-// Runs the simulation in slices of simulated time, reporting progress between slices. Slices
-// stop early when no event is left (SC_EXIT_ON_STARVATION), so the end state is that of
-// sc_start(); their length adapts to keep about 50 ms of wall time per slice.
-void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void(const SimProgress&)>& report) {
+// Progress reports between the watchdog's slices of simulated time (run_with_watchdog sizes
+// the slices to about 50 ms of wall time when reports are asked for).
+std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
+                                            const std::function<void(const SimProgress&)>& report) {
   uint64_t planned = 0;
   for (const AttentionJob& j : sh.jobs)
     for (const KvShard& s : j.shards) planned += 2 * uint64_t(j.row_count()) * uint64_t(s.tokens) * uint64_t(j.head_dim);
-  auto progress = [&](bool done) {
+  return [&chip, &sh, report, planned](bool done) {
     uint64_t macs = 0;
     for (const auto& group : chip.cubes)
       for (const auto& cube : group)
@@ -84,17 +83,6 @@ void run_with_progress(Chip& chip, const SimShared& sh, const std::function<void
       }
     report(p);
   };
-  double step_ns = 1000;
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and run time 0: events become pending
-  progress(false);
-  while (sc_core::sc_pending_activity()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    sc_core::sc_start(sc_core::sc_time(step_ns, sc_core::SC_NS), sc_core::SC_EXIT_ON_STARVATION);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    step_ns *= std::clamp(0.05 / std::max(wall, 1e-4), 0.5, 4.0);
-    progress(false);
-  }
-  progress(true);
 }
 
 }  // namespace
@@ -124,13 +112,22 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
   SimShared shared(cfg, jobs, *r.trace, *r.spans);
   {
     Chip chip("chip", shared, nocs, opt.hw_file);
-    if (opt.progress) run_with_progress(chip, shared, opt.progress);
-    else sc_core::sc_start();
-    if (chip.host->tiles_received != shared.tiles.size()) {
-      throw std::runtime_error("simulation stalled at " + sc_core::sc_time_stamp().to_string() + ": " +
-                               std::to_string(chip.host->tiles_received) + " of " +
-                               std::to_string(shared.tiles.size()) + " Q tiles returned");
-    }
+    WatchdogSetup w;
+    w.window_ns = opt.watchdog_ns;
+    w.done = [&] { return chip.host->tiles_received == shared.tiles.size(); };
+    w.progress = [&] { return uint64_t(r.spans->spans().size()) + chip.host->tiles_received; };
+    w.status = [&] {
+      return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
+             " Q tiles returned to the host";
+    };
+    shared.waits.add("noc", [&] {
+      const int64_t n = chip.noc->stats().value("packets_in_flight", int64_t(0));
+      return n ? std::to_string(n) + " packets in flight (model " + cfg.noc.model + ")" : std::string();
+    });
+    w.waits = &shared.waits;
+    w.guard = &shared.guard;
+    if (opt.progress) w.on_slice = progress_reporter(chip, shared, opt.progress);
+    run_with_watchdog(w);
     r.outputs = std::move(chip.host->outputs);
     for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
       const double t = chip.host->tile_done[gt].to_seconds() * 1e9;

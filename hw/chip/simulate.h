@@ -32,6 +32,9 @@ struct SimOptions {
   // Called every few simulated microseconds (steps sized to ~50 ms of wall time) when set;
   // results are the same with or without it.
   std::function<void(const SimProgress&)> progress;
+  // Stall watchdog window (hw/chip/watchdog.h): simulated ns without progress that count as a
+  // livelock; 0 = detect deadlocks only.
+  double watchdog_ns = 1e6;
 };
 
 struct SimResult {
@@ -47,6 +50,8 @@ struct SimResult {
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
 void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 
+// Throws SimStall on a deadlock or livelock (with which modules wait on what) and NumericFault
+// when a NaN or Inf appears in the datapath.
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
 
 }  // namespace ahbm

@@ -1,12 +1,26 @@
 #pragma once
-// Errors the user can fix (bad config, bad scenario, inconsistent sizes). The CLI maps them
-// to exit code 2; everything else is an internal error.
+// Errors a run can end with, each mapped to its own CLI exit code (tools/cli/main.cpp):
+//   InputError   2  bad config, bad scenario, inconsistent sizes: the user can fix the input
+//   NumericFault 3  a NaN or Inf appeared in the datapath (the message says where)
+//   SimStall     4  simulated time stopped advancing (or advanced without progress) with work
+//                   pending: a deadlock or livelock; the message lists which modules wait on what
+// Everything else is an internal error (exit 1).
 #include <stdexcept>
 #include <string>
 
 namespace ahbm {
 
 class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class NumericFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class SimStall : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -30,6 +30,7 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
   JsonReader r(j, file);
   c.clock_ghz = r.number("clock_ghz", c.clock_ghz, 0.01, 100.0);
   c.groups = int(r.integer("groups", c.groups, 1, 1024));
+  c.chip_cubes = int(r.integer("chip_cubes", c.chip_cubes, 0, 1 << 16));
   c.q_tile_rows = int(r.integer("q_tile_rows", c.q_tile_rows, 0, 1 << 20));
   if (r.has("pe")) {
     JsonReader pe = r.object("pe");
@@ -111,7 +112,9 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
     c.remote.page_rebuild_cycles = int(m.integer("page_rebuild_cycles", c.remote.page_rebuild_cycles, 0, kMaxCycles));
     m.finish();
   }
+  if (r.has("fault_injection")) c.fault = parse_fault_config(r.object("fault_injection"));
   r.finish();
+  check_hw_config(c, file);
   return c;
 }
 
@@ -119,9 +122,10 @@ HwConfig load_hw_config(const std::string& path) { return parse_hw_config(load_j
 
 Json to_json(const HwConfig& c) {
   const auto& g = c.pe.gemm;
-  return Json{
+  Json j{
       {"clock_ghz", c.clock_ghz},
       {"groups", c.groups},
+      {"chip_cubes", c.chip_cubes},
       {"q_tile_rows", c.q_tile_rows},
       {"pe",
        {{"sram_bytes", c.pe.sram_bytes},
@@ -156,6 +160,8 @@ Json to_json(const HwConfig& c) {
        {{"request_bytes", c.remote.request_bytes}, {"overhead_ns", c.remote.overhead_ns},
         {"page_tokens", c.remote.page_tokens}, {"page_rebuild_cycles", c.remote.page_rebuild_cycles}}},
   };
+  if (c.fault.any()) j["fault_injection"] = to_json(c.fault);  // shown only when a test breaks the model
+  return j;
 }
 
 }  // namespace ahbm

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hw/common/fault_injection.h"
 #include "hw/common/json_reader.h"
 
 namespace ahbm {
@@ -93,6 +94,7 @@ struct RemoteConfig {
 struct HwConfig {
   double clock_ghz = 1.0;
   int groups = 1;       // KV-head groups on the chip
+  int chip_cubes = 0;   // CUBEs the chip has; 0 = exactly groups x group.cubes
   int q_tile_rows = 0;  // Q rows per tile; 0 = largest that fits (runtime decides)
   PeConfig pe;
   CubeConfig cube;
@@ -100,13 +102,18 @@ struct HwConfig {
   NocConfig noc;
   HostConfig host;
   RemoteConfig remote;
+  FaultConfig fault;  // test-only fault injection (docs/reliability.md); off by default
 
   int pes_per_group() const { return cube.pes * group.cubes; }
 };
 
-// Parses and validates; missing fields keep their defaults, unknown keys are errors.
+// Parses and validates; missing fields keep their defaults, unknown keys are errors. Ends with
+// check_hw_config, so a parsed config is also consistent.
 HwConfig parse_hw_config(const Json& j, const std::string& file);
 HwConfig load_hw_config(const std::string& path);
 Json to_json(const HwConfig& c);
+// Cross-field consistency of a config (docs/reliability.md): the DMA tile is whole GEMM
+// tiles, the groups fit the chip, fault-injection targets exist. Throws InputError naming `file`.
+void check_hw_config(const HwConfig& c, const std::string& file);
 
 }  // namespace ahbm

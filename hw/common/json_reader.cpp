@@ -1,7 +1,11 @@
 #include "hw/common/json_reader.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -68,7 +72,14 @@ bool JsonReader::has(const std::string& key) const {
 
 const Json& JsonReader::get(const std::string& key) {
   asked_.insert(key);
-  if (!j_->contains(key)) fail(key, "missing required field");
+  if (!j_->contains(key)) {
+    // A misspelt required key shows up as missing: point at the unknown key it probably is.
+    std::vector<std::string> present;
+    for (auto it = j_->begin(); it != j_->end(); ++it) present.push_back(it.key());
+    const std::string near = closest_name(key, present);
+    fail(key, "missing required field" +
+                  (near.empty() ? std::string() : "; the object has \"" + near + "\": misspelt?"));
+  }
   used_.insert(key);
   return (*j_)[key];
 }
@@ -77,17 +88,28 @@ const Json& JsonReader::raw(const std::string& key) { return get(key); }
 
 int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
   const Json& v = get(key);
-  bool integral = v.is_number_integer() ||
-                  (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
-                   std::fabs(v.get<double>()) < 9.0e15);
-  if (!integral)
-    fail(key, "value " + show(v) + " is not an integer (allowed: integers in [" +
-                  std::to_string(lo) + ", " + std::to_string(hi) + "])");
-  int64_t x = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) x = INT64_MAX;
-  if (x < lo || x > hi)
-    fail(key, "value " + std::to_string(x) + " is out of range (allowed: [" + std::to_string(lo) +
-                  ", " + std::to_string(hi) + "])");
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  // 4.0 is accepted as 4; 4.5, strings, booleans and null are not integers. Values beyond
+  // int64 (huge integers, 1e30) are reported as out of range without being converted.
+  const bool whole = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                               std::floor(v.get<double>()) == v.get<double>());
+  if (!whole) fail(key, "value " + show(v) + " is not an integer (allowed: integers in " + range + ")");
+  bool in_range;
+  int64_t x = 0;
+  if (v.is_number_unsigned()) {
+    in_range = v.get<uint64_t>() <= uint64_t(hi) && int64_t(v.get<uint64_t>()) >= lo;
+    x = in_range ? int64_t(v.get<uint64_t>()) : 0;
+  } else if (v.is_number_integer()) {
+    x = v.get<int64_t>();
+    in_range = x >= lo && x <= hi;
+  } else {
+    const double d = v.get<double>();
+    // double(hi) may round up past hi: convert only inside int64, then compare exactly.
+    in_range = d >= -0x1p63 && d < 0x1p63;
+    x = in_range ? int64_t(d) : 0;
+    in_range = in_range && x >= lo && x <= hi;
+  }
+  if (!in_range) fail(key, "value " + show(v) + " is out of range (allowed: " + range + ")");
   return x;
 }
 
@@ -136,6 +158,16 @@ std::string JsonReader::string(const std::string& key, const std::string& def,
   return has(key) ? string(key, allowed) : def;
 }
 
+std::string JsonReader::identifier(const std::string& key) {
+  const std::string s = string(key);
+  const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '-';
+  });
+  if (!ok)
+    fail(key, "value " + show(Json(s)) + " is not a valid name (allowed: 1 to 64 characters from A-Z a-z 0-9 _ . -)");
+  return s;
+}
+
 bool JsonReader::has_object(const std::string& key) const { return has(key) && (*j_)[key].is_object(); }
 
 JsonReader JsonReader::object(const std::string& key) {
@@ -171,23 +203,100 @@ void JsonReader::finish() const {
   }
 }
 
+namespace {
+
+// Rejects a key that appears twice in one object (nlohmann would silently keep the last one, so
+// a pasted-over field would win unnoticed) and absurd nesting. Tracks the path being parsed.
+class DuplicateKeyCheck {
+ public:
+  static constexpr int kMaxDepth = 64;
+  explicit DuplicateKeyCheck(std::string file) : file_(std::move(file)) {}
+  bool operator()(int depth, Json::parse_event_t ev, Json& parsed) {
+    using E = Json::parse_event_t;
+    // Configs are a few levels deep; a bound keeps recursive copies and dumps of a
+    // pathological document off the end of the stack.
+    if (depth > kMaxDepth) {
+      std::string p = path();
+      if (p.size() > 60) p = p.substr(0, 60) + "...";
+      throw InputError(file_ + ": " + p + ": nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels (allowed: up to " + std::to_string(kMaxDepth) + ")");
+    }
+    if (ev == E::object_start || ev == E::array_start || ev == E::value) {
+      if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    }
+    if (ev == E::object_start) frames_.push_back({false, -1, {}, ""});
+    else if (ev == E::array_start) frames_.push_back({true, -1, {}, ""});
+    else if ((ev == E::object_end || ev == E::array_end) && !frames_.empty()) frames_.pop_back();
+    else if (ev == E::key && !frames_.empty()) {
+      Frame& f = frames_.back();
+      f.key = parsed.get<std::string>();
+      if (!f.keys.insert(f.key).second)
+        throw InputError(file_ + ": " + path() + ": duplicate key (each key may appear once per object)");
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    long index;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      if (f.array) p += f.index >= 0 ? "[" + std::to_string(f.index) + "]" : "[]";
+      else p += (p.empty() ? "" : ".") + f.key;
+    }
+    return p;
+  }
+  std::string file_;
+  std::vector<Frame> frames_;
+};
+
+constexpr uintmax_t kMaxJsonBytes = uintmax_t(64) << 20;
+
+}  // namespace
+
 Json load_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
+  // Say why a file cannot be used before trying to parse it: a missing file, a directory, a
+  // device (reading /dev/zero would never end) and an empty file each get their own message.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st))
+    throw InputError(path + ": cannot open file: " + (ec ? ec.message() : std::string("no such file or directory")));
+  if (std::filesystem::is_directory(st)) throw InputError(path + ": is a directory, not a JSON file");
+  if (!std::filesystem::is_regular_file(st)) throw InputError(path + ": is not a regular file");
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxJsonBytes)
+    throw InputError(path + ": file is " + std::to_string(size) + " bytes (allowed: up to " +
+                     std::to_string(kMaxJsonBytes) + ")");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open file: " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (in.bad()) throw InputError(path + ": cannot read file: " + std::strerror(errno));
+  return parse_json_text(text, path);
+}
+
+Json parse_json_text(const std::string& text, const std::string& file) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(file + ": file is empty (expected a JSON object)");
   try {
-    return Json::parse(ss.str());
+    return Json::parse(text, DuplicateKeyCheck(file));
   } catch (const Json::parse_error& e) {
     // nlohmann reports a byte offset; convert to line:column for humans.
-    size_t off = std::min<size_t>(e.byte, ss.str().size());
+    size_t off = std::min<size_t>(e.byte, text.size());
     size_t line = 1, col = 1;
     for (size_t i = 0; i + 1 < off; ++i) {
-      if (ss.str()[i] == '\n') ++line, col = 1;
+      if (text[i] == '\n') ++line, col = 1;
       else ++col;
     }
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                     ": malformed JSON: " + e.what());
+    throw InputError(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON: " + e.what());
+  } catch (const Json::out_of_range& e) {  // a number beyond double, e.g. 1e400
+    throw InputError(file + ": malformed JSON: " + e.what() + " (allowed: numbers within +-1.8e308)");
   }
 }
 

@@ -30,6 +30,9 @@ class JsonReader {
   std::string string(const std::string& key, const std::vector<std::string>& allowed = {});
   std::string string(const std::string& key, const std::string& def,
                      const std::vector<std::string>& allowed = {});
+  // A name that ends up in CSV columns, span components and file names: 1 to 64 characters
+  // from [A-Za-z0-9_.-].
+  std::string identifier(const std::string& key);
   // Sub-objects and arrays: the returned reader/elements carry the extended path.
   JsonReader object(const std::string& key);
   bool has_object(const std::string& key) const;
@@ -55,7 +58,11 @@ class JsonReader {
 
 // Closest name by edit distance, or "" when none is close (for "did you mean").
 std::string closest_name(const std::string& key, const std::vector<std::string>& names);
-// Parses a JSON file; malformed JSON becomes an InputError naming the file, line and column.
+// Parses a JSON file; malformed JSON becomes an InputError naming the file, line and column. A
+// missing, unreadable, non-regular, oversized (> 64 MiB) or empty file, and a key repeated
+// within one object, are InputErrors too.
 Json load_json_file(const std::string& path);
+// The parsing half of load_json_file, for text already in memory (`file` names it in messages).
+Json parse_json_text(const std::string& text, const std::string& file);
 
 }  // namespace ahbm

@@ -11,6 +11,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
       cube_(cube),
       fabric_(fabric),
       responder_("responder", *fabric.noc) {
+  q_buffer.fault_leak_credit = sh.cfg.fault.leak_q_credit_cube == cube;  // FAULT INJECTION (tests)
   for (int p = 0; p < sh.cfg.cube.pes; ++p) {
     const std::string pe_name = "pe" + std::to_string(p);
     slices.push_back(std::make_unique<HbmSlice>(("hbm" + std::to_string(p)).c_str(), sh.cfg.pe.hbm));

@@ -10,6 +10,7 @@ CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std:
     : sc_core::sc_module(name), sh_(sh), cube_(cube), pes_(pes), net_(net), component_(sh.spans.intern(path)) {
   sig_rows_merged_ = sh.trace.add_signal(path + ".rows_merged", 32);
   sig_busy_ = sh.trace.add_signal(path + ".busy", 1);
+  sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(CubeReducer);
   SC_THREAD(merge_loop);
 }
@@ -51,10 +52,28 @@ void CubeReducer::merge_loop() {
       if (!cube_state) cube_state = std::make_shared<AttnState>(*s);
       else merge_into(*cube_state, *s);
     }
+    if (cube_state) {
+      sh_.guard.check(*cube_state, component_, a.tile);
+    }
     pending_.erase(a.tile);
     arrived_.erase(a.tile);
+    if (sh_.cfg.fault.drop_state_cube == cube_) {  // FAULT INJECTION (tests): the state never leaves
+      ++dropped_;
+      continue;
+    }
     net_.submit(cube_, cube_, a.tile, std::move(cube_state));
   }
+}
+
+std::string CubeReducer::describe_wait() const {
+  std::string out;
+  for (const auto& [tile, n] : arrived_)
+    out += (out.empty() ? "" : "; ") + std::string("tile ") + std::to_string(tile) + " has states from " +
+           std::to_string(n) + " of " + std::to_string(pes_) + " PEs";
+  if (dropped_)
+    out += (out.empty() ? "" : "; ") + std::to_string(dropped_) +
+           " merged states withheld from the inter-CUBE reduction [fault injection]";
+  return out;
 }
 
 }  // namespace ahbm

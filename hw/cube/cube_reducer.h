@@ -31,6 +31,7 @@ class CubeReducer : public sc_core::sc_module {
     StatePtr state;
   };
   void merge_loop();
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   int cube_;
@@ -42,6 +43,7 @@ class CubeReducer : public sc_core::sc_module {
   std::map<int, std::vector<StatePtr>> pending_;  // tile -> state per PE
   std::map<int, int> arrived_;
   uint64_t rows_merged_ = 0;
+  int dropped_ = 0;  // tiles withheld by fault injection
   int sig_rows_merged_, sig_busy_;
 };
 

@@ -11,6 +11,7 @@ QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string&
       component_(sh.spans.intern(path)),
       ports_(sh.cfg.cube.q_buffer.read_ports) {
   sig_occupancy_ = sh.trace.add_signal(path + ".occupancy_bytes", 32);
+  sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(QBuffer);
   SC_THREAD(write_loop);
 }
@@ -21,7 +22,12 @@ void QBuffer::set_occupancy() {
 }
 
 void QBuffer::reserve(uint64_t bytes) {
-  while (used_ + bytes > cfg_.bytes) sc_core::wait(space_freed_);
+  reserve_waiting_ = bytes;
+  while (used_ + bytes > cfg_.bytes) {
+    if (sh_.cfg.fault.poll_q_credit) sc_core::wait(sh_.cycles(1));  // FAULT INJECTION: polling turns a stall into a livelock
+    else sc_core::wait(space_freed_);
+  }
+  reserve_waiting_ = 0;
   used_ += bytes;
   set_occupancy();
 }
@@ -57,12 +63,23 @@ TileData QBuffer::read(int tile, int component_id) {
   sh_.span(start, end, component_id, "q_read", t, t.rows(), int64_t(e.bytes));
   TileData data = e.data;
   if (--e.readers_left == 0) {
-    used_ -= e.bytes;
+    if (!fault_leak_credit) used_ -= e.bytes;
     entries_.erase(tile);
     set_occupancy();
     space_freed_.notify(sc_core::SC_ZERO_TIME);
   }
   return data;
+}
+
+std::string QBuffer::describe_wait() const {
+  if (!reserve_waiting_ && entries_.empty()) return "";
+  std::string held;
+  for (const auto& [tile, e] : entries_)
+    held += (held.empty() ? "" : ", ") + std::to_string(tile) + " (" + std::to_string(e.readers_left) + " PEs still to read)";
+  return std::to_string(used_) + " of " + std::to_string(cfg_.bytes) + " bytes in use; tiles held: " +
+         (held.empty() ? "none" : held) +
+         (reserve_waiting_ ? "; a reservation of " + std::to_string(reserve_waiting_) + " bytes waits for space" : "") +
+         (fault_leak_credit ? " [fault injection: space is never freed]" : "");
 }
 
 }  // namespace ahbm

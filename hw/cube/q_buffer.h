@@ -26,6 +26,8 @@ class QBuffer : public sc_core::sc_module {
   TileData read(int tile, int component_id);
 
   uint64_t high_water() const { return high_water_; }
+  // FAULT INJECTION (tests only, fault_injection.leak_q_credit_cube): space is never freed.
+  bool fault_leak_credit = false;
   const sc_core::sc_time& port_busy() const { return ports_.busy(); }
 
  private:
@@ -42,6 +44,7 @@ class QBuffer : public sc_core::sc_module {
   };
   void write_loop();
   void set_occupancy();
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   const QBufferConfig& cfg_;
@@ -49,6 +52,7 @@ class QBuffer : public sc_core::sc_module {
   int component_;
   uint64_t used_ = 0;
   uint64_t high_water_ = 0;
+  uint64_t reserve_waiting_ = 0;  // bytes a blocked reserve() asks for
   std::map<int, Entry> entries_;
   TimedQueue<Arrival> arrivals_;
   ServerPool write_port_{1};

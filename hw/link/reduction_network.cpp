@@ -28,6 +28,7 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
       cube_endpoints_(std::move(cube_endpoints)),
       host_endpoint_(host_endpoint),
       parents_(reduction_parents(sh.cfg.group.link.topology, cubes)),
+      pending_(size_t(cubes)),
       uplink_(size_t(cubes), ServerPool(1)),
       link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
   for (int c = 0; c < cubes; ++c) {
@@ -38,6 +39,7 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
     sig_link_busy_.push_back(parents_[size_t(c)] >= 0 ? sh.trace.add_signal(link + ".busy", 1) : -1);
     node_component_.push_back(sh.spans.intern(path + ".cube" + std::to_string(c) + ".reducer"));
   }
+  sh.waits.add(path + ".reduction", [this] { return describe_wait(); });
   for (int c = 0; c < cubes; ++c) sc_core::sc_spawn(sc_bind(&ReductionNetwork::node_loop, this, c));
 }
 
@@ -64,7 +66,7 @@ ReductionNetwork::TileTree ReductionNetwork::tree_of(const TileRef& t) const {
 }
 
 void ReductionNetwork::node_loop(int cube) {
-  std::map<int, std::map<int, StatePtr>> pending;  // tile -> from -> state
+  auto& pending = pending_[size_t(cube)];  // a member, so the stall watchdog can report it
   for (;;) {
     Arrival a = inbox_[size_t(cube)]->pop();
     const TileRef& t = sh_.tiles[size_t(a.tile)];
@@ -85,6 +87,7 @@ void ReductionNetwork::node_loop(int cube) {
     if (merged) {
       merged = std::make_shared<AttnState>(*merged);
       for (int child : tree.children[size_t(cube)]) merge_into(*merged, *got[child]);
+      sh_.guard.check(*merged, node_component_[size_t(cube)], a.tile);
     }
     pending.erase(a.tile);
     const int parent = tree.parent[size_t(cube)];
@@ -113,6 +116,24 @@ void ReductionNetwork::node_loop(int cube) {
     if (merged) p.payload = std::make_shared<const MatrixRM>(normalise(*merged));
     noc_.send(std::move(p));
   }
+}
+
+std::string ReductionNetwork::describe_wait() const {
+  std::string out;
+  for (size_t c = 0; c < pending_.size(); ++c) {
+    std::map<int, std::vector<int>> tiles_by_source;  // missing source CUBE -> tiles
+    for (const auto& [tile, got] : pending_[c]) {
+      if (!got.count(int(c))) tiles_by_source[int(c)].push_back(tile);
+      const TileTree tree = tree_of(sh_.tiles[size_t(tile)]);  // a named tree: it must outlive the loop
+      for (int child : tree.children[c])
+        if (!got.count(child)) tiles_by_source[child].push_back(tile);
+    }
+    for (const auto& [src, tiles] : tiles_by_source)
+      out += (out.empty() ? "" : "; ") + std::string("CUBE ") + std::to_string(c) + " waits for " +
+             (src == int(c) ? std::string("its own CUBE state") : "the state of CUBE " + std::to_string(src)) +
+             " for tiles " + id_list(tiles);
+  }
+  return out;
 }
 
 }  // namespace ahbm

@@ -10,6 +10,7 @@
 // state), and sends the result up its link (serialisation at the link bandwidth plus latency).
 // The root normalises and returns O to the host over the NoC. Values are merged own-state
 // first, then children in index order, independent of arrival times.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ class ReductionNetwork : public sc_core::sc_module {
   };
   TileTree tree_of(const TileRef& t) const;
   void node_loop(int cube);
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   std::string path_;
@@ -53,6 +55,7 @@ class ReductionNetwork : public sc_core::sc_module {
   int host_endpoint_;
   std::vector<int> parents_;
   std::vector<std::unique_ptr<TimedQueue<Arrival>>> inbox_;
+  std::vector<std::map<int, std::map<int, StatePtr>>> pending_;  // per CUBE: tile -> from -> state
   std::vector<ServerPool> uplink_;  // link c -> parent[c]
   std::vector<sc_core::sc_time> link_busy_;
   std::vector<int> link_component_, node_component_, sig_link_busy_;

@@ -44,6 +44,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
     if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
     free_slots_.push(s);
   }
+  sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
@@ -129,7 +130,9 @@ void Pe::dma_loop() {
       for (int off = 0; off < seg.count; off += kv_tile) {
         const int n = std::min(kv_tile, seg.count - off);
         const int first = seg.first + off;
+        dma_wait_.set("a free SRAM slot for the next KV tile", gt);
         const int slot = free_slots_.pop();
+        dma_wait_.clear();
         unsigned char* buf = job.values ? slot_data(slot) : nullptr;
         const uint64_t bytes = uint64_t(n) * row_bytes;
         const sc_core::sc_time start = sc_core::sc_time_stamp();
@@ -229,12 +232,16 @@ void Pe::compute_loop() {
     }
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
+    compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
     TileData q = qbuf_.read(gt, component_);
+    compute_wait_.clear();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
     StatePtr acc = job.values ? std::make_shared<AttnState>(AttnState::empty(rows, d)) : nullptr;
     for (uint64_t b = 0; b < blocks; ++b) {
+      compute_wait_.set("a KV tile from its DMA", gt);
       const Block blk = full_slots_.pop();
+      compute_wait_.clear();
       const int n = blk.n;
       busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
       busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
@@ -250,13 +257,26 @@ void Pe::compute_loop() {
         apply_mask(s_, job, t, job.shards[size_t(blk.src_pe)], blk.first);
         block_state_into(s_, v, tile_state_, block_);
         merge_into(*acc, tile_state_);
+        if (b == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
+          acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
+        sh_.guard.check(*acc, component_, gt);
       }
       free_slots_.push(blk.slot);
     }
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::send_state));
     reducer_.send_state(local_, gt, std::move(acc), component_);
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
+    ++tiles_done_;
   }
+}
+
+std::string Pe::describe_wait() const {
+  const size_t total = sh_.tiles_of_group[size_t(group_)].size();
+  if (tiles_done_ == total) return "";
+  std::string out = "computed " + std::to_string(tiles_done_) + " of " + std::to_string(total) + " Q tiles";
+  if (compute_wait_.what) out += "; compute waits for " + compute_wait_.str();
+  if (dma_wait_.what) out += "; DMA waits for " + dma_wait_.str();
+  return out;
 }
 
 }  // namespace ahbm

@@ -68,6 +68,7 @@ class Pe : public sc_core::sc_module {
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
   unsigned char* slot_data(int slot) { return slots_[size_t(slot)].empty() ? nullptr : slots_[size_t(slot)].data(); }
   void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
+  std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   int group_, pe_, local_;
@@ -93,6 +94,8 @@ class Pe : public sc_core::sc_module {
   sc_core::sc_event remap_progress_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0;
+  size_t tiles_done_ = 0;
+  WaitNote compute_wait_, dma_wait_;
 };
 
 }  // namespace ahbm

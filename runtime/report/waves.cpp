@@ -241,6 +241,7 @@ void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecor
   for (const auto& [name, text] : files) {
     std::ofstream out(dir + "/" + name);
     out << (text ? *text : vcd.str());
+    out.close();  // flush now: a write error in the last buffer must not go unnoticed
     if (!out) throw std::runtime_error(std::string("cannot write ") + name);
   }
 }

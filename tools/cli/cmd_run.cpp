@@ -6,6 +6,7 @@
 #include "runtime/driver.h"
 #include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 
 namespace po = boost::program_options;
 
@@ -38,8 +39,7 @@ int cmd_run(int argc, char** argv) {
       "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
-  std::string scenario, out, hw, noc;
-  uint64_t seed = 0;
+  std::string scenario, out, hw, noc, seed, watchdog;
   std::string policy = "A";
   desc.add_options()
       ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
@@ -48,13 +48,18 @@ int cmd_run(int argc, char** argv) {
       ("out,o", po::value<std::string>(&out), "output directory (required)")
       ("hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults = hw/configs/default.json)")
       ("noc", po::value<std::string>(&noc), "NoC model (overrides the hw config's noc.model; 'ahbm-sim nocs' lists them)")
-      ("seed", po::value<uint64_t>(&seed), "tensor seed (overrides the scenario's \"seed\")")
+      ("seed", po::value<std::string>(&seed), "tensor seed (overrides the scenario's \"seed\"), 0 to 2^63-1")
+      ("watchdog-ns", po::value<std::string>(&watchdog),
+       "stall watchdog window: simulated ns without progress that count as a livelock (default 1e6; "
+       "0 = detect deadlocks only); a stalled run exits 4 with which modules wait on what")
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
       ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
       ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
+  // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
+  // 4 simulation stalled (tools/cli/main.cpp).
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_options(argc, argv, desc, pos);
@@ -68,7 +73,10 @@ int cmd_run(int argc, char** argv) {
     throw UsageError("--dump-tensors needs values; drop --no-values");
 
   RunOptions opt;
-  if (vm.count("seed")) opt.seed = seed;
+  if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
+  if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
+  if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
+  check_run_dir(out);  // fail before simulating, not after
   opt.vcd = !vm.count("no-vcd");
   opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;

@@ -1,6 +1,7 @@
 // ahbm-sim: command line entry point. Subcommands live one per file (cmd_*.cpp) and are listed
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
-// 3 numeric check failed (--check), 1 internal error.
+// 3 numeric failure (run --check beyond tolerance, or a NaN/Inf in the datapath), 4 simulation
+// stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -23,7 +24,8 @@ void print_usage(std::ostream& os) {
         "usage: ahbm-sim COMMAND [options]\n\ncommands:\n";
   for (const auto& c : ahbm::cli::commands()) os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
   os << "\n'ahbm-sim COMMAND --help' documents each command's options.\n"
-        "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric check failed (run --check)\n";
+        "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric failure (run --check, or NaN/Inf),\n"
+        "            4 simulation stalled (deadlock or livelock)\n";
 }
 
 }  // namespace
@@ -45,6 +47,12 @@ int sc_main(int argc, char** argv) {
     if (c.name != cmd) continue;
     try {
       return c.run(argc - 1, argv + 1);
+    } catch (const ahbm::SimStall& e) {
+      std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "\n";
+      return 4;
+    } catch (const ahbm::NumericFault& e) {
+      std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "\n";
+      return 3;
     } catch (const ahbm::InputError& e) {
       std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n";
       return 2;

@@ -1,0 +1,47 @@
+// Cross-field consistency of a hardware config (docs/reliability.md, "Inconsistent
+// configurations"). Single-field ranges are checked while parsing (hw_config.cpp); these rules
+// relate fields to each other and hold for every scenario.
+#include "hw/common/hw_config.h"
+
+namespace ahbm {
+
+namespace {
+
+std::string kv(const std::string& field, int64_t value) { return field + " = " + std::to_string(value); }
+
+}  // namespace
+
+void check_hw_config(const HwConfig& c, const std::string& file) {
+  auto fail = [&](const std::string& what) { throw InputError(file + ": " + what); };
+  const auto& g = c.pe.gemm;
+  const int kv_tile = c.pe.dma.kv_tile_tokens;
+  // "Divides the engine": a DMA tile of KV tokens is whole GEMM tiles in both GEMMs. In
+  // S = Q K^T the KV tokens are the output columns (tile_n); in O += P V they are the reduction
+  // depth (tile_k). Otherwise every KV tile, not just a shard's last one, pads the engine.
+  if (kv_tile % g.tile_n != 0)
+    fail(kv("pe.dma.kv_tile_tokens", kv_tile) + " is not a multiple of " + kv("pe.gemm.tile_n", g.tile_n) +
+         " (allowed: multiples of tile_n and tile_k; KV tokens are the N side of S = Q K^T)");
+  if (kv_tile % g.tile_k != 0)
+    fail(kv("pe.dma.kv_tile_tokens", kv_tile) + " is not a multiple of " + kv("pe.gemm.tile_k", g.tile_k) +
+         " (allowed: multiples of tile_n and tile_k; KV tokens are the K side of O += P V)");
+  const int64_t needed = int64_t(c.groups) * c.group.cubes;
+  if (c.chip_cubes > 0 && c.group.cubes > c.chip_cubes)
+    fail(kv("group.cubes", c.group.cubes) + " CUBEs per KV head exceed " + kv("chip_cubes", c.chip_cubes) +
+         " (allowed: group.cubes <= chip_cubes)");
+  if (c.chip_cubes > 0 && needed > c.chip_cubes)
+    fail(kv("groups", c.groups) + " x " + kv("group.cubes", c.group.cubes) + " = " + std::to_string(needed) +
+         " CUBEs exceed " + kv("chip_cubes", c.chip_cubes) + " (allowed: groups <= " +
+         std::to_string(c.chip_cubes / c.group.cubes) + ")");
+  const FaultConfig& f = c.fault;
+  if (f.leak_q_credit_cube >= c.group.cubes)
+    fail(kv("fault_injection.leak_q_credit_cube", f.leak_q_credit_cube) + " names no CUBE (allowed: -1 = off, 0 to " +
+         std::to_string(c.group.cubes - 1) + ")");
+  if (f.drop_state_cube >= c.group.cubes)
+    fail(kv("fault_injection.drop_state_cube", f.drop_state_cube) + " names no CUBE (allowed: -1 = off, 0 to " +
+         std::to_string(c.group.cubes - 1) + ")");
+  if (f.nan_state_pe >= c.pes_per_group())
+    fail(kv("fault_injection.nan_state_pe", f.nan_state_pe) + " names no PE (allowed: -1 = off, 0 to " +
+         std::to_string(c.pes_per_group() - 1) + ")");
+}
+
+}  // namespace ahbm

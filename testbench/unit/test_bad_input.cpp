@@ -1,0 +1,227 @@
+// Hostile input through the real command line: every case runs `ahbm-sim` (AHBM_CLI) on a bad
+// hardware config, scenario or option and checks that it exits 2, that stderr names the file,
+// the field path, the value and what is allowed, and that --out was not created (or, when it
+// already existed, was left untouched). docs/reliability.md tabulates these cases by id; a test
+// below keeps that table in step with this list.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "test_reliability_support.h"
+
+using namespace ahbm::testing;
+
+namespace {
+
+// A small valid scenario and the placeholders a case's text may use.
+const char* kScenario = R"({"name": "small", "model": {"head_dim": 64}, "shared_prefix_tokens": 1024,
+  "agents": [{"name": "a", "new_tokens": 4}, {"name": "b", "new_tokens": 4}]})";
+
+struct BadInput {
+  std::string id;
+  std::string hw;        // hw.json contents; "" = no --hw (built-in defaults)
+  std::string scenario;  // sc.json contents; "" = kScenario
+  std::string args;      // "" = "{sc} --hw {hw} --out {out}" (without --hw when hw is "")
+  std::vector<std::string> expect;  // substrings stderr must contain
+};
+
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.id; }  // ctest names show the id
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+std::string nested_arrays(int depth) { return std::string(size_t(depth), '[') + std::string(size_t(depth), ']'); }
+
+const std::vector<BadInput>& cases() {
+  static const std::vector<BadInput> list = {
+      // ---- hardware config: keys, types, ranges ----
+      {"hw.unknown_key", R"({"clock_gz": 2})", "", "", {"hw.json", "clock_gz: unknown key", "did you mean \"clock_ghz\""}},
+      {"hw.unknown_nested_key", R"({"cube": {"q_bufer": {"bytes": 4096}}})", "", "",
+       {"hw.json", "cube.q_bufer: unknown key", "did you mean \"cube.q_buffer\""}},
+      {"hw.below_range", R"({"cube": {"q_buffer": {"bytes": 10}}})", "", "",
+       {"hw.json", "cube.q_buffer.bytes", "value 10 is out of range", "[64, "}},
+      {"hw.negative", R"({"pe": {"dma": {"buffers": -1}}})", "", "",
+       {"hw.json", "pe.dma.buffers", "value -1", "[1, 8]"}},
+      {"hw.zero_tile", R"({"pe": {"gemm": {"tile_m": 0}}})", "", "", {"hw.json", "pe.gemm.tile_m", "value 0", "[1, 1024]"}},
+      {"hw.fraction_for_integer", R"({"pe": {"gemm": {"tile_n": 1.5}}})", "", "",
+       {"hw.json", "pe.gemm.tile_n", "value 1.5 is not an integer", "[1, 1024]"}},
+      {"hw.string_for_number", R"({"clock_ghz": "fast"})", "", "",
+       {"hw.json", "clock_ghz", "value \"fast\" is not a number", "[0.01, 100]"}},
+      {"hw.bool_for_integer", R"({"groups": true})", "", "", {"hw.json", "groups", "value true is not an integer"}},
+      {"hw.null_value", R"({"clock_ghz": null})", "", "", {"hw.json", "clock_ghz", "value null is not a number"}},
+      {"hw.huge_integer", R"({"pe": {"sram_bytes": 99999999999999999999999}})", "", "",
+       {"hw.json", "pe.sram_bytes", "9.999999999999999e+22 is out of range", "[1024, 1125899906842624]"}},
+      {"hw.uint64_max", R"({"pe": {"hbm": {"capacity_bytes": 18446744073709551615}}})", "", "",
+       {"hw.json", "pe.hbm.capacity_bytes", "18446744073709551615 is out of range"}},
+      {"hw.double_overflow", R"({"clock_ghz": 1e400})", "", "", {"hw.json", "number overflow", "1e400", "allowed"}},
+      {"hw.bad_enum", R"({"group": {"link": {"topology": "mesh"}}})", "", "",
+       {"hw.json", "group.link.topology", "\"mesh\"", "allowed: chain, ring, tree"}},
+      {"hw.unknown_noc_model", R"({"noc": {"model": "idael"}})", "", "",
+       {"hw.json", "noc.model", "\"idael\"", "allowed: ", "did you mean \"ideal\""}},
+      {"hw.noc_params_type", R"({"noc": {"params": [1]}})", "", "", {"hw.json", "noc.params", "must be a JSON object"}},
+      {"hw.noc_params_unknown", R"({"noc": {"params": {"latency_nss": 5}}})", "", "",
+       {"hw.json", "noc.params.latency_nss: unknown key", "did you mean \"noc.params.latency_ns\""}},
+      {"hw.section_not_object", R"({"pe": 5})", "", "", {"hw.json", "pe", "value 5 must be a JSON object"}},
+      {"hw.top_level_array", "[1, 2]", "", "", {"hw.json", "top level must be a JSON object"}},
+      // ---- hardware config: the file itself ----
+      {"file.malformed", "{\"clock_ghz\": 1,\n}", "", "", {"hw.json:2:1", "malformed JSON"}},
+      {"file.empty", "", "", "{sc} --hw {dir}/empty.json --out {out}", {"empty.json", "file is empty"}},
+      {"file.missing", "", "", "{sc} --hw {dir}/nope.json --out {out}", {"nope.json", "cannot open file"}},
+      {"file.directory", "", "", "{sc} --hw {dir} --out {out}", {"is a directory, not a JSON file"}},
+      {"file.not_regular", "", "", "{sc} --hw /dev/null --out {out}", {"/dev/null", "is not a regular file"}},
+      {"file.duplicate_key", R"({"clock_ghz": 1, "clock_ghz": 2})", "", "", {"hw.json", "clock_ghz: duplicate key"}},
+      {"file.deep_nesting", R"({"noc": {"params": )" + nested_arrays(70) + "}}", "", "",
+       {"hw.json", "noc.params", "nested deeper than 64 levels"}},
+      {"file.invalid_utf8", "{\"noc\": {\"model\": \"\xff\"}}", "", "", {"hw.json:1:", "malformed JSON", "UTF-8"}},
+      // ---- hardware config: fields inconsistent with each other ----
+      {"hw.kv_tile_vs_tile_n", R"({"pe": {"dma": {"kv_tile_tokens": 24}}})", "", "",
+       {"hw.json", "pe.dma.kv_tile_tokens = 24", "pe.gemm.tile_n = 16", "allowed: multiples"}},
+      {"hw.kv_tile_vs_tile_k", R"({"pe": {"gemm": {"tile_n": 8, "tile_k": 32}, "dma": {"kv_tile_tokens": 16}}})", "",
+       "", {"hw.json", "pe.dma.kv_tile_tokens = 16", "pe.gemm.tile_k = 32"}},
+      {"hw.group_exceeds_chip", R"({"chip_cubes": 2})", "", "",
+       {"hw.json", "group.cubes = 4", "chip_cubes = 2", "allowed: group.cubes <= chip_cubes"}},
+      {"hw.groups_exceed_chip", R"({"chip_cubes": 8, "groups": 3})", "", "",
+       {"hw.json", "groups = 3", "12 CUBEs exceed chip_cubes = 8", "allowed: groups <= 2"}},
+      {"hw.fault_target_missing", R"({"fault_injection": {"drop_state_cube": 4}})", "", "",
+       {"hw.json", "fault_injection.drop_state_cube = 4", "0 to 3"}},
+      {"hw.noc_placement_missing_endpoint", R"({"noc": {"model": "mesh", "params": {"placement": {"g0.cube9": [0, 0]}}}})",
+       "", "", {"hw.json", "noc.params.placement.g0.cube9: unknown endpoint", "g0.cube3", "did you mean \"g0.cube0\""}},
+      // ---- scenario against hardware, caught before simulating ----
+      {"fit.q_tile_vs_q_buffer", R"({"q_tile_rows": 8, "cube": {"q_buffer": {"bytes": 1024}}})", "", "",
+       {"hw.json", "cube.q_buffer.bytes = 1024", "8-row Q tile (2048 bytes in fp32)"}},
+      {"fit.no_q_tile_fits", R"({"cube": {"q_buffer": {"bytes": 1024}}})", "", "",
+       {"no Q tile fits", "16 rows (pe.gemm.tile_m)", "cube.q_buffer.bytes = 1024"}},
+      {"fit.sram", R"({"q_tile_rows": 16, "pe": {"sram_bytes": 65536}})", "", "",
+       {"hw.json", "pe.sram_bytes = 65536 is too small for a 8-row Q tile", "KV slots 65536 B"}},
+      {"fit.hbm_capacity", R"({"pe": {"hbm": {"capacity_bytes": 4096}}})", "", "",
+       {"hw.json", "pe.hbm.capacity_bytes = 4096", "sc.json", "KV capacity exceeded", "holds 0 pages of 8192 bytes"}},
+      {"fit.host_memory", R"({"pe": {"hbm": {"capacity_bytes": 1099511627776}}})",
+       R"({"name": "huge", "model": {"head_dim": 1024}, "shared_prefix_tokens": 16777216,
+           "agents": [{"name": "a", "new_tokens": 8}]})",
+       "", {"sc.json", "16777216 KV tokens with head_dim 1024", "MiB of host memory", "--no-values"}},
+      // ---- scenario ----
+      {"sc.missing_field", "", R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64})", "",
+       {"sc.json", "agents: missing required field"}},
+      {"sc.no_agents", "", R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": []})", "",
+       {"sc.json", "agents", "has 0 elements (allowed: 1 to 4096)"}},
+      {"sc.duplicate_agent", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64,
+           "agents": [{"name": "a", "new_tokens": 1}, {"name": "a", "new_tokens": 2}]})",
+       "", {"sc.json", "agents[1].name", "\"a\" must be unique"}},
+      {"sc.agent_name_chars", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [{"name": "a,b", "new_tokens": 1}]})",
+       "", {"sc.json", "agents[0].name", "\"a,b\" is not a valid name", "A-Z a-z 0-9 _ . -"}},
+      {"sc.zero_new_tokens", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokens": 0}]})",
+       "", {"sc.json", "agents[0].new_tokens", "value 0", "[1, 65536]"}},
+      {"sc.head_dim_range", "",
+       R"({"name": "s", "model": {"head_dim": 5000}, "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokens": 1}]})",
+       "", {"sc.json", "model.head_dim", "value 5000", "[1, 1024]"}},
+      {"sc.unknown_agent_key", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokes": 1}]})",
+       "", {"sc.json", "agents[0].new_tokens: missing required field", "the object has \"new_tokes\": misspelt?"}},
+      {"sc.misspelt_optional_key", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "sed": 3, "agents": [{"name": "a", "new_tokens": 1}]})",
+       "", {"sc.json", "sed: unknown key", "did you mean \"seed\""}},
+      {"sc.empty_name", "",
+       R"({"name": "", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokens": 1}]})",
+       "", {"sc.json", "name: must not be empty"}},
+      {"sc.negative_seed", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "seed": -3, "agents": [{"name": "a", "new_tokens": 1}]})",
+       "", {"sc.json", "seed", "value -3", "[0, 9223372036854775807]"}},
+      {"sc.string_for_integer", "",
+       R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": "8k", "agents": [{"name": "a", "new_tokens": 1}]})",
+       "", {"sc.json", "shared_prefix_tokens", "value \"8k\" is not an integer"}},
+      {"sc.agent_not_object", "", R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [5]})",
+       "", {"sc.json", "agents[0] must be a JSON object, got 5"}},
+      // ---- command line ----
+      {"cli.seed_negative", "", "", "{sc} --out {out} --seed=-1", {"--seed", "\"-1\"", "[0, 9223372036854775807]"}},
+      {"cli.seed_text", "", "", "{sc} --out {out} --seed abc", {"--seed", "\"abc\"", "not an integer"}},
+      {"cli.seed_overflow", "", "", "{sc} --out {out} --seed 99999999999999999999999",
+       {"--seed", "\"99999999999999999999999\"", "[0, 9223372036854775807]"}},
+      {"cli.watchdog_negative", "", "", "{sc} --out {out} --watchdog-ns=-5", {"--watchdog-ns", "\"-5\"", "[0, 1e+15]"}},
+      {"cli.watchdog_nan", "", "", "{sc} --out {out} --watchdog-ns nan", {"--watchdog-ns", "\"nan\"", "not a number"}},
+      {"cli.out_is_file", "", "", "{sc} --out {dir}/existing_file", {"--out", "existing_file", "exists and is not a directory"}},
+      {"cli.out_not_run_dir", "", "", "{sc} --out {dir}/foreign_dir",
+       {"--out", "foreign_dir", "not an ahbm-sim run directory (no summary.json)"}},
+      {"cli.out_parent_is_file", "", "", "{sc} --out {dir}/existing_file/sub", {"existing_file is not a directory"}},
+      {"cli.unknown_option", "", "", "{sc} --out {out} --frobnicate", {"unrecognised option '--frobnicate'"}},
+      {"cli.missing_out", "", "", "{sc}", {"missing --out DIR"}},
+      {"cli.missing_scenario", "", "", "--out {out}", {"missing SCENARIO.json"}},
+      {"cli.two_scenarios", "", "", "{sc} {sc} --out {out}", {"too many positional options"}},
+      {"cli.tensors_without_values", "", "", "{sc} --out {out} --dump-tensors --no-values",
+       {"--dump-tensors needs values"}},
+      {"cli.unknown_noc", "", "", "{sc} --out {out} --noc mesh2", {"--noc", "\"mesh2\"", "allowed: ", "did you mean \"mesh\""}},
+      {"cli.missing_option_value", "", "", "{sc} --out {out} --hw", {"the required argument for option '--hw' is missing"}},
+  };
+  return list;
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoNamingFieldAndValueWithoutOutput) {
+  const BadInput& c = GetParam();
+  ScratchDir dir;
+  write_text(dir / "sc.json", c.scenario.empty() ? kScenario : c.scenario);
+  write_text(dir / "hw.json", c.hw);
+  write_text(dir / "empty.json", "  \n");
+  write_text(dir / "existing_file", "not a run\n");
+  fs::create_directories(dir / "foreign_dir");
+  write_text(dir / "foreign_dir/notes.txt", "keep me\n");
+  std::string args = c.args.empty() ? (c.hw.empty() ? "{sc} --out {out}" : "{sc} --hw {hw} --out {out}") : c.args;
+  args = replace_all(args, "{sc}", quote(dir / "sc.json"));
+  args = replace_all(args, "{hw}", quote(dir / "hw.json"));
+  args = replace_all(args, "{out}", quote(dir / "out"));
+  args = replace_all(args, "{dir}", dir.path().string());
+  const std::vector<std::string> before = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::recursive_directory_iterator(dir.path())) names.push_back(e.path().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }();
+
+  const CliResult r = run_cli("run " + args, dir.path());
+
+  EXPECT_EQ(r.exit_code, 2) << "stderr: " << r.err;
+  for (const auto& e : c.expect) EXPECT_NE(r.err.find(e), std::string::npos) << "missing \"" << e << "\" in: " << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out")) << "--out was created";
+  // Nothing else appeared (no temporary run directory left behind) and nothing was overwritten.
+  std::vector<std::string> after;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path())) after.push_back(e.path().string());
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(before, after);
+  EXPECT_EQ(read_text(dir / "existing_file"), "not a run\n");
+  EXPECT_EQ(read_text(dir / "foreign_dir/notes.txt"), "keep me\n");
+  // Regenerating docs/reliability.md: AHBM_BAD_INPUT_TABLE=file appends "id<TAB>message" lines.
+  if (const char* table = std::getenv("AHBM_BAD_INPUT_TABLE")) {
+    std::string msg = r.err.substr(0, r.err.find('\n'));
+    msg = replace_all(msg, dir.path().string() + "/", "");
+    std::ofstream(table, std::ios::app) << c.id << "\t" << r.exit_code << "\t" << msg << "\n";
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<BadInput>& info) {
+  std::string n = info.param.id;
+  std::replace(n.begin(), n.end(), '.', '_');
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BadInputTest, ::testing::ValuesIn(cases()), case_name);
+
+TEST(BadInputDocs, EveryCaseIdIsUniqueAndTabulated) {
+  const std::string doc = read_text(source_path("docs/reliability.md"));
+  ASSERT_FALSE(doc.empty()) << "docs/reliability.md is missing";
+  std::vector<std::string> ids;
+  for (const auto& c : cases()) {
+    ids.push_back(c.id);
+    EXPECT_NE(doc.find("| `" + c.id + "` |"), std::string::npos) << c.id << " is not in the docs table";
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
+  EXPECT_GE(ids.size(), 30u);
+}
+
+}  // namespace

@@ -1,0 +1,42 @@
+#include "tools/cli/options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "tools/cli/commands.h"
+
+namespace ahbm::cli {
+
+namespace {
+
+template <class T>
+[[noreturn]] void bad(const std::string& option, const std::string& text, const char* kind, T lo, T hi) {
+  std::ostringstream os;
+  os << "--" << option << ": value \"" << text << "\" is not " << kind << " in [" << lo << ", " << hi << "]";
+  throw UsageError(os.str());
+}
+
+}  // namespace
+
+uint64_t parse_uint_option(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi) {
+  // Digits only: no sign, no spaces, no exponent, no hex.
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos)
+    bad(option, text, "an integer", lo, hi);
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < lo || v > hi) bad(option, text, "an integer", lo, hi);
+  return v;
+}
+
+double parse_double_option(const std::string& option, const std::string& text, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo || v > hi)
+    bad(option, text, "a number", lo, hi);
+  return v;
+}
+
+}  // namespace ahbm::cli
