@@ -10,40 +10,44 @@
 #include <unistd.h>
 
 #include "hw/common/error.h"
-#include "hw/pe/engines.h"
+#include "runtime/join/phase.h"
+#include "runtime/kv/page_manager.h"
 #include "runtime/npy.h"
 #include "runtime/preflight.h"
 #include "runtime/reference.h"
+#include "runtime/run_summary.h"
+#include "runtime/step_runner.h"
+#include "runtime/timeline.h"
 #include "runtime/report/report.h"
 
 namespace ahbm {
 
 namespace fs = std::filesystem;
 
+double storage_tolerance(DType t) {
+  // 8 units of roundoff of the storage type (fp16 u = 2^-11, bf16 u = 2^-8; values are standard
+  // normal): the worst case is a row that sees a single key, whose O is that key's V row rounded
+  // (|v| up to ~8 u-units of error); scores perturbed by the rounded Q and K move O by a
+  // similar relative amount, and longer contexts average both down. fp32 rounds nothing.
+  switch (t) {
+    case DType::fp16: return 8.0 / 2048.0;
+    case DType::bf16: return 8.0 / 256.0;
+    default: return 1e-4;
+  }
+}
+
 namespace {
 
-double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
-
-// GEMM engine use for the whole batch on one PE vs one run per agent (note §2.5/§3.6): the
-// stacked Q_combined fills the engine's tile rows that per-agent runs leave padded.
-Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
-  const auto& g = hw.pe.gemm;
-  const uint64_t d = uint64_t(sc.model.head_dim), n = uint64_t(kv_tokens_per_pe);
-  auto per_pe = [&](uint64_t rows) { return gemm_cycles(g, rows, n, d) + gemm_cycles(g, rows, d, n); };
-  auto tiles = [&](uint64_t rows) { return gemm_tiles(g, rows, n, d) + gemm_tiles(g, rows, d, n); };
-  const uint64_t rows = uint64_t(sc.total_rows());
-  uint64_t sep_cycles = 0, sep_tiles = 0;
-  for (const auto& a : sc.agents) sep_cycles += per_pe(uint64_t(a.new_tokens)), sep_tiles += tiles(uint64_t(a.new_tokens));
-  const double macs = 2.0 * double(rows) * double(n) * double(d);
-  const double tile_macs = double(g.tile_m) * g.tile_n * g.tile_k;
-  const uint64_t b_cycles = per_pe(rows), b_tiles = tiles(rows);
-  return Json{{"tile_shape", {g.tile_m, g.tile_n, g.tile_k}},
-              {"kv_tokens_per_pe", kv_tokens_per_pe},
-              {"batched", {{"rows", rows}, {"cycles_per_pe", b_cycles}, {"tiles", b_tiles},
-                           {"utilization", b_tiles ? macs / (double(b_tiles) * tile_macs) : 0.0}}},
-              {"per_agent_runs", {{"runs", sc.agents.size()}, {"cycles_per_pe", sep_cycles}, {"tiles", sep_tiles},
-                                  {"utilization", sep_tiles ? macs / (double(sep_tiles) * tile_macs) : 0.0}}},
-              {"speedup", b_cycles ? double(sep_cycles) / double(b_cycles) : 0.0}};
+// Pages one PE can hold: its HBM capacity over the bytes of one page slot.
+int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, std::string* note) {
+  const uint64_t slot = kv_page_bytes(sc, hw.groups);
+  const int64_t pages = int64_t(hw.pe.hbm.capacity_bytes / slot);
+  *note = opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) + " holds " +
+          std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
+          ": kv.page_tokens x model.head_dim x 2 (K, V) x " + dtype_name(sc.model.dtype) +
+          " x model.layers x KV heads per group)";
+  if (pages < 1) throw InputError("KV capacity exceeded: " + *note);
+  return pages;
 }
 
 }  // namespace
@@ -52,91 +56,67 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   preflight(sc, hw, opt);
-  run.plan = plan_fanout(sc, hw, seed, opt.values);
-  SimOptions so;
-  so.vcd = opt.vcd;
-  so.hw_file = opt.hw_file;
-  so.nocs = opt.nocs;
-  so.progress = opt.progress;
-  so.watchdog_ns = opt.watchdog_ns;
-  run.sim = simulate(hw, {run.plan.job}, so);
+  std::string note;
+  const int64_t pool = pages_per_pe(sc, hw, opt, &note);
+  KvPageManager kv(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
+  std::optional<KvValues> values;
+  if (opt.values) values.emplace(seed, sc.model.head_dim, sc.model.dtype);
+  StepSettings set;
+  set.seed = seed;
+  set.values = values ? &*values : nullptr;
+  set.compare_unbatched = opt.compare_unbatched;
+  set.policy = opt.policy;
+  set.sim.vcd = opt.vcd;
+  set.sim.hw_file = opt.hw_file;
+  set.sim.nocs = opt.nocs;
+  set.sim.progress = opt.progress;
+  set.sim.watchdog_ns = opt.watchdog_ns;
 
-  const AttentionJob& job = run.plan.job;
-  SpanRecorder& spans = *run.sim.spans;
-  // One span per agent: from the step's start until the last of its rows is back at the host.
-  std::vector<double> agent_done(job.agents.size(), 0.0);
-  for (size_t gt = 0; gt < run.sim.tile_done_ns.size(); ++gt) {
-    const QTile& t = job.tiles[size_t(run.sim.tile_of[gt].second)];
-    for (int r = t.row_begin; r < t.row_end; ++r) {
-      double& d = agent_done[size_t(job.rows[size_t(r)].agent)];
-      d = std::max(d, run.sim.tile_done_ns[gt]);
+  Timeline timeline(opt.vcd);
+  std::vector<StepRecord> records;
+  KvReport rep;
+  const auto record = [&](const Step& step, StepRun&& sr) {
+    if (sr.record.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.kv;
+    records.push_back(sr.record);
+    if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs, sr.sim.stats});
+    if (step.phase == PhaseType::fanout) {
+      run.plan = std::move(sr.plan);
+      run.sim.outputs = std::move(sr.sim.outputs);
     }
-  }
-  const int phase = spans.intern(job.phase);
-  Json agents = Json::object();
-  for (size_t a = 0; a < job.agents.size(); ++a) {
-    const int rows = sc.agents[a].new_tokens;
-    spans.record(sc_core::SC_ZERO_TIME, sc_core::sc_time(agent_done[a], sc_core::SC_NS),
-                 spans.intern("agent." + job.agents[a]), spans.intern("attention"), phase,
-                 spans.intern(job.agents[a]), rows, int64_t(rows) * job.head_dim * 4);
-    agents[job.agents[a]] = {{"rows", rows}, {"latency_ns", agent_done[a]}};
-  }
-
-  // Busy time per component and activity, and per phase extent, from the spans.
-  std::map<std::string, std::map<std::string, double>> busy;
-  std::map<std::string, double> by_activity;
-  std::map<std::string, std::pair<double, double>> phases;
-  for (const Span& s : spans.spans()) {
-    const double d = ns(s.end) - ns(s.start);
-    const std::string& comp = spans.name(s.component);
-    if (comp.rfind("agent.", 0) == 0) continue;
-    busy[comp][spans.name(s.activity)] += d;
-    by_activity[spans.name(s.activity)] += d;
-    auto& ph = phases.try_emplace(spans.name(s.phase), ns(s.start), ns(s.end)).first->second;
-    ph.first = std::min(ph.first, ns(s.start));
-    ph.second = std::max(ph.second, ns(s.end));
-  }
-  Json phases_j = Json::object();
-  for (const auto& [name, ext] : phases)
-    phases_j[name] = {{"start_ns", ext.first}, {"end_ns", ext.second}, {"ns", ext.second - ext.first}};
-
-  Json numerics = {{"checked", false}};
-  if (opt.values) {
-    const Eigen::MatrixXd ref = reference_attention(job.q, job.rows, run.plan.k_all, run.plan.v_all,
-                                                    run.plan.kv_info, job.head_dim, 1.0 / std::sqrt(double(job.head_dim)));
-    const NumericCheck c = compare_to_reference(run.sim.outputs[0], ref);
-    numerics = {{"checked", true},
-                {"reference", "float64, two-pass softmax over all keys"},
-                {"max_abs_err", c.max_abs_err},
-                {"max_rel_err", c.max_rel_err},
-                {"ref_max_abs", c.ref_max_abs},
-                {"tolerance_abs", opt.tolerance},
-                {"pass", c.max_abs_err <= opt.tolerance}};
-  }
-
-  const int max_shard = job.shards.empty() ? 0 : std::max_element(job.shards.begin(), job.shards.end(),
-      [](const KvShard& a, const KvShard& b) { return a.tokens < b.tokens; })->tokens;
-  run.summary = Json{
-      {"scenario", sc.name},
-      {"seed", seed},
-      {"policy", "A"},
-      {"total_ns", run.sim.end_ns},
-      {"rows", job.row_count()},
-      {"q_tiles", job.tiles.size()},
-      {"q_tile_rows", job.tiles.empty() ? 0 : job.tiles[0].rows()},
-      {"phases", phases_j},
-      {"agents", agents},
-      {"busy_ns_by_activity", by_activity},
-      {"busy_ns_by_component", busy},
-      {"gemm_batching", gemm_batching(hw, sc, max_shard)},
-      {"numerics", numerics},
-      {"stats", run.sim.stats},
-      {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
-                  {"scenario_file", opt.scenario_file}}},
   };
+  AgentSession session(sc, kv);
+  session.run([&](const Step& step) { record(step, run_step(sc, hw, kv, step, set, timeline)); });
+  std::optional<join::JoinOutcome> joined;
+  if (sc.join)
+    joined = join::run_join_phase(session, hw, set, timeline, record, opt.join_compare || sc.join->compare);
+  timeline.finish_into(run.sim);
+
+  rep.slot_bytes = kv_page_bytes(sc, hw.groups);
+  rep.model_page_bytes = kv_page_bytes(sc, 1) ;
+  rep.pages_per_pe = kv.pages_per_pe();
+  rep.allocations = kv.allocations();
+  rep.frees = kv.frees();
+  rep.cow_copies = kv.cow_copies();
+  rep.peak = kv.peak_total();
+  rep.in_use_end = kv.in_use();
+  for (int p = 0; p < kv.pes(); ++p) rep.peak_per_pe.push_back(kv.peak(p));
+  // The no-sharing baseline: the same phases with every fork copying the parent's pages.
+  KvPageManager copies(hw.pes_per_group(), -1, sc.kv.page_tokens);
+  AgentSession baseline(sc, copies, false);
+  baseline.run([](const Step&) {});
+  if (sc.join) join::run_join(baseline, joined->plans.front(), *sc.join, join::no_hardware());
+  rep.no_sharing_peak = copies.peak_total();
+  for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
+
+  run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
   run.summary["noc"] = run.sim.stats["noc"];
   run.summary["noc"]["model"] = hw.noc.model;
+  if (joined) {
+    run.summary["join"] = joined->summary;
+    run.join_table = joined->table;
+    run.join_csv = joined->csv;
+  }
   report::add_latency(run);
   return run;
 }
@@ -165,16 +145,14 @@ void write_latency_csv(const std::string& path, const SpanRecorder& spans) {
 
 void dump_tensors(const std::string& dir, const RunOutput& run) {
   fs::create_directories(dir);
-  const AttentionJob& job = run.plan.job;
-  const uint64_t d = uint64_t(job.head_dim), rows = uint64_t(job.row_count()), kv = run.plan.kv_info.size();
+  const AttentionJob& job = run.plan.jobs.at(0);  // KV head 0 of the fan-out step
+  const FlatKv kv = flatten_kv(job);
+  const uint64_t d = uint64_t(job.head_dim), rows = uint64_t(job.row_count()), n = kv.info.size();
   write_npy_f32(dir + "/q.npy", job.q.data(), rows, d);
-  write_npy_f32(dir + "/k.npy", run.plan.k_all.data(), kv, d);
-  write_npy_f32(dir + "/v.npy", run.plan.v_all.data(), kv, d);
-  write_npy_f32(dir + "/o.npy", run.sim.outputs[0].data(), rows, d);
-  std::vector<uint8_t> mask(rows * kv);
-  for (uint64_t r = 0; r < rows; ++r)
-    for (uint64_t c = 0; c < kv; ++c) mask[r * kv + c] = visible(job.rows[r], run.plan.kv_info[c]);
-  write_npy_bool(dir + "/mask.npy", mask, rows, kv);
+  write_npy_f32(dir + "/k.npy", kv.k.data(), n, d);
+  write_npy_f32(dir + "/v.npy", kv.v.data(), n, d);
+  write_npy_f32(dir + "/o.npy", run.sim.outputs.at(0).data(), rows, d);
+  write_npy_bool(dir + "/mask.npy", visibility_mask(job.rows, kv.info), rows, n);
 }
 
 }  // namespace
@@ -212,6 +190,11 @@ void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOpt
     }
     write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
     report::write_report_files(tmp.string(), run, opt);
+    if (!run.join_csv.empty()) {
+      std::ofstream j(tmp / "join.csv");
+      j << run.join_csv;
+      if (!j) throw std::runtime_error("cannot write join.csv");
+    }
     if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
     if (fs::exists(target)) fs::remove_all(target);
     fs::rename(tmp, target);

@@ -1,25 +1,32 @@
 #pragma once
-// The runtime's one door to the hardware model: plans a scenario, simulates it, checks the
-// numbers against the float64 reference and assembles the summary; writes the run directory.
+// The runtime's one door to the hardware model: runs a scenario's phases over the paged KV
+// cache, simulates every step, checks the numbers against the float64 reference and assembles
+// the summary; writes the run directory.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
 #include "hw/chip/simulate.h"
 #include "runtime/planner.h"
 #include "runtime/scenario.h"
+#include "runtime/session.h"
 
 namespace ahbm {
 
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
+  std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
   bool vcd = true;
   bool dump_tensors = false;
   bool values = true;            // false: timing only (no tensors, no numeric check)
-  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference (fp32)
+  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
+  bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
+  bool keep_steps = false;       // keep every step's plan and outputs in RunOutput::steps
+  bool join_compare = false;     // run every join strategy side by side (as the scenario's join.compare)
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
@@ -27,11 +34,25 @@ struct RunOptions {
   double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
 };
 
-struct RunOutput {
+struct StepOutput {
+  Step step;
   Plan plan;
-  SimResult sim;
-  Json summary;
+  std::vector<MatrixRM> outputs;  // per job
+  Json stats;                     // per-module statistics of this step alone
 };
+
+struct RunOutput {
+  Plan plan;      // the fan-out step (what tensors/ holds)
+  SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
+                  // statistics summed over the steps; outputs of the fan-out step
+  Json summary;
+  std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
+  std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv
+};
+
+// Documented tolerance of O against the float64 reference on the tensors before rounding to
+// the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
+double storage_tolerance(DType t);
 
 // Throws InputError (bad or inconsistent input, checked before planning and simulating),
 // SimStall (deadlock/livelock) or NumericFault (NaN/Inf in the datapath).

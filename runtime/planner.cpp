@@ -1,17 +1,20 @@
 #include "runtime/planner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 
 #include "hw/common/error.h"
+#include "hw/common/timing.h"
 #include "hw/pe/sram_budget.h"
-#include "runtime/tensor_gen.h"
 
 namespace ahbm {
 
-int auto_q_tile_rows(const HwConfig& hw, int rows, int head_dim) {
+int auto_q_tile_rows(const HwConfig& hw, int rows, int head_dim, uint64_t elem) {
   auto fits = [&](int r) {
-    return sram_budget(hw.pe, uint64_t(r), uint64_t(head_dim), 4).total() <= hw.pe.sram_bytes &&
-           uint64_t(r) * uint64_t(head_dim) * 4 <= hw.cube.q_buffer.bytes;
+    return sram_budget(hw.pe, uint64_t(r), uint64_t(head_dim), elem).total() <= hw.pe.sram_bytes &&
+           uint64_t(r) * uint64_t(head_dim) * elem <= hw.cube.q_buffer.bytes;
   };
   if (fits(rows)) return rows;
   const int step = hw.pe.gemm.tile_m;
@@ -26,71 +29,207 @@ std::vector<QTile> cut_q_tiles(int rows, int tile_rows) {
   return tiles;
 }
 
-std::vector<int> contiguous_shard_sizes(int tokens, int pes) {
-  std::vector<int> sizes(size_t(pes), tokens / pes);
-  for (int p = 0; p < tokens % pes; ++p) ++sizes[size_t(p)];
-  return sizes;
+std::vector<QTile> even_q_tiles(int rows, int max_rows, int align) {
+  if (rows <= max_rows) return cut_q_tiles(rows, std::max(rows, 1));
+  const int n = int(ceil_div(uint64_t(rows), uint64_t(max_rows)));
+  const int even = int(ceil_div(ceil_div(uint64_t(rows), uint64_t(n)), uint64_t(align)) * uint64_t(align));
+  return cut_q_tiles(rows, std::min(max_rows, even));
 }
 
-Plan plan_fanout(const Scenario& sc, const HwConfig& hw, uint64_t seed, bool values) {
-  Plan plan;
-  AttentionJob& job = plan.job;
-  const int d = sc.model.head_dim;
-  job.phase = "fanout";
-  job.group = 0;
-  job.head_dim = d;
-  job.scale = float(1.0 / std::sqrt(double(d)));
-  job.values = values;
+namespace {
 
-  // Q_combined: agent after agent, each agent's new tokens at positions after the prefix.
-  for (size_t a = 0; a < sc.agents.size(); ++a) {
-    job.agents.push_back(sc.agents[a].name);
-    for (int i = 0; i < sc.agents[a].new_tokens; ++i) {
-      const int32_t pos = sc.shared_prefix_tokens + i;
-      job.rows.push_back({int(a), pos});
-      if (values) {
-        job.q.resize(job.q.size() + size_t(d));
-        tensor_row(seed, TensorKind::q, int64_t(a), pos, d, job.q.data() + job.q.size() - size_t(d));
+// Writes the K and V rows (rounded to the storage type) of (KV head, owner, position).
+using KvRowFn = std::function<void(int head, int owner, int32_t pos, float* k, float* v)>;
+
+// `values` null: timing only.
+AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
+                      const std::vector<int>& subset, int kv_head, uint64_t seed, const KvRowFn* values,
+                      JobMeta& meta) {
+  const int d = sc.model.head_dim, qpk = sc.model.q_per_kv();
+  AttentionJob job;
+  job.phase = phase_name(step.phase);
+  job.group = kv_head % hw.groups;
+  job.head_dim = d;
+  job.dtype = sc.model.dtype;
+  job.scale = float(1.0 / std::sqrt(double(d)));
+  job.values = values != nullptr;
+  meta.kv_head = kv_head;
+  meta.step_agents = subset;
+
+  for (size_t i = 0; i < subset.size(); ++i) {
+    const StepAgent& a = step.agents[size_t(subset[i])];
+    job.agents.push_back(a.name);
+    for (int j = 0; j < qpk; ++j) {
+      const int q_head = kv_head * qpk + j;
+      for (int t = 0; t < a.new_tokens; ++t) {
+        const int32_t pos = a.length - a.new_tokens + t;
+        job.rows.push_back({int(i), pos});
+        meta.row_origin.push_back(a.origin);
+        meta.row_q_head.push_back(q_head);
+        if (values) {
+          job.q.resize(job.q.size() + size_t(d));
+          float* q = job.q.data() + job.q.size() - size_t(d);
+          tensor_row(seed, TensorKind::q, q_head, a.origin, pos, d, q);
+          for (int c = 0; c < d; ++c) q[c] = round_to(job.dtype, q[c]);
+        }
       }
     }
   }
 
-  // Shared prefix: sequence-sharded, contiguous, across the group's PEs.
+  // Every page any job agent references, in first-reference order, with who references it.
+  std::vector<PageId> order;
+  std::map<PageId, std::vector<int>> refs;
+  for (size_t i = 0; i < subset.size(); ++i) {
+    const StepAgent& a = step.agents[size_t(subset[i])];
+    for (PageId p : kv.table(a.seq)) {
+      auto& r = refs[p];
+      if (r.empty()) order.push_back(p);
+      r.push_back(int(i));
+    }
+  }
   const int pes = hw.pes_per_group();
-  const std::vector<int> sizes = contiguous_shard_sizes(sc.shared_prefix_tokens, pes);
+  if (kv.pes() != pes) throw std::logic_error("page manager and hardware disagree on PEs per group");
   job.shards.resize(size_t(pes));
-  int32_t pos = 0;
-  for (int p = 0; p < pes; ++p) {
-    KvShard& s = job.shards[size_t(p)];
-    s.tokens = sizes[size_t(p)];
-    for (int t = 0; t < s.tokens; ++t, ++pos) {
-      const KvInfo info{kSharedOwner, pos};
-      s.info.push_back(info);
-      plan.kv_info.push_back(info);
-      plan.kv_pe.push_back(p);
+  meta.shard_origin.assign(size_t(pes), {});
+  if (values) {
+    std::vector<size_t> tokens(size_t(pes), 0);
+    for (PageId id : order) tokens[size_t(kv.page(id).pe)] += size_t(kv.page(id).filled());
+    for (int p = 0; p < pes; ++p) {
+      job.shards[size_t(p)].k.reserve(tokens[size_t(p)] * size_t(d));
+      job.shards[size_t(p)].v.reserve(tokens[size_t(p)] * size_t(d));
+    }
+  }
+  for (PageId id : order) {
+    const std::vector<int>& r = refs[id];
+    int owner = kSharedOwner;
+    if (r.size() != subset.size()) {
+      if (r.size() != 1)
+        throw InputError("step " + step.label() + ": a KV page is shared by " + std::to_string(r.size()) + " of " +
+                         std::to_string(subset.size()) + " agents; only fully shared or private pages are supported");
+      owner = r[0];
+    }
+    const KvPage& page = kv.page(id);
+    KvShard& s = job.shards[size_t(page.pe)];
+    for (int t = 0; t < page.filled(); ++t) {
+      const int32_t pos = page.first_pos + t;
+      s.info.push_back({owner, pos});
+      meta.shard_origin[size_t(page.pe)].push_back(page.origin[size_t(t)]);
+      ++s.tokens;
       if (values) {
-        s.k.resize(s.k.size() + size_t(d));
-        s.v.resize(s.v.size() + size_t(d));
-        tensor_row(seed, TensorKind::k, kSharedOwner, pos, d, s.k.data() + s.k.size() - size_t(d));
-        tensor_row(seed, TensorKind::v, kSharedOwner, pos, d, s.v.data() + s.v.size() - size_t(d));
-        plan.k_all.insert(plan.k_all.end(), s.k.end() - d, s.k.end());
-        plan.v_all.insert(plan.v_all.end(), s.v.end() - d, s.v.end());
+        const size_t at = s.k.size();
+        s.k.resize(at + size_t(d));
+        s.v.resize(at + size_t(d));
+        (*values)(kv_head, page.origin[size_t(t)], pos, s.k.data() + at, s.v.data() + at);
       }
     }
   }
 
   const int rows = job.row_count();
-  int tile_rows = hw.q_tile_rows;
-  if (tile_rows == 0) {
-    tile_rows = auto_q_tile_rows(hw, rows, d);
-    if (tile_rows == 0)
-      throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) +
-                       " rows (pe.gemm.tile_m) exceed pe.sram_bytes = " + std::to_string(hw.pe.sram_bytes) +
+  int max_rows = hw.q_tile_rows;
+  if (max_rows == 0) {
+    max_rows = auto_q_tile_rows(hw, rows, d, job.elem_bytes());
+    if (max_rows == 0)
+      throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) + " rows (pe.gemm.tile_m) of " +
+                       dtype_name(job.dtype) + " exceed pe.sram_bytes = " + std::to_string(hw.pe.sram_bytes) +
                        " or cube.q_buffer.bytes = " + std::to_string(hw.cube.q_buffer.bytes) + " (" +
-                       sram_budget(hw.pe, uint64_t(hw.pe.gemm.tile_m), uint64_t(d), 4).describe() + ")");
+                       sram_budget(hw.pe, uint64_t(hw.pe.gemm.tile_m), uint64_t(d), job.elem_bytes()).describe() +
+                       ")");
+    job.tiles = even_q_tiles(rows, max_rows, hw.pe.gemm.tile_m);
+  } else {
+    job.tiles = cut_q_tiles(rows, std::min(max_rows, rows));
   }
-  job.tiles = cut_q_tiles(rows, std::min(tile_rows, rows));
+  return job;
+}
+
+}  // namespace
+
+namespace {
+
+Plan plan_rows(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
+               const KvRowFn* values, int only) {
+  Plan plan;
+  std::vector<int> subset;
+  for (int i = 0; i < int(step.agents.size()); ++i)
+    if (only < 0 || i == only) subset.push_back(i);
+  for (int h = 0; h < sc.model.num_kv_heads; ++h) {
+    plan.meta.emplace_back();
+    plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, plan.meta.back()));
+  }
+  for (int i : subset) plan.rows_per_kv_head += step.agents[size_t(i)].new_tokens * sc.model.q_per_kv();
   return plan;
+}
+
+}  // namespace
+
+Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
+               KvValues* values, int only) {
+  const int d = sc.model.head_dim;
+  const KvRowFn cached = [values, d](int head, int owner, int32_t pos, float* k, float* v) {
+    const KvValues::Row row = values->row(head, owner, pos);
+    std::copy(row.k, row.k + d, k);
+    std::copy(row.v, row.v + d, v);
+  };
+  return plan_rows(sc, hw, kv, step, seed, values ? &cached : nullptr, only);
+}
+
+Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool values) {
+  Scenario sc = sc_in;
+  std::vector<PhaseSpec> upto;
+  for (const PhaseSpec& p : sc.phases)
+    if (p.type == PhaseType::prefill || p.type == PhaseType::fanout) upto.push_back(p);
+  sc.phases = upto;
+  KvPageManager kv(hw.pes_per_group(), -1, sc.kv.page_tokens);
+  // One step reads each token once: generate K/V straight into the shards rather than through a
+  // KvValues cache (which would hold every row twice more), so memory is the job's tensors.
+  const int d = sc.model.head_dim;
+  const DType t = sc.model.dtype;
+  const KvRowFn direct = [seed, d, t](int head, int owner, int32_t pos, float* k, float* v) {
+    tensor_row(seed, TensorKind::k, head, owner, pos, d, k);
+    tensor_row(seed, TensorKind::v, head, owner, pos, d, v);
+    for (int i = 0; i < d; ++i) {
+      k[i] = round_to(t, k[i]);
+      v[i] = round_to(t, v[i]);
+    }
+  };
+  Plan plan;
+  AgentSession(sc, kv).run([&](const Step& step) {
+    if (step.phase == PhaseType::fanout) plan = plan_rows(sc, hw, kv, step, seed, values ? &direct : nullptr, -1);
+  });
+  return plan;
+}
+
+FlatKv flatten_kv(const AttentionJob& job) {
+  FlatKv f;
+  for (const KvShard& s : job.shards) {
+    f.k.insert(f.k.end(), s.k.begin(), s.k.end());
+    f.v.insert(f.v.end(), s.v.begin(), s.v.end());
+    f.info.insert(f.info.end(), s.info.begin(), s.info.end());
+  }
+  return f;
+}
+
+FlatKv flatten_kv_exact(const AttentionJob& job, const JobMeta& meta, KvValues& values) {
+  FlatKv f;
+  const int d = job.head_dim;
+  for (size_t p = 0; p < job.shards.size(); ++p) {
+    const KvShard& s = job.shards[p];
+    for (int t = 0; t < s.tokens; ++t) {
+      const KvValues::Row row = values.row(meta.kv_head, meta.shard_origin[p][size_t(t)], s.info[size_t(t)].pos);
+      f.k.insert(f.k.end(), row.k_exact, row.k_exact + d);
+      f.v.insert(f.v.end(), row.v_exact, row.v_exact + d);
+      f.info.push_back(s.info[size_t(t)]);
+    }
+  }
+  return f;
+}
+
+std::vector<float> q_exact(const AttentionJob& job, const JobMeta& meta, uint64_t seed) {
+  const int d = job.head_dim;
+  std::vector<float> q(size_t(job.row_count()) * size_t(d));
+  for (int r = 0; r < job.row_count(); ++r)
+    tensor_row(seed, TensorKind::q, meta.row_q_head[size_t(r)], meta.row_origin[size_t(r)], job.rows[size_t(r)].pos, d,
+               q.data() + size_t(r) * size_t(d));
+  return q;
 }
 
 }  // namespace ahbm

@@ -4,23 +4,13 @@
 
 namespace ahbm {
 
-void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
+void preflight(const Scenario& sc, const HwConfig& /*hw*/, const RunOptions& opt) {
   const uint64_t d = uint64_t(sc.model.head_dim);
-  const uint64_t pes = uint64_t(hw.pes_per_group());
   const uint64_t prefix = uint64_t(sc.shared_prefix_tokens);
   const uint64_t rows = uint64_t(sc.total_rows());
 
-  // However the planner places it, some PE holds at least its even share of the shared prefix.
-  const uint64_t min_tokens = (prefix + pes - 1) / pes;
-  const uint64_t min_bytes = 2 * min_tokens * d * 4;
-  if (min_bytes > hw.pe.hbm.capacity_bytes)
-    throw InputError(opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) +
-                     " cannot hold the KV of " + opt.scenario_file + ": shared_prefix_tokens = " +
-                     std::to_string(prefix) + " over " + std::to_string(pes) + " PEs puts at least " +
-                     std::to_string(min_tokens) + " tokens x head_dim " + std::to_string(d) +
-                     " x (K and V) x 4 bytes = " + std::to_string(min_bytes) +
-                     " bytes on one PE (allowed: pe.hbm.capacity_bytes >= " + std::to_string(min_bytes) + ")");
-
+  // KV capacity is checked by the page manager (runtime/kv), which knows the storage type,
+  // layers and heads a page holds.
   if (opt.values) {
     // fp32 Q, O and their float64 reference (16 bytes per row element); fp32 K and V in the
     // global order and in the shards plus their float64 copies in the reference (32 per KV element).

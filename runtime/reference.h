@@ -1,6 +1,7 @@
 #pragma once
 // The float64 reference: softmax(Q K^T * scale + mask) V computed the textbook way (full score
 // rows, two-pass softmax, no online state, no tiling), independently of the datapath code.
+#include <cstdint>
 #include <vector>
 
 #include <Eigen/Core>
@@ -10,7 +11,13 @@
 
 namespace ahbm {
 
-// q: rows x d, k/v: tokens x d, all row-major float32. Rows with no visible key give zeros.
+// q: rows x d, k/v: tokens x d, all row-major float32; mask: rows x tokens, nonzero = the row
+// may attend to the key. Rows with no visible key give zeros.
+Eigen::MatrixXd reference_attention_masked(const std::vector<float>& q, const std::vector<float>& k,
+                                           const std::vector<float>& v, const std::vector<uint8_t>& mask, int d,
+                                           double scale);
+// The mask from the rows' and keys' metadata (hw/chip/job.h visible()).
+std::vector<uint8_t> visibility_mask(const std::vector<RowInfo>& rows, const std::vector<KvInfo>& kv);
 Eigen::MatrixXd reference_attention(const std::vector<float>& q, const std::vector<RowInfo>& rows,
                                     const std::vector<float>& k, const std::vector<float>& v,
                                     const std::vector<KvInfo>& kv, int d, double scale);

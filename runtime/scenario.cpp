@@ -1,8 +1,20 @@
 #include "runtime/scenario.h"
 
+#include <algorithm>
 #include <set>
 
+#include "runtime/join/spec.h"
+
 namespace ahbm {
+
+const char* phase_name(PhaseType t) {
+  switch (t) {
+    case PhaseType::prefill: return "prefill";
+    case PhaseType::decode: return "decode";
+    case PhaseType::join: return "join";
+    default: return "fanout";
+  }
+}
 
 int Scenario::total_rows() const {
   int n = 0;
@@ -10,28 +22,96 @@ int Scenario::total_rows() const {
   return n;
 }
 
+const PhaseSpec* Scenario::phase(PhaseType t) const {
+  for (const auto& p : phases)
+    if (p.type == t) return &p;
+  return nullptr;
+}
+
+namespace {
+
+void read_model(JsonReader m, ModelSpec& s) {
+  s.head_dim = int(m.integer("head_dim", 1, 1024));
+  s.num_q_heads = int(m.integer("num_q_heads", 1, 1, 1024));
+  s.num_kv_heads = int(m.integer("num_kv_heads", 1, 1, s.num_q_heads));
+  if (s.num_q_heads % s.num_kv_heads != 0)
+    m.fail("num_kv_heads", "value " + std::to_string(s.num_kv_heads) + " does not divide num_q_heads = " +
+                               std::to_string(s.num_q_heads) + " (each KV head serves the same number of query heads)");
+  s.layers = int(m.integer("layers", 1, 1, 1024));
+  const std::string dt = m.string("dtype", "fp32", dtype_names());
+  parse_dtype(dt, &s.dtype);
+  m.finish();
+}
+
+void read_kv(JsonReader k, KvSpec& s) {
+  s.page_tokens = int(k.integer("page_tokens", s.page_tokens, 1, 1 << 16));
+  const std::string pp = k.string("prefix_placement", placement_name(s.prefix_placement), prefix_placement_names());
+  s.prefix_placement = pp == "interleaved" ? PrefixPlacement::interleaved : PrefixPlacement::contiguous;
+  s.private_placement = k.string("private_placement", s.private_placement, {"balanced"});
+  k.finish();
+}
+
+std::vector<PhaseSpec> read_phases(JsonReader& r, const Scenario& s) {
+  const std::vector<std::string> names = {"prefill", "fanout", "decode", "join"};
+  std::vector<PhaseSpec> out;
+  int last = -1;
+  for (JsonReader p : r.array_of_objects("phases", 1, 4)) {
+    const std::string type = p.string("type", names);
+    const int order = int(std::find(names.begin(), names.end(), type) - names.begin());
+    if (order <= last)
+      p.fail("type", "\"" + type + "\" out of order: phases run prefill, fanout, decode, join, each at most once");
+    last = order;
+    PhaseSpec ph;
+    ph.type = PhaseType(order);
+    if (ph.type == PhaseType::prefill) {
+      if (s.shared_prefix_tokens < 1) p.fail("type", "prefill needs shared_prefix_tokens >= 1");
+      ph.tokens = int(p.integer("tokens", s.shared_prefix_tokens, 1, s.shared_prefix_tokens));
+    } else if (ph.type == PhaseType::decode) {
+      ph.steps = int(p.integer("steps", 1, 1 << 16));
+    } else if (ph.type == PhaseType::join) {
+      ph.tokens = s.join ? int(p.integer("tokens", 0, 0, 1 << 16)) : int(p.integer("tokens", 1, 1 << 16));
+    }
+    p.finish();
+    out.push_back(ph);
+  }
+  bool fanout = false;
+  for (const auto& ph : out) fanout = fanout || ph.type == PhaseType::fanout;
+  if (!fanout) r.fail("phases", "must contain a \"fanout\" phase (the fork of the agents)");
+  return out;
+}
+
+}  // namespace
+
 Scenario parse_scenario(const Json& j, const std::string& file) {
   Scenario s;
   JsonReader r(j, file);
   s.name = r.string("name");
   if (s.name.empty()) r.fail("name", "must not be empty");
   s.description = r.string("description", "");
-  {
-    JsonReader m = r.object("model");
-    s.model.head_dim = int(m.integer("head_dim", 1, 1024));
-    m.finish();
-  }
+  read_model(r.object("model"), s.model);
+  if (r.has("kv")) read_kv(r.object("kv"), s.kv);
   s.shared_prefix_tokens = int(r.integer("shared_prefix_tokens", 0, 1 << 24));
   s.seed = uint64_t(r.integer("seed", 1, 0, INT64_MAX));
   std::set<std::string> names;
   for (JsonReader a : r.array_of_objects("agents", 1, 4096)) {
     AgentSpec spec;
     spec.name = a.identifier("name");
-    if (!names.insert(spec.name).second) a.fail("name", "\"" + spec.name + "\" must be unique among agents");
+    if (spec.name == kMainAgentName || !names.insert(spec.name).second)
+      a.fail("name", "\"" + spec.name + "\" must be unique among agents and not \"" + kMainAgentName +
+                         "\" (the parent agent's name)");
     spec.new_tokens = int(a.integer("new_tokens", 1, 1 << 16));
+    spec.decode_tokens = int(a.integer("decode_tokens", -1, 0, 1 << 16));
     a.finish();
     s.agents.push_back(spec);
   }
+  if (r.has("join")) {
+    std::vector<std::string> names;
+    for (const auto& a : s.agents) names.push_back(a.name);
+    s.join = std::make_shared<const join::JoinSpec>(join::read_join_spec(r, "join", names, join::builtin_join_strategies()));
+  }
+  if (r.has("phases")) s.phases = read_phases(r, s);
+  else s.phases = {PhaseSpec{}};
+  if (s.join && !s.phase(PhaseType::join)) r.fail("join", "needs a {\"type\": \"join\"} phase to run in");
   r.finish();
   return s;
 }
@@ -40,13 +120,31 @@ Scenario load_scenario(const std::string& path) { return parse_scenario(load_jso
 
 Json to_json(const Scenario& s) {
   Json agents = Json::array();
-  for (const auto& a : s.agents) agents.push_back({{"name", a.name}, {"new_tokens", a.new_tokens}});
-  return Json{{"name", s.name},
+  for (const auto& a : s.agents) {
+    Json aj = {{"name", a.name}, {"new_tokens", a.new_tokens}};
+    if (a.decode_tokens >= 0) aj["decode_tokens"] = a.decode_tokens;
+    agents.push_back(aj);
+  }
+  Json phases = Json::array();
+  for (const auto& p : s.phases) {
+    Json pj = {{"type", phase_name(p.type)}};
+    if (p.type == PhaseType::prefill || p.type == PhaseType::join) pj["tokens"] = p.tokens;
+    if (p.type == PhaseType::decode) pj["steps"] = p.steps;
+    phases.push_back(pj);
+  }
+  Json j = Json{{"name", s.name},
               {"description", s.description},
-              {"model", {{"head_dim", s.model.head_dim}}},
+              {"model", {{"head_dim", s.model.head_dim}, {"num_q_heads", s.model.num_q_heads},
+                         {"num_kv_heads", s.model.num_kv_heads}, {"layers", s.model.layers},
+                         {"dtype", dtype_name(s.model.dtype)}}},
+              {"kv", {{"page_tokens", s.kv.page_tokens}, {"prefix_placement", placement_name(s.kv.prefix_placement)},
+                      {"private_placement", s.kv.private_placement}}},
               {"shared_prefix_tokens", s.shared_prefix_tokens},
               {"seed", s.seed},
-              {"agents", agents}};
+              {"agents", agents},
+              {"phases", phases}};
+  if (s.join) j["join"] = join::to_json(*s.join);
+  return j;
 }
 
 }  // namespace ahbm

@@ -1,33 +1,71 @@
 #pragma once
-// A workload scenario (JSON, documented in docs/scenarios.md): the model dimensions, the
-// shared prefix, and the sub-agents forked from it with their new-token counts.
+// A workload scenario (JSON, documented in docs/scenarios.md): the model dimensions and storage
+// type, the KV paging and placement, the shared prefix, the sub-agents forked from it, and the
+// phases run in order (prefill, fanout, decode, join).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hw/common/json_reader.h"
+#include "hw/pe/storage_type.h"
+#include "runtime/kv/placement.h"
 
 namespace ahbm {
 
+namespace join {
+struct JoinSpec;  // runtime/join/spec.h: the "join" block (strategy, results, options)
+}
+
 struct AgentSpec {
   std::string name;
-  int new_tokens = 0;
+  int new_tokens = 0;      // private instruction tokens prefilled at the fan-out
+  int decode_tokens = -1;  // tokens it decodes before it finishes; -1: every decode step
 };
 
 struct ModelSpec {
   int head_dim = 128;
+  int num_q_heads = 1;
+  int num_kv_heads = 1;
+  int layers = 1;
+  DType dtype = DType::fp32;  // storage type of Q, K, V
+  int q_per_kv() const { return num_q_heads / num_kv_heads; }
+};
+
+struct KvSpec {
+  int page_tokens = 16;
+  PrefixPlacement prefix_placement = PrefixPlacement::contiguous;
+  std::string private_placement = "balanced";
+};
+
+enum class PhaseType { prefill, fanout, decode, join };
+const char* phase_name(PhaseType t);
+
+struct PhaseSpec {
+  PhaseType type = PhaseType::fanout;
+  // prefill: prefix tokens computed (the rest counts as cached); join: main-agent tokens (with a
+  // "join" block: tokens the main agent decodes after the join prefill, its continuation)
+  int tokens = 0;
+  int steps = 0;   // decode
 };
 
 struct Scenario {
   std::string name;
   std::string description;
   ModelSpec model;
+  KvSpec kv;
   int shared_prefix_tokens = 0;
   std::vector<AgentSpec> agents;
+  std::vector<PhaseSpec> phases;  // in order; default: one fanout (the prefix is already cached)
   uint64_t seed = 1;
+  std::shared_ptr<const join::JoinSpec> join;  // null: the join phase runs `tokens` plain tokens
 
-  int total_rows() const;
+  int total_rows() const;  // new tokens of every agent (rows per query head at the fan-out)
+  const PhaseSpec* phase(PhaseType t) const;
 };
+
+// The name the main (parent) agent carries in traces and summaries; no sub-agent may use it.
+inline const char* kMainAgentName = "main";
 
 Scenario parse_scenario(const Json& j, const std::string& file);
 Scenario load_scenario(const std::string& path);

@@ -11,11 +11,13 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
+constexpr size_t kBlockRows = 4096;
 }  // namespace
 
-float tensor_value(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int64_t dim) {
+float tensor_value(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int64_t dim) {
   uint64_t h = splitmix64(seed);
   h = splitmix64(h ^ uint64_t(kind));
+  if (head != 0) h = splitmix64(h ^ (uint64_t(head) << 32));  // head 0 keeps the single-head values
   h = splitmix64(h ^ uint64_t(owner + 2));
   h = splitmix64(h ^ uint64_t(pos));
   h = splitmix64(h ^ uint64_t(dim));
@@ -25,8 +27,24 @@ float tensor_value(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, i
   return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
-void tensor_row(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int d, float* out) {
-  for (int i = 0; i < d; ++i) out[i] = tensor_value(seed, kind, owner, pos, i);
+void tensor_row(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int d, float* out) {
+  for (int i = 0; i < d; ++i) out[i] = tensor_value(seed, kind, head, owner, pos, i);
+}
+
+KvValues::Row KvValues::row(int head, int owner, int32_t pos) {
+  const uint64_t key = (uint64_t(uint32_t(head)) << 48) ^ (uint64_t(uint32_t(owner + 2) & 0xffff) << 32) ^ uint32_t(pos);
+  auto [it, fresh] = index_.emplace(key, rows_);
+  const size_t stride = 4 * size_t(d_);  // k, v, k_exact, v_exact
+  if (fresh) {
+    if (rows_ % kBlockRows == 0) blocks_.emplace_back(kBlockRows * stride);
+    float* r = blocks_.back().data() + (rows_ % kBlockRows) * stride;
+    tensor_row(seed_, TensorKind::k, head, owner, pos, d_, r + 2 * d_);
+    tensor_row(seed_, TensorKind::v, head, owner, pos, d_, r + 3 * d_);
+    for (int i = 0; i < 2 * d_; ++i) r[i] = round_to(dtype_, r[2 * d_ + i]);
+    ++rows_;
+  }
+  const float* r = blocks_[it->second / kBlockRows].data() + (it->second % kBlockRows) * stride;
+  return {r, r + d_, r + 2 * d_, r + 3 * d_};
 }
 
 }  // namespace ahbm

@@ -1,17 +1,48 @@
 #pragma once
-// Seeded, counter-based tensor values: each element is a function of (seed, tensor, owner,
+// Seeded, counter-based tensor values: each element is a function of (seed, tensor, head, owner,
 // position, dimension) only, so a token's K/V do not depend on how it is sharded or placed,
 // and the same seed gives the same tensors on every machine (no std::normal_distribution,
-// whose output differs between standard libraries).
+// whose output differs between standard libraries). `owner` is the producer of the token (the
+// parent's prefix, a sub-agent, the parent after the fork); `head` is the query head for Q and
+// the KV head for K and V (head 0 gives the values of the single-head model).
 #include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/pe/storage_type.h"
 
 namespace ahbm {
 
 enum class TensorKind : uint64_t { q = 1, k = 2, v = 3 };
 
 // Standard-normal sample for one element.
-float tensor_value(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int64_t dim);
-// Fills `out[0..d)` with the row of (kind, owner, pos).
-void tensor_row(uint64_t seed, TensorKind kind, int64_t owner, int64_t pos, int d, float* out);
+float tensor_value(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int64_t dim);
+// Fills `out[0..d)` with the row of (kind, head, owner, pos).
+void tensor_row(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int d, float* out);
+
+// K and V rows generated once per (KV head, owner, position) and kept both as generated
+// ("exact") and rounded to the storage type (what HBM holds), since every step of a run reads
+// the same tokens again.
+class KvValues {
+ public:
+  KvValues(uint64_t seed, int d, DType t) : seed_(seed), d_(d), dtype_(t) {}
+  struct Row {
+    const float* k;        // rounded to the storage type
+    const float* v;
+    const float* k_exact;  // as generated
+    const float* v_exact;
+  };
+  Row row(int head, int owner, int32_t pos);
+  int head_dim() const { return d_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  uint64_t seed_;
+  int d_;
+  DType dtype_;
+  std::unordered_map<uint64_t, size_t> index_;  // (head, owner, pos) -> row number
+  std::vector<std::vector<float>> blocks_;      // rows appended in blocks: pointers stay valid
+  size_t rows_ = 0;
+};
 
 }  // namespace ahbm

@@ -8,11 +8,9 @@ import sys
 import tempfile
 
 CASES = [
-    "BM_Default/values:1", "BM_Default/values:0", "BM_BlasBound/agents:8/prefix:8192",
-    "BM_PrefixScaling/prefix:2048", "BM_PrefixScaling/prefix:8192", "BM_PrefixScaling/prefix:32768",
-    "BM_PrefixScaling/prefix:65536",
-    "BM_AgentScaling/agents:1", "BM_AgentScaling/agents:8", "BM_AgentScaling/agents:32",
-    "BM_AgentScaling/agents:64",
+    "BM_Default/values:1", "BM_Default/values:0", "BM_BlasBound/agents:8/prefix:8192", "BM_Reference",
+    *[f"BM_PrefixScaling/prefix:{p}/values:{v}" for v in (1, 0) for p in (2048, 8192, 32768, 65536)],
+    *[f"BM_AgentScaling/agents:{a}/values:{v}" for v in (1, 0) for a in (1, 8, 32, 64)],
     "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
     "BM_PesPerCube/pes:4", "BM_PesPerCube/pes:8", "BM_PesPerCube/pes:16",
 ]
@@ -31,9 +29,11 @@ def run_case(binary, name, min_time):
     return runs[0], data["context"]
 
 
-def ms(b):
+def ms(b, key="cpu_time"):
+    """Milliseconds of CPU time by default: the host may be shared, and CPU time of a
+    single-threaded run is what it costs; wall time is printed next to it."""
     scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
-    return b["real_time"] * scale
+    return b[key] * scale
 
 
 def slope(points):
@@ -52,33 +52,55 @@ def main():
         results[name], context = run_case(binary, name, "0.05" if quick else "0.5")
     print(f"# ahbm-sim benchmarks on {platform.node()}: {context['num_cpus']} CPUs at "
           f"{context['mhz_per_cpu']} MHz, {platform.platform()}")
-    print(f"{'case':40s} {'wall ms':>10s} {'Mcycles/s':>10s} {'tensors MiB':>12s} {'peak MiB':>9s}")
+    print(f"{'case':42s} {'cpu ms':>9s} {'wall ms':>9s} {'Mcycles/s':>10s} {'tensors MiB':>12s} "
+          f"{'peak MiB':>9s} {'added MiB':>9s}")
     for name, b in results.items():
         cyc = b.get("sim_cycles_per_s", 0) / 1e6
-        print(f"{name:40s} {ms(b):10.2f} {cyc:10.1f} {b.get('tensor_MiB', 0):12.1f} {b.get('peak_rss_MiB', 0):9.1f}")
+        added = b.get("peak_rss_MiB", 0) - b.get("base_rss_MiB", 0)
+        print(f"{name:42s} {ms(b):9.2f} {ms(b, 'real_time'):9.2f} {cyc:10.1f} {b.get('tensor_MiB', 0):12.1f} "
+              f"{b.get('peak_rss_MiB', 0):9.1f} {added:9.1f}")
+
+    def series(prefix, values):
+        return [(int(n.split("/")[1].split(":")[1]), ms(b)) for n, b in results.items()
+                if n.startswith(prefix) and n.endswith(f"values:{values}")]
+
     values, timing = ms(results["BM_Default/values:1"]), ms(results["BM_Default/values:0"])
     blas = ms(results["BM_BlasBound/agents:8/prefix:8192"])
-    prefix = [(int(n.split(":")[1]), ms(b)) for n, b in results.items() if n.startswith("BM_PrefixScaling")]
-    agents = [(int(n.split(":")[1]), ms(b)) for n, b in results.items() if n.startswith("BM_AgentScaling")]
+    ref = ms(results["BM_Reference"])
+    d = results["BM_Default/values:1"]
+    speedups = {f"prefix {p}": v / t for (p, v), (_, t) in
+                zip(series("BM_PrefixScaling", 1), series("BM_PrefixScaling", 0))}
+    speedups.update({f"agents {a}": v / t for (a, v), (_, t) in
+                     zip(series("BM_AgentScaling", 1), series("BM_AgentScaling", 0))})
     summary = {
         "values_over_blas": values / blas,
         "timing_only_speedup": values / timing,
-        "prefix_exponent": slope(prefix),
-        "agents_exponent": slope(agents),
-        "default_peak_over_tensors": results["BM_Default/values:1"]["peak_rss_MiB"] /
-                                     results["BM_Default/values:1"]["tensor_MiB"],
+        "timing_only_speedup_series": speedups,
+        "prefix_exponent": slope(series("BM_PrefixScaling", 1)),
+        "agents_exponent": slope(series("BM_AgentScaling", 1)),
+        "prefix_exponent_timing_only": slope(series("BM_PrefixScaling", 0)),
+        "agents_exponent_timing_only": slope(series("BM_AgentScaling", 0)),
+        "reference_ms": ref,
+        "default_peak_over_tensors": d["peak_rss_MiB"] / d["tensor_MiB"],
+        "default_added_over_tensors": (d["peak_rss_MiB"] - d["base_rss_MiB"]) / d["tensor_MiB"],
     }
     print()
     print(f"default scenario, values, VCD off: {values:.2f} ms = {summary['values_over_blas']:.2f} x the "
           f"float32 BLAS bound ({blas:.2f} ms)  [target <= 2]")
     print(f"timing-only: {timing:.3f} ms, {summary['timing_only_speedup']:.1f} x faster than values  [target >= 50]")
+    print("timing-only speed-up along the series: " +
+          ", ".join(f"{k}: {v:.0f}x" for k, v in speedups.items()))
     print(f"wall time ~ prefix^{summary['prefix_exponent']:.2f}, ~ agents^{summary['agents_exponent']:.2f}  "
-          "[target <= 1]")
-    print(f"peak RSS / tensor bytes (default): {summary['default_peak_over_tensors']:.2f}  [target <= 2]")
+          f"[target <= 1]; timing-only ~ prefix^{summary['prefix_exponent_timing_only']:.2f}, "
+          f"~ agents^{summary['agents_exponent_timing_only']:.2f}")
+    print(f"float64 reference check (runtime, outside simulate()): {ref:.2f} ms")
+    print(f"peak RSS / tensor bytes (default): {summary['default_peak_over_tensors']:.2f} whole process, "
+          f"{summary['default_added_over_tensors']:.2f} added by the case  [target <= 2]")
     if json_out:
         json.dump({"context": context, "summary": summary,
-                   "cases": {n: {"wall_ms": ms(b), **{k: b[k] for k in b if k in (
-                       "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB")}} for n, b in results.items()}},
+                   "cases": {n: {"cpu_ms": ms(b), "wall_ms": ms(b, "real_time"), **{k: b[k] for k in b if k in (
+                       "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB", "base_rss_MiB")}}
+                             for n, b in results.items()}},
                   open(json_out, "w"), indent=2)
 
 

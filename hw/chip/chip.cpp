@@ -15,10 +15,16 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
   ctx.clock = sh.clock;
   ctx.trace = &sh.trace;
   ctx.spans = &sh.spans;
-  // Every packet's tag is a global tile index: NoC spans carry that tile's phase and agent.
+  // A packet's tag is a global tile index (NoC spans carry that tile's phase and agent), or
+  // kKvTag for KV moved between PEs (spans carry its job's first tile's phase).
   ctx.span_hook = [&sh](const std::string& component, const char* activity, const NocPacket& p,
                         const sc_core::sc_time& start, const sc_core::sc_time& end) {
-    const TileRef& t = sh.tiles.at(size_t(p.tag));
+    size_t gt = size_t(p.tag);
+    if (p.tag == kKvTag) {
+      const int job = std::static_pointer_cast<const KvMessage>(p.payload)->job;
+      for (gt = 0; gt + 1 < sh.tiles.size() && sh.tiles[gt].job != job;) ++gt;
+    }
+    const TileRef& t = sh.tiles.at(gt);
     sh.span(start, end, sh.spans.intern(component), activity, t, t.rows(), int64_t(p.bytes));
   };
   ctx.endpoints = {"host", "qsrc"};
@@ -37,38 +43,53 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     const std::string gpath = "group" + std::to_string(g);
     networks.push_back(std::make_unique<ReductionNetwork>((gpath + "_reduction").c_str(), sh, gpath, g,
                                                           cfg.group.cubes, *noc, group_endpoints[size_t(g)], 0));
-    // Each job of this group gets its own region of every PE's HBM slice: K rows, then V rows.
+    // Each job of this group gets its own region of every PE's HBM slice: K rows of the tokens
+    // the PE holds (its shard, then its replicas), then their V rows.
     const int pes = cfg.pes_per_group();
-    std::vector<std::vector<uint64_t>> base(size_t(pes), std::vector<uint64_t>(sh.jobs.size(), 0));
+    fabrics.push_back(std::make_unique<GroupFabric>());
+    GroupFabric& fabric = *fabrics.back();
+    fabric.noc = noc.get();
+    fabric.cube_endpoints = group_endpoints[size_t(g)];
+    fabric.base.assign(size_t(pes), std::vector<uint64_t>(sh.jobs.size(), 0));
     std::vector<uint64_t> used(size_t(pes), 0);
     for (size_t j = 0; j < sh.jobs.size(); ++j) {
       if (sh.jobs[j].group != g) continue;
       for (int p = 0; p < pes; ++p) {
-        base[size_t(p)][j] = used[size_t(p)];
-        used[size_t(p)] += 2 * uint64_t(sh.jobs[j].shards[size_t(p)].tokens) * uint64_t(sh.jobs[j].head_dim) * 4;
+        fabric.base[size_t(p)][j] = used[size_t(p)];
+        used[size_t(p)] += 2 * pe_held_tokens(sh.jobs[j], p) * kv_row_bytes(sh.jobs[j]);
       }
     }
     cubes.emplace_back();
     for (int c = 0; c < cfg.group.cubes; ++c) {
-      std::vector<std::vector<uint64_t>> cube_bases(base.begin() + c * cfg.cube.pes,
-                                                    base.begin() + (c + 1) * cfg.cube.pes);
       const std::string cname = gpath + "_cube" + std::to_string(c);
       cubes.back().push_back(std::make_unique<Cube>(cname.c_str(), sh, gpath + ".cube" + std::to_string(c), g, c,
-                                                    *networks.back(), cube_bases));
+                                                    *networks.back(), fabric));
       Cube& cube = *cubes.back().back();
       noc->attach(group_endpoints[size_t(g)][size_t(c)], &cube);
       group_buffers[size_t(g)].push_back(&cube.q_buffer);
-      for (int p = 0; p < cfg.cube.pes; ++p) {
-        for (size_t j = 0; j < sh.jobs.size(); ++j) {
-          const AttentionJob& job = sh.jobs[j];
-          if (job.group != g || !job.values) continue;
-          const KvShard& s = job.shards[size_t(c * cfg.cube.pes + p)];
-          const uint64_t at = cube_bases[size_t(p)][j];
-          cube.slices[size_t(p)]->backdoor_write(at, s.k.data(), s.k.size());
-          cube.slices[size_t(p)]->backdoor_write(at + s.k.size() * 4, s.v.data(), s.v.size());
+    }
+    // The runtime's KV placement: each PE's shard, and the replicas placed at write time (a
+    // remapped job's replicas arrive over the NoC during the step instead).
+    for (size_t j = 0; j < sh.jobs.size(); ++j) {
+      const AttentionJob& job = sh.jobs[j];
+      if (job.group != g || !job.values) continue;
+      const size_t d = size_t(job.head_dim);
+      for (int p = 0; p < pes; ++p) {
+        HbmSlice& slice = *fabric.slices[size_t(p)];
+        const uint64_t at = fabric.base[size_t(p)][j], row = kv_row_bytes(job), held = pe_held_tokens(job, p);
+        const KvShard& s = job.shards[size_t(p)];
+        slice.backdoor_write(at, s.k.data(), s.k.size(), job.dtype);
+        slice.backdoor_write(at + held * row, s.v.data(), s.v.size(), job.dtype);
+        if (job.remap || size_t(p) >= job.replicas.size()) continue;
+        for (const KvReplica& r : job.replicas[size_t(p)]) {
+          const KvShard& src = job.shards[size_t(r.src_pe)];
+          const uint64_t h = replica_offset_tokens(job, p, r.src_pe, r.first);
+          slice.backdoor_write(at + h * row, src.k.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
+          slice.backdoor_write(at + (held + h) * row, src.v.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
         }
       }
     }
+    movers.push_back(std::make_unique<KvMover>((gpath + "_kv_mover").c_str(), sh, gpath, g, fabric));
   }
   q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
   host->q_out.bind(q_source->socket);
@@ -88,11 +109,14 @@ Json Chip::stats() const {
                        {"macs", pe.macs()},
                        {"gemm_tiles", pe.gemm_tiles_issued()},
                        {"hbm_bytes_read", cube->slices[p]->bytes_read()},
+                       {"hbm_bytes_written", cube->slices[p]->bytes_written()},
+                       {"remote_kv_bytes", pe.remote_bytes()},
                        {"hbm_bursts", cube->slices[p]->bursts()}});
       }
       cubes_j.push_back({{"q_buffer_high_water_bytes", cube->q_buffer.high_water()},
                          {"q_buffer_port_busy_ns", cube->q_buffer.port_busy().to_seconds() * 1e9},
                          {"reducer_rows_merged", cube->reducer.rows_merged()},
+                         {"remote_requests_served", cube->remote_requests_served()},
                          {"pes", pes}});
     }
     Json links = Json::array();
@@ -100,7 +124,8 @@ Json Chip::stats() const {
     for (size_t c = 0; c < net.parents().size(); ++c)
       if (net.parents()[c] >= 0)
         links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", net.link_busy()[c].to_seconds() * 1e9}});
-    groups.push_back({{"group", active_groups[gi]}, {"cubes", cubes_j}, {"links", links}});
+    groups.push_back({{"group", active_groups[gi]}, {"cubes", cubes_j}, {"links", links},
+                      {"remap_bytes", movers[gi]->remap_bytes()}, {"broadcast_bytes", movers[gi]->broadcast_bytes()}});
   }
   return Json{{"groups", groups}, {"noc", noc->stats()}};
 }

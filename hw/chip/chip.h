@@ -23,6 +23,8 @@ class Chip : public sc_core::sc_module {
   std::unique_ptr<QSource> q_source;
   std::vector<std::unique_ptr<ReductionNetwork>> networks;  // per active group
   std::vector<std::vector<std::unique_ptr<Cube>>> cubes;    // per active group
+  std::vector<std::unique_ptr<GroupFabric>> fabrics;        // per active group
+  std::vector<std::unique_ptr<KvMover>> movers;             // per active group
   std::vector<int> active_groups;
 
  private:

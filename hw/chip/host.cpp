@@ -18,7 +18,7 @@ void Host::send_loop() {
   for (size_t gt = 0; gt < sh_.tiles.size(); ++gt) {
     const TileRef& t = sh_.tiles[gt];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
-    const uint64_t bytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * 4;
+    const uint64_t bytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes();
     std::vector<float> rows;
     if (job.values)
       rows.assign(job.q.begin() + long(size_t(t.row_begin) * size_t(job.head_dim)),

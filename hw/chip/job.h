@@ -3,9 +3,18 @@
 // with their (agent, position), each PE's KV shard with (owner, position) per token, and the Q
 // row tiling. The mask follows from the metadata: a row may attend to a key when the key is
 // shared or belongs to the row's own agent, and its position is not after the row's.
+//
+// The dataflow fields below (QTile::pes, AttentionJob::segments/replicas/remap/kv_broadcast,
+// kernel) default to Policy A of the AHBM note: every PE of the group takes part in every Q
+// tile and streams its own whole shard from its own HBM slice. The runtime's policy layer
+// (runtime/policy/apply_policy.h) fills them for the Policy B variants; docs/policies.md.
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "hw/pe/storage_type.h"
 
 namespace ahbm {
 
@@ -32,14 +41,42 @@ struct KvShard {
 };
 
 struct QTile {
+  QTile() = default;
+  QTile(int begin, int end, std::vector<int> on_pes = {}) : row_begin(begin), row_end(end), pes(std::move(on_pes)) {}
   int row_begin = 0, row_end = 0;  // [begin, end) into the job's rows
+  // PEs of the group (CUBE-major index) that work on this tile; empty = all of them. The Q
+  // source sends the tile only to the CUBEs of these PEs, and the states reduce over them only
+  // (inside each CUBE, then across the participating CUBEs, rooted at the lowest one).
+  std::vector<int> pes;
   int rows() const { return row_end - row_begin; }
+};
+
+// A run of KV tokens a PE streams for each of its Q tiles: `count` tokens starting at token
+// `first` of PE `src_pe`'s shard. `remote` = false: read from this PE's own HBM slice (its own
+// shard when src_pe is itself, otherwise a replica it holds, see KvReplica); true: requested
+// over the NoC from src_pe's CUBE, served by src_pe's HBM slice (Policy B2).
+struct KvSegment {
+  int src_pe = 0;
+  int first = 0;
+  int count = 0;
+  bool remote = false;
+};
+
+// A copy of tokens [first, first + count) of src_pe's shard held in another PE's HBM slice,
+// after that PE's own shard (Policies B1 and B3).
+struct KvReplica {
+  int src_pe = 0;
+  int first = 0;
+  int count = 0;
 };
 
 struct AttentionJob {
   std::string phase = "fanout";
   int group = 0;  // KV-head group that runs it
   int head_dim = 128;
+  // Storage type of Q, K, V: bytes in HBM, DMA, multicast, Q buffer and SRAM follow it. The
+  // float vectors below hold values already rounded to it; arithmetic stays fp32.
+  DType dtype = DType::fp32;
   float scale = 0.f;             // 1/sqrt(head_dim) unless set
   std::vector<float> q;          // rows x head_dim, row-major (empty in timing-only runs)
   std::vector<RowInfo> rows;
@@ -47,7 +84,81 @@ struct AttentionJob {
   std::vector<QTile> tiles;
   std::vector<KvShard> shards;   // one per PE of the group, CUBE-major: pe = cube * pes + local
   bool values = true;            // false: timing only, no tensor arithmetic
+  // Per PE of the group, the KV segments it streams for each of its tiles; empty (or an empty
+  // list for a PE) = its own whole shard, locally (Policy A).
+  std::vector<std::vector<KvSegment>> segments;
+  // Per PE of the group, the replicas its HBM slice holds (empty = none).
+  std::vector<std::vector<KvReplica>> replicas;
+  // true: the replicas are copied over the NoC in a timed remap phase before the PE streams
+  // (then the PE rebuilds its page table: remote.page_rebuild_cycles per page); false: they were
+  // placed at KV write time and cost nothing per step.
+  bool remap = false;
+  // true (THInfer's Q/O-stationary dataflow, Policy B5): each owner reads its shard once per
+  // pass and broadcasts the blocks over the NoC; every PE with a tile consumes every block.
+  // `segments` is ignored; each tile must name exactly one PE.
+  bool kv_broadcast = false;
+  // Kernel launch this job belongs to: jobs with the same id share one launch
+  // (host.kernel_launch_ns, paid serially on the host in id order). 0 for every job = one
+  // unified launch for the step.
+  int kernel = 0;
   int row_count() const { return int(rows.size()); }
+  uint64_t elem_bytes() const { return dtype_bytes(dtype); }
+  // Bytes of PE p's K and V rows in HBM.
+  uint64_t kv_bytes(int p) const { return 2 * uint64_t(shards[size_t(p)].tokens) * uint64_t(head_dim) * elem_bytes(); }
 };
+
+// Bytes of one K (or V) row in HBM and on the wire (the job's storage type).
+inline uint64_t kv_row_bytes(const AttentionJob& j) { return uint64_t(j.head_dim) * j.elem_bytes(); }
+
+inline bool tile_has_pe(const QTile& t, int pe) {
+  return t.pes.empty() || std::find(t.pes.begin(), t.pes.end(), pe) != t.pes.end();
+}
+// Participating PEs of a tile that sit in CUBE `cube`.
+inline int tile_pes_in_cube(const QTile& t, int cube, int pes_per_cube) {
+  if (t.pes.empty()) return pes_per_cube;
+  int n = 0;
+  for (int p : t.pes) n += p / pes_per_cube == cube;
+  return n;
+}
+// Participating CUBEs of a tile, ascending.
+inline std::vector<int> tile_cubes(const QTile& t, int cubes, int pes_per_cube) {
+  std::vector<int> out;
+  for (int c = 0; c < cubes; ++c)
+    if (tile_pes_in_cube(t, c, pes_per_cube) > 0) out.push_back(c);
+  return out;
+}
+// The segments PE `pe` streams (its own whole shard unless the job says otherwise).
+inline std::vector<KvSegment> pe_segments(const AttentionJob& j, int pe) {
+  if (size_t(pe) < j.segments.size() && !j.segments[size_t(pe)].empty()) return j.segments[size_t(pe)];
+  return {KvSegment{pe, 0, j.shards[size_t(pe)].tokens, false}};
+}
+// KV tokens a PE's HBM slice holds for this job: its shard plus its replicas.
+inline uint64_t pe_held_tokens(const AttentionJob& j, int pe) {
+  uint64_t n = uint64_t(j.shards[size_t(pe)].tokens);
+  if (size_t(pe) < j.replicas.size())
+    for (const KvReplica& r : j.replicas[size_t(pe)]) n += uint64_t(r.count);
+  return n;
+}
+
+// When job `j`'s kernel has been launched, in ns from the start of the step: launches are paid
+// one after another on the host, in ascending kernel id, `launch_ns` each.
+inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, double launch_ns) {
+  if (launch_ns <= 0) return 0.0;
+  std::vector<int> ids;
+  for (const auto& x : jobs) ids.push_back(x.kernel);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const auto rank = std::lower_bound(ids.begin(), ids.end(), jobs[j].kernel) - ids.begin();
+  return double(rank + 1) * launch_ns;
+}
+
+// Checks the dataflow fields against the hardware (PE indices, segment ranges, replicas that
+// back local segments, one PE per broadcast tile, no broadcast mixed with streamed jobs in one
+// group). Throws InputError naming `where`. Defined in hw/chip/job.cpp.
+struct HwConfig;
+void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where);
+// Index, among the tokens PE `pe` holds (its shard, then its replicas in order), of token
+// `first` of `src`'s shard held as a replica. The slice stores K rows of all held tokens, then V.
+uint64_t replica_offset_tokens(const AttentionJob& j, int pe, int src, int first);
 
 }  // namespace ahbm

@@ -30,7 +30,9 @@ void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
   TileData data;
   if (trans.get_data_ptr()) {
     const float* f = reinterpret_cast<const float*>(trans.get_data_ptr());
-    data = std::make_shared<const std::vector<float>>(f, f + bytes / 4);
+    // Values travel as fp32 already rounded to the storage type; the bytes charged are the storage type's.
+    const TileRef& t = sh_.tiles[size_t(trans.get_address())];
+    data = std::make_shared<const std::vector<float>>(f, f + size_t(t.rows()) * size_t(sh_.jobs[size_t(t.job)].head_dim));
   }
   delay += sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS) +
            transfer_time(bytes, sh_.cfg.host.bandwidth_gbps);
@@ -42,15 +44,26 @@ void QSource::multicast_loop() {
   for (;;) {
     Staged s = staging_.pop();
     const TileRef& t = sh_.tiles[size_t(s.tile)];
+    // The step's kernel must have been launched (host.kernel_launch_ns per launch, serially).
+    const sc_core::sc_time launched(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
+                                    sc_core::SC_NS);
+    if (launched > sc_core::sc_time_stamp()) {
+      const sc_core::sc_time w = sc_core::sc_time_stamp();
+      sc_core::wait(launched - w);
+      sh_.span(w, launched, component_, "kernel_launch", t, 0, 0);
+    }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    credit_wait_.set("Q-buffer credit in every CUBE of its group to multicast", s.tile);
-    for (QBuffer* b : group_buffers_[size_t(t.group)]) b->reserve(s.bytes);  // credits from every CUBE
+    // Only the CUBEs whose PEs work on this tile receive it (all of them under Policy A).
+    const std::vector<int> cubes = tile_cubes(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)],
+                                              int(group_buffers_[size_t(t.group)].size()), sh_.cfg.cube.pes);
+    credit_wait_.set("Q-buffer credit in every participating CUBE to multicast", s.tile);
+    for (int c : cubes) group_buffers_[size_t(t.group)][size_t(c)]->reserve(s.bytes);  // credits
     credit_wait_.clear();
     if (sc_core::sc_time_stamp() > start)
       sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_q_buffer", t, t.rows(), int64_t(s.bytes));
     NocPacket p;
     p.src = endpoint_;
-    p.dsts = group_endpoints_[size_t(t.group)];
+    for (int c : cubes) p.dsts.push_back(group_endpoints_[size_t(t.group)][size_t(c)]);
     p.bytes = s.bytes;
     p.tag = s.tile;
     p.payload = s.data;

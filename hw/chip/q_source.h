@@ -1,7 +1,8 @@
 #pragma once
 // Where Q enters the chip: a TLM-2.0 target the host writes Q tiles into (a small staging
 // buffer; the host blocks while it is full), and a process that multicasts each tile over the
-// NoC to the CUBEs of its KV-head group once every destination Q buffer has room (credits).
+// NoC to the CUBEs of its KV-head group that work on it (QTile::pes; all by default) once every
+// destination Q buffer has room (credits), and not before the tile's kernel has been launched.
 #include <memory>
 #include <vector>
 

@@ -40,7 +40,12 @@ struct SimShared {
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,
             const TileRef& t, int64_t rows, int64_t bytes) {
-    spans.record(start, end, component, spans.intern(activity), t.phase_id, t.agent_id, rows, bytes);
+    span(start, end, component, spans.intern(activity), t, rows, bytes);
+  }
+  // With the activity already interned (hot paths: once per KV tile).
+  void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity,
+            const TileRef& t, int64_t rows, int64_t bytes) {
+    spans.record(start, end, component, activity, t.phase_id, t.agent_id, rows, bytes);
   }
 };
 

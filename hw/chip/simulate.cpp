@@ -27,17 +27,17 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
         throw InputError(where + ": Q tiles must cover rows [0, " + std::to_string(job.row_count()) +
                          ") in order without gaps");
       next = t.row_end;
-      const SramBudget b = sram_budget(cfg.pe, uint64_t(t.rows()), uint64_t(job.head_dim), 4);
+      const SramBudget b = sram_budget(cfg.pe, uint64_t(t.rows()), uint64_t(job.head_dim), job.elem_bytes());
       if (b.total() > cfg.pe.sram_bytes)
         throw InputError(hw_file + ": pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " is too small for a " +
                          std::to_string(t.rows()) + "-row Q tile with pe.dma.kv_tile_tokens = " +
                          std::to_string(cfg.pe.dma.kv_tile_tokens) + " and pe.dma.buffers = " +
-                         std::to_string(cfg.pe.dma.buffers) + ": needs " + b.describe());
-      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * 4;
+                         std::to_string(cfg.pe.dma.buffers) + " in " + dtype_name(job.dtype) + ": needs " + b.describe());
+      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes();
       if (qbytes > cfg.cube.q_buffer.bytes)
         throw InputError(hw_file + ": cube.q_buffer.bytes = " + std::to_string(cfg.cube.q_buffer.bytes) +
                          " cannot hold a " + std::to_string(t.rows()) + "-row Q tile (" + std::to_string(qbytes) +
-                         " bytes)");
+                         " bytes in " + dtype_name(job.dtype) + ")");
     }
     if (next != job.row_count())
       throw InputError(where + ": Q tiles cover " + std::to_string(next) + " of " + std::to_string(job.row_count()) +
@@ -45,11 +45,11 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
     for (int p = 0; p < cfg.pes_per_group(); ++p) {
       const KvShard& s = job.shards[size_t(p)];
       uint64_t& used = hbm_used[size_t(job.group) * size_t(cfg.pes_per_group()) + size_t(p)];
-      used += 2 * uint64_t(s.tokens) * uint64_t(job.head_dim) * 4;
+      used += 2 * pe_held_tokens(job, p) * kv_row_bytes(job);
       if (used > cfg.pe.hbm.capacity_bytes)
         throw InputError(hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
                          " is exceeded on PE " + std::to_string(p) + " of group " + std::to_string(job.group) +
-                         " (KV needs " + std::to_string(used) + " bytes)");
+                         " (KV needs " + std::to_string(used) + " bytes, replicas included)");
       if (job.values && (s.k.size() != size_t(s.tokens) * size_t(job.head_dim) || s.v.size() != s.k.size()))
         throw InputError(where + ": KV shard of PE " + std::to_string(p) + " has the wrong size");
       if (s.info.size() != size_t(s.tokens))
@@ -89,9 +89,18 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
 
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
   check_jobs(cfg, jobs_in, opt.hw_file);
-  std::vector<AttentionJob> jobs = jobs_in;
-  for (auto& j : jobs)
-    if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));
+  check_job_dataflow(cfg, jobs_in, opt.hw_file);
+  // The modules read the caller's jobs in place (the HBM slices keep their own stored bytes):
+  // no extra copy of the tensors here. Only jobs that leave `scale` unset are copied, to fill it in.
+  std::vector<AttentionJob> defaulted;
+  const bool needs_scale =
+      std::any_of(jobs_in.begin(), jobs_in.end(), [](const AttentionJob& j) { return j.scale == 0.f; });
+  if (needs_scale) {
+    defaulted = jobs_in;
+    for (auto& j : defaulted)
+      if (j.scale == 0.f) j.scale = 1.0f / std::sqrt(float(j.head_dim));
+  }
+  const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
   SimResult r;
   r.trace = std::make_unique<TraceSink>(opt.vcd);

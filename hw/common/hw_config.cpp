@@ -101,7 +101,16 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
     JsonReader h = r.object("host");
     c.host.bandwidth_gbps = h.number("bandwidth_gbps", c.host.bandwidth_gbps, 0.001, 1e6);
     c.host.latency_ns = h.number("latency_ns", c.host.latency_ns, 0.0, 1e9);
+    c.host.kernel_launch_ns = h.number("kernel_launch_ns", c.host.kernel_launch_ns, 0.0, 1e9);
     h.finish();
+  }
+  if (r.has("remote")) {
+    JsonReader m = r.object("remote");
+    c.remote.request_bytes = int(m.integer("request_bytes", c.remote.request_bytes, 1, 1 << 20));
+    c.remote.overhead_ns = m.number("overhead_ns", c.remote.overhead_ns, 0.0, 1e9);
+    c.remote.page_tokens = int(m.integer("page_tokens", c.remote.page_tokens, 1, 1 << 20));
+    c.remote.page_rebuild_cycles = int(m.integer("page_rebuild_cycles", c.remote.page_rebuild_cycles, 0, kMaxCycles));
+    m.finish();
   }
   if (r.has("fault_injection")) c.fault = parse_fault_config(r.object("fault_injection"));
   r.finish();
@@ -144,7 +153,12 @@ Json to_json(const HwConfig& c) {
          {{"bandwidth_gbps", c.group.link.bandwidth_gbps}, {"latency_ns", c.group.link.latency_ns},
           {"topology", c.group.link.topology}}}}},
       {"noc", {{"model", c.noc.model}, {"params", c.noc.params}}},
-      {"host", {{"bandwidth_gbps", c.host.bandwidth_gbps}, {"latency_ns", c.host.latency_ns}}},
+      {"host",
+       {{"bandwidth_gbps", c.host.bandwidth_gbps}, {"latency_ns", c.host.latency_ns},
+        {"kernel_launch_ns", c.host.kernel_launch_ns}}},
+      {"remote",
+       {{"request_bytes", c.remote.request_bytes}, {"overhead_ns", c.remote.overhead_ns},
+        {"page_tokens", c.remote.page_tokens}, {"page_rebuild_cycles", c.remote.page_rebuild_cycles}}},
   };
   if (c.fault.any()) j["fault_injection"] = to_json(c.fault);  // shown only when a test breaks the model
   return j;

@@ -80,6 +80,15 @@ struct NocConfig {
 struct HostConfig {
   double bandwidth_gbps = 64.0;  // host -> Q source (and results back)
   double latency_ns = 500.0;
+  double kernel_launch_ns = 0.0;  // per kernel launch, paid serially on the host (T_create + T_launch)
+};
+
+// KV moved between PEs (Policy B1 remap, B2 remote reads; docs/policies.md).
+struct RemoteConfig {
+  int request_bytes = 64;         // a remote-read request packet on the NoC
+  double overhead_ns = 100.0;     // symmetric-memory cost at the serving CUBE per request
+  int page_tokens = 16;           // KV tokens per page-table entry
+  int page_rebuild_cycles = 32;   // cycles to rebuild one page-table entry after a remap
 };
 
 struct HwConfig {
@@ -92,6 +101,7 @@ struct HwConfig {
   GroupConfig group;
   NocConfig noc;
   HostConfig host;
+  RemoteConfig remote;
   FaultConfig fault;  // test-only fault injection (docs/reliability.md); off by default
 
   int pes_per_group() const { return cube.pes * group.cubes; }

@@ -68,6 +68,19 @@ void TraceSink::set_at_ns(int id, uint64_t value, uint64_t t_ns) {
   changes_.push_back({t_ns, id, value});
 }
 
+void TraceSink::append(const TraceSink& other, uint64_t offset_ns) {
+  if (!enabled_) return;
+  std::map<std::string, int> mine;
+  for (size_t i = 0; i < names_.size(); ++i) mine.emplace(names_[i], int(i));
+  std::vector<int> id_of(other.names_.size());
+  for (size_t i = 0; i < other.names_.size(); ++i) {
+    auto it = mine.find(other.names_[i]);
+    id_of[i] = it != mine.end() ? it->second : add_signal(other.names_[i], other.widths_[i], other.initial_[i]);
+    set_at_ns(id_of[i], other.initial_[i], offset_ns);  // each step starts from its reset state
+  }
+  for (const Change& c : other.changes_) set_at_ns(id_of[size_t(c.id)], c.value, c.t_ns + offset_ns);
+}
+
 void TraceSink::write_vcd(std::ostream& os) const {
   os << "$version ahbm-sim $end\n$timescale 1 ns $end\n";
   Scope root;

@@ -23,6 +23,10 @@ class TraceSink {
   void set(int id, uint64_t value);
   void set_at_ns(int id, uint64_t value, uint64_t t_ns);
 
+  // Appends another sink's changes shifted by `offset_ns` (signals matched by name, added when
+  // new): the runtime strings several simulated steps into one waveform.
+  void append(const TraceSink& other, uint64_t offset_ns);
+
   void write_vcd(std::ostream& os) const;
   const std::vector<std::string>& names() const { return names_; }
 

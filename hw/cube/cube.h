@@ -1,11 +1,15 @@
 #pragma once
 // One HBM CUBE: its shared Q buffer, its PEs (each with its HBM slice) and its reducer. The CUBE
-// is a NoC endpoint: Q tiles multicast to it land in the Q buffer.
+// is a NoC endpoint: Q tiles multicast to it land in the Q buffer; KV packets (kv_traffic.h)
+// are dispatched: a remote-read request is served by the owning PE's slice after the
+// symmetric-memory overhead (remote.overhead_ns) and answered with the data; remote-read data,
+// remap copies and broadcast blocks go to the receiving PEs.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "hw/cube/cube_reducer.h"
+#include "hw/cube/kv_mover.h"
 #include "hw/cube/q_buffer.h"
 #include "hw/noc/noc.h"
 #include "hw/pe/hbm_slice.h"
@@ -15,15 +19,25 @@ namespace ahbm {
 
 class Cube : public sc_core::sc_module, public NocClient {
  public:
-  // `shard_bases[local_pe][job]`: where each job's shard starts in that PE's HBM slice.
+  // Registers its PEs and slices in `fabric` (CUBE-major).
   Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cube,
-       ReductionNetwork& net, const std::vector<std::vector<uint64_t>>& shard_bases);
+       ReductionNetwork& net, GroupFabric& fabric);
   void noc_receive(int endpoint, const NocPacket& packet) override;
+  uint64_t remote_requests_served() const { return served_; }
 
   QBuffer q_buffer;
   CubeReducer reducer;
   std::vector<std::unique_ptr<HbmSlice>> slices;
   std::vector<std::unique_ptr<Pe>> pes;
+
+ private:
+  void serve_loop();
+  SimShared& sh_;
+  int cube_;
+  GroupFabric& fabric_;
+  TimedQueue<KvMessagePtr> requests_;
+  DelayedSender responder_;
+  uint64_t served_ = 0;
 };
 
 }  // namespace ahbm

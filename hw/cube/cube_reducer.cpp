@@ -45,11 +45,14 @@ void CubeReducer::merge_loop() {
       rows_merged_ += uint64_t(t.rows());
       sh_.trace.set(sig_rows_merged_, rows_merged_);
     }
-    if (arrived_[a.tile] < pes_) continue;
+    if (arrived_[a.tile] < tile_pes_in_cube(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)], cube_, pes_)) continue;
     StatePtr cube_state;
-    if (slots[0]) {  // values: fold in PE order
-      cube_state = std::make_shared<AttnState>(*slots[0]);
-      for (int p = 1; p < pes_; ++p) merge_into(*cube_state, *slots[size_t(p)]);
+    for (const StatePtr& s : slots) {  // values: fold the participating PEs in PE order
+      if (!s) continue;
+      if (!cube_state) cube_state = std::make_shared<AttnState>(*s);
+      else merge_into(*cube_state, *s);
+    }
+    if (cube_state) {
       sh_.guard.check(*cube_state, component_, a.tile);
     }
     pending_.erase(a.tile);

@@ -1,7 +1,7 @@
 #pragma once
 // The CUBE reducer: PEs push their per-tile (m, l, o) states over the intra-CUBE bus; the
 // reducer merges each arrival into the running CUBE state (merge cost per arrival) and, once all
-// PEs have arrived, hands the CUBE state to the inter-CUBE reduction. Values are merged in PE
+// PEs that take part in the tile have arrived, hands the CUBE state to the inter-CUBE reduction. Values are merged in PE
 // index order, whatever the arrival order, so timing never changes the numbers.
 #include <map>
 #include <memory>

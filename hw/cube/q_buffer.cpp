@@ -2,11 +2,12 @@
 
 namespace ahbm {
 
-QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int readers)
+QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes_per_cube)
     : sc_core::sc_module(name),
       sh_(sh),
       cfg_(sh.cfg.cube.q_buffer),
-      readers_(readers),
+      cube_(cube),
+      pes_per_cube_(pes_per_cube),
       component_(sh.spans.intern(path)),
       ports_(sh.cfg.cube.q_buffer.read_ports) {
   sig_occupancy_ = sh.trace.add_signal(path + ".occupancy_bytes", 32);
@@ -43,7 +44,7 @@ void QBuffer::write_loop() {
     Entry& e = entries_[a.tile];
     e.bytes = a.bytes;
     e.data = std::move(a.data);
-    e.readers_left = readers_;
+    e.readers_left = tile_pes_in_cube(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)], cube_, pes_per_cube_);
     e.ready = true;
     tile_ready_.notify(sc_core::SC_ZERO_TIME);
   }

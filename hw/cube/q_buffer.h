@@ -15,7 +15,8 @@ using TileData = std::shared_ptr<const std::vector<float>>;
 
 class QBuffer : public sc_core::sc_module {
  public:
-  QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int readers);
+  // Each tile is read by the participating PEs of CUBE `cube` (all `pes_per_cube` by default).
+  QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes_per_cube);
 
   // Q source side: blocks the calling thread until `bytes` fit, then books them.
   void reserve(uint64_t bytes);
@@ -47,7 +48,7 @@ class QBuffer : public sc_core::sc_module {
 
   SimShared& sh_;
   const QBufferConfig& cfg_;
-  int readers_;
+  int cube_, pes_per_cube_;
   int component_;
   uint64_t used_ = 0;
   uint64_t high_water_ = 0;

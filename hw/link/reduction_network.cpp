@@ -1,5 +1,6 @@
 #include "hw/link/reduction_network.h"
 
+#include <algorithm>
 #include <map>
 
 #include "hw/pe/engines.h"
@@ -27,12 +28,10 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
       cube_endpoints_(std::move(cube_endpoints)),
       host_endpoint_(host_endpoint),
       parents_(reduction_parents(sh.cfg.group.link.topology, cubes)),
-      children_(size_t(cubes)),
       pending_(size_t(cubes)),
       uplink_(size_t(cubes), ServerPool(1)),
       link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
   for (int c = 0; c < cubes; ++c) {
-    if (parents_[size_t(c)] >= 0) children_[size_t(parents_[size_t(c)])].push_back(c);
     inbox_.push_back(std::make_unique<TimedQueue<Arrival>>());
     const std::string link = path + ".link.cube" + std::to_string(c) + "_to_cube" +
                              std::to_string(parents_[size_t(c)] < 0 ? 0 : parents_[size_t(c)]);
@@ -48,15 +47,32 @@ void ReductionNetwork::submit(int to, int from, int tile, StatePtr state) {
   inbox_[size_t(to)]->push({from, tile, std::move(state)});
 }
 
+ReductionNetwork::TileTree ReductionNetwork::tree_of(const TileRef& t) const {
+  const QTile& q = sh_.jobs[size_t(t.job)].tiles[size_t(t.index)];
+  TileTree tree;
+  tree.members = tile_cubes(q, int(parents_.size()), sh_.cfg.cube.pes);
+  tree.parent.assign(parents_.size(), -1);
+  tree.children.assign(parents_.size(), {});
+  // The configured topology over the participating CUBEs, rooted at the lowest one.
+  const std::vector<int> shape = reduction_parents(sh_.cfg.group.link.topology, int(tree.members.size()));
+  for (size_t i = 0; i < tree.members.size(); ++i)
+    if (shape[i] >= 0) {
+      const int c = tree.members[i], up = tree.members[size_t(shape[i])];
+      tree.parent[size_t(c)] = up;
+      tree.children[size_t(up)].push_back(c);
+    }
+  for (auto& ch : tree.children) std::sort(ch.begin(), ch.end());
+  return tree;
+}
+
 void ReductionNetwork::node_loop(int cube) {
-  const auto& tiles = sh_.tiles_of_group[size_t(group_)];
-  const size_t expected = 1 + children_[size_t(cube)].size();
-  auto& pending = pending_[size_t(cube)];
-  size_t done = 0;
-  while (done < tiles.size()) {
+  auto& pending = pending_[size_t(cube)];  // a member, so the stall watchdog can report it
+  for (;;) {
     Arrival a = inbox_[size_t(cube)]->pop();
     const TileRef& t = sh_.tiles[size_t(a.tile)];
     const int d = sh_.jobs[size_t(t.job)].head_dim;
+    const TileTree tree = tree_of(t);
+    const size_t expected = 1 + tree.children[size_t(cube)].size();
     auto& got = pending[a.tile];
     got[a.from] = std::move(a.state);
     if (got.size() > 1) {  // each state after the first costs one merge
@@ -70,12 +86,11 @@ void ReductionNetwork::node_loop(int cube) {
     StatePtr merged = got[cube];
     if (merged) {
       merged = std::make_shared<AttnState>(*merged);
-      for (int child : children_[size_t(cube)]) merge_into(*merged, *got[child]);
+      for (int child : tree.children[size_t(cube)]) merge_into(*merged, *got[child]);
       sh_.guard.check(*merged, node_component_[size_t(cube)], a.tile);
     }
     pending.erase(a.tile);
-    ++done;
-    const int parent = parents_[size_t(cube)];
+    const int parent = tree.parent[size_t(cube)];
     if (parent >= 0) {
       const uint64_t bytes = AttnState::wire_bytes(t.rows(), d);
       auto [start, end] = uplink_[size_t(cube)].reserve(transfer_time(bytes, sh_.cfg.group.link.bandwidth_gbps));
@@ -109,7 +124,8 @@ std::string ReductionNetwork::describe_wait() const {
     std::map<int, std::vector<int>> tiles_by_source;  // missing source CUBE -> tiles
     for (const auto& [tile, got] : pending_[c]) {
       if (!got.count(int(c))) tiles_by_source[int(c)].push_back(tile);
-      for (int child : children_[c])
+      const TileTree tree = tree_of(sh_.tiles[size_t(tile)]);  // a named tree: it must outlive the loop
+      for (int child : tree.children[c])
         if (!got.count(child)) tiles_by_source[child].push_back(tile);
     }
     for (const auto& [src, tiles] : tiles_by_source)

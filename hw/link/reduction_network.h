@@ -4,6 +4,8 @@
 //   chain: c -> c-1            (3 sequential hops for 4 CUBEs)
 //   ring:  bidirectional ring, each CUBE forwards towards CUBE 0 the short way round
 //   tree:  binary tree: c -> c - lowbit(c)   (log2 levels; 1->0, 3->2, 2->0 for 4 CUBEs)
+// A Q tile that only some CUBEs work on (QTile::pes) reduces over those CUBEs only: the same
+// topology laid over the participants in ascending order, rooted at the lowest one.
 // Every CUBE waits for its own state and its children's, merges them (one merge per extra
 // state), and sends the result up its link (serialisation at the link bandwidth plus latency).
 // The root normalises and returns O to the host over the NoC. Values are merged own-state
@@ -36,6 +38,12 @@ class ReductionNetwork : public sc_core::sc_module {
     int from, tile;
     StatePtr state;
   };
+  struct TileTree {
+    std::vector<int> members;                 // participating CUBEs, ascending
+    std::vector<int> parent;                  // per CUBE, -1 for the root and non-members
+    std::vector<std::vector<int>> children;   // per CUBE
+  };
+  TileTree tree_of(const TileRef& t) const;
   void node_loop(int cube);
   std::string describe_wait() const;  // for the stall watchdog
 
@@ -46,7 +54,6 @@ class ReductionNetwork : public sc_core::sc_module {
   std::vector<int> cube_endpoints_;
   int host_endpoint_;
   std::vector<int> parents_;
-  std::vector<std::vector<int>> children_;
   std::vector<std::unique_ptr<TimedQueue<Arrival>>> inbox_;
   std::vector<std::map<int, std::map<int, StatePtr>>> pending_;  // per CUBE: tile -> from -> state
   std::vector<ServerPool> uplink_;  // link c -> parent[c]

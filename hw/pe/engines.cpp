@@ -4,15 +4,20 @@
 
 namespace ahbm {
 
-AttnState block_state(const MatrixRM& scores, const ConstMapRM& v) {
+void block_state_into(const MatrixRM& scores, const ConstMapRM& v, AttnState& s, BlockScratch& x) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  AttnState s;
   s.m = scores.rowwise().maxCoeff();
   // Rows with no visible key: shift by 0 so exp(-inf) = 0 instead of NaN.
-  const Eigen::VectorXf shift = (s.m.array() == kNegInf).select(0.f, s.m);
-  const MatrixRM p = (scores.colwise() - shift).array().exp().matrix();
-  s.l = p.rowwise().sum();
-  gemm_ab(p, v, s.o);
+  x.shift = (s.m.array() == kNegInf).select(0.f, s.m);
+  x.p = (scores.colwise() - x.shift).array().exp().matrix();
+  s.l = x.p.rowwise().sum();
+  gemm_ab(x.p, v, s.o);
+}
+
+AttnState block_state(const MatrixRM& scores, const ConstMapRM& v) {
+  AttnState s;
+  BlockScratch x;
+  block_state_into(scores, v, s, x);
   return s;
 }
 

@@ -58,5 +58,12 @@ inline void gemm_ab(const MatrixRM& a, const ConstMapRM& b, MatrixRM& c) { c.noa
 // (m, l, o) state of a block of scores (rows x n, masked entries already -inf) against its
 // V rows (n x d). A row with no visible key stays empty (m = -inf, l = 0, o = 0).
 AttnState block_state(const MatrixRM& scores, const ConstMapRM& v);
+// The same into `out`, with `scratch` for the temporaries: no heap allocation once the buffers
+// have their size, so a PE reuses them for every KV tile. Same arithmetic, same values.
+struct BlockScratch {
+  MatrixRM p;
+  Eigen::VectorXf shift;
+};
+void block_state_into(const MatrixRM& scores, const ConstMapRM& v, AttnState& out, BlockScratch& scratch);
 
 }  // namespace ahbm

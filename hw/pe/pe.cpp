@@ -2,12 +2,14 @@
 
 #include <limits>
 
+#include "hw/noc/noc.h"
 #include "hw/pe/engines.h"
+#include "hw/pe/hbm_slice.h"
 
 namespace ahbm {
 
 Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,
-       int local_index, QBuffer& qbuf, CubeReducer& reducer, std::vector<uint64_t> shard_base)
+       int local_index, QBuffer& qbuf, CubeReducer& reducer, GroupFabric& fabric)
     : sc_core::sc_module(name),
       hbm("hbm"),
       sh_(sh),
@@ -16,22 +18,30 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
       local_(local_index),
       qbuf_(qbuf),
       reducer_(reducer),
-      shard_base_(std::move(shard_base)),
+      fabric_(fabric),
       component_(sh.spans.intern(path)),
       dma_component_(sh.spans.intern(path + ".dma")) {
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
   int max_d = 0;
   bool values = false;
-  for (const auto& j : sh.jobs) {
-    if (j.group != group) continue;
-    max_d = std::max(max_d, j.head_dim);
-    values = values || j.values;
+  for (size_t j = 0; j < sh.jobs.size(); ++j) {
+    const AttentionJob& job = sh.jobs[j];
+    if (job.group != group) continue;
+    max_d = std::max(max_d, job.head_dim);
+    values = values || job.values;
+    if (job.remap && size_t(pe_) < job.replicas.size())
+      for (const KvReplica& r : job.replicas[size_t(pe_)])
+        remap_expected_[int(j)] += 2 * uint64_t(r.count) * kv_row_bytes(job);
+  }
+  for (int gt : sh.tiles_of_group[size_t(group)]) {
+    const TileRef& t = sh.tiles[size_t(gt)];
+    if (tile_has_pe(sh.jobs[size_t(t.job)].tiles[size_t(t.index)], pe_)) my_tiles_.push_back(gt);
   }
   const int nslots = sh.cfg.pe.dma.buffers;
   slots_.resize(size_t(nslots));
   for (int s = 0; s < nslots; ++s) {
-    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d));
+    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
     free_slots_.push(s);
   }
   sh.waits.add(path, [this] { return describe_wait(); });
@@ -39,8 +49,6 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
 }
-
-const KvShard& Pe::shard(const TileRef& t) const { return sh_.jobs[size_t(t.job)].shards[size_t(pe_)]; }
 
 void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
               sc_core::sc_time* account) {
@@ -53,50 +61,144 @@ void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t,
   if (account) *account += sc_core::sc_time_stamp() - start;
 }
 
+void Pe::fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job) {
+  unsigned char* buf = slot_data(slot);
+  if (!data || !buf) return;
+  const size_t half = size_t(n) * size_t(kv_row_bytes(job));
+  std::copy(data->begin(), data->begin() + long(half), buf);
+  std::copy(data->begin() + long(half), data->begin() + long(2 * half),
+            buf + size_t(sh_.cfg.pe.dma.kv_tile_tokens) * size_t(kv_row_bytes(job)));
+}
+
+void Pe::remote_response(KvMessagePtr m) { responses_.push(std::move(m)); }
+
+void Pe::remap_arrived(const KvMessage& m) {
+  const AttentionJob& job = sh_.jobs[size_t(m.job)];
+  const uint64_t row = kv_row_bytes(job);
+  const uint64_t h = replica_offset_tokens(job, pe_, m.src_pe, m.first);
+  const uint64_t held = pe_held_tokens(job, pe_);
+  const uint64_t base = fabric_.base[size_t(pe_)][size_t(m.job)];
+  HbmSlice& slice = *fabric_.slices[size_t(pe_)];
+  const unsigned char* k = m.data ? m.data->data() : nullptr;
+  const uint64_t n = uint64_t(m.count) * row;
+  sc_core::sc_time done = slice.write(base + h * row, k, n);
+  done = std::max(done, slice.write(base + (held + h) * row, k ? k + n : nullptr, n));
+  remap_done_at_ = std::max(remap_done_at_, sc_core::sc_time_stamp() + done);
+  remap_received_[m.job] += m.wire_bytes(job);
+  remap_progress_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Pe::broadcast_arrived(const KvMessage& m, int slot) {
+  fill_slot(slot, m.data.get(), m.count, sh_.jobs[size_t(m.job)]);
+  full_slots_.push({slot, m.src_pe, m.first, m.count});
+}
+
+void Pe::wait_for_remap(const TileRef& t) {
+  const AttentionJob& job = sh_.jobs[size_t(t.job)];
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  while (remap_received_[t.job] < remap_expected_[t.job]) sc_core::wait(remap_progress_);
+  if (remap_done_at_ > sc_core::sc_time_stamp()) sc_core::wait(remap_done_at_ - sc_core::sc_time_stamp());
+  const sc_core::sc_time copied = sc_core::sc_time_stamp();
+  if (copied > start) sh_.span(start, copied, dma_component_, "remap_wait", t, 0, int64_t(remap_expected_[t.job]));
+  uint64_t pages = 0;
+  if (size_t(pe_) < job.replicas.size())
+    for (const KvReplica& r : job.replicas[size_t(pe_)])
+      pages += ceil_div(uint64_t(r.count), uint64_t(sh_.cfg.remote.page_tokens));
+  const uint64_t cycles = pages * uint64_t(sh_.cfg.remote.page_rebuild_cycles);
+  if (cycles == 0) return;
+  sc_core::wait(sh_.cycles(cycles));
+  sh_.span(copied, sc_core::sc_time_stamp(), dma_component_, "page_table", t, 0, 0);
+}
+
 void Pe::dma_loop() {
   const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
   tlm::tlm_generic_payload k_trans, v_trans;
-  for (int gt : sh_.tiles_of_group[size_t(group_)]) {
+  int last_job = -1;
+  for (int gt : my_tiles_) {
     const TileRef& t = sh_.tiles[size_t(gt)];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
-    const KvShard& kv = shard(t);
-    const uint64_t row_bytes = uint64_t(job.head_dim) * 4;
-    for (int first = 0; first < kv.tokens; first += kv_tile) {
-      const int n = std::min(kv_tile, kv.tokens - first);
-      dma_wait_.set("a free SRAM slot for the next KV tile", gt);
-      const int slot = free_slots_.pop();
-      dma_wait_.clear();
-      float* buf = job.values ? slots_[size_t(slot)].data() : nullptr;
-      const uint64_t bytes = uint64_t(n) * row_bytes;
-      // K and V bursts issued together: their latencies overlap, their transfers do not.
-      sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-      auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, float* dst) {
-        tr.set_command(tlm::TLM_READ_COMMAND);
-        tr.set_address(addr);
-        tr.set_data_ptr(reinterpret_cast<unsigned char*>(dst));
-        tr.set_data_length(unsigned(bytes));
-        tr.set_streaming_width(unsigned(bytes));
-        tr.set_byte_enable_ptr(nullptr);
-        tr.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-      };
-      const uint64_t base = shard_base_[size_t(t.job)];
-      burst(k_trans, base + uint64_t(first) * row_bytes, buf);
-      burst(v_trans, base + uint64_t(kv.tokens + first) * row_bytes,
-            buf ? buf + size_t(kv_tile) * size_t(job.head_dim) : nullptr);
-      const sc_core::sc_time start = sc_core::sc_time_stamp();
-      hbm->b_transport(k_trans, dk);
-      hbm->b_transport(v_trans, dv);
-      if (k_trans.is_response_error() || v_trans.is_response_error())
-        SC_REPORT_FATAL("ahbm/pe", ("DMA burst outside the KV shard in " + std::string(name())).c_str());
-      sh_.trace.set(sig_dma_, 1);
-      sc_core::wait(std::max(dk, dv));
-      sh_.trace.set(sig_dma_, 0);
-      dma_busy_ += sc_core::sc_time_stamp() - start;
-      sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "dma_kv", t, n, int64_t(2 * bytes));
-      full_slots_.push(slot);
+    if (job.kv_broadcast) continue;  // the group's KV mover fills the slots
+    if (t.job != last_job) {
+      last_job = t.job;
+      const sc_core::sc_time launched(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
+                                      sc_core::SC_NS);
+      if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
+      if (job.remap) wait_for_remap(t);
+    }
+    const uint64_t row_bytes = kv_row_bytes(job);
+    for (const KvSegment& seg : pe_segments(job, pe_)) {
+      for (int off = 0; off < seg.count; off += kv_tile) {
+        const int n = std::min(kv_tile, seg.count - off);
+        const int first = seg.first + off;
+        dma_wait_.set("a free SRAM slot for the next KV tile", gt);
+        const int slot = free_slots_.pop();
+        dma_wait_.clear();
+        unsigned char* buf = job.values ? slot_data(slot) : nullptr;
+        const uint64_t bytes = uint64_t(n) * row_bytes;
+        const sc_core::sc_time start = sc_core::sc_time_stamp();
+        sh_.trace.set(sig_dma_, 1);
+        if (!seg.remote) {
+          // K and V bursts issued together: their latencies overlap, their transfers do not.
+          const uint64_t h = seg.src_pe == pe_ ? uint64_t(first) : replica_offset_tokens(job, pe_, seg.src_pe, first);
+          const uint64_t held = pe_held_tokens(job, pe_);
+          const uint64_t base = fabric_.base[size_t(pe_)][size_t(t.job)];
+          sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
+          auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, unsigned char* dst) {
+            tr.set_command(tlm::TLM_READ_COMMAND);
+            tr.set_address(addr);
+            tr.set_data_ptr(dst);
+            tr.set_data_length(unsigned(bytes));
+            tr.set_streaming_width(unsigned(bytes));
+            tr.set_byte_enable_ptr(nullptr);
+            tr.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+          };
+          burst(k_trans, base + h * row_bytes, buf);
+          burst(v_trans, base + (held + h) * row_bytes, buf ? buf + size_t(kv_tile) * row_bytes : nullptr);
+          hbm->b_transport(k_trans, dk);
+          hbm->b_transport(v_trans, dv);
+          if (k_trans.is_response_error() || v_trans.is_response_error())
+            SC_REPORT_FATAL("ahbm/pe", ("DMA burst outside the KV shard in " + std::string(name())).c_str());
+          sc_core::wait(std::max(dk, dv));
+          sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "dma_kv", t, n, int64_t(2 * bytes));
+        } else {
+          // Remote read (B2): a request to the owner's CUBE, served by the owner's slice; the
+          // data comes back as one NoC packet into this slot.
+          auto m = std::make_shared<KvMessage>();
+          m->kind = KvMsgKind::request;
+          m->job = t.job;
+          m->requester = pe_;
+          m->src_pe = seg.src_pe;
+          m->first = first;
+          m->count = n;
+          NocPacket p;
+          p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(pe_))];
+          p.dsts = {fabric_.cube_endpoints[size_t(fabric_.cube_of(seg.src_pe))]};
+          p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
+          p.tag = kKvTag;
+          p.payload = m;
+          fabric_.noc->send(std::move(p));
+          KvMessagePtr r = responses_.pop();
+          fill_slot(slot, r->data.get(), n, job);
+          remote_bytes_ += 2 * bytes;
+          sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "remote_kv", t, n, int64_t(2 * bytes));
+        }
+        sh_.trace.set(sig_dma_, 0);
+        dma_busy_ += sc_core::sc_time_stamp() - start;
+        full_slots_.push({slot, seg.src_pe, first, n});
+      }
     }
   }
 }
+
+namespace {
+// A KV tile as fp32: fp32 storage is used in place; fp16/bf16 is widened into `scratch`.
+ConstMapRM widen(DType t, const unsigned char* bytes, int n, int d, MatrixRM& scratch) {
+  if (t == DType::fp32) return ConstMapRM(reinterpret_cast<const float*>(bytes), n, d);
+  scratch.resize(n, d);
+  decode(t, bytes, uint64_t(n) * uint64_t(d), scratch.data());
+  return ConstMapRM(scratch.data(), n, d);
+}
+}  // namespace
 
 void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& kv, int first) const {
   // Fast path: shared keys all at or before every row's position need no mask.
@@ -117,11 +219,17 @@ void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, cons
 void Pe::compute_loop() {
   const auto& cfg = sh_.cfg.pe;
   const int kv_tile = cfg.dma.kv_tile_tokens;
-  for (int gt : sh_.tiles_of_group[size_t(group_)]) {
+  for (int gt : my_tiles_) {
     const TileRef& t = sh_.tiles[size_t(gt)];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
-    const KvShard& kv = shard(t);
     const int rows = t.rows(), d = job.head_dim;
+    // KV tiles this Q tile meets: every owner's whole shard when broadcast, else its segments.
+    uint64_t blocks = 0;
+    if (job.kv_broadcast) {
+      for (const KvShard& s : job.shards) blocks += ceil_div(uint64_t(s.tokens), uint64_t(kv_tile));
+    } else {
+      for (const KvSegment& s : pe_segments(job, pe_)) blocks += ceil_div(uint64_t(s.count), uint64_t(kv_tile));
+    }
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
     compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
@@ -130,31 +238,30 @@ void Pe::compute_loop() {
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
     StatePtr acc = job.values ? std::make_shared<AttnState>(AttnState::empty(rows, d)) : nullptr;
-    for (int first = 0; first < kv.tokens; first += kv_tile) {
-      const int n = std::min(kv_tile, kv.tokens - first);
+    for (uint64_t b = 0; b < blocks; ++b) {
       compute_wait_.set("a KV tile from its DMA", gt);
-      const int slot = full_slots_.pop();
+      const Block blk = full_slots_.pop();
       compute_wait_.clear();
+      const int n = blk.n;
       busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
       busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
       busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
-        const float* buf = slots_[size_t(slot)].data();
-        ConstMapRM qm(q->data(), rows, d);
-        ConstMapRM km(buf, n, d);
-        ConstMapRM vm(buf + size_t(kv_tile) * size_t(d), n, d);
-        MatrixRM s(rows, n);
-        gemm_abt(qm, km, s);
-        s *= job.scale;
-        apply_mask(s, job, t, kv, first);
-        merge_into(*acc, block_state(s, vm));
-        if (first == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
+        const unsigned char* buf = slot_data(blk.slot);
+        const ConstMapRM k = widen(job.dtype, buf, n, d, k_);
+        const ConstMapRM v = widen(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), n, d, v_);
+        gemm_abt(ConstMapRM(q->data(), rows, d), k, s_);
+        s_ *= job.scale;
+        apply_mask(s_, job, t, job.shards[size_t(blk.src_pe)], blk.first);
+        block_state_into(s_, v, tile_state_, block_);
+        merge_into(*acc, tile_state_);
+        if (b == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
           acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
         sh_.guard.check(*acc, component_, gt);
       }
-      free_slots_.push(slot);
+      free_slots_.push(blk.slot);
     }
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::send_state));
     reducer_.send_state(local_, gt, std::move(acc), component_);

@@ -1,13 +1,18 @@
 #pragma once
 // One processing element next to its HBM slice. Two processes:
-//  - DMA: streams the PE's KV shard, tile by tile, from the HBM slice (TLM-2.0 bursts) into
-//    `buffers` SRAM slots; a slot is refilled as soon as compute releases it, so with 2+ slots
-//    transfer overlaps compute (double/triple buffering).
+//  - DMA: per Q tile the PE takes part in, streams its KV segments (by default its own shard)
+//    tile by tile into `buffers` SRAM slots; a slot is refilled as soon as compute releases it,
+//    so with 2+ slots transfer overlaps compute (double/triple buffering). A local segment is a
+//    pair of TLM-2.0 bursts from the PE's HBM slice (its shard or a replica it holds); a remote
+//    one is a request over the NoC answered by the owner's slice (Policy B2). Before a remapped
+//    job (B1) it waits for the incoming copies and rebuilds its page table. In a KV-broadcast
+//    job (B5) the DMA is idle: the group's KV mover fills the slots.
 //  - compute: per Q tile, reads Q from the CUBE's Q buffer, then per KV tile runs
 //    S = Q K^T (GEMM engine), the online-softmax update (vector unit: scale, mask, exp, sums,
 //    state rescale) and O += P V (GEMM engine), and finally sends its (m, l, o) state to the
 //    CUBE reducer. Each step waits its closed-form cycle count (engines.h); values are
 //    computed on whole blocks with Eigen when the job carries values.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +22,9 @@
 
 #include "hw/chip/sim_shared.h"
 #include "hw/cube/cube_reducer.h"
+#include "hw/cube/kv_traffic.h"
 #include "hw/cube/q_buffer.h"
+#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -28,9 +35,17 @@ class Pe : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Pe> hbm;
 
-  // `shard_base[job]`: byte address of that job's K rows in the HBM slice (V follows K).
   Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,
-     int local_index, QBuffer& qbuf, CubeReducer& reducer, std::vector<uint64_t> shard_base);
+     int local_index, QBuffer& qbuf, CubeReducer& reducer, GroupFabric& fabric);
+
+  // Called from the CUBE's NoC handler (never waits).
+  void remote_response(KvMessagePtr m);
+  void remap_arrived(const KvMessage& m);
+  void broadcast_arrived(const KvMessage& m, int slot);
+  // The KV mover reserves a slot for a broadcast block (blocks until one is free).
+  int reserve_slot() { return free_slots_.pop(); }
+  // Tiles (global indices) this PE takes part in, in send order.
+  const std::vector<int>& my_tiles() const { return my_tiles_; }
 
   // Busy time of the engines (for utilisation statistics).
   const sc_core::sc_time& gemm_busy() const { return gemm_busy_; }
@@ -38,28 +53,47 @@ class Pe : public sc_core::sc_module {
   const sc_core::sc_time& dma_busy() const { return dma_busy_; }
   uint64_t macs() const { return macs_; }
   uint64_t gemm_tiles_issued() const { return gemm_tiles_; }
+  uint64_t remote_bytes() const { return remote_bytes_; }
 
  private:
+  struct Block {
+    int slot, src_pe, first, n;
+  };
   void dma_loop();
   void compute_loop();
+  void wait_for_remap(const TileRef& t);
   // Waits `cycles`, records the span and moves the activity signal.
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
             sc_core::sc_time* account);
-  const KvShard& shard(const TileRef& t) const;
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
+  unsigned char* slot_data(int slot) { return slots_[size_t(slot)].empty() ? nullptr : slots_[size_t(slot)].data(); }
+  void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   int group_, pe_, local_;
   QBuffer& qbuf_;
   CubeReducer& reducer_;
-  std::vector<uint64_t> shard_base_;
+  GroupFabric& fabric_;
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
-  std::vector<std::vector<float>> slots_;  // each: K tile then V tile, kv_tile_tokens x d
-  TimedQueue<int> free_slots_, full_slots_;
+  std::vector<int> my_tiles_;
+  // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
+  // DMA, a remote read or a broadcast delivered them); compute widens a tile to fp32 when it uses it.
+  std::vector<std::vector<unsigned char>> slots_;
+  TimedQueue<int> free_slots_;
+  TimedQueue<Block> full_slots_;
+  // Scratch reused for every KV tile (no heap traffic per tile): K/V widened to fp32 when the
+  // storage type is not fp32, the score block, the tile's softmax temporaries and state.
+  MatrixRM k_, v_, s_;
+  BlockScratch block_;
+  AttnState tile_state_;
+  TimedQueue<KvMessagePtr> responses_;
+  std::map<int, uint64_t> remap_expected_, remap_received_;  // per job, bytes
+  sc_core::sc_time remap_done_at_;
+  sc_core::sc_event remap_progress_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
-  uint64_t macs_ = 0, gemm_tiles_ = 0;
+  uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0;
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;
 };

@@ -124,7 +124,12 @@ std::string comparison_table(const std::vector<JoinPlan>& plans) {
                                 : cell(m["reducers"]) + "(" + cell(m["reducer_input_tokens"]) + "->" +
                                       cell(m["reducer_output_tokens"]) + ")";
     const std::string ev = cell(m["evidence_fetched"]) + "/" + cell(m["evidence_tokens"]) + "tok";
-    auto ns = [&](const char* k) { return m[k].is_null() ? std::string("(sim)") : cell(m[k]); };
+    auto ns = [&](const char* k) {
+      if (m[k].is_null()) return std::string("(sim)");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", m[k].get<double>());
+      return std::string(b);
+    };
     std::snprintf(line, sizeof line, fmt, p.strategy.c_str(), cell(m["join_input_tokens"]).c_str(),
                   mib(m["new_kv_bytes"]).c_str(), mib(m["kv_read_per_decode_token_bytes"]).c_str(),
                   cell(m["context_tokens"]).c_str(), winb, red.c_str(), ev.c_str(),

@@ -24,6 +24,9 @@ std::string activity_class(const std::string& activity, const std::string& phase
 double to_ns(const sc_core::sc_time& t) { return std::round(t.to_seconds() * 1e12) / 1e3; }
 
 bool is_agent_component(const std::string& component) { return component.rfind("agent.", 0) == 0; }
+bool is_annotation_component(const std::string& component) {
+  return is_agent_component(component) || component.rfind("runtime.", 0) == 0;
+}
 
 Json latency_summary(const SpanRecorder& spans) {
   struct PhaseAcc {
@@ -48,9 +51,10 @@ Json latency_summary(const SpanRecorder& spans) {
       const std::string agent = comp.substr(6);
       p.agents.push_back(b - a);
       agents[agent].push_back(b - a);
-      agent_by_phase[agent][phase] = b - a;
+      agent_by_phase[agent][phase] += b - a;  // summed over the steps of a phase (decode)
       continue;
     }
+    if (is_annotation_component(comp)) continue;
     p.activities[act].push_back(b - a);
     p.classes[activity_class(act, phase)].push_back(b - a);
   }

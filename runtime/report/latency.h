@@ -18,6 +18,9 @@ namespace ahbm::report {
 std::string activity_class(const std::string& activity, const std::string& phase);
 
 bool is_agent_component(const std::string& component);
+// Spans the runtime adds to annotate the schedule (agent.*, runtime.* : steps, KV heads served
+// by each group) rather than hardware work: kept out of busy times and activity breakdowns.
+bool is_annotation_component(const std::string& component);
 
 // Simulated time in ns, rounded to the picosecond so that 1790 ns prints as 1790, not
 // 1790.0000000000002 (sc_time::to_seconds() goes through a double of seconds).

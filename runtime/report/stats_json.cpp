@@ -72,7 +72,7 @@ Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json&
   std::map<std::string, Acc> acc;
   for (const Span& s : spans.spans()) {
     const std::string& comp = spans.name(s.component);
-    if (is_agent_component(comp)) continue;
+    if (is_annotation_component(comp)) continue;
     const double a = to_ns(s.start), b = to_ns(s.end);
     Acc& x = acc[comp];
     x.busy += b - a;

@@ -5,13 +5,16 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <systemc>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "hw/chip/simulate.h"
 #include "runtime/planner.h"
+#include "runtime/reference.h"
 
 namespace {
 
@@ -32,6 +35,18 @@ double peak_rss_mib() {
   return double(u.ru_maxrss) / 1024.0;
 }
 
+// Resident memory now.
+double rss_mib() {
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * double(sysconf(_SC_PAGESIZE)) / double(1 << 20);
+}
+
+// Resident memory of the process before any case ran (code, libraries, benchmark framework):
+// each case runs in its own process (tools/bench), so peak - this is what the case added.
+double g_base_rss_mib = 0;  // set once in sc_main, read-only afterwards
+
 // Runs the model on `jobs` per iteration and reports simulated time per wall second.
 void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<AttentionJob>& jobs) {
   double sim_ns = 0;
@@ -50,10 +65,11 @@ void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<Atte
       benchmark::Counter(sim_ns * hw.clock_ghz * double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["tensor_MiB"] = tensor_bytes / (1 << 20);
   state.counters["peak_rss_MiB"] = peak_rss_mib();
+  state.counters["base_rss_MiB"] = g_base_rss_mib;
 }
 
 std::vector<AttentionJob> one_job(const HwConfig& hw, int agents, int new_tokens, int prefix, bool values) {
-  return {plan_fanout(fanout(agents, new_tokens, prefix), hw, 1, values).job};
+  return plan_fanout(fanout(agents, new_tokens, prefix), hw, 1, values).jobs;
 }
 
 void BM_Default(benchmark::State& state) {
@@ -66,17 +82,18 @@ BENCHMARK(BM_Default)->ArgName("values")->Arg(1)->Arg(0)->Unit(benchmark::kMilli
 void BM_BlasBound(benchmark::State& state) {
   const HwConfig hw;
   const Plan plan = plan_fanout(fanout(int(state.range(0)), 20, int(state.range(1))), hw, 1, true);
-  const AttentionJob& job = plan.job;
-  const int m = job.row_count(), n = int(plan.kv_info.size()), d = job.head_dim;
+  const AttentionJob& job = plan.jobs.at(0);
+  const FlatKv kv = flatten_kv(job);
+  const int m = job.row_count(), n = int(kv.info.size()), d = job.head_dim;
   std::vector<float> s(size_t(m) * size_t(n)), o(size_t(m) * size_t(d));
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, plan.k_all.data(), d,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, job.scale, job.q.data(), d, kv.k.data(), d,
                 0.f, s.data(), n);
     for (int r = 0; r < m; ++r) {
       float* row = s.data() + size_t(r) * size_t(n);
       float mx = -std::numeric_limits<float>::infinity();
       for (int c = 0; c < n; ++c) {
-        if (!visible(job.rows[size_t(r)], plan.kv_info[size_t(c)])) row[c] = -std::numeric_limits<float>::infinity();
+        if (!visible(job.rows[size_t(r)], kv.info[size_t(c)])) row[c] = -std::numeric_limits<float>::infinity();
         mx = std::max(mx, row[c]);
       }
       float sum = 0;
@@ -84,24 +101,42 @@ void BM_BlasBound(benchmark::State& state) {
       const float inv = 1.f / sum;
       for (int c = 0; c < n; ++c) row[c] *= inv;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.f, s.data(), n, plan.v_all.data(), d, 0.f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.f, s.data(), n, kv.v.data(), d, 0.f,
                 o.data(), d);
     benchmark::DoNotOptimize(o.data());
   }
+  // Its memory too: OpenBLAS's own GEMM work buffer is part of any BLAS run's footprint.
+  state.counters["tensor_MiB"] = double(job.q.size() + kv.k.size() + kv.v.size() + s.size() + o.size()) * 4 / (1 << 20);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+  state.counters["base_rss_MiB"] = g_base_rss_mib;
 }
 BENCHMARK(BM_BlasBound)->ArgNames({"agents", "prefix"})->Args({8, 8192})->Unit(benchmark::kMillisecond);
 
+// The float64 reference the runtime checks every values run against (not part of simulate()).
+void BM_Reference(benchmark::State& state) {
+  const HwConfig hw;
+  const AttentionJob job = one_job(hw, 8, 20, 8192, true).at(0);
+  for (auto _ : state) {
+    const FlatKv kv = flatten_kv(job);
+    const Eigen::MatrixXd ref = reference_attention(job.q, job.rows, kv.k, kv.v, kv.info, job.head_dim, job.scale);
+    benchmark::DoNotOptimize(ref.data());
+  }
+}
+BENCHMARK(BM_Reference)->Unit(benchmark::kMillisecond);
+
 void BM_PrefixScaling(benchmark::State& state) {
   const HwConfig hw;
-  run_sim(state, hw, one_job(hw, 8, 20, int(state.range(0)), true));
+  run_sim(state, hw, one_job(hw, 8, 20, int(state.range(0)), state.range(1) != 0));
 }
-BENCHMARK(BM_PrefixScaling)->ArgName("prefix")->Arg(2048)->Arg(8192)->Arg(32768)->Arg(65536)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrefixScaling)->ArgNames({"prefix", "values"})->ArgsProduct({{2048, 8192, 32768, 65536}, {1, 0}})
+    ->Unit(benchmark::kMillisecond);
 
 void BM_AgentScaling(benchmark::State& state) {
   const HwConfig hw;
-  run_sim(state, hw, one_job(hw, int(state.range(0)), 20, 8192, true));
+  run_sim(state, hw, one_job(hw, int(state.range(0)), 20, 8192, state.range(1) != 0));
 }
-BENCHMARK(BM_AgentScaling)->ArgName("agents")->Arg(1)->Arg(8)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AgentScaling)->ArgNames({"agents", "values"})->ArgsProduct({{1, 8, 32, 64}, {1, 0}})
+    ->Unit(benchmark::kMillisecond);
 
 // KV-head groups running concurrently, one KV head each.
 void BM_GroupScaling(benchmark::State& state) {
@@ -128,6 +163,7 @@ BENCHMARK(BM_PesPerCube)->ArgName("pes")->Arg(4)->Arg(8)->Arg(16)->Unit(benchmar
 
 int sc_main(int argc, char** argv) {
   openblas_set_num_threads(1);  // the bound and the simulator both single-threaded
+  g_base_rss_mib = rss_mib();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -83,9 +83,9 @@ TEST_F(DefaultScenario, DumpedTensorsReproduceOutputInFloat64) {
   EXPECT_EQ(mask.descr, "|b1");
   ASSERT_EQ(q.rows, 160u);
   ASSERT_EQ(q.cols, 128u);
-  ASSERT_EQ(k.rows, 8192u);
+  ASSERT_EQ(k.rows, 8192u + 160u);  // the shared prefix and each agent's own new tokens (private pages)
   ASSERT_EQ(mask.rows, 160u);
-  ASSERT_EQ(mask.cols, 8192u);
+  ASSERT_EQ(mask.cols, 8192u + 160u);
   double worst = 0;
   const double scale = 1.0 / std::sqrt(128.0);
   for (size_t r = 0; r < q.rows; r += 7) {  // every 7th row keeps the test quick

@@ -106,7 +106,7 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
       for (const char* name : {"idle", "q_read", "gemm_qk", "softmax", "gemm_pv", "send_state"})
         EXPECT_NE(text.find(name), std::string::npos) << name;
     else
-      EXPECT_NE(text.find(" " + run.plan.job.phase + "\n"), std::string::npos);
+      EXPECT_NE(text.find(" " + run.plan.jobs[0].phase + "\n"), std::string::npos);
   }
   // PE activity values that occur in the VCD are all 0..5 (= the filter's entries).
   const std::string vcd = slurp(s.path("run/waves.vcd"));
@@ -155,7 +155,7 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
       EXPECT_EQ(process[key.first], "group0 / cube" + comp.substr(11, pos - 11)) << comp;
     }
   }
-  EXPECT_EQ(agents.size(), run.plan.job.agents.size());
+  EXPECT_EQ(agents.size(), run.plan.jobs[0].agents.size());
 
   // Slices on one track nest or are disjoint; every span lies inside a phase slice.
   const double eps = 1e-9;
@@ -191,7 +191,7 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
     EXPECT_NEAR(span_total[comp], sum_busy(acts), 1e-6 * std::max(1.0, sum_busy(acts))) << comp;
   }
   for (const auto& [comp, t] : span_total)
-    if (comp.rfind("agent.", 0) != 0) {
+    if (comp.rfind("agent.", 0) != 0 && comp.rfind("runtime.", 0) != 0) {
       EXPECT_TRUE(busy.contains(comp)) << comp;
     }
 }
@@ -264,7 +264,7 @@ TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
   Scratch s("latency");
   const RunOutput run = test::default_run(s.path("run"));
   const Json& lat = run.summary["latency"];
-  const std::string phase = run.plan.job.phase;
+  const std::string phase = run.plan.jobs[0].phase;
   for (const auto& [name, a] : run.summary["agents"].items()) {
     const Json& d = lat["agents"][name];
     EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), a["latency_ns"].get<double>());
@@ -293,7 +293,7 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
     EXPECT_LE(c["occupied_ns"].get<double>(), c["busy_ns"].get<double>() + 1e-6);
   }
   // One Q tile of all rows: every Q buffer's high-water mark is that tile's bytes.
-  const uint64_t tile_bytes = uint64_t(run.plan.job.tiles[0].rows()) * uint64_t(run.plan.job.head_dim) * 4;
+  const uint64_t tile_bytes = uint64_t(run.plan.jobs[0].tiles[0].rows()) * uint64_t(run.plan.jobs[0].head_dim) * 4;
   const HwConfig hw;
   for (int c = 0; c < hw.group.cubes; ++c) {
     const Json& q = st["components"]["group0.cube" + std::to_string(c) + ".q_buffer"]["counters"];
@@ -304,7 +304,7 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
   // HBM bytes per PE: its shard's K and V, fp32.
   const Json& pe = st["components"]["group0.cube1.pe3"]["counters"];
   EXPECT_EQ(pe["hbm_bytes_read"].get<uint64_t>(),
-            2 * uint64_t(run.plan.job.shards[11].tokens) * uint64_t(run.plan.job.head_dim) * 4);
+            2 * uint64_t(run.plan.jobs[0].shards[11].tokens) * uint64_t(run.plan.jobs[0].head_dim) * 4);
 }
 
 TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
@@ -321,7 +321,7 @@ TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
     EXPECT_GE(seen[i].sim_ns, seen[i - 1].sim_ns);
   }
   EXPECT_EQ(seen.front().fraction, 0.0);
-  EXPECT_EQ(seen.front().phase, a.plan.job.phase);
+  EXPECT_EQ(seen.front().phase, a.plan.jobs[0].phase);
   EXPECT_TRUE(seen.back().done);
   EXPECT_DOUBLE_EQ(seen.back().fraction, 1.0);
   EXPECT_GE(seen.back().sim_ns, a.sim.end_ns);

@@ -35,10 +35,14 @@ int cmd_run(int argc, char** argv) {
       "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
-      "  tensors/      q, k, v, mask, o as .npy (with --dump-tensors)\n"
+      "  join.csv      with a \"join\" block: per join strategy, join-input tokens, continuation-prefill and\n"
+      "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
+      "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog;
+  std::string policy = "A";
   desc.add_options()
+      ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
@@ -51,7 +55,9 @@ int cmd_run(int argc, char** argv) {
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
-      ("check", "exit 3 when O differs from the float64 reference by more than the tolerance");
+      ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
+      ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
+      ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
   // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
   // 4 simulation stalled (tools/cli/main.cpp).
   po::positional_options_description pos;
@@ -72,11 +78,16 @@ int cmd_run(int argc, char** argv) {
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   check_run_dir(out);  // fail before simulating, not after
   opt.vcd = !vm.count("no-vcd");
+  opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
+  opt.compare_unbatched = vm.count("compare-unbatched") > 0;
+  opt.join_compare = vm.count("join-compare") > 0;
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   const Scenario sc = load_scenario(scenario);
+  if (opt.join_compare && !sc.join)
+    throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");
   HwConfig cfg;
   if (!hw.empty()) {
     cfg = load_hw_config(hw);
@@ -87,12 +98,15 @@ int cmd_run(int argc, char** argv) {
   write_run_dir(out, run, opt);
 
   const Json& s = run.summary;
-  std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows, " << sc.shared_prefix_tokens
-            << " shared-prefix tokens on " << cfg.pes_per_group() << " PEs; simulated "
-            << s["total_ns"].get<double>() << " ns\n";
+  std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows per KV head at the fan-out, "
+            << sc.shared_prefix_tokens << " shared-prefix tokens on " << cfg.pes_per_group() << " PEs, "
+            << s["steps"].size() << " steps; simulated " << s["total_ns"].get<double>() << " ns\n";
+  if (opt.compare_unbatched)
+    std::cout << "unbatched baseline: " << s["baselines"]["unbatched"]["total_ns"].get<double>() << " ns\n";
   if (opt.values)
     std::cout << "numeric check vs float64: max_abs_err " << s["numerics"]["max_abs_err"].get<double>() << " ("
               << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
+  if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s["join"]["strategy"].get<std::string>() << "):\n" << run.join_table;
   std::cout << "outputs in " << out << "\n";
   if (vm.count("check") && opt.values && !s["numerics"]["pass"].get<bool>()) return 3;
   return 0;

@@ -26,12 +26,14 @@ boost::program_options::variables_map parse_options(int argc, char** argv,
 int cmd_run(int argc, char** argv);
 int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);
+int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
 
 inline const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd", cmd_run},
       {"nocs", "list the registered NoC models", cmd_nocs},
+      {"policy-eval", "simulate and estimate every attention policy for one scenario", cmd_policy_eval},
       {"hw-config", "print a hardware config with every default filled in", cmd_hw_config},
       {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)", cmd_noc_bench},
   };

@@ -1,0 +1,81 @@
+#include "hw/chip/job.h"
+
+#include <map>
+
+#include "hw/common/error.h"
+#include "hw/common/hw_config.h"
+
+namespace ahbm {
+
+namespace {
+
+// Where the replica holding tokens [first, first + count) of src's shard sits among `pe`'s
+// replicas, or -1.
+int find_replica(const AttentionJob& j, int pe, int src, int first, int count) {
+  if (size_t(pe) >= j.replicas.size()) return -1;
+  const auto& reps = j.replicas[size_t(pe)];
+  for (size_t i = 0; i < reps.size(); ++i)
+    if (reps[i].src_pe == src && reps[i].first <= first && first + count <= reps[i].first + reps[i].count)
+      return int(i);
+  return -1;
+}
+
+}  // namespace
+
+void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where) {
+  const int pes = cfg.pes_per_group();
+  std::map<int, int> broadcast_of_group;  // group -> 1 broadcast, 0 streamed
+  for (size_t jb = 0; jb < jobs.size(); ++jb) {
+    const AttentionJob& j = jobs[jb];
+    const std::string at = where + " job " + std::to_string(jb) + " (" + j.phase + ")";
+    auto pe_ok = [&](int p, const std::string& what) {
+      if (p < 0 || p >= pes)
+        throw InputError(at + ": " + what + " names PE " + std::to_string(p) + "; allowed 0.." +
+                         std::to_string(pes - 1));
+    };
+    if (j.kernel < 0) throw InputError(at + ": kernel " + std::to_string(j.kernel) + " must be >= 0");
+    auto [it, fresh] = broadcast_of_group.emplace(j.group, int(j.kv_broadcast));
+    if (!fresh && it->second != int(j.kv_broadcast))
+      throw InputError(at + ": KV-broadcast and streamed jobs cannot share KV-head group " +
+                       std::to_string(j.group) + " in one step");
+    for (const QTile& t : j.tiles) {
+      for (int p : t.pes) pe_ok(p, "a Q tile");
+      if (j.kv_broadcast && t.pes.size() != 1)
+        throw InputError(at + ": a KV-broadcast job needs exactly one PE per Q tile (tile at row " +
+                         std::to_string(t.row_begin) + " has " + std::to_string(t.pes.size()) + ")");
+    }
+    if (j.segments.size() > size_t(pes) || j.replicas.size() > size_t(pes))
+      throw InputError(at + ": segments/replicas given for more than " + std::to_string(pes) + " PEs");
+    for (size_t p = 0; p < j.replicas.size(); ++p)
+      for (const KvReplica& r : j.replicas[p]) {
+        pe_ok(r.src_pe, "a KV replica");
+        const int have = j.shards[size_t(r.src_pe)].tokens;
+        if (r.first < 0 || r.count < 0 || r.first + r.count > have)
+          throw InputError(at + ": replica on PE " + std::to_string(p) + " of tokens [" + std::to_string(r.first) +
+                           ", " + std::to_string(r.first + r.count) + ") of PE " + std::to_string(r.src_pe) +
+                           " lies outside its " + std::to_string(have) + "-token shard");
+      }
+    if (j.kv_broadcast) continue;
+    for (size_t p = 0; p < j.segments.size(); ++p)
+      for (const KvSegment& s : j.segments[p]) {
+        pe_ok(s.src_pe, "a KV segment");
+        const int have = j.shards[size_t(s.src_pe)].tokens;
+        if (s.first < 0 || s.count < 0 || s.first + s.count > have)
+          throw InputError(at + ": segment of PE " + std::to_string(p) + " reads tokens [" +
+                           std::to_string(s.first) + ", " + std::to_string(s.first + s.count) + ") of PE " +
+                           std::to_string(s.src_pe) + " whose shard has " + std::to_string(have));
+        if (!s.remote && s.src_pe != int(p) && find_replica(j, int(p), s.src_pe, s.first, s.count) < 0)
+          throw InputError(at + ": PE " + std::to_string(p) + " streams tokens of PE " + std::to_string(s.src_pe) +
+                           " locally but holds no replica of them");
+      }
+  }
+}
+
+uint64_t replica_offset_tokens(const AttentionJob& j, int pe, int src, int first) {
+  uint64_t at = uint64_t(j.shards[size_t(pe)].tokens);
+  const int i = find_replica(j, pe, src, first, 0);
+  for (int r = 0; r < i; ++r) at += uint64_t(j.replicas[size_t(pe)][size_t(r)].count);
+  return at + uint64_t(first - j.replicas[size_t(pe)][size_t(i)].first);
+}
+
+}  // namespace ahbm

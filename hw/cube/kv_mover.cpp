@@ -1,0 +1,154 @@
+#include "hw/cube/kv_mover.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "hw/pe/hbm_slice.h"
+#include "hw/pe/pe.h"
+
+namespace ahbm {
+
+DelayedSender::DelayedSender(sc_core::sc_module_name name, Noc& noc) : sc_core::sc_module(name), noc_(noc) {
+  SC_HAS_PROCESS(DelayedSender);
+  SC_THREAD(loop);
+}
+
+void DelayedSender::loop() {
+  for (;;) noc_.send(queue_.pop());
+}
+
+std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
+                                                          int count, sc_core::sc_time& delay) {
+  const AttentionJob& j = sh.jobs[size_t(job)];
+  const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = f.base[size_t(pe)][size_t(job)];
+  const size_t half = size_t(count) * size_t(row);
+  std::shared_ptr<std::vector<unsigned char>> data;
+  if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
+  unsigned char* k = data ? data->data() : nullptr;
+  unsigned char* v = data ? data->data() + half : nullptr;
+  // K and V issued together, as the PE's own DMA does.
+  sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
+  HbmSlice& s = *f.slices[size_t(pe)];
+  if (!s.read(base + h * row, k, uint64_t(count) * row, dk) || !s.read(base + (held + h) * row, v, uint64_t(count) * row, dv))
+    SC_REPORT_FATAL("ahbm/kv", "KV read outside the stored shard");
+  delay = std::max(dk, dv);
+  return data;
+}
+
+KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group,
+                 GroupFabric& fabric)
+    : sc_core::sc_module(name),
+      sh_(sh),
+      group_(group),
+      fabric_(fabric),
+      sender_("sender", *fabric.noc),
+      component_(sh.spans.intern(path + ".kv_mover")) {
+  SC_HAS_PROCESS(KvMover);
+  SC_THREAD(remap_loop);
+  SC_THREAD(broadcast_loop);
+}
+
+void KvMover::wait_kernel(int job) {
+  const sc_core::sc_time t(kernel_start_ns(sh_.jobs, size_t(job), sh_.cfg.host.kernel_launch_ns), sc_core::SC_NS);
+  if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
+}
+
+std::vector<int> KvMover::endpoints_of(const std::vector<int>& pes) const {
+  std::set<int> eps;
+  for (int p : pes) eps.insert(fabric_.cube_endpoints[size_t(fabric_.cube_of(p))]);
+  return {eps.begin(), eps.end()};
+}
+
+void KvMover::remap_loop() {
+  const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
+  for (size_t j = 0; j < sh_.jobs.size(); ++j) {
+    const AttentionJob& job = sh_.jobs[j];
+    if (job.group != group_ || !job.remap) continue;
+    wait_kernel(int(j));
+    // One multicast per distinct copied range, to every PE that keeps it.
+    std::map<std::tuple<int, int, int>, std::vector<int>> copies;
+    for (size_t p = 0; p < job.replicas.size(); ++p)
+      for (const KvReplica& r : job.replicas[p]) copies[{r.src_pe, r.first, r.count}].push_back(int(p));
+    for (const auto& [range, dsts] : copies) {
+      const auto [src, first, count] = range;
+      for (int off = 0; off < count; off += kv_tile) {
+        const int n = std::min(kv_tile, count - off);
+        auto m = std::make_shared<KvMessage>();
+        m->kind = KvMsgKind::remap;
+        m->job = int(j);
+        m->src_pe = src;
+        m->first = first + off;
+        m->count = n;
+        m->dst_pes = dsts;
+        sc_core::sc_time delay;
+        m->data = read_kv(sh_, fabric_, int(j), src, uint64_t(first + off), n, delay);
+        NocPacket p;
+        p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(src))];
+        p.dsts = endpoints_of(dsts);
+        p.bytes = m->wire_bytes(job);
+        p.tag = kKvTag;
+        remap_bytes_ += p.bytes;
+        p.payload = std::move(m);
+        sender_.send_after(std::move(p), delay);
+      }
+    }
+  }
+}
+
+void KvMover::broadcast_loop() {
+  const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
+  for (size_t j = 0; j < sh_.jobs.size(); ++j) {
+    const AttentionJob& job = sh_.jobs[j];
+    if (job.group != group_ || !job.kv_broadcast) continue;
+    wait_kernel(int(j));
+    // Pass k: the k-th tile of every PE that has one.
+    std::vector<std::vector<int>> passes;
+    std::map<int, int> tiles_of_pe;
+    for (const QTile& t : job.tiles) {
+      const int k = tiles_of_pe[t.pes[0]]++;
+      if (size_t(k) >= passes.size()) passes.resize(size_t(k) + 1);
+      passes[size_t(k)].push_back(t.pes[0]);
+    }
+    int most = 0;
+    for (const KvShard& s : job.shards) most = std::max(most, s.tokens);
+    for (auto& receivers : passes) {
+      std::sort(receivers.begin(), receivers.end());
+      const std::vector<int> eps = endpoints_of(receivers);
+      // Owners take turns block by block so all slices stream at once.
+      for (int first = 0; first < most; first += kv_tile)
+        for (int owner = 0; owner < int(job.shards.size()); ++owner) {
+          const int n = std::min(kv_tile, job.shards[size_t(owner)].tokens - first);
+          if (n <= 0) continue;
+          auto m = std::make_shared<KvMessage>();
+          m->kind = KvMsgKind::broadcast;
+          m->job = int(j);
+          m->src_pe = owner;
+          m->first = first;
+          m->count = n;
+          m->dst_pes = receivers;
+          const sc_core::sc_time start = sc_core::sc_time_stamp();
+          for (int r : receivers) m->slots.push_back(fabric_.pes[size_t(r)]->reserve_slot());
+          if (sc_core::sc_time_stamp() > start) {
+            int first_tile = 0;
+            for (int gt : sh_.tiles_of_group[size_t(group_)])
+              if (sh_.tiles[size_t(gt)].job == int(j)) { first_tile = gt; break; }
+            const TileRef& t = sh_.tiles[size_t(first_tile)];
+            sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_slots", t, 0, 0);
+          }
+          sc_core::sc_time delay;
+          m->data = read_kv(sh_, fabric_, int(j), owner, uint64_t(first), n, delay);
+          NocPacket p;
+          p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(owner))];
+          p.dsts = eps;
+          p.bytes = m->wire_bytes(job);
+          p.tag = kKvTag;
+          broadcast_bytes_ += p.bytes;
+          p.payload = std::move(m);
+          sender_.send_after(std::move(p), delay);
+        }
+    }
+  }
+}
+
+}  // namespace ahbm

@@ -1,0 +1,39 @@
+#pragma once
+// Attention execution policies of the AHBM note §4 plus THInfer's Q/O-stationary dataflow, as
+// job transformers: each takes the Policy-A job the planner produces (replicated Q, stationary
+// sequence-sharded KV, Q rows cut into tiles that fit) and returns the same attention step laid
+// out for the variant. Same Q, K, V, rows and mask: only the tiling, the PEs each tile runs on,
+// where KV is read from and what moves differ, so every variant computes the same O.
+//
+//   A   every tile on all PEs; each PE streams its own shard; 8-PE then 4-CUBE reduction.
+//   B1  Q split into one group per CUBE; before the step the KV is regrouped (PE (c,l) receives
+//       copies of the shards of PEs (c',l), c' != c, over the NoC; then rebuilds its page
+//       table); each CUBE then streams the whole sequence locally and reduces over its 8 PEs.
+//   B2  same Q groups; PE (c,l) reads the shards of PEs (c',l) remotely over the NoC.
+//   B3  same Q groups; the copies were placed at KV write time (capacity x cubes), no transfer.
+//   B4  Q groups one after another on all 32 PEs (Policy A with Q cut into `cubes` groups).
+//   B5  Q rows split across the 32 PEs, KV blocks read once by their owners and broadcast to
+//       every PE; each PE runs the full softmax of its rows, no cross-PE merge.
+#include <string>
+#include <vector>
+
+#include "hw/chip/job.h"
+#include "hw/common/hw_config.h"
+
+namespace ahbm {
+
+enum class Policy { A, B1, B2, B3, B4, B5 };
+
+const std::vector<Policy>& all_policies();
+std::string policy_name(Policy p);
+// "A", "B1" .. "B5"; throws InputError naming `field` and the allowed names otherwise.
+Policy parse_policy(const std::string& name, const std::string& field = "--policy");
+
+// The step laid out for `p`. Throws InputError when it cannot run on `hw` (e.g. B3's replicas
+// exceed pe.hbm.capacity_bytes, or no Q tile fits).
+AttentionJob apply_policy(const AttentionJob& policy_a, const HwConfig& hw, Policy p);
+
+// Largest tile rows (<= want) that fits the PE SRAM and the Q buffer (planner's rule).
+int fitting_tile_rows(const HwConfig& hw, int want, int head_dim, uint64_t elem_bytes);
+
+}  // namespace ahbm

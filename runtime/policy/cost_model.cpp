@@ -1,0 +1,399 @@
+#include "runtime/policy/cost_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "hw/common/attn_state.h"
+#include "hw/common/error.h"
+#include "hw/link/reduction_network.h"
+#include "hw/pe/engines.h"
+
+namespace ahbm {
+
+Json PolicyEstimate::to_json() const {
+  return Json{{"policy", policy_name(policy)}, {"total_ns", total_ns}, {"q_ns", q_ns},   {"remap_ns", remap_ns},
+              {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns}};
+}
+
+Json PolicyDecision::to_json() const {
+  Json e = Json::array();
+  for (const auto& x : estimates) e.push_back(x.to_json());
+  return Json{{"chosen", policy_name(chosen)}, {"automatic", automatic}, {"estimates", e}, {"unavailable", unavailable}};
+}
+
+NocEstimate noc_estimate(const HwConfig& hw) {
+  NocEstimate n;
+  const Json& p = hw.noc.params;
+  auto num = [&](const char* k, double dflt) { return p.contains(k) && p[k].is_number() ? p[k].get<double>() : dflt; };
+  const double cycle = 1.0 / hw.clock_ghz;
+  if (hw.noc.model == "ideal") {
+    n.latency_ns = num("latency_ns", 10.0);
+  } else {
+    // Flit-level models (docs/noc.md): T0 = H (router + link) + (F - 1) cycles; one flit per
+    // cycle per channel. H = 2 routers is the typical CUBE-to-CUBE distance of the default
+    // placement (1 for the crossbar).
+    const double hops = hw.noc.model == "crossbar" ? 1.0 : 2.0;
+    n.latency_ns = hops * (num("router_cycles", hw.noc.model == "crossbar" ? 2 : 4) + num("link_cycles", 1)) * cycle;
+    n.bandwidth_gbps = num("flit_bytes", 64) / cycle;
+  }
+  return n;
+}
+
+namespace {
+
+double ns_of(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+
+struct Model {
+  const HwConfig& hw;
+  NocEstimate noc;
+  double cyc;
+  explicit Model(const HwConfig& h) : hw(h), noc(noc_estimate(h)), cyc(1.0 / h.clock_ghz) {}
+
+  double comp_ns(int rows, int n, int d) const {
+    const auto& pe = hw.pe;
+    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d)) +
+                  softmax_cycles(pe.vector, uint64_t(rows), uint64_t(n), uint64_t(d)) +
+                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n))) * cyc;
+  }
+  // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
+  double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + ns_of(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
+  double remote_ns(uint64_t kv_bytes) const {
+    return noc.time_ns(uint64_t(hw.remote.request_bytes)) + hw.remote.overhead_ns + slice_ns(kv_bytes) + noc.time_ns(kv_bytes);
+  }
+  double merge_ns(int rows, int d) const {
+    return double(merge_cycles(hw.cube.reducer.lanes, hw.pe.vector.ops_per_merge, uint64_t(rows), uint64_t(d))) * cyc;
+  }
+};
+
+struct PeTrack {
+  double free = 0;          // compute side free (after sending its last state)
+  std::vector<double> slot_free;  // when each SRAM KV slot is released by compute
+  double dma = 0;           // DMA cursor
+  double first_q = -1;      // when it held its first Q tile
+  double gemm = 0;          // sum of compute
+  double last_local_end = 0;
+};
+
+struct JobResult {
+  double end = 0;
+  PolicyEstimate parts;
+};
+
+JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vector<AttentionJob>& jobs, size_t ji,
+                       std::vector<double>& host_free) {
+  const HwConfig& hw = m.hw;
+  const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
+  const int kv_tile = hw.pe.dma.kv_tile_tokens;
+  const uint64_t row = kv_row_bytes(job);
+  const double launch = kernel_start_ns(jobs, ji, hw.host.kernel_launch_ns);
+  JobResult res;
+
+  // T_remap (B1): owners read each copied range once, the NoC multicasts it, the keepers write
+  // it; then each PE rebuilds its page table.
+  double dma_start = launch;
+  if (job.remap) {
+    std::vector<double> src_busy(size_t(pes), 0), dst_busy(size_t(pes), 0);
+    std::map<std::tuple<int, int, int>, int> copies;
+    double pages_max = 0;
+    for (size_t p = 0; p < job.replicas.size(); ++p) {
+      double pages = 0;
+      for (const KvReplica& r : job.replicas[p]) {
+        copies[{r.src_pe, r.first, r.count}]++;
+        dst_busy[p] += ns_of(transfer_time(2 * uint64_t(r.count) * row, hw.pe.hbm.bandwidth_gbps));
+        pages += double(ceil_div(uint64_t(r.count), uint64_t(hw.remote.page_tokens)));
+      }
+      pages_max = std::max(pages_max, pages);
+    }
+    double copied = 0;
+    for (const auto& [range, n] : copies) {
+      const int src = std::get<0>(range), count = std::get<2>(range);
+      src_busy[size_t(src)] += ns_of(transfer_time(2 * uint64_t(count) * row, hw.pe.hbm.bandwidth_gbps));
+      copied = std::max(copied, src_busy[size_t(src)] + hw.pe.hbm.latency_ns +
+                                    m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
+    }
+    for (double b : dst_busy) copied = std::max(copied, b);
+    if (m.noc.bandwidth_gbps > 0) {
+      // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
+      std::vector<double> eject(size_t(cubes), 0);
+      std::set<std::tuple<int, int, int, int>> seen;
+      for (size_t p = 0; p < job.replicas.size(); ++p)
+        for (const KvReplica& r : job.replicas[p])
+          if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
+            eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
+      for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
+    }
+    const double rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
+    res.parts.remap_ns = copied + rebuild;
+    dma_start = launch + copied + rebuild;
+  }
+
+  // Load each slice serves per pass of the whole step (own DMA + remote readers): a DMA-path
+  // lower bound for B2.
+  std::vector<double> slice_load(size_t(pes), 0);
+  if (!job.kv_broadcast)
+    for (const QTile& t : job.tiles)
+      for (int p = 0; p < pes; ++p)
+        if (tile_has_pe(t, p))
+          for (const KvSegment& s : pe_segments(job, p))
+            slice_load[size_t(s.src_pe)] += ns_of(transfer_time(2 * uint64_t(s.count) * row, hw.pe.hbm.bandwidth_gbps));
+
+  // Q delivery of one tile: host link (shared by all jobs, tiles in send order), NoC multicast
+  // to the participating CUBEs, the CUBE's write port, then one read per PE through the read
+  // ports once the PE is free. Returns when each participating PE holds the tile.
+  auto deliver_q = [&](const QTile& t, std::vector<double>& host, std::vector<double>& qw,
+                       std::vector<std::vector<double>>& prt, const std::vector<double>& pe_free) {
+    const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(d) * 4;
+    host[0] += hw.host.latency_ns + ns_of(transfer_time(qbytes, hw.host.bandwidth_gbps));
+    const double arrive = std::max(host[0], launch) + m.noc.time_ns(qbytes);
+    std::map<int, double> in_hand;
+    for (int c : tile_cubes(t, cubes, per_cube)) {
+      const double written = std::max(arrive, qw[size_t(c)]) +
+                             double(ceil_div(qbytes, uint64_t(hw.cube.q_buffer.write_bytes_per_cycle))) * m.cyc;
+      qw[size_t(c)] = written;
+      for (int p = c * per_cube; p < (c + 1) * per_cube; ++p) {
+        if (!tile_has_pe(t, p)) continue;
+        auto port = std::min_element(prt[size_t(c)].begin(), prt[size_t(c)].end());
+        const double start = std::max({written, *port, pe_free[size_t(p)]});
+        *port = start + double(ceil_div(qbytes, uint64_t(hw.cube.q_buffer.port_bytes_per_cycle))) * m.cyc;
+        in_hand[p] = *port;
+      }
+    }
+    return in_hand;
+  };
+  std::vector<double> qwrite_free(size_t(cubes), 0);
+  std::vector<std::vector<double>> ports(size_t(cubes), std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
+  // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
+  // during the step; no PE of the CUBE finishes streaming before its port has carried them.
+  std::vector<double> port_ns(size_t(cubes), 0);
+  if (m.noc.bandwidth_gbps > 0) {
+    std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
+    if (job.kv_broadcast) {
+      std::map<int, int> passes;
+      for (const QTile& t : job.tiles) passes[t.pes[0]]++;
+      int most = 0;
+      for (const auto& [p, n] : passes) most = std::max(most, n);
+      for (int c = 0; c < cubes; ++c)
+        for (int p = 0; p < pes; ++p) {
+          const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
+          in[size_t(c)] += b;
+          if (c == 0) out[size_t(p / per_cube)] += b;
+        }
+    } else {
+      for (const QTile& t : job.tiles)
+        for (int p = 0; p < pes; ++p)
+          if (tile_has_pe(t, p))
+            for (const KvSegment& sg : pe_segments(job, p))
+              if (sg.remote) {
+                in[size_t(p / per_cube)] += double(2 * uint64_t(sg.count) * row);
+                out[size_t(sg.src_pe / per_cube)] += double(2 * uint64_t(sg.count) * row);
+              }
+    }
+    for (int c = 0; c < cubes; ++c) port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
+  }
+  std::vector<PeTrack> pe(static_cast<size_t>(pes));
+  for (auto& x : pe) {
+    x.dma = dma_start;
+    x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), dma_start);
+  }
+  std::vector<double> bus_free(size_t(cubes), 0), red_free(size_t(cubes), 0);
+  std::vector<double> link_free(size_t(cubes), 0);
+  // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
+  // every receiver has a free slot), so each starts computing when the slowest holds its Q.
+  std::vector<double> pass_ready;
+  std::vector<int> pass_of_tile;
+  if (job.kv_broadcast) {
+    std::map<int, int> tiles_of_pe;
+    std::vector<double> host(host_free), qw(qwrite_free), none(size_t(pes), 0.0);
+    auto prt = ports;
+    for (const QTile& t : job.tiles) {
+      const int pass = tiles_of_pe[t.pes[0]]++;
+      pass_of_tile.push_back(pass);
+      if (size_t(pass) >= pass_ready.size()) pass_ready.resize(size_t(pass) + 1, 0.0);
+      for (const auto& [p, at] : deliver_q(t, host, qw, prt, none)) pass_ready[size_t(pass)] = std::max(pass_ready[size_t(pass)], at);
+    }
+  }
+  size_t tile_no = 0;
+  int crit_pe = 0;
+  double crit_end = -1, crit_local_end = 0;
+
+  for (const QTile& t : job.tiles) {
+    const int R = t.rows();
+    const std::vector<int> tcubes = tile_cubes(t, cubes, per_cube);
+    std::vector<double> cube_done(size_t(cubes), 0);
+    std::vector<int> tpes;
+    for (int p = 0; p < pes; ++p)
+      if (tile_has_pe(t, p)) tpes.push_back(p);
+    std::vector<double> pe_free;
+    for (const auto& x : pe) pe_free.push_back(x.free);
+    std::map<int, double> q_in_hand = deliver_q(t, host_free, qwrite_free, ports, pe_free);
+    const double lockstep = job.kv_broadcast ? pass_ready[size_t(pass_of_tile[tile_no])] : 0.0;
+    ++tile_no;
+    // Local attention per PE: the later of the compute path and the DMA path.
+    std::map<int, double> local_end;
+    for (int p : tpes) {
+      PeTrack& x = pe[size_t(p)];
+      if (x.first_q < 0) x.first_q = q_in_hand[p];
+      // Blocks as (compute, transfer) pairs; then the double-buffered pipeline as a max-plus
+      // recurrence: a transfer needs a free SRAM slot (released when compute finished the block
+      // that used it) and, for the PE's own DMA, the previous transfer done; compute needs Q,
+      // the previous block and this block's data.
+      std::vector<std::pair<double, double>> blocks;
+      if (job.kv_broadcast) {
+        // Owners read and multicast; reads of different owners overlap, so only slots limit it.
+        for (const KvShard& s : job.shards)
+          for (int f = 0; f < s.tokens; f += kv_tile) {
+            const int n = std::min(kv_tile, s.tokens - f);
+            blocks.push_back({m.comp_ns(R, n, d), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
+          }
+      } else {
+        for (const KvSegment& s : pe_segments(job, p))
+          for (int f = 0; f < s.count; f += kv_tile) {
+            const int n = std::min(kv_tile, s.count - f);
+            const uint64_t b = 2 * uint64_t(n) * row;
+            blocks.push_back({m.comp_ns(R, n, d), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+          }
+      }
+      double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
+      for (const auto& [comp_b, dma_b] : blocks) {
+        auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+        const double ds = job.kv_broadcast ? *slot : std::max(x.dma, *slot);
+        const double de = ds + dma_b;
+        x.dma = std::max(x.dma, de);
+        c = std::max(c, de) + comp_b;
+        *slot = c;
+        x.gemm += comp_b;
+        last_comp = comp_b;
+      }
+      // An owner's slice also serves remote readers (B2): it cannot finish before its load.
+      local_end[p] = std::max({c, dma_start + slice_load[size_t(p)] + last_comp,
+                               dma_start + port_ns[size_t(p / per_cube)] + last_comp});
+    }
+    // Send states over the CUBE bus, merge in the reducer (first arrival free).
+    const uint64_t sbytes = AttnState::wire_bytes(R, d);
+    const double bus = double(ceil_div(sbytes, uint64_t(hw.cube.reducer.bus_bytes_per_cycle))) * m.cyc;
+    const double merge = m.merge_ns(R, d);
+    for (int c : tcubes) {
+      std::vector<std::pair<double, int>> order;
+      for (int p : tpes)
+        if (p / per_cube == c) order.push_back({local_end[p], p});
+      std::sort(order.begin(), order.end());
+      bool first = true;
+      double done = 0;
+      for (auto [end, p] : order) {
+        const double sent = std::max(end, bus_free[size_t(c)]) + bus;
+        bus_free[size_t(c)] = sent;
+        pe[size_t(p)].free = sent;
+        if (first) {
+          done = std::max(sent, red_free[size_t(c)]);
+          first = false;
+        } else {
+          done = std::max({sent, done, red_free[size_t(c)]}) + merge;
+        }
+      }
+      red_free[size_t(c)] = done;
+      cube_done[size_t(c)] = done;
+    }
+    // Inter-CUBE tree over the participating CUBEs (hw/link's shape), root normalises, O to host.
+    const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
+    std::vector<double> ready(tcubes.size(), 0);
+    for (size_t i = 0; i < tcubes.size(); ++i) ready[i] = cube_done[size_t(tcubes[i])];
+    // Children have larger indices than their parents in every shape: fold from the back.
+    for (size_t i = tcubes.size(); i-- > 1;) {
+      const int up = shape[i];
+      const int c = tcubes[i];
+      const double sent = std::max(ready[i], link_free[size_t(c)]) + ns_of(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
+      link_free[size_t(c)] = sent;
+      ready[size_t(up)] = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns) + merge;
+    }
+    const double done = ready[0] + double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc +
+                        m.noc.time_ns(uint64_t(R) * uint64_t(d) * 4);
+    if (done > crit_end) {
+      crit_end = done;
+      crit_pe = tpes.back();
+      crit_local_end = local_end[crit_pe];
+      for (int p : tpes)
+        if (local_end[p] >= crit_local_end) crit_local_end = local_end[p], crit_pe = p;
+    }
+  }
+  const PeTrack& x = pe[size_t(crit_pe)];
+  res.end = crit_end;
+  PolicyEstimate& e = res.parts;
+  e.q_ns = std::max(0.0, x.first_q);
+  e.gemm_ns = x.gemm;
+  // Only the part of the remap beyond Q delivery is on the critical path.
+  e.remap_ns = job.remap ? std::max(0.0, dma_start - e.q_ns) : 0.0;
+  e.reduce_ns = crit_end - crit_local_end;
+  // KV transfer (and waits between tiles) not hidden behind the PE's compute.
+  e.kv_ns = std::max(0.0, crit_local_end - (e.q_ns + e.remap_ns) - x.gemm);
+  e.other_ns = crit_end - (e.q_ns + e.remap_ns + e.gemm_ns + e.kv_ns + e.reduce_ns);
+  e.total_ns = crit_end;
+  return res;
+}
+
+}  // namespace
+
+PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p) {
+  const Model m(hw);
+  std::vector<double> host_free(1, 0.0);
+  PolicyEstimate best;
+  best.policy = p;
+  // Jobs' tiles share the host link in the Q source's round-robin order; approximating it
+  // job by job keeps the estimate simple (the heads of a GQA step are alike).
+  double end = -1;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free);
+    if (r.end > end) {
+      end = r.end;
+      best = r.parts;
+      best.policy = p;
+    }
+  }
+  return best;
+}
+
+PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw, const std::string& requested) {
+  PolicyDecision d;
+  d.automatic = requested == "auto";
+  const Policy want = d.automatic ? Policy::A : parse_policy(requested);
+  double best = std::numeric_limits<double>::infinity();
+  for (Policy p : all_policies()) {
+    try {
+      d.estimates.push_back(estimate_policy(apply_decision(a_jobs, hw, [&] {
+                                              PolicyDecision x;
+                                              x.chosen = p;
+                                              return x;
+                                            }()),
+                                            hw, p));
+    } catch (const InputError& e) {
+      if (!d.automatic && p == want) throw;
+      d.unavailable.push_back(policy_name(p) + ": " + e.what());
+    }
+  }
+  if (d.automatic) {
+    // Lowest estimate; estimates within 0.1% are a tie, broken towards the policy that moves
+    // less KV per step and keeps less extra state: A, B4, B3, B2, B1, B5.
+    for (const auto& e : d.estimates) best = std::min(best, e.total_ns);
+    static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
+    for (Policy p : preference) {
+      auto it = std::find_if(d.estimates.begin(), d.estimates.end(), [&](const PolicyEstimate& e) { return e.policy == p; });
+      if (it != d.estimates.end() && it->total_ns <= best * 1.001) {
+        d.chosen = p;
+        break;
+      }
+    }
+  }
+  if (!d.automatic) d.chosen = want;
+  return d;
+}
+
+std::vector<AttentionJob> apply_decision(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw,
+                                         const PolicyDecision& d) {
+  std::vector<AttentionJob> out;
+  for (const AttentionJob& j : a_jobs) out.push_back(apply_policy(j, hw, d.chosen));
+  return out;
+}
+
+}  // namespace ahbm

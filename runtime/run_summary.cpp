@@ -1,0 +1,235 @@
+#include "runtime/run_summary.h"
+
+#include <algorithm>
+#include <map>
+
+#include "hw/pe/engines.h"
+
+namespace ahbm {
+
+namespace {
+
+double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+
+// GEMM engine use for the whole fan-out batch on one PE vs one run per agent (note §2.5/§3.6):
+// the stacked Q_combined fills the engine's tile rows that per-agent runs leave padded.
+Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
+  const auto& g = hw.pe.gemm;
+  const uint64_t d = uint64_t(sc.model.head_dim), n = uint64_t(kv_tokens_per_pe), qpk = uint64_t(sc.model.q_per_kv());
+  auto per_pe = [&](uint64_t rows) { return gemm_cycles(g, rows, n, d) + gemm_cycles(g, rows, d, n); };
+  auto tiles = [&](uint64_t rows) { return gemm_tiles(g, rows, n, d) + gemm_tiles(g, rows, d, n); };
+  const uint64_t rows = uint64_t(sc.total_rows()) * qpk;
+  uint64_t sep_cycles = 0, sep_tiles = 0;
+  for (const auto& a : sc.agents)
+    sep_cycles += per_pe(uint64_t(a.new_tokens) * qpk), sep_tiles += tiles(uint64_t(a.new_tokens) * qpk);
+  const double macs = 2.0 * double(rows) * double(n) * double(d);
+  const double tile_macs = double(g.tile_m) * g.tile_n * g.tile_k;
+  const uint64_t b_cycles = per_pe(rows), b_tiles = tiles(rows);
+  return Json{{"tile_shape", {g.tile_m, g.tile_n, g.tile_k}},
+              {"kv_tokens_per_pe", kv_tokens_per_pe},
+              {"batched", {{"rows", rows}, {"cycles_per_pe", b_cycles}, {"tiles", b_tiles},
+                           {"utilization", b_tiles ? macs / (double(b_tiles) * tile_macs) : 0.0}}},
+              {"per_agent_runs", {{"runs", sc.agents.size()}, {"cycles_per_pe", sep_cycles}, {"tiles", sep_tiles},
+                                  {"utilization", sep_tiles ? macs / (double(sep_tiles) * tile_macs) : 0.0}}},
+              {"speedup", b_cycles ? double(sep_cycles) / double(b_cycles) : 0.0}};
+}
+
+Json kv_json(const Scenario& sc, const KvReport& kv) {
+  const auto bytes = [&](int64_t pages) { return uint64_t(pages) * kv.model_page_bytes; };
+  const int64_t peak_pe = kv.peak_per_pe.empty() ? 0 : *std::max_element(kv.peak_per_pe.begin(), kv.peak_per_pe.end());
+  return Json{
+      {"page_tokens", sc.kv.page_tokens},
+      {"prefix_placement", placement_name(sc.kv.prefix_placement)},
+      {"private_placement", sc.kv.private_placement},
+      {"page_slot_bytes", kv.slot_bytes},
+      {"page_bytes_model", kv.model_page_bytes},
+      {"pages_per_pe_capacity", kv.pages_per_pe},
+      {"pages_allocated", kv.allocations},
+      {"pages_freed", kv.frees},
+      {"cow_copies", kv.cow_copies},
+      {"pages_in_use_end", kv.in_use_end},
+      {"peak_pages", kv.peak},
+      {"peak_bytes", bytes(kv.peak)},
+      {"peak_pages_per_pe", kv.peak_per_pe},
+      {"peak_pages_on_one_pe", peak_pe},
+      {"at_peak", {{"pages", kv.at_peak.in_use},
+                   {"shared_pages", kv.at_peak.shared},
+                   {"private_pages", kv.at_peak.priv},
+                   {"shared_bytes", bytes(kv.at_peak.shared)},
+                   {"private_bytes", bytes(kv.at_peak.priv)},
+                   {"bytes_saved_by_sharing", bytes(kv.at_peak.saved)}}},
+      {"no_sharing_baseline", {{"peak_pages", kv.no_sharing_peak},
+                               {"peak_bytes", bytes(kv.no_sharing_peak)},
+                               {"peak_pages_on_one_pe", kv.no_sharing_peak_pe_max},
+                               {"fits", kv.no_sharing_peak_pe_max <= kv.pages_per_pe}}},
+      {"bytes_saved_by_sharing", bytes(kv.no_sharing_peak) - bytes(std::min(kv.peak, kv.no_sharing_peak))},
+      {"note", "bytes cover every layer and KV head of the model; pages and pools are per PE of one KV-head group "
+               "(every group holds the same layout for the heads it serves)"},
+  };
+}
+
+}  // namespace
+
+Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
+                   const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run) {
+  const StepRecord* fan = nullptr;
+  for (const auto& s : steps)
+    if (s.phase == "fanout") fan = &s;
+
+  // Phases: extent, rows, traffic, and each agent's completion within the phase.
+  Json phases = Json::object();
+  Json steps_j = Json::array();
+  std::map<std::string, Json> agents;
+  NumericCheck datapath;
+  std::optional<NumericCheck> storage;
+  bool checked = false, unbatched_identical = true;
+  double unbatched_total = 0, unbatched_diff = 0;
+  uint64_t macs_expected = 0, macs_simulated = 0;
+  for (const StepRecord& s : steps) {
+    Json& ph = phases[s.phase];
+    if (ph.is_null())
+      ph = {{"start_ns", s.start_ns}, {"steps", 0}, {"rows_per_kv_head", 0}, {"jobs", 0}, {"hbm_bytes_read", 0},
+            {"agents", Json::object()}};
+    ph["end_ns"] = s.start_ns + s.ns;
+    ph["ns"] = s.start_ns + s.ns - ph["start_ns"].get<double>();
+    ph["steps"] = ph["steps"].get<int>() + 1;
+    ph["rows_per_kv_head"] = ph["rows_per_kv_head"].get<int>() + s.rows_per_kv_head;
+    ph["jobs"] = ph["jobs"].get<int>() + s.jobs;
+    ph["hbm_bytes_read"] = ph["hbm_bytes_read"].get<uint64_t>() + s.hbm_bytes;
+    ph["kv_pages_in_use"] = s.kv.in_use;
+    if (s.unbatched_ns) ph["unbatched_ns"] = ph.value("unbatched_ns", 0.0) + *s.unbatched_ns;
+    for (size_t a = 0; a < s.agents.size(); ++a) {
+      Json& aj = ph["agents"][s.agents[a]];
+      if (aj.is_null()) aj = {{"tokens", 0}, {"steps", 0}};
+      aj["tokens"] = aj["tokens"].get<int>() + s.agent_tokens[a];
+      aj["steps"] = aj["steps"].get<int>() + 1;
+      aj["done_ns"] = s.start_ns + s.agent_done_ns[a];
+      aj["latency_ns"] = s.start_ns + s.agent_done_ns[a] - ph["start_ns"].get<double>();
+    }
+    Json sj = {{"label", s.label}, {"phase", s.phase}, {"start_ns", s.start_ns}, {"ns", s.ns},
+               {"rows_per_kv_head", s.rows_per_kv_head}, {"agents", s.agents.size()}, {"jobs", s.jobs},
+               {"kv_tokens_per_kv_head", s.kv_tokens_per_job.empty() ? 0 : s.kv_tokens_per_job[0]},
+               {"max_shard_tokens", s.max_shard_tokens}, {"hbm_bytes_read", s.hbm_bytes},
+               {"dma_busy_max_pe_ns", s.dma_busy_max_ns}, {"kv_pages_in_use", s.kv.in_use}};
+    if (s.checked) sj["max_abs_err"] = s.datapath.max_abs_err;
+    if (s.storage) sj["max_abs_err_vs_unrounded"] = s.storage->max_abs_err;
+    if (s.unbatched_ns) sj["unbatched_ns"] = *s.unbatched_ns;
+    steps_j.push_back(sj);
+    if (s.checked) {
+      checked = true;
+      datapath.max_abs_err = std::max(datapath.max_abs_err, s.datapath.max_abs_err);
+      datapath.max_rel_err = std::max(datapath.max_rel_err, s.datapath.max_rel_err);
+      datapath.ref_max_abs = std::max(datapath.ref_max_abs, s.datapath.ref_max_abs);
+    }
+    if (s.storage) {
+      if (!storage) storage = NumericCheck{};
+      storage->max_abs_err = std::max(storage->max_abs_err, s.storage->max_abs_err);
+      storage->max_rel_err = std::max(storage->max_rel_err, s.storage->max_rel_err);
+      storage->ref_max_abs = std::max(storage->ref_max_abs, s.storage->ref_max_abs);
+    }
+    if (s.unbatched_ns) {
+      unbatched_total += *s.unbatched_ns;
+      unbatched_diff = std::max(unbatched_diff, s.unbatched_max_abs_diff);
+      unbatched_identical = unbatched_identical && s.unbatched_identical;
+    }
+    macs_expected += s.macs_expected;
+    macs_simulated += s.macs_simulated;
+  }
+
+  // Per agent: the fan-out rows and latency (as before), plus decode progress.
+  Json agents_j = Json::object();
+  const int qpk = sc.model.q_per_kv();
+  for (const auto& a : sc.agents) {
+    Json aj = {{"rows", a.new_tokens * qpk}, {"new_tokens", a.new_tokens}};
+    if (fan)
+      for (size_t i = 0; i < fan->agents.size(); ++i)
+        if (fan->agents[i] == a.name) aj["latency_ns"] = fan->agent_done_ns[i];
+    if (phases.contains("decode") && phases["decode"]["agents"].contains(a.name)) {
+      aj["decoded_tokens"] = phases["decode"]["agents"][a.name]["tokens"];
+      aj["decode_done_ns"] = phases["decode"]["agents"][a.name]["done_ns"];
+    }
+    agents_j[a.name] = aj;
+  }
+
+  // Busy time per component and activity from the hardware spans.
+  const SpanRecorder& spans = *run.sim.spans;
+  std::map<std::string, std::map<std::string, double>> busy;
+  std::map<std::string, double> by_activity;
+  for (const Span& s : spans.spans()) {
+    const std::string& comp = spans.name(s.component);
+    if (comp.rfind("agent.", 0) == 0 || comp.rfind("runtime.", 0) == 0) continue;
+    const double d = ns(s.end) - ns(s.start);
+    busy[comp][spans.name(s.activity)] += d;
+    by_activity[spans.name(s.activity)] += d;
+  }
+
+  Json numerics = {{"checked", checked}};
+  if (checked) {
+    numerics = {{"checked", true},
+                {"reference", "float64, two-pass softmax over all keys, on the stored (storage-type) tensors"},
+                {"max_abs_err", datapath.max_abs_err},
+                {"max_rel_err", datapath.max_rel_err},
+                {"ref_max_abs", datapath.ref_max_abs},
+                {"tolerance_abs", opt.tolerance},
+                {"dtype", dtype_name(sc.model.dtype)}};
+    bool pass = datapath.max_abs_err <= opt.tolerance;
+    if (storage) {
+      const double tol = storage_tolerance(sc.model.dtype);
+      numerics["storage"] = {{"reference", "float64 on Q, K, V before rounding to the storage type"},
+                             {"max_abs_err", storage->max_abs_err},
+                             {"max_rel_err", storage->max_rel_err},
+                             {"tolerance_abs", tol},
+                             {"pass", storage->max_abs_err <= tol}};
+      pass = pass && storage->max_abs_err <= tol;
+    }
+    numerics["pass"] = pass;
+  }
+
+  const double total = run.sim.end_ns;
+  Json baselines = Json::object();
+  if (opt.compare_unbatched) {
+    baselines["unbatched"] = {{"what", "every step re-run one agent at a time (each branch attends separately, agents in turn)"},
+                              {"total_ns", unbatched_total},
+                              {"batched_total_ns", total},
+                              {"speedup", total > 0 ? unbatched_total / total : 0.0}};
+    if (checked)
+      baselines["unbatched"].update({{"max_abs_diff_vs_batched", unbatched_diff}, {"identical_o", unbatched_identical}});
+  }
+
+  const AttentionJob* fj = run.plan.jobs.empty() ? nullptr : &run.plan.jobs[0];
+  const int rounds = (sc.model.num_kv_heads + hw.groups - 1) / hw.groups;
+  return Json{
+      {"scenario", sc.name},
+      {"seed", seed},
+      {"policy", fan ? fan->policy : Json()},
+      {"total_ns", total},
+      {"rows", fan ? fan->rows_per_kv_head : 0},
+      {"q_tiles", fj ? fj->tiles.size() : 0},
+      {"q_tile_rows", fj && !fj->tiles.empty() ? fj->tiles[0].rows() : 0},
+      {"model", {{"num_q_heads", sc.model.num_q_heads}, {"num_kv_heads", sc.model.num_kv_heads},
+                 {"q_heads_per_kv_head", qpk}, {"head_dim", sc.model.head_dim}, {"layers", sc.model.layers},
+                 {"kv_head_groups", hw.groups}, {"groups_used", std::min(hw.groups, sc.model.num_kv_heads)},
+                 {"time_multiplexed_rounds", rounds},
+                 {"attention_ns_all_layers", total * sc.model.layers},
+                 {"note", "one layer is simulated; attention_ns_all_layers = layers x total_ns (attention only)"}}},
+      {"precision", {{"dtype", dtype_name(sc.model.dtype)}, {"bytes_per_element", dtype_bytes(sc.model.dtype)},
+                     {"accumulation", "fp32"}, {"softmax_state", "fp32"}, {"output", "fp32"}}},
+      {"phases", phases},
+      {"steps", steps_j},
+      {"agents", agents_j},
+      {"kv", kv_json(sc, kv)},
+      {"arithmetic", {{"macs_expected", macs_expected}, {"macs_simulated", macs_simulated},
+                      {"unchanged", macs_expected == macs_simulated},
+                      {"note", "2 x rows x KV tokens x head_dim summed over every job; Q tiling must not change it"}}},
+      {"baselines", baselines},
+      {"busy_ns_by_activity", by_activity},
+      {"busy_ns_by_component", busy},
+      {"gemm_batching", gemm_batching(hw, sc, fan ? fan->max_shard_tokens : 0)},
+      {"numerics", numerics},
+      {"stats", run.sim.stats},
+      {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
+                  {"scenario_file", opt.scenario_file}}},
+  };
+}
+
+}  // namespace ahbm

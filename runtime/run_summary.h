@@ -1,0 +1,25 @@
+#pragma once
+// Assembles summary.json from the records of every step (docs/scenarios.md lists the fields).
+#include <vector>
+
+#include "runtime/driver.h"
+#include "runtime/step_runner.h"
+
+namespace ahbm {
+
+// Page statistics of the run and of the no-sharing baseline (prefix copied per branch).
+struct KvReport {
+  uint64_t slot_bytes = 0;     // one page slot on one PE: all layers, the group's KV heads
+  uint64_t model_page_bytes = 0;  // one page of the model: all layers, all KV heads
+  int64_t pages_per_pe = 0;
+  int64_t allocations = 0, frees = 0, cow_copies = 0, peak = 0, in_use_end = 0;
+  std::vector<int64_t> peak_per_pe;
+  KvSnapshot at_peak;          // the step boundary with the most pages in use
+  int64_t no_sharing_peak = 0;
+  int64_t no_sharing_peak_pe_max = 0;
+};
+
+Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
+                   const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run);
+
+}  // namespace ahbm

@@ -1,0 +1,120 @@
+// Every attention policy (A, B1..B5) runs its own dataflow on the hardware model and must give
+// the same O as the float64 reference: on the note's default scenario and on a GQA-like step
+// (two KV heads on two groups at once, agents with private masked KV tokens), and the B
+// variants must really move (or not move) KV the way they claim.
+#include <gtest/gtest.h>
+
+#include "hw/chip/simulate.h"
+#include "hw/common/error.h"
+#include "runtime/planner.h"
+#include "runtime/policy/apply_policy.h"
+#include "runtime/reference.h"
+#include "runtime/scenario.h"
+#include "test_support.h"
+
+using namespace ahbm;
+
+namespace {
+
+double max_err_vs_reference(const AttentionJob& job, const MatrixRM& o) {
+  std::vector<float> k, v;
+  std::vector<KvInfo> info;
+  for (const KvShard& s : job.shards) {
+    k.insert(k.end(), s.k.begin(), s.k.end());
+    v.insert(v.end(), s.v.begin(), s.v.end());
+    info.insert(info.end(), s.info.begin(), s.info.end());
+  }
+  const Eigen::MatrixXd ref =
+      reference_attention(job.q, job.rows, k, v, info, job.head_dim, 1.0 / std::sqrt(double(job.head_dim)));
+  return compare_to_reference(o, ref).max_abs_err;
+}
+
+// Two KV heads (groups), 3 agents, with a private suffix per agent placed on the last PEs, so
+// the mask really removes keys.
+std::vector<AttentionJob> gqa_jobs(const HwConfig& hw) {
+  std::vector<AttentionJob> jobs;
+  for (int g = 0; g < 2; ++g) {
+    AttentionJob j = test::random_job(hw, 48, 40 * hw.pes_per_group(), 64, 11u + unsigned(g));
+    j.group = g;
+    j.agents = {"a", "b", "c"};
+    for (int r = 0; r < j.row_count(); ++r) j.rows[size_t(r)].agent = r % 3;
+    int n = 0;
+    for (KvShard& s : j.shards)
+      for (KvInfo& i : s.info)
+        if (++n % 7 == 0) i.owner = n % 3;  // private to one agent
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+class PolicyNumerics : public ::testing::TestWithParam<Policy> {};
+
+TEST_P(PolicyNumerics, DefaultScenarioMatchesFloat64) {
+  const Scenario sc = load_scenario(test::source_path("traces/fanout_8x20.json"));
+  const HwConfig hw;
+  const Plan plan = plan_fanout(sc, hw, sc.seed, true);
+  ASSERT_EQ(plan.jobs.size(), 1u);
+  const AttentionJob job = apply_policy(plan.jobs[0], hw, GetParam());
+  const SimResult r = simulate(hw, {job});
+  EXPECT_LE(max_err_vs_reference(job, r.outputs[0]), 1e-5) << policy_name(GetParam());
+  EXPECT_GT(r.end_ns, 0.0);
+}
+
+TEST_P(PolicyNumerics, GqaTwoGroupsWithPrivateKeysMatchesFloat64) {
+  HwConfig hw;
+  hw.groups = 2;
+  std::vector<AttentionJob> jobs;
+  for (const AttentionJob& j : gqa_jobs(hw)) jobs.push_back(apply_policy(j, hw, GetParam()));
+  const SimResult r = simulate(hw, jobs);
+  ASSERT_EQ(r.outputs.size(), 2u);
+  for (size_t i = 0; i < jobs.size(); ++i)
+    EXPECT_LE(max_err_vs_reference(jobs[i], r.outputs[i]), 1e-5) << policy_name(GetParam()) << " head " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PolicyNumerics, ::testing::ValuesIn(all_policies()),
+                         [](const auto& info) { return policy_name(info.param); });
+
+// The traffic each variant claims: A/B3/B4 move no KV between PEs, B2 reads 3/4 of the KV
+// remotely per Q group, B1 copies it once before the step, B5 broadcasts each block once.
+TEST(PolicyTraffic, EachVariantMovesTheKvItClaims) {
+  const HwConfig hw;
+  const AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 32, 5);
+  const uint64_t kv_bytes = 2ull * 64 * hw.pes_per_group() * 32 * 4;  // K and V of the whole sequence
+  auto stats = [&](Policy p) { return simulate(hw, {apply_policy(a, hw, p)}).stats["groups"][0]; };
+  auto sum_pe = [](const Json& g, const char* key) {
+    uint64_t s = 0;
+    for (const auto& c : g["cubes"])
+      for (const auto& pe : c["pes"]) s += pe[key].get<uint64_t>();
+    return s;
+  };
+  for (Policy p : {Policy::A, Policy::B3, Policy::B4}) {
+    const Json g = stats(p);
+    EXPECT_EQ(sum_pe(g, "remote_kv_bytes"), 0u) << policy_name(p);
+    EXPECT_EQ(g["remap_bytes"].get<uint64_t>(), 0u) << policy_name(p);
+    EXPECT_EQ(g["broadcast_bytes"].get<uint64_t>(), 0u) << policy_name(p);
+  }
+  // B2: 4 Q groups (one per CUBE), each reads the 3/4 of the sequence its CUBE does not own.
+  EXPECT_EQ(sum_pe(stats(Policy::B2), "remote_kv_bytes"), 4 * kv_bytes * 3 / 4);
+  // B1: every shard copied to the 3 other CUBEs in one multicast each: 1x the KV on the NoC,
+  // 3x written into HBM slices.
+  const Json b1 = stats(Policy::B1);
+  EXPECT_EQ(b1["remap_bytes"].get<uint64_t>(), kv_bytes);
+  EXPECT_EQ(sum_pe(b1, "hbm_bytes_written"), 3 * kv_bytes);
+  // B5: one pass (64 rows over 32 PEs), each block broadcast once.
+  EXPECT_EQ(stats(Policy::B5)["broadcast_bytes"].get<uint64_t>(), kv_bytes);
+}
+
+TEST(PolicyTraffic, ReplicationBeyondHbmCapacityIsAClearError) {
+  HwConfig hw;
+  hw.pe.hbm.capacity_bytes = 3 * 2 * 64 * 32 * 4;  // room for three shards' K and V, not four
+  const AttentionJob a = test::random_job(hw, 16, 64 * hw.pes_per_group(), 32, 5);
+  try {
+    apply_policy(a, hw, Policy::B3);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pe.hbm.capacity_bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(apply_policy(a, hw, Policy::B2));  // remote reads need no extra capacity
+}
