@@ -127,7 +127,12 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
     w.waits = &shared.waits;
     w.guard = &shared.guard;
     if (opt.progress) w.on_slice = progress_reporter(chip, shared, opt.progress);
-    run_with_watchdog(w);
+    try {
+      run_with_watchdog(w);
+    } catch (...) {
+      unwind_threads();  // a stalled run leaves threads suspended with buffers on their stacks
+      throw;
+    }
     r.outputs = std::move(chip.host->outputs);
     for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
       const double t = chip.host->tile_done[gt].to_seconds() * 1e9;
@@ -136,6 +141,7 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
       r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
     }
     r.stats = chip.stats();
+    unwind_threads();  // idle loops are still suspended: free what their stacks hold
   }
   return r;
 }

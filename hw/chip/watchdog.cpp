@@ -8,35 +8,14 @@
 #include <sstream>
 
 #include "hw/common/error.h"
+#include "hw/common/sim_context.h"
 #include "hw/common/span_recorder.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <pthread.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace ahbm {
 
 namespace {
 
-// SystemC's coroutines tell AddressSanitizer about each stack switch, but announce the main
-// coroutine's stack as empty when they switch back to it. ASan then cannot unpoison the real
-// stack when an exception is thrown after sc_start returns, and reports a false
-// stack-buffer-overflow (google/sanitizers#189). Announcing the main thread's real stack
-// again after each sc_start avoids that; it compiles to nothing without ASan.
-void reannounce_main_stack_to_asan() {
-#if defined(__SANITIZE_ADDRESS__)
-  pthread_attr_t attr;
-  void* bottom = nullptr;
-  size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-  pthread_attr_getstack(&attr, &bottom, &size);
-  pthread_attr_destroy(&attr);
-  void* fake_stack = nullptr;
-  __sanitizer_start_switch_fiber(&fake_stack, bottom, size);
-  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
-#endif
-}
 
 std::string now_ns() {
   char buf[64];
@@ -142,7 +121,7 @@ void run_with_watchdog(const WatchdogSetup& w) {
   const sc_time window(w.window_ns, sc_core::SC_NS);
   sc_time step(1000, sc_core::SC_NS);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and run time 0: events become pending
-  reannounce_main_stack_to_asan();
+  resync_sanitizer_stack();
   uint64_t window_progress = w.progress();
   auto window_deltas = sc_core::sc_delta_count();
   sc_time window_end = sc_core::sc_time_stamp() + window;
@@ -176,7 +155,7 @@ void run_with_watchdog(const WatchdogSetup& w) {
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       step = step * std::clamp(0.05 / std::max(wall, 1e-4), 0.5, 4.0);
     }
-    reannounce_main_stack_to_asan();
+    resync_sanitizer_stack();
   }
 }
 

@@ -245,6 +245,7 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     }
     if (counted) res.avg_link_utilisation = sum / counted;
     res.noc_stats = noc->stats();
+    unwind_threads();  // the traffic generators are still suspended: free what their stacks hold
   }
   return res;
 }

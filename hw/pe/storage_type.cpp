@@ -38,7 +38,7 @@ float round_to(DType t, float x) {
 
 void encode(DType t, const float* in, uint64_t n, unsigned char* out) {
   if (t == DType::fp32) {
-    std::memcpy(out, in, n * 4);
+    if (n) std::memcpy(out, in, n * 4);  // an empty shard has null pointers: memcpy(nullptr) is UB
     return;
   }
   for (uint64_t i = 0; i < n; ++i) {
@@ -51,7 +51,7 @@ void encode(DType t, const float* in, uint64_t n, unsigned char* out) {
 
 void decode(DType t, const unsigned char* in, uint64_t n, float* out) {
   if (t == DType::fp32) {
-    std::memcpy(out, in, n * 4);
+    if (n) std::memcpy(out, in, n * 4);  // an empty shard has null pointers: memcpy(nullptr) is UB
     return;
   }
   for (uint64_t i = 0; i < n; ++i) {

@@ -89,6 +89,7 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
     r.arrivals = h.arrivals;
     r.stats = noc->stats();
     r.flit_bytes = noc->flit_bytes();
+    unwind_threads();  // free what suspended threads hold before their modules go
   }
   return r;
 }
