@@ -10,6 +10,7 @@
 #include "hw/common/span_recorder.h"
 #include "hw/common/timing.h"
 #include "hw/common/trace_sink.h"
+#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -36,6 +37,7 @@ struct SimShared {
   int none_agent = 0;  // interned "-" for spans that belong to no agent
   WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
   NumericGuard guard;  // first NaN/Inf in the datapath
+  TileScratch scratch;  // the PEs' per-KV-tile arithmetic (engines.h)
 
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,

@@ -66,4 +66,13 @@ struct BlockScratch {
 };
 void block_state_into(const MatrixRM& scores, const ConstMapRM& v, AttnState& out, BlockScratch& scratch);
 
+// Host memory for the arithmetic of one KV tile: K/V widened to fp32 (fp16/bf16 storage), the
+// score block, the softmax temporaries and the tile's state. One per simulation, shared by all
+// PEs: SystemC runs one process at a time and a PE uses it between two waits, never across one.
+struct TileScratch {
+  MatrixRM k, v, s;
+  BlockScratch block;
+  AttnState state;
+};
+
 }  // namespace ahbm

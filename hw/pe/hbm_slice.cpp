@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "hw/common/timing.h"
 
@@ -10,20 +12,54 @@ namespace ahbm {
 HbmSlice::HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg)
     : sc_core::sc_module(name), socket("socket"), cfg_(cfg) {
   socket.register_b_transport(this, &HbmSlice::b_transport);
+  socket.register_get_direct_mem_ptr(this, &HbmSlice::get_direct_mem_ptr);
+}
+
+HbmSlice::Extent& HbmSlice::place(uint64_t addr, uint64_t len) {
+  auto next = extents_.lower_bound(addr);
+  if (next != extents_.end() && next->first == addr && next->second.len == len) return next->second;
+  const bool overlaps_next = next != extents_.end() && next->first < addr + len;
+  const bool overlaps_prev = next != extents_.begin() && std::prev(next)->first + std::prev(next)->second.len > addr;
+  if (overlaps_next || overlaps_prev)
+    SC_REPORT_FATAL("ahbm/hbm", ("overlapping placement at byte " + std::to_string(addr) + " of " + name()).c_str());
+  Extent& e = extents_[addr];
+  e.len = len;
+  return e;
 }
 
 void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count, DType t) {
-  const uint64_t end = addr + count * dtype_bytes(t);
-  if (storage_.size() < end) storage_.resize(end);
-  encode(t, words, count, storage_.data() + addr);
+  const uint64_t len = count * dtype_bytes(t);
+  if (len == 0) return;
+  Extent& e = place(addr, len);
+  if (t == DType::fp32) {
+    e.owned.clear();
+    e.bytes = reinterpret_cast<const unsigned char*>(words);
+    return;
+  }
+  e.owned.resize(len);
+  encode(t, words, count, e.owned.data());
+  e.bytes = e.owned.data();
+}
+
+bool HbmSlice::copy_out(uint64_t addr, unsigned char* dst, uint64_t len) const {
+  auto it = extents_.upper_bound(addr);
+  if (it == extents_.begin()) return len == 0;
+  --it;
+  while (len > 0) {
+    if (it == extents_.end() || it->first > addr || it->first + it->second.len <= addr) return false;
+    const uint64_t off = addr - it->first, n = std::min(len, it->second.len - off);
+    std::memcpy(dst, it->second.bytes + off, n);
+    dst += n;
+    addr += n;
+    len -= n;
+    ++it;
+  }
+  return true;
 }
 
 bool HbmSlice::read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc_time& delay) {
   // A null data pointer is a timing-only burst: charge the time, move no values.
-  if (dst) {
-    if (addr + len > storage_.size()) return false;
-    std::memcpy(dst, storage_.data() + addr, len);
-  }
+  if (dst && !copy_out(addr, dst, len)) return false;
   const sc_core::sc_time request = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time start = std::max(request, free_at_);
   free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
@@ -34,9 +70,10 @@ bool HbmSlice::read(uint64_t addr, unsigned char* dst, uint64_t len, sc_core::sc
 }
 
 sc_core::sc_time HbmSlice::write(uint64_t addr, const unsigned char* bytes, uint64_t len) {
-  if (bytes) {
-    if (storage_.size() < addr + len) storage_.resize(addr + len);
-    std::memcpy(storage_.data() + addr, bytes, len);
+  if (bytes && len > 0) {
+    Extent& e = place(addr, len);
+    e.owned.assign(bytes, bytes + len);
+    e.bytes = e.owned.data();
   }
   const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), free_at_);
   free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
@@ -51,6 +88,22 @@ void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   }
   const bool ok = read(trans.get_address(), trans.get_data_ptr(), trans.get_data_length(), delay);
   trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+bool HbmSlice::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+  // Read-only DMI over the extent holding the address: the initiator still books every burst
+  // through b_transport (timing), and uses the stored bytes in place instead of a copy.
+  const uint64_t addr = trans.get_address();
+  auto it = extents_.upper_bound(addr);
+  if (trans.get_command() != tlm::TLM_READ_COMMAND || it == extents_.begin()) return false;
+  --it;
+  if (addr >= it->first + it->second.len) return false;
+  dmi.set_dmi_ptr(const_cast<unsigned char*>(it->second.bytes));  // read access only is granted
+  dmi.set_start_address(it->first);
+  dmi.set_end_address(it->first + it->second.len - 1);
+  dmi.allow_read();
+  dmi.set_read_latency(sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS));
+  return true;
 }
 
 }  // namespace ahbm

@@ -23,13 +23,9 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
       dma_component_(sh.spans.intern(path + ".dma")) {
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
-  int max_d = 0;
-  bool values = false;
   for (size_t j = 0; j < sh.jobs.size(); ++j) {
     const AttentionJob& job = sh.jobs[j];
     if (job.group != group) continue;
-    max_d = std::max(max_d, job.head_dim);
-    values = values || job.values;
     if (job.remap && size_t(pe_) < job.replicas.size())
       for (const KvReplica& r : job.replicas[size_t(pe_)])
         remap_expected_[int(j)] += 2 * uint64_t(r.count) * kv_row_bytes(job);
@@ -40,10 +36,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
   }
   const int nslots = sh.cfg.pe.dma.buffers;
   slots_.resize(size_t(nslots));
-  for (int s = 0; s < nslots; ++s) {
-    if (values) slots_[size_t(s)].resize(size_t(2) * size_t(sh.cfg.pe.dma.kv_tile_tokens) * size_t(max_d) * 4);
-    free_slots_.push(s);
-  }
+  for (int s = 0; s < nslots; ++s) free_slots_.push(s);
   sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
@@ -61,9 +54,29 @@ void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t,
   if (account) *account += sc_core::sc_time_stamp() - start;
 }
 
+unsigned char* Pe::own_slot(int slot, const AttentionJob& job) {
+  Slot& s = slots_[size_t(slot)];
+  const size_t half = size_t(sh_.cfg.pe.dma.kv_tile_tokens) * size_t(kv_row_bytes(job));
+  if (s.owned.size() < 2 * half) s.owned.resize(2 * half);
+  s.k = s.owned.data();
+  s.v = s.owned.data() + half;
+  return s.owned.data();
+}
+
+const unsigned char* Pe::direct_read(tlm::tlm_generic_payload& trans, uint64_t len) {
+  tlm::tlm_dmi dmi;
+  if (!hbm->get_direct_mem_ptr(trans, dmi) || !dmi.is_read_allowed()) return nullptr;
+  const uint64_t addr = trans.get_address();
+  if (addr < dmi.get_start_address() || addr + len - 1 > dmi.get_end_address()) return nullptr;
+  return dmi.get_dmi_ptr() + (addr - dmi.get_start_address());
+}
+
 void Pe::fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job) {
-  unsigned char* buf = slot_data(slot);
-  if (!data || !buf) return;
+  if (!data) {  // timing only
+    slots_[size_t(slot)].k = slots_[size_t(slot)].v = nullptr;
+    return;
+  }
+  unsigned char* buf = own_slot(slot, job);
   const size_t half = size_t(n) * size_t(kv_row_bytes(job));
   std::copy(data->begin(), data->begin() + long(half), buf);
   std::copy(data->begin() + long(half), data->begin() + long(2 * half),
@@ -133,7 +146,6 @@ void Pe::dma_loop() {
         dma_wait_.set("a free SRAM slot for the next KV tile", gt);
         const int slot = free_slots_.pop();
         dma_wait_.clear();
-        unsigned char* buf = job.values ? slot_data(slot) : nullptr;
         const uint64_t bytes = uint64_t(n) * row_bytes;
         const sc_core::sc_time start = sc_core::sc_time_stamp();
         sh_.trace.set(sig_dma_, 1);
@@ -152,8 +164,18 @@ void Pe::dma_loop() {
             tr.set_byte_enable_ptr(nullptr);
             tr.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
           };
-          burst(k_trans, base + h * row_bytes, buf);
-          burst(v_trans, base + (held + h) * row_bytes, buf ? buf + size_t(kv_tile) * row_bytes : nullptr);
+          // Values: read in place through DMI when the slice grants it, else copied by the burst.
+          Slot& s = slots_[size_t(slot)];
+          unsigned char* copy_to = nullptr;
+          burst(k_trans, base + h * row_bytes, nullptr);
+          burst(v_trans, base + (held + h) * row_bytes, nullptr);
+          s.k = job.values ? direct_read(k_trans, bytes) : nullptr;
+          s.v = job.values ? direct_read(v_trans, bytes) : nullptr;
+          if (job.values && (!s.k || !s.v)) {
+            copy_to = own_slot(slot, job);
+            k_trans.set_data_ptr(copy_to);
+            v_trans.set_data_ptr(copy_to + size_t(kv_tile) * row_bytes);
+          }
           hbm->b_transport(k_trans, dk);
           hbm->b_transport(v_trans, dv);
           if (k_trans.is_response_error() || v_trans.is_response_error())
@@ -249,14 +271,16 @@ void Pe::compute_loop() {
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
-        const unsigned char* buf = slot_data(blk.slot);
-        const ConstMapRM k = widen(job.dtype, buf, n, d, k_);
-        const ConstMapRM v = widen(job.dtype, buf + uint64_t(kv_tile) * uint64_t(d) * job.elem_bytes(), n, d, v_);
-        gemm_abt(ConstMapRM(q->data(), rows, d), k, s_);
-        s_ *= job.scale;
-        apply_mask(s_, job, t, job.shards[size_t(blk.src_pe)], blk.first);
-        block_state_into(s_, v, tile_state_, block_);
-        merge_into(*acc, tile_state_);
+        // No wait from here to the end of the block: the shared scratch is this PE's meanwhile.
+        TileScratch& x = sh_.scratch;
+        const Slot& slot = slots_[size_t(blk.slot)];
+        const ConstMapRM k = widen(job.dtype, slot.k, n, d, x.k);
+        const ConstMapRM v = widen(job.dtype, slot.v, n, d, x.v);
+        gemm_abt(ConstMapRM(q->data(), rows, d), k, x.s);
+        x.s *= job.scale;
+        apply_mask(x.s, job, t, job.shards[size_t(blk.src_pe)], blk.first);
+        block_state_into(x.s, v, x.state, x.block);
+        merge_into(*acc, x.state);
         if (b == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
           acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
         sh_.guard.check(*acc, component_, gt);

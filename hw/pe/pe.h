@@ -66,8 +66,10 @@ class Pe : public sc_core::sc_module {
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
             sc_core::sc_time* account);
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
-  unsigned char* slot_data(int slot) { return slots_[size_t(slot)].empty() ? nullptr : slots_[size_t(slot)].data(); }
   void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
+  // A read-only pointer to the `len` bytes `trans` addresses, when the slice grants DMI over all
+  // of them; else null.
+  const unsigned char* direct_read(tlm::tlm_generic_payload& trans, uint64_t len);
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
@@ -79,15 +81,21 @@ class Pe : public sc_core::sc_module {
   int sig_activity_, sig_dma_;
   std::vector<int> my_tiles_;
   // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
-  // DMA, a remote read or a broadcast delivered them); compute widens a tile to fp32 when it uses it.
-  std::vector<std::vector<unsigned char>> slots_;
+  // DMA, a remote read or a broadcast delivered them); compute widens a tile to fp32 when it uses
+  // it. A local burst whose K and V each lie in one stored extent of the slice is read through
+  // TLM DMI (the burst's timing still goes over b_transport), so `k` and `v` point into the
+  // slice; otherwise the bytes are copied into `owned` (K then V), sized on first use. Null:
+  // timing only.
+  struct Slot {
+    const unsigned char* k = nullptr;
+    const unsigned char* v = nullptr;
+    std::vector<unsigned char> owned;
+  };
+  // Points the slot at its own buffer (allocated on first use) and returns it for filling.
+  unsigned char* own_slot(int slot, const AttentionJob& job);
+  std::vector<Slot> slots_;
   TimedQueue<int> free_slots_;
   TimedQueue<Block> full_slots_;
-  // Scratch reused for every KV tile (no heap traffic per tile): K/V widened to fp32 when the
-  // storage type is not fp32, the score block, the tile's softmax temporaries and state.
-  MatrixRM k_, v_, s_;
-  BlockScratch block_;
-  AttnState tile_state_;
   TimedQueue<KvMessagePtr> responses_;
   std::map<int, uint64_t> remap_expected_, remap_received_;  // per job, bytes
   sc_core::sc_time remap_done_at_;
