@@ -39,6 +39,8 @@ class HbmSlice : public sc_core::sc_module {
   // A write of `len` stored bytes arriving now (a remapped KV copy; null: timing only): books the
   // slice like a read of the same size and returns how long until it is stored.
   sc_core::sc_time write(uint64_t addr, const unsigned char* bytes, uint64_t len);
+  // The socket's DMI request: read-only access to the extent holding the address.
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bursts() const { return bursts_; }
@@ -50,7 +52,6 @@ class HbmSlice : public sc_core::sc_module {
     std::vector<unsigned char> owned;
   };
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   // The extent for [addr, addr + len) (a new one, or the one with exactly that range).
   Extent& place(uint64_t addr, uint64_t len);
   // Copies [addr, addr + len) out of the extents; false where any byte is not stored.

@@ -76,3 +76,26 @@ TEST(HbmSlice, RewritingTheSameRangeReplacesIt) {
   EXPECT_EQ(read_floats(slice, 16, 2, &ok), b);
   EXPECT_TRUE(ok);
 }
+
+TEST(HbmSlice, GrantsReadOnlyDmiOverTheExtentHoldingTheAddress) {
+  SimContext context;
+  HbmSlice slice("hbm", HbmSliceConfig{});
+  const std::vector<float> k = {1.f, 2.f, 3.f};
+  slice.backdoor_write(100, k.data(), k.size());
+  tlm::tlm_generic_payload trans;
+  trans.set_command(tlm::TLM_READ_COMMAND);
+  trans.set_address(104);
+  tlm::tlm_dmi dmi;
+  ASSERT_TRUE(slice.get_direct_mem_ptr(trans, dmi));
+  EXPECT_TRUE(dmi.is_read_allowed());
+  EXPECT_FALSE(dmi.is_write_allowed());
+  EXPECT_EQ(dmi.get_start_address(), 100u);
+  EXPECT_EQ(dmi.get_end_address(), 111u);
+  EXPECT_EQ(dmi.get_dmi_ptr(), reinterpret_cast<const unsigned char*>(k.data()));  // in place, no copy
+  trans.set_address(112);  // just past the extent
+  tlm::tlm_dmi none;
+  EXPECT_FALSE(slice.get_direct_mem_ptr(trans, none));
+  trans.set_command(tlm::TLM_WRITE_COMMAND);  // the slice is written through its owner only
+  trans.set_address(104);
+  EXPECT_FALSE(slice.get_direct_mem_ptr(trans, none));
+}
