@@ -58,7 +58,7 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   StepRecord& rec = run.record;
   run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
   const PolicyDecision decision = decide_policy(run.plan.jobs, hw, set.policy);  // A, B1..B5 or auto
-  run.plan.jobs = apply_decision(run.plan.jobs, hw, decision);
+  run.plan.jobs = apply_decision(std::move(run.plan.jobs), hw, decision);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;
   rec.jobs = int(plan.jobs.size());

@@ -22,6 +22,30 @@ int find_replica(const AttentionJob& j, int pe, int src, int first, int count) {
 
 }  // namespace
 
+AttentionJob timing_copy(const AttentionJob& j) {
+  AttentionJob t;
+  t.phase = j.phase;
+  t.group = j.group;
+  t.head_dim = j.head_dim;
+  t.dtype = j.dtype;
+  t.scale = j.scale;
+  t.rows = j.rows;
+  t.agents = j.agents;
+  t.tiles = j.tiles;
+  t.shards.resize(j.shards.size());
+  for (size_t p = 0; p < j.shards.size(); ++p) {
+    t.shards[p].tokens = j.shards[p].tokens;
+    t.shards[p].info = j.shards[p].info;
+  }
+  t.values = false;
+  t.segments = j.segments;
+  t.replicas = j.replicas;
+  t.remap = j.remap;
+  t.kv_broadcast = j.kv_broadcast;
+  t.kernel = j.kernel;
+  return t;
+}
+
 void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where) {
   const int pes = cfg.pes_per_group();
   std::map<int, int> broadcast_of_group;  // group -> 1 broadcast, 0 streamed

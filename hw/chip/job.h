@@ -157,6 +157,12 @@ inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, d
 // group). Throws InputError naming `where`. Defined in hw/chip/job.cpp.
 struct HwConfig;
 void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where);
+
+// The job without its tensors (Q, K, V), values = false: everything timing, the dataflow
+// checks and the policy cost model read, without copying the tensors. A new field of
+// AttentionJob must be copied here too (test_perf_timing_only checks that a timing copy
+// simulates to the same times as the job itself).
+AttentionJob timing_copy(const AttentionJob& j);
 // Index, among the tokens PE `pe` holds (its shard, then its replicas in order), of token
 // `first` of `src`'s shard held as a replica. The slice stores K rows of all held tokens, then V.
 uint64_t replica_offset_tokens(const AttentionJob& j, int pe, int src, int first);

@@ -359,9 +359,12 @@ PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwCo
   d.automatic = requested == "auto";
   const Policy want = d.automatic ? Policy::A : parse_policy(requested);
   double best = std::numeric_limits<double>::infinity();
+  // The estimates read layouts and shapes only: lay out tensor-free copies, not the tensors.
+  std::vector<AttentionJob> shapes;
+  for (const AttentionJob& j : a_jobs) shapes.push_back(timing_copy(j));
   for (Policy p : all_policies()) {
     try {
-      d.estimates.push_back(estimate_policy(apply_decision(a_jobs, hw, [&] {
+      d.estimates.push_back(estimate_policy(apply_decision(shapes, hw, [&] {
                                               PolicyDecision x;
                                               x.chosen = p;
                                               return x;
@@ -389,11 +392,11 @@ PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwCo
   return d;
 }
 
-std::vector<AttentionJob> apply_decision(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw,
+std::vector<AttentionJob> apply_decision(std::vector<AttentionJob> a_jobs, const HwConfig& hw,
                                          const PolicyDecision& d) {
-  std::vector<AttentionJob> out;
-  for (const AttentionJob& j : a_jobs) out.push_back(apply_policy(j, hw, d.chosen));
-  return out;
+  if (d.chosen == Policy::A) return a_jobs;  // A is the planner's layout: nothing to copy
+  for (AttentionJob& j : a_jobs) j = apply_policy(j, hw, d.chosen);
+  return a_jobs;
 }
 
 }  // namespace ahbm

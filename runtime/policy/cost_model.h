@@ -59,7 +59,7 @@ PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, con
                              const std::string& requested);
 
 // The jobs laid out for the decision.
-std::vector<AttentionJob> apply_decision(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
+std::vector<AttentionJob> apply_decision(std::vector<AttentionJob> policy_a_jobs, const HwConfig& hw,
                                          const PolicyDecision& d);
 
 }  // namespace ahbm

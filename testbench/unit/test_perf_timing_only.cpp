@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip/simulate.h"
+#include "runtime/planner.h"
+#include "runtime/policy/apply_policy.h"
+#include "runtime/policy/cost_model.h"
 #include "test_outputs_common.h"
 
 namespace ahbm {
@@ -66,6 +70,32 @@ TEST(PerfTimingOnly, FanoutIdenticalTimes) { expect_same_timing("fanout_8x20.jso
 TEST(PerfTimingOnly, Fp16StorageIdenticalTimes) { expect_same_timing("fanout_8x20.json", DType::fp16); }
 TEST(PerfTimingOnly, GqaIdenticalTimes) { expect_same_timing("llama_gqa.json", DType::fp32); }
 TEST(PerfTimingOnly, DecodePhasesIdenticalTimes) { expect_same_timing("decode_heavy.json", DType::fp32); }
+
+// timing_copy drops the tensors and nothing else: under every policy's layout (segments,
+// replicas, remap, broadcast) the copy simulates to the same times and statistics as the job,
+// and the cost model estimates it the same (decide_policy estimates on such copies).
+TEST(PerfTimingOnly, TimingCopyKeepsEveryLayoutField) {
+  const HwConfig hw;
+  Scenario sc;
+  sc.name = "timing-copy";
+  sc.model.head_dim = 64;
+  sc.shared_prefix_tokens = 1024;
+  for (int a = 0; a < 4; ++a) sc.agents.push_back({"agent" + std::to_string(a), 8});
+  const Plan plan = plan_fanout(sc, hw, 3, true);
+  for (Policy p : all_policies()) {
+    const AttentionJob job = apply_policy(plan.jobs.at(0), hw, p);
+    const AttentionJob copy = timing_copy(job);
+    EXPECT_FALSE(copy.values);
+    EXPECT_TRUE(copy.q.empty());
+    for (const KvShard& s : copy.shards) EXPECT_TRUE(s.k.empty() && s.v.empty());
+    const SimResult a = simulate(hw, {job});
+    const SimResult b = simulate(hw, {copy});
+    EXPECT_EQ(a.tile_done_ns, b.tile_done_ns) << policy_name(p);
+    EXPECT_EQ(a.stats.dump(), b.stats.dump()) << policy_name(p);
+    EXPECT_EQ(estimate_policy({job}, hw, p).to_json().dump(), estimate_policy({copy}, hw, p).to_json().dump())
+        << policy_name(p);
+  }
+}
 
 }  // namespace
 }  // namespace ahbm
