@@ -1,29 +1,35 @@
 #include "runtime/reference.h"
 
+#include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 namespace ahbm {
 
 namespace {
 
+// may_attend(row, key) -> bool; a template parameter so the per-score test inlines.
+template <class MayAttend>
 Eigen::MatrixXd reference_core(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                               int d, double scale, const std::function<bool(long row, long key)>& may_attend) {
+                               int d, double scale, const MayAttend& may_attend) {
   using RowMajorD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const long n_rows = long(q.size()) / d, n_kv = long(k.size()) / d;
   const RowMajorD K = Eigen::Map<const MatrixRM>(k.data(), n_kv, d).cast<double>();
   const RowMajorD V = Eigen::Map<const MatrixRM>(v.data(), n_kv, d).cast<double>();
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_rows, d);
-  const long block = 64;  // bounded memory for long sequences
+  // Rows per block: as many as keep the score block within 16 MiB (bounded memory for long
+  // sequences), so K and V are packed for the product as few times as possible.
+  const long block = std::max(1L, std::min(std::max(n_rows, 1L), (16L << 20) / (8 * std::max(n_kv, 1L))));
+  RowMajorD s;  // one score block, reused
   for (long r0 = 0; r0 < n_rows; r0 += block) {
     const long nr = std::min(block, n_rows - r0);
     const RowMajorD Q = Eigen::Map<const MatrixRM>(q.data() + r0 * d, nr, d).cast<double>();
-    RowMajorD s = (Q * K.transpose()) * scale;
+    s.resize(nr, n_kv);
+    s.noalias() = Q * K.transpose();
     for (long r = 0; r < nr; ++r) {
       double mx = -std::numeric_limits<double>::infinity();
       for (long c = 0; c < n_kv; ++c) {
-        if (!may_attend(r0 + r, c)) s(r, c) = -std::numeric_limits<double>::infinity();
+        s(r, c) = may_attend(r0 + r, c) ? s(r, c) * scale : -std::numeric_limits<double>::infinity();
         mx = std::max(mx, s(r, c));
       }
       if (mx == -std::numeric_limits<double>::infinity()) {
