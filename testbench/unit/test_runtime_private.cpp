@@ -8,6 +8,7 @@
 #include "runtime/driver.h"
 #include "runtime/npy.h"
 #include "runtime/reference.h"
+#include "test_runtime_support.h"
 
 using namespace ahbm;
 namespace fs = std::filesystem;
@@ -17,23 +18,21 @@ namespace {
 // A prefix that ends inside a page (so every branch copies that page on write), three
 // branches of unequal length spanning several pages, and a page-interleaved prefix.
 Scenario private_scenario() {
-  return parse_scenario(Json::parse(R"({
+  return test::inline_scenario(R"({
     "name": "private", "model": {"head_dim": 32},
     "kv": {"page_tokens": 8, "prefix_placement": "interleaved"},
     "shared_prefix_tokens": 1003, "seed": 7,
     "agents": [{"name": "a", "new_tokens": 5}, {"name": "b", "new_tokens": 17}, {"name": "c", "new_tokens": 30}]
-  })"), "private");
+  })", "private");
 }
 
 }  // namespace
 
 TEST(RuntimePrivate, FanoutMatchesReferenceFromDumpedTensorsAndMask) {
-  const Scenario sc = private_scenario();
-  RunOptions opt;
-  opt.vcd = false;
-  opt.dump_tensors = true;
-  const RunOutput run = execute(sc, HwConfig{}, opt);
   const fs::path dir = fs::temp_directory_path() / ("ahbm_private_" + std::to_string(::getpid()));
+  RunOptions opt = test::in_memory_options();
+  opt.dump_tensors = true;
+  const RunOutput run = execute(private_scenario(), HwConfig{}, opt);
   write_run_dir(dir.string(), run, opt);
 
   const NpyArray q = read_npy((dir / "tensors/q.npy").string()), k = read_npy((dir / "tensors/k.npy").string()),
@@ -81,9 +80,7 @@ TEST(RuntimePrivate, FanoutMatchesReferenceFromDumpedTensorsAndMask) {
 TEST(RuntimePrivate, EveryStepMatchesReferenceWithPrivatePages) {
   Scenario sc = private_scenario();
   sc.phases = {PhaseSpec{PhaseType::fanout, 0, 0}, PhaseSpec{PhaseType::decode, 0, 3}, PhaseSpec{PhaseType::join, 9, 0}};
-  RunOptions opt;
-  opt.vcd = false;
-  const RunOutput run = execute(sc, HwConfig{}, opt);
+  const RunOutput run = execute(sc, HwConfig{}, test::in_memory_options());
   ASSERT_EQ(run.summary["steps"].size(), 5u);
   for (const auto& s : run.summary["steps"]) EXPECT_LE(s["max_abs_err"].get<double>(), 1e-4) << s["label"];
   EXPECT_TRUE(run.summary["numerics"]["pass"].get<bool>());

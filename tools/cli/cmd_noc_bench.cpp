@@ -83,11 +83,7 @@ int cmd_noc_bench(int argc, char** argv) {
        "multicast: destinations per packet")
       ("sweep", po::value<std::string>(&sweep), "comma-separated rates: run each, print a latency-vs-load table")
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
-  const po::variables_map vm = parse_options(argc, argv, desc, po::positional_options_description());
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command_line(argc, argv, desc)) return 0;  // --help
   if (!params_json.empty()) {
     o.params = Json::parse(params_json, nullptr, false);
     if (o.params.is_discarded() || !o.params.is_object())

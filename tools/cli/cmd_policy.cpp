@@ -17,13 +17,7 @@ int cmd_policy_eval(int argc, char** argv) {
   std::string scenario, hw;
   desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(&scenario), "scenario JSON")(
       "hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults)");
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  const po::variables_map vm = parse_options(argc, argv, desc, pos);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command_line(argc, argv, desc, "scenario")) return 0;  // --help
   if (scenario.empty()) throw UsageError("missing SCENARIO.json");
   const HwConfig cfg = hw.empty() ? HwConfig{} : load_hw_config(hw);
   std::cout << evaluate_policies(load_scenario(scenario), cfg).dump() << "\n";

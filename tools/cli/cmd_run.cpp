@@ -12,14 +12,20 @@ namespace po = boost::program_options;
 
 namespace ahbm::cli {
 
-po::variables_map parse_options(int argc, char** argv, const po::options_description& desc,
-                                const po::positional_options_description& pos) {
+std::optional<po::variables_map> parse_command_line(int argc, char** argv, const po::options_description& desc,
+                                                    const char* positional) {
+  po::positional_options_description pos;
+  if (positional) pos.add(positional, 1);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return std::nullopt;
   }
   return vm;
 }
@@ -60,13 +66,9 @@ int cmd_run(int argc, char** argv) {
       ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
   // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
   // 4 simulation stalled (tools/cli/main.cpp).
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  const po::variables_map vm = parse_options(argc, argv, desc, pos);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  const std::optional<po::variables_map> parsed = parse_command_line(argc, argv, desc, "scenario");
+  if (!parsed) return 0;  // --help
+  const po::variables_map& vm = *parsed;
   if (scenario.empty()) throw UsageError("missing SCENARIO.json");
   if (out.empty()) throw UsageError("missing --out DIR");
   if (vm.count("dump-tensors") && vm.count("no-values"))

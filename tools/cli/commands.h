@@ -1,5 +1,6 @@
 #pragma once
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,10 +19,11 @@ struct Command {
   std::function<int(int argc, char** argv)> run;  // argv[0] is the command name
 };
 
-// Parses argv against `desc` (+ positional), turning Boost errors into UsageError.
-boost::program_options::variables_map parse_options(int argc, char** argv,
-                                                    const boost::program_options::options_description& desc,
-                                                    const boost::program_options::positional_options_description& pos);
+// Parses a subcommand's argv against `desc`, turning Boost errors into UsageError; `positional`
+// (if not null) names the option that one bare argument fills. With -h/--help, prints `desc` to
+// stdout and returns nothing: the command then exits 0.
+std::optional<boost::program_options::variables_map> parse_command_line(
+    int argc, char** argv, const boost::program_options::options_description& desc, const char* positional = nullptr);
 
 int cmd_run(int argc, char** argv);
 int cmd_nocs(int argc, char** argv);
