@@ -99,8 +99,8 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   const int phase = spans.intern(rec.phase);
   const int d = sc.model.head_dim;
   // The step, each agent's part of it, and (GQA) which KV head each group served when: a group
-  // works through its Q tiles in send order (the tiles of its heads interleave), so each tile
-  // occupies its group from the previous tile's completion to its own.
+  // works through its Q tiles in send order (the tiles of its heads interleave; B5 sends them
+  // head by head), so each tile occupies its group from the previous tile's completion to its own.
   spans.record(start, at(rec.ns), spans.intern("runtime.step"), spans.intern(rec.label), phase, spans.intern("*"),
                rec.rows_per_kv_head, 0);
   for (size_t a = 0; a < step.agents.size(); ++a) {

@@ -140,6 +140,21 @@ inline uint64_t pe_held_tokens(const AttentionJob& j, int pe) {
   return n;
 }
 
+// Lock-step pass of each tile of a KV-broadcast job (Policy B5), in tile order: a tile's pass
+// is the number of earlier tiles of the job on the same PE. Pass k broadcasts the whole KV once
+// to the PEs of its tiles (hw/cube/kv_mover.cpp), and the Q source sends a broadcast job's tiles
+// pass by pass (hw/chip/sim_shared.cpp) so that every tile of a pass can reach its CUBE before
+// tiles of later passes take Q-buffer space.
+inline std::vector<int> broadcast_pass_of_tiles(const AttentionJob& j) {
+  std::vector<int> pass, seen;
+  for (const QTile& t : j.tiles) {
+    const int pe = t.pes.empty() ? 0 : t.pes[0];  // check_job_dataflow: exactly one PE per tile
+    if (size_t(pe) >= seen.size()) seen.resize(size_t(pe) + 1, 0);
+    pass.push_back(seen[size_t(pe)]++);
+  }
+  return pass;
+}
+
 // When job `j`'s kernel has been launched, in ns from the start of the step: launches are paid
 // one after another on the host, in ascending kernel id, `launch_ns` each.
 inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, double launch_ns) {

@@ -1,25 +1,62 @@
 #include "hw/chip/sim_shared.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 namespace ahbm {
+
+namespace {
+
+// The Q source's send order. Tiles go round-robin over "streams" so concurrent groups start
+// together. A streamed job (Policies A..B4) is a stream of its own: its tiles finish
+// independently on each PE, so interleaving the heads of one group is harmless. The
+// KV-broadcast jobs (B5) of one group form a single stream instead, in the order the group's
+// KV mover serves them: job by job, and within a job pass by pass (broadcast_pass_of_tiles).
+// A pass advances in lockstep and cannot finish before every one of its Q tiles is in its
+// PE; a CUBE's Q buffer frees a tile only when its PE starts it. Interleaving (say) the 8 heads
+// of a GQA group put tiles of later heads of PEs 0-4 into CUBE 0's Q buffer until it was full,
+// before the first head's tiles for PEs 5-7 could arrive: deadlock. Pass order cannot do that:
+// the earliest unsent tile's pass only waits for earlier passes, and those have all been sent.
+std::vector<std::vector<std::pair<int, int>>> send_streams(const std::vector<AttentionJob>& jobs) {
+  std::vector<std::vector<std::pair<int, int>>> streams;  // (job, tile index) in send order
+  std::map<int, size_t> broadcast_stream_of_group;
+  for (size_t jb = 0; jb < jobs.size(); ++jb) {
+    const AttentionJob& job = jobs[jb];
+    std::vector<int> order(job.tiles.size());
+    std::iota(order.begin(), order.end(), 0);
+    size_t s = streams.size();
+    if (job.kv_broadcast) {
+      const std::vector<int> pass = broadcast_pass_of_tiles(job);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pass[size_t(a)] < pass[size_t(b)]; });
+      s = broadcast_stream_of_group.emplace(job.group, streams.size()).first->second;
+    }
+    if (s == streams.size()) streams.emplace_back();
+    for (int i : order) streams[s].emplace_back(int(jb), i);
+  }
+  return streams;
+}
+
+}  // namespace
 
 SimShared::SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, TraceSink& t, SpanRecorder& s)
     : cfg(c), clock(c.clock_ghz), jobs(j), trace(t), spans(s), guard(s) {
   none_agent = spans.intern("-");
   tiles_of_group.resize(size_t(cfg.groups));
-  // Jobs share the Q source: send their tiles round-robin so concurrent groups start together.
+  const auto streams = send_streams(jobs);
   size_t most = 0;
-  for (const auto& job : jobs) most = std::max(most, job.tiles.size());
+  for (const auto& st : streams) most = std::max(most, st.size());
   for (size_t i = 0; i < most; ++i) {
-    for (size_t jb = 0; jb < jobs.size(); ++jb) {
-      const AttentionJob& job = jobs[jb];
-      if (i >= job.tiles.size()) continue;
+    for (const auto& st : streams) {
+      if (i >= st.size()) continue;
+      const auto [jb, index] = st[i];
+      const AttentionJob& job = jobs[size_t(jb)];
+      const QTile& tile = job.tiles[size_t(index)];
       TileRef r;
-      r.job = int(jb);
-      r.index = int(i);
-      r.row_begin = job.tiles[i].row_begin;
-      r.row_end = job.tiles[i].row_end;
+      r.job = jb;
+      r.index = index;
+      r.row_begin = tile.row_begin;
+      r.row_end = tile.row_end;
       r.group = job.group;
       r.phase_id = spans.intern(job.phase);
       int agent = job.rows.empty() ? -1 : job.rows[size_t(r.row_begin)].agent;

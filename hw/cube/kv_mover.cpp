@@ -102,13 +102,14 @@ void KvMover::broadcast_loop() {
     const AttentionJob& job = sh_.jobs[j];
     if (job.group != group_ || !job.kv_broadcast) continue;
     wait_kernel(int(j));
-    // Pass k: the k-th tile of every PE that has one.
+    // Pass k: the k-th tile of every PE that has one. Jobs and passes are served in the order
+    // the Q source sends their tiles (SimShared's send order), so each pass's Q can arrive.
     std::vector<std::vector<int>> passes;
-    std::map<int, int> tiles_of_pe;
-    for (const QTile& t : job.tiles) {
-      const int k = tiles_of_pe[t.pes[0]]++;
+    const std::vector<int> pass_of = broadcast_pass_of_tiles(job);
+    for (size_t i = 0; i < job.tiles.size(); ++i) {
+      const int k = pass_of[i];
       if (size_t(k) >= passes.size()) passes.resize(size_t(k) + 1);
-      passes[size_t(k)].push_back(t.pes[0]);
+      passes[size_t(k)].push_back(job.tiles[i].pes[0]);
     }
     int most = 0;
     for (const KvShard& s : job.shards) most = std::max(most, s.tokens);

@@ -77,13 +77,38 @@ struct PeTrack {
   double last_local_end = 0;
 };
 
+// The group's resources one job leaves to the next. Streamed jobs (A..B4) start from a fresh
+// one each (the Q source interleaves the heads of a group; the model approximates them as
+// running side by side). KV-broadcast jobs (B5) of one group share one: the Q source sends them
+// head after head and the KV mover broadcasts them in that order (hw/chip/sim_shared.cpp), so
+// a head starts where the previous one left the PEs, their SRAM slots, the Q buffer ports, the
+// CUBE buses, reducers and links.
+struct GroupState {
+  std::vector<PeTrack> pe;
+  std::vector<double> qwrite_free, bus_free, red_free, link_free;
+  std::vector<std::vector<double>> ports;
+};
+
+GroupState fresh_group(const HwConfig& hw) {
+  const size_t cubes = size_t(hw.group.cubes);
+  GroupState g;
+  g.pe.resize(size_t(hw.pes_per_group()));
+  for (auto& x : g.pe) x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), 0.0);
+  g.qwrite_free.assign(cubes, 0);
+  g.bus_free.assign(cubes, 0);
+  g.red_free.assign(cubes, 0);
+  g.link_free.assign(cubes, 0);
+  g.ports.assign(cubes, std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
+  return g;
+}
+
 struct JobResult {
   double end = 0;
   PolicyEstimate parts;
 };
 
 JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vector<AttentionJob>& jobs, size_t ji,
-                       std::vector<double>& host_free) {
+                       std::vector<double>& host_free, GroupState& group) {
   const HwConfig& hw = m.hw;
   const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
   const int kv_tile = hw.pe.dma.kv_tile_tokens;
@@ -163,8 +188,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     }
     return in_hand;
   };
-  std::vector<double> qwrite_free(size_t(cubes), 0);
-  std::vector<std::vector<double>> ports(size_t(cubes), std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
+  std::vector<double>& qwrite_free = group.qwrite_free;
+  std::vector<std::vector<double>>& ports = group.ports;
   // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
   // during the step; no PE of the CUBE finishes streaming before its port has carried them.
   std::vector<double> port_ns(size_t(cubes), 0);
@@ -193,26 +218,31 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     }
     for (int c = 0; c < cubes; ++c) port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
   }
-  std::vector<PeTrack> pe(static_cast<size_t>(pes));
+  std::vector<PeTrack>& pe = group.pe;
   for (auto& x : pe) {
-    x.dma = dma_start;
-    x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), dma_start);
+    x.dma = std::max(x.dma, dma_start);
+    for (double& s : x.slot_free) s = std::max(s, dma_start);
+    x.first_q = -1;  // per-job attribution
+    x.gemm = 0;
   }
-  std::vector<double> bus_free(size_t(cubes), 0), red_free(size_t(cubes), 0);
-  std::vector<double> link_free(size_t(cubes), 0);
+  std::vector<double>& bus_free = group.bus_free;
+  std::vector<double>& red_free = group.red_free;
+  std::vector<double>& link_free = group.link_free;
   // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
   // every receiver has a free slot), so each starts computing when the slowest holds its Q.
   std::vector<double> pass_ready;
   std::vector<int> pass_of_tile;
   if (job.kv_broadcast) {
     std::map<int, int> tiles_of_pe;
-    std::vector<double> host(host_free), qw(qwrite_free), none(size_t(pes), 0.0);
+    // A PE reads its first Q tile once the group's previous head has left it (0 for the first).
+    std::vector<double> host(host_free), qw(qwrite_free), busy;
+    for (const auto& x : pe) busy.push_back(x.free);
     auto prt = ports;
     for (const QTile& t : job.tiles) {
       const int pass = tiles_of_pe[t.pes[0]]++;
       pass_of_tile.push_back(pass);
       if (size_t(pass) >= pass_ready.size()) pass_ready.resize(size_t(pass) + 1, 0.0);
-      for (const auto& [p, at] : deliver_q(t, host, qw, prt, none)) pass_ready[size_t(pass)] = std::max(pass_ready[size_t(pass)], at);
+      for (const auto& [p, at] : deliver_q(t, host, qw, prt, busy)) pass_ready[size_t(pass)] = std::max(pass_ready[size_t(pass)], at);
     }
   }
   size_t tile_no = 0;
@@ -341,10 +371,14 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
   PolicyEstimate best;
   best.policy = p;
   // Jobs' tiles share the host link in the Q source's round-robin order; approximating it
-  // job by job keeps the estimate simple (the heads of a GQA step are alike).
+  // job by job keeps the estimate simple (the heads of a GQA step are alike). KV-broadcast
+  // heads of one group run one after another (GroupState).
+  std::map<int, GroupState> broadcast_groups;
   double end = -1;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free);
+    GroupState own = fresh_group(hw);
+    GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
+    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, g);
     if (r.end > end) {
       end = r.end;
       best = r.parts;
