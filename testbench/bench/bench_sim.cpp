@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <utility>
 #include <systemc>
 
 #include <sys/resource.h>
@@ -144,7 +145,7 @@ void BM_GroupScaling(benchmark::State& state) {
   hw.groups = int(state.range(0));
   std::vector<AttentionJob> jobs;
   for (int g = 0; g < hw.groups; ++g) {
-    AttentionJob j = one_job(hw, 8, 20, 8192, true)[0];
+    AttentionJob j = std::move(one_job(hw, 8, 20, 8192, true)[0]);  // no transient copy of the tensors
     j.group = g;
     jobs.push_back(std::move(j));
   }
