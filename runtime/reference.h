@@ -21,6 +21,8 @@ std::vector<uint8_t> visibility_mask(const std::vector<RowInfo>& rows, const std
 Eigen::MatrixXd reference_attention(const std::vector<float>& q, const std::vector<RowInfo>& rows,
                                     const std::vector<float>& k, const std::vector<float>& v,
                                     const std::vector<KvInfo>& kv, int d, double scale);
+// The same for a job with values, reading its Q and its shards' K/V in place (no flattened copy).
+Eigen::MatrixXd reference_attention(const AttentionJob& job, double scale);
 
 struct NumericCheck {
   double max_abs_err = 0;

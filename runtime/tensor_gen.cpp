@@ -34,17 +34,21 @@ void tensor_row(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t
 KvValues::Row KvValues::row(int head, int owner, int32_t pos) {
   const uint64_t key = (uint64_t(uint32_t(head)) << 48) ^ (uint64_t(uint32_t(owner + 2) & 0xffff) << 32) ^ uint32_t(pos);
   auto [it, fresh] = index_.emplace(key, rows_);
-  const size_t stride = 4 * size_t(d_);  // k, v, k_exact, v_exact
+  const bool rounds = dtype_ != DType::fp32;  // fp32 storage: the rounded row is the exact row
+  const size_t stride = (rounds ? 4 : 2) * size_t(d_);
   if (fresh) {
-    if (rows_ % kBlockRows == 0) blocks_.emplace_back(kBlockRows * stride);
-    float* r = blocks_.back().data() + (rows_ % kBlockRows) * stride;
-    tensor_row(seed_, TensorKind::k, head, owner, pos, d_, r + 2 * d_);
-    tensor_row(seed_, TensorKind::v, head, owner, pos, d_, r + 3 * d_);
-    for (int i = 0; i < 2 * d_; ++i) r[i] = round_to(dtype_, r[2 * d_ + i]);
+    if (rows_ % kBlockRows == 0) blocks_.emplace_back(new float[kBlockRows * stride]);  // not zero-filled
+    float* r = blocks_.back().get() + (rows_ % kBlockRows) * stride;
+    float* exact = rounds ? r + 2 * d_ : r;
+    tensor_row(seed_, TensorKind::k, head, owner, pos, d_, exact);
+    tensor_row(seed_, TensorKind::v, head, owner, pos, d_, exact + d_);
+    if (rounds)
+      for (int i = 0; i < 2 * d_; ++i) r[i] = round_to(dtype_, exact[i]);
     ++rows_;
   }
-  const float* r = blocks_[it->second / kBlockRows].data() + (it->second % kBlockRows) * stride;
-  return {r, r + d_, r + 2 * d_, r + 3 * d_};
+  const float* r = blocks_[it->second / kBlockRows].get() + (it->second % kBlockRows) * stride;
+  const float* exact = rounds ? r + 2 * d_ : r;
+  return {r, r + d_, exact, exact + d_};
 }
 
 }  // namespace ahbm

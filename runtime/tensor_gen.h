@@ -6,6 +6,7 @@
 // parent's prefix, a sub-agent, the parent after the fork); `head` is the query head for Q and
 // the KV head for K and V (head 0 gives the values of the single-head model).
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -41,7 +42,10 @@ class KvValues {
   int d_;
   DType dtype_;
   std::unordered_map<uint64_t, size_t> index_;  // (head, owner, pos) -> row number
-  std::vector<std::vector<float>> blocks_;      // rows appended in blocks: pointers stay valid
+  // Rows appended in blocks, so pointers stay valid. A row is k, v, then (when the storage type
+  // rounds) k_exact, v_exact; fp32 keeps one copy. Blocks are not zero-filled: memory is touched
+  // only as rows are written.
+  std::vector<std::unique_ptr<float[]>> blocks_;
   size_t rows_ = 0;
 };
 
