@@ -49,7 +49,7 @@ double ns(const sc_core::sc_time& t) { return to_ns(t); }
 
 }  // namespace
 
-Json trace_events(const SpanRecorder& spans) {
+void for_each_trace_event(const SpanRecorder& spans, const std::function<void(const Json&)>& emit) {
   // Component -> its spans, and per (component, phase) the extent of those spans.
   std::map<std::string, std::vector<const Span*>> by_comp;
   for (const Span& s : spans.spans()) by_comp[spans.name(s.component)].push_back(&s);
@@ -86,23 +86,22 @@ Json trace_events(const SpanRecorder& spans) {
     return place(processes[a].front().component).key < place(processes[b].front().component).key;
   });
 
-  Json events = Json::array();
   for (size_t pi = 0; pi < sections.size(); ++pi) {
     const int pid = int(pi) + 1;
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-                      {"args", {{"name", section_label(sections[pi])}}}});
-    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
-                      {"args", {{"sort_index", pid}}}});
+    emit(Json({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+               {"args", {{"name", section_label(sections[pi])}}}}));
+    emit(Json({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
+               {"args", {{"sort_index", pid}}}}));
     int tid = 0;
     for (const Track& track : processes[sections[pi]]) {
       const std::string item = place(track.component).item;
       for (size_t lane = 0; lane < track.lanes.size(); ++lane) {
         ++tid;
         const std::string tname = lane == 0 ? item : item + " #" + std::to_string(lane + 1);
-        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
-                          {"args", {{"name", tname}}}});
-        events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
-                          {"args", {{"sort_index", tid}}}});
+        emit(Json({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
+                   {"args", {{"name", tname}}}}));
+        emit(Json({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
+                   {"args", {{"sort_index", tid}}}}));
         for (const Slice& s : track.lanes[lane]) {
           Json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", us(s.start)}, {"dur", us(s.end) - us(s.start)}};
           if (!s.span) {
@@ -119,19 +118,36 @@ Json trace_events(const SpanRecorder& spans) {
                          {"agent", spans.name(s.span->agent)}, {"rows", s.span->rows}, {"bytes", s.span->bytes},
                          {"start_ns", ns(s.start)}, {"end_ns", ns(s.end)}};
           }
-          events.push_back(std::move(e));
+          emit(e);
         }
       }
     }
   }
+}
+
+Json trace_events(const SpanRecorder& spans) {
+  Json events = Json::array();
+  for_each_trace_event(spans, [&](const Json& e) { events.push_back(e); });
   return events;
 }
 
 void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
-  const Json doc = {{"displayTimeUnit", "ns"},
-                    {"otherData", {{"generator", "ahbm-sim"}, {"time_unit_of_ts", "us"}}},
-                    {"traceEvents", trace_events(spans)}};
-  os << doc.dump() << '\n';
+  // Streamed event by event (a long run has millions of them; a whole-document DOM took several
+  // times the file's size), byte for byte what dumping the whole document gives: nlohmann::json
+  // orders keys alphabetically, so "traceEvents" comes last and its array closes the document.
+  const Json head = {{"displayTimeUnit", "ns"},
+                     {"otherData", {{"generator", "ahbm-sim"}, {"time_unit_of_ts", "us"}}},
+                     {"traceEvents", Json::array()}};
+  std::string prefix = head.dump();
+  prefix.resize(prefix.size() - 2);  // drop the empty array's "]" and the document's "}"
+  os << prefix;
+  bool first = true;
+  for_each_trace_event(spans, [&](const Json& e) {
+    if (!first) os << ',';
+    first = false;
+    os << e.dump();
+  });
+  os << "]}\n";
 }
 
 }  // namespace ahbm::report
