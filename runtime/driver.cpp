@@ -125,7 +125,7 @@ namespace {
 
 std::string fmt_ns(const sc_core::sc_time& t) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", t.to_seconds() * 1e9);
+  std::snprintf(buf, sizeof buf, "%.3f", to_ns(t));
   return buf;
 }
 

@@ -9,8 +9,6 @@ namespace ahbm {
 
 namespace {
 
-double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
-
 // GEMM engine use for the whole fan-out batch on one PE vs one run per agent (note §2.5/§3.6):
 // the stacked Q_combined fills the engine's tile rows that per-agent runs leave padded.
 Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
@@ -158,7 +156,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   for (const Span& s : spans.spans()) {
     const std::string& comp = spans.name(s.component);
     if (comp.rfind("agent.", 0) == 0 || comp.rfind("runtime.", 0) == 0) continue;
-    const double d = ns(s.end) - ns(s.start);
+    const double d = to_ns(s.end) - to_ns(s.start);
     busy[comp][spans.name(s.activity)] += d;
     by_activity[spans.name(s.activity)] += d;
   }

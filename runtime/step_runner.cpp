@@ -93,7 +93,7 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   }
 
   const sc_core::sc_time start = timeline.append(sim);
-  rec.start_ns = start.to_seconds() * 1e9;
+  rec.start_ns = to_ns(start);
   SpanRecorder& spans = timeline.spans();
   auto at = [&](double ns) { return start + sc_core::sc_time(ns, sc_core::SC_NS); };
   const int phase = spans.intern(rec.phase);

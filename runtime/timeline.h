@@ -13,7 +13,7 @@ namespace ahbm {
 class Timeline {
  public:
   explicit Timeline(bool vcd);
-  double now_ns() const { return now_.to_seconds() * 1e9; }
+  double now_ns() const { return to_ns(now_); }
   const sc_core::sc_time& now() const { return now_; }
   // Appends `step` (simulated from time 0) at now(); returns where it starts. now() moves to
   // its end.

@@ -103,9 +103,9 @@ Json Chip::stats() const {
       Json pes = Json::array();
       for (size_t p = 0; p < cube->pes.size(); ++p) {
         const Pe& pe = *cube->pes[p];
-        pes.push_back({{"gemm_busy_ns", pe.gemm_busy().to_seconds() * 1e9},
-                       {"vector_busy_ns", pe.vector_busy().to_seconds() * 1e9},
-                       {"dma_busy_ns", pe.dma_busy().to_seconds() * 1e9},
+        pes.push_back({{"gemm_busy_ns", to_ns(pe.gemm_busy())},
+                       {"vector_busy_ns", to_ns(pe.vector_busy())},
+                       {"dma_busy_ns", to_ns(pe.dma_busy())},
                        {"macs", pe.macs()},
                        {"gemm_tiles", pe.gemm_tiles_issued()},
                        {"hbm_bytes_read", cube->slices[p]->bytes_read()},
@@ -114,7 +114,7 @@ Json Chip::stats() const {
                        {"hbm_bursts", cube->slices[p]->bursts()}});
       }
       cubes_j.push_back({{"q_buffer_high_water_bytes", cube->q_buffer.high_water()},
-                         {"q_buffer_port_busy_ns", cube->q_buffer.port_busy().to_seconds() * 1e9},
+                         {"q_buffer_port_busy_ns", to_ns(cube->q_buffer.port_busy())},
                          {"reducer_rows_merged", cube->reducer.rows_merged()},
                          {"remote_requests_served", cube->remote_requests_served()},
                          {"pes", pes}});
@@ -123,7 +123,7 @@ Json Chip::stats() const {
     const auto& net = *networks[gi];
     for (size_t c = 0; c < net.parents().size(); ++c)
       if (net.parents()[c] >= 0)
-        links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", net.link_busy()[c].to_seconds() * 1e9}});
+        links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", to_ns(net.link_busy()[c])}});
     groups.push_back({{"group", active_groups[gi]}, {"cubes", cubes_j}, {"links", links},
                       {"remap_bytes", movers[gi]->remap_bytes()}, {"broadcast_bytes", movers[gi]->broadcast_bytes()}});
   }

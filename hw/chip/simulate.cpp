@@ -73,7 +73,7 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
       for (const auto& cube : group)
         for (const auto& pe : cube->pes) macs += pe->macs();
     SimProgress p;
-    p.sim_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+    p.sim_ns = to_ns(sc_core::sc_time_stamp());
     p.fraction = planned ? double(macs) / double(planned) : 1.0;
     p.done = done;
     for (size_t gt = 0; gt < sh.tiles.size(); ++gt)
@@ -135,7 +135,7 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
     }
     r.outputs = std::move(chip.host->outputs);
     for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
-      const double t = chip.host->tile_done[gt].to_seconds() * 1e9;
+      const double t = to_ns(chip.host->tile_done[gt]);
       r.tile_done_ns.push_back(t);
       r.end_ns = std::max(r.end_ns, t);
       r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);

@@ -10,6 +10,7 @@
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
 #include "hw/common/span_recorder.h"
+#include "hw/common/timing.h"
 
 
 namespace ahbm {
@@ -19,7 +20,7 @@ namespace {
 
 std::string now_ns() {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", sc_core::sc_time_stamp().to_seconds() * 1e9);
+  std::snprintf(buf, sizeof buf, "%.3f", to_ns(sc_core::sc_time_stamp()));
   return buf;
 }
 

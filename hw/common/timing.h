@@ -16,6 +16,9 @@ using sc_core::sc_time;
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// A simulated time in ns, the unit of every report and trace.
+inline double to_ns(const sc_time& t) { return t.to_seconds() * 1e9; }
+
 class Clock {
  public:
   explicit Clock(double ghz) : period_(1.0 / ghz, sc_core::SC_NS) {}

@@ -7,6 +7,8 @@
 
 #include <systemc>
 
+#include "hw/common/timing.h"
+
 namespace ahbm {
 
 namespace {
@@ -59,7 +61,7 @@ int TraceSink::add_signal(const std::string& name, int width, uint64_t initial) 
 
 void TraceSink::set(int id, uint64_t value) {
   if (!enabled_) return;
-  set_at_ns(id, value, uint64_t(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e9)));
+  set_at_ns(id, value, uint64_t(std::llround(to_ns(sc_core::sc_time_stamp()))));
 }
 
 void TraceSink::set_at_ns(int id, uint64_t value, uint64_t t_ns) {

@@ -25,7 +25,7 @@ void IdealNoc::deliver_loop() {
 
 Json IdealNoc::stats() const {
   Json j = Noc::stats();
-  j["latency_ns"] = latency_.to_seconds() * 1e9;
+  j["latency_ns"] = to_ns(latency_);
   return j;
 }
 

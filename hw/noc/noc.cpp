@@ -38,7 +38,7 @@ void Noc::deliver(int endpoint, const NocPacket& packet) {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   if (it->second.waiting.empty()) {
     Completion& c = it->second.multicast ? multicast_ : unicast_;
-    const double ns = (now - it->second.created).to_seconds() * 1e9;
+    const double ns = to_ns(now - it->second.created);
     ++c.packets;
     c.sum_ns += ns;
     c.max_ns = std::max(c.max_ns, ns);

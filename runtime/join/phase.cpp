@@ -34,7 +34,7 @@ JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManag
     StepRecord& rec = sr.record;
     rec.ns = ns;
     const sc_core::sc_time start = tl.advance(ns);
-    rec.start_ns = start.to_seconds() * 1e9;
+    rec.start_ns = to_ns(start);
     SpanRecorder& spans = tl.spans();
     spans.record(start, start + sc_core::sc_time(ns, sc_core::SC_NS), spans.intern("host.join"),
                  spans.intern(step.part), spans.intern(rec.phase), spans.intern(kMainAgentName), 0, 0);

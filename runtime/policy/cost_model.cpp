@@ -44,7 +44,6 @@ NocEstimate noc_estimate(const HwConfig& hw) {
 
 namespace {
 
-double ns_of(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
 
 struct Model {
   const HwConfig& hw;
@@ -59,7 +58,7 @@ struct Model {
                   gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n))) * cyc;
   }
   // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
-  double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + ns_of(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
+  double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + to_ns(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
   double remote_ns(uint64_t kv_bytes) const {
     return noc.time_ns(uint64_t(hw.remote.request_bytes)) + hw.remote.overhead_ns + slice_ns(kv_bytes) + noc.time_ns(kv_bytes);
   }
@@ -127,7 +126,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       double pages = 0;
       for (const KvReplica& r : job.replicas[p]) {
         copies[{r.src_pe, r.first, r.count}]++;
-        dst_busy[p] += ns_of(transfer_time(2 * uint64_t(r.count) * row, hw.pe.hbm.bandwidth_gbps));
+        dst_busy[p] += to_ns(transfer_time(2 * uint64_t(r.count) * row, hw.pe.hbm.bandwidth_gbps));
         pages += double(ceil_div(uint64_t(r.count), uint64_t(hw.remote.page_tokens)));
       }
       pages_max = std::max(pages_max, pages);
@@ -135,7 +134,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     double copied = 0;
     for (const auto& [range, n] : copies) {
       const int src = std::get<0>(range), count = std::get<2>(range);
-      src_busy[size_t(src)] += ns_of(transfer_time(2 * uint64_t(count) * row, hw.pe.hbm.bandwidth_gbps));
+      src_busy[size_t(src)] += to_ns(transfer_time(2 * uint64_t(count) * row, hw.pe.hbm.bandwidth_gbps));
       copied = std::max(copied, src_busy[size_t(src)] + hw.pe.hbm.latency_ns +
                                     m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
     }
@@ -163,7 +162,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       for (int p = 0; p < pes; ++p)
         if (tile_has_pe(t, p))
           for (const KvSegment& s : pe_segments(job, p))
-            slice_load[size_t(s.src_pe)] += ns_of(transfer_time(2 * uint64_t(s.count) * row, hw.pe.hbm.bandwidth_gbps));
+            slice_load[size_t(s.src_pe)] += to_ns(transfer_time(2 * uint64_t(s.count) * row, hw.pe.hbm.bandwidth_gbps));
 
   // Q delivery of one tile: host link (shared by all jobs, tiles in send order), NoC multicast
   // to the participating CUBEs, the CUBE's write port, then one read per PE through the read
@@ -171,7 +170,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   auto deliver_q = [&](const QTile& t, std::vector<double>& host, std::vector<double>& qw,
                        std::vector<std::vector<double>>& prt, const std::vector<double>& pe_free) {
     const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(d) * 4;
-    host[0] += hw.host.latency_ns + ns_of(transfer_time(qbytes, hw.host.bandwidth_gbps));
+    host[0] += hw.host.latency_ns + to_ns(transfer_time(qbytes, hw.host.bandwidth_gbps));
     const double arrive = std::max(host[0], launch) + m.noc.time_ns(qbytes);
     std::map<int, double> in_hand;
     for (int c : tile_cubes(t, cubes, per_cube)) {
@@ -334,7 +333,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     for (size_t i = tcubes.size(); i-- > 1;) {
       const int up = shape[i];
       const int c = tcubes[i];
-      const double sent = std::max(ready[i], link_free[size_t(c)]) + ns_of(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
+      const double sent = std::max(ready[i], link_free[size_t(c)]) + to_ns(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
       link_free[size_t(c)] = sent;
       ready[size_t(up)] = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns) + merge;
     }

@@ -45,7 +45,6 @@ std::vector<std::vector<Slice>> nest_into_tracks(std::vector<Slice> slices) {
 }
 
 double us(const sc_core::sc_time& t) { return to_ns(t) / 1e3; }
-double ns(const sc_core::sc_time& t) { return to_ns(t); }
 
 }  // namespace
 
@@ -108,7 +107,7 @@ void for_each_trace_event(const SpanRecorder& spans, const std::function<void(co
             e["name"] = s.phase;
             e["cat"] = "phase";
             e["args"] = {{"component", track.component}, {"phase", s.phase},
-                         {"start_ns", ns(s.start)}, {"end_ns", ns(s.end)}};
+                         {"start_ns", to_ns(s.start)}, {"end_ns", to_ns(s.end)}};
           } else {
             const std::string& act = spans.name(s.span->activity);
             const std::string& phase = spans.name(s.span->phase);
@@ -116,7 +115,7 @@ void for_each_trace_event(const SpanRecorder& spans, const std::function<void(co
             e["cat"] = activity_class(act, phase);
             e["args"] = {{"component", track.component}, {"activity", act}, {"phase", phase},
                          {"agent", spans.name(s.span->agent)}, {"rows", s.span->rows}, {"bytes", s.span->bytes},
-                         {"start_ns", ns(s.start)}, {"end_ns", ns(s.end)}};
+                         {"start_ns", to_ns(s.start)}, {"end_ns", to_ns(s.end)}};
           }
           emit(e);
         }

@@ -19,14 +19,14 @@ double span_ns(const SimResult& r, const std::string& component, const std::stri
   int seen = 0;
   for (const Span& s : r.spans->spans())
     if (r.spans->name(s.component) == component && r.spans->name(s.activity) == activity && seen++ == index)
-      return (s.end - s.start).to_seconds() * 1e9;
+      return to_ns(s.end - s.start);
   return -1;
 }
 
 double total_ns(const SimResult& r, const std::string& activity) {
   double t = 0;
   for (const Span& s : r.spans->spans())
-    if (r.spans->name(s.activity) == activity) t += (s.end - s.start).to_seconds() * 1e9;
+    if (r.spans->name(s.activity) == activity) t += to_ns(s.end - s.start);
   return t;
 }
 

@@ -141,7 +141,7 @@ TEST(JoinHw, HierarchicalReducersRunInParallelBeforeTheMainPrefill) {
   double main_start = 1e300;
   for (const Span& s : spans.spans()) {
     const std::string comp = spans.name(s.component);
-    const double a = s.start.to_seconds() * 1e9, b = s.end.to_seconds() * 1e9;
+    const double a = to_ns(s.start), b = to_ns(s.end);
     if (comp == "agent.reducer0" || comp == "agent.reducer1") {
       Extent& e = prefill[comp];
       if (e.end < 0) e = {a, b};

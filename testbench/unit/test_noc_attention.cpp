@@ -37,10 +37,10 @@ NocSpans noc_spans(const SpanRecorder& spans) {
 double first_multicast_ns(const NocSpans& ns) {
   double created = INFINITY, last = 0;
   for (const auto& [comp, spans] : ns.by_component)
-    for (const Span* s : spans) created = std::min(created, s->start.to_seconds() * 1e9);
+    for (const Span* s : spans) created = std::min(created, to_ns(s->start));
   for (const auto& [comp, spans] : ns.by_component)
     for (const Span* s : spans)
-      if (std::abs(s->start.to_seconds() * 1e9 - created) < 1e-6) last = std::max(last, s->end.to_seconds() * 1e9);
+      if (std::abs(to_ns(s->start) - created) < 1e-6) last = std::max(last, to_ns(s->end));
   return last - created;
 }
 

@@ -47,7 +47,7 @@ class ProbeHarness : public sc_core::sc_module, public NocClient {
     SC_THREAD(run);
   }
   void noc_receive(int endpoint, const NocPacket& p) override {
-    arrivals.push_back({p.tag, endpoint, int64_t(sc_core::sc_time_stamp().to_seconds() * 1e9 + 0.5), p.hops});
+    arrivals.push_back({p.tag, endpoint, int64_t(to_ns(sc_core::sc_time_stamp()) + 0.5), p.hops});
   }
   std::vector<ProbeArrival> arrivals;
 

@@ -19,7 +19,6 @@ std::vector<const Span*> spans_of(const SimResult& r, const std::string& compone
   return out;
 }
 
-double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
 
 }  // namespace
 
@@ -32,8 +31,8 @@ TEST(Timing, DmaBurstIsLatencyPlusTransfer) {
   const auto dma = spans_of(r, "group0.cube0.pe0.dma", "dma_kv");
   ASSERT_EQ(dma.size(), 2u);
   // K and V bursts issued together: one latency, both transfers back to back.
-  EXPECT_NEAR(ns(dma[0]->end - dma[0]->start), 40.0 + 2.0 * tile * d * 4 / 100.0, 1e-3);
-  EXPECT_NEAR(ns(dma[1]->end - dma[1]->start), 40.0 + 2.0 * (tokens - tile) * d * 4 / 100.0, 1e-3);
+  EXPECT_NEAR(to_ns(dma[0]->end - dma[0]->start), 40.0 + 2.0 * tile * d * 4 / 100.0, 1e-3);
+  EXPECT_NEAR(to_ns(dma[1]->end - dma[1]->start), 40.0 + 2.0 * (tokens - tile) * d * 4 / 100.0, 1e-3);
 }
 
 // With two SRAM slots the next tile streams in while the current one computes: compute runs
@@ -58,7 +57,7 @@ TEST(Timing, DoubleBufferingHidesDmaBehindCompute) {
     EXPECT_EQ(dma1[i]->start, pv1[i - 1]->end);  // the single slot frees only after compute
     EXPECT_EQ(qk1[i]->start, dma1[i]->end);
   }
-  const double dma_ns = ns(dma1[1]->end - dma1[1]->start);
+  const double dma_ns = to_ns(dma1[1]->end - dma1[1]->start);
   EXPECT_NEAR(one.end_ns - two.end_ns, 7 * dma_ns, 1.0);  // 7 exposed refills
 }
 
@@ -72,9 +71,9 @@ TEST(Timing, QBufferPortsSerialiseReads) {
   for (int p = 0; p < 8; ++p) {
     const auto q = spans_of(r, "group0.cube0.pe" + std::to_string(p), "q_read");
     ASSERT_EQ(q.size(), 1u);
-    EXPECT_DOUBLE_EQ(ns(q[0]->end - q[0]->start), read);
-    first_start = std::min(first_start, ns(q[0]->start));
-    last_end = std::max(last_end, ns(q[0]->end));
+    EXPECT_DOUBLE_EQ(to_ns(q[0]->end - q[0]->start), read);
+    first_start = std::min(first_start, to_ns(q[0]->start));
+    last_end = std::max(last_end, to_ns(q[0]->end));
   }
   EXPECT_DOUBLE_EQ(last_end - first_start, 4 * read);
 }

@@ -39,8 +39,8 @@ void BusNoc::deliver_loop() {
 Json BusNoc::stats() const {
   Json j = Noc::stats();
   j["bandwidth_gbps"] = bandwidth_gbps_;
-  j["latency_ns"] = latency_.to_seconds() * 1e9;
-  j["busy_ns"] = busy_.to_seconds() * 1e9;
+  j["latency_ns"] = to_ns(latency_);
+  j["busy_ns"] = to_ns(busy_);
   j["link_cycles_busy"] = busy_flits_;
   return j;
 }
