@@ -41,10 +41,15 @@ void HbmSlice::backdoor_write(uint64_t addr, const float* words, uint64_t count,
   e.bytes = e.owned.data();
 }
 
-bool HbmSlice::copy_out(uint64_t addr, unsigned char* dst, uint64_t len) const {
+std::map<uint64_t, HbmSlice::Extent>::const_iterator HbmSlice::extent_at(uint64_t addr) const {
   auto it = extents_.upper_bound(addr);
-  if (it == extents_.begin()) return len == 0;
+  if (it == extents_.begin()) return extents_.end();
   --it;
+  return addr < it->first + it->second.len ? it : extents_.end();
+}
+
+bool HbmSlice::copy_out(uint64_t addr, unsigned char* dst, uint64_t len) const {
+  auto it = extent_at(addr);
   while (len > 0) {
     if (it == extents_.end() || it->first > addr || it->first + it->second.len <= addr) return false;
     const uint64_t off = addr - it->first, n = std::min(len, it->second.len - off);
@@ -93,11 +98,8 @@ void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
 bool HbmSlice::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   // Read-only DMI over the extent holding the address: the initiator still books every burst
   // through b_transport (timing), and uses the stored bytes in place instead of a copy.
-  const uint64_t addr = trans.get_address();
-  auto it = extents_.upper_bound(addr);
-  if (trans.get_command() != tlm::TLM_READ_COMMAND || it == extents_.begin()) return false;
-  --it;
-  if (addr >= it->first + it->second.len) return false;
+  const auto it = extent_at(trans.get_address());
+  if (trans.get_command() != tlm::TLM_READ_COMMAND || it == extents_.end()) return false;
   dmi.set_dmi_ptr(const_cast<unsigned char*>(it->second.bytes));  // read access only is granted
   dmi.set_start_address(it->first);
   dmi.set_end_address(it->first + it->second.len - 1);

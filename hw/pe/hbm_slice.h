@@ -54,6 +54,8 @@ class HbmSlice : public sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   // The extent for [addr, addr + len) (a new one, or the one with exactly that range).
   Extent& place(uint64_t addr, uint64_t len);
+  // The extent holding byte `addr`, or end().
+  std::map<uint64_t, Extent>::const_iterator extent_at(uint64_t addr) const;
   // Copies [addr, addr + len) out of the extents; false where any byte is not stored.
   bool copy_out(uint64_t addr, unsigned char* dst, uint64_t len) const;
   HbmSliceConfig cfg_;

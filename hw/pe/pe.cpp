@@ -166,13 +166,12 @@ void Pe::dma_loop() {
           };
           // Values: read in place through DMI when the slice grants it, else copied by the burst.
           Slot& s = slots_[size_t(slot)];
-          unsigned char* copy_to = nullptr;
           burst(k_trans, base + h * row_bytes, nullptr);
           burst(v_trans, base + (held + h) * row_bytes, nullptr);
           s.k = job.values ? direct_read(k_trans, bytes) : nullptr;
           s.v = job.values ? direct_read(v_trans, bytes) : nullptr;
           if (job.values && (!s.k || !s.v)) {
-            copy_to = own_slot(slot, job);
+            unsigned char* copy_to = own_slot(slot, job);
             k_trans.set_data_ptr(copy_to);
             v_trans.set_data_ptr(copy_to + size_t(kv_tile) * row_bytes);
           }

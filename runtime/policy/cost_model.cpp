@@ -44,7 +44,6 @@ NocEstimate noc_estimate(const HwConfig& hw) {
 
 namespace {
 
-
 struct Model {
   const HwConfig& hw;
   NocEstimate noc;
@@ -232,16 +231,15 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   std::vector<double> pass_ready;
   std::vector<int> pass_of_tile;
   if (job.kv_broadcast) {
-    std::map<int, int> tiles_of_pe;
+    pass_of_tile = broadcast_pass_of_tiles(job);  // the passes the simulator's KV mover serves
     // A PE reads its first Q tile once the group's previous head has left it (0 for the first).
     std::vector<double> host(host_free), qw(qwrite_free), busy;
     for (const auto& x : pe) busy.push_back(x.free);
     auto prt = ports;
-    for (const QTile& t : job.tiles) {
-      const int pass = tiles_of_pe[t.pes[0]]++;
-      pass_of_tile.push_back(pass);
-      if (size_t(pass) >= pass_ready.size()) pass_ready.resize(size_t(pass) + 1, 0.0);
-      for (const auto& [p, at] : deliver_q(t, host, qw, prt, busy)) pass_ready[size_t(pass)] = std::max(pass_ready[size_t(pass)], at);
+    for (size_t i = 0; i < job.tiles.size(); ++i) {
+      const size_t pass = size_t(pass_of_tile[i]);
+      if (pass >= pass_ready.size()) pass_ready.resize(pass + 1, 0.0);
+      for (const auto& [p, at] : deliver_q(job.tiles[i], host, qw, prt, busy)) pass_ready[pass] = std::max(pass_ready[pass], at);
     }
   }
   size_t tile_no = 0;
