@@ -2,11 +2,20 @@
 
 namespace ahbm {
 
-Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file)
-    : sc_core::sc_module(name), sh_(sh) {
-  const HwConfig& cfg = sh.cfg;
+std::vector<int> Chip::groups_of(const HwConfig& cfg, const std::vector<AttentionJob>& jobs) {
+  std::vector<char> used(size_t(cfg.groups), 0);
+  for (const AttentionJob& j : jobs)
+    if (!j.tiles.empty()) used.at(size_t(j.group)) = 1;
+  std::vector<int> groups;
   for (int g = 0; g < cfg.groups; ++g)
-    if (!sh.tiles_of_group[size_t(g)].empty()) active_groups.push_back(g);
+    if (used[size_t(g)]) groups.push_back(g);
+  return groups;
+}
+
+Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
+           std::vector<int> groups)
+    : sc_core::sc_module(name), active_groups(std::move(groups)), sh_(sh) {
+  const HwConfig& cfg = sh.cfg;
 
   // Endpoints: host, Q source, then every CUBE of every active group.
   NocContext ctx;
@@ -43,22 +52,10 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     const std::string gpath = "group" + std::to_string(g);
     networks.push_back(std::make_unique<ReductionNetwork>((gpath + "_reduction").c_str(), sh, gpath, g,
                                                           cfg.group.cubes, *noc, group_endpoints[size_t(g)], 0));
-    // Each job of this group gets its own region of every PE's HBM slice: K rows of the tokens
-    // the PE holds (its shard, then its replicas), then their V rows.
-    const int pes = cfg.pes_per_group();
     fabrics.push_back(std::make_unique<GroupFabric>());
     GroupFabric& fabric = *fabrics.back();
     fabric.noc = noc.get();
     fabric.cube_endpoints = group_endpoints[size_t(g)];
-    fabric.base.assign(size_t(pes), std::vector<uint64_t>(sh.jobs.size(), 0));
-    std::vector<uint64_t> used(size_t(pes), 0);
-    for (size_t j = 0; j < sh.jobs.size(); ++j) {
-      if (sh.jobs[j].group != g) continue;
-      for (int p = 0; p < pes; ++p) {
-        fabric.base[size_t(p)][j] = used[size_t(p)];
-        used[size_t(p)] += 2 * pe_held_tokens(sh.jobs[j], p) * kv_row_bytes(sh.jobs[j]);
-      }
-    }
     cubes.emplace_back();
     for (int c = 0; c < cfg.group.cubes; ++c) {
       const std::string cname = gpath + "_cube" + std::to_string(c);
@@ -68,10 +65,38 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
       noc->attach(group_endpoints[size_t(g)][size_t(c)], &cube);
       group_buffers[size_t(g)].push_back(&cube.q_buffer);
     }
+    movers.push_back(std::make_unique<KvMover>((gpath + "_kv_mover").c_str(), sh, gpath, g, fabric));
+  }
+  q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
+  host->q_out.bind(q_source->socket);
+}
+
+void Chip::begin_run() {
+  const HwConfig& cfg = sh_.cfg;
+  const JobList& jobs = sh_.jobs;
+  noc->begin_run();
+  host->begin_run();
+  for (size_t gi = 0; gi < active_groups.size(); ++gi) {
+    const int g = active_groups[gi];
+    networks[gi]->begin_run();
+    for (auto& cube : cubes[gi]) cube->begin_run();
+    // Each job of this group gets its own region of every PE's HBM slice: K rows of the tokens
+    // the PE holds (its shard, then its replicas), then their V rows.
+    const int pes = cfg.pes_per_group();
+    GroupFabric& fabric = *fabrics[gi];
+    fabric.base.assign(size_t(pes), std::vector<uint64_t>(jobs.size(), 0));
+    std::vector<uint64_t> used(size_t(pes), 0);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (jobs[j].group != g) continue;
+      for (int p = 0; p < pes; ++p) {
+        fabric.base[size_t(p)][j] = used[size_t(p)];
+        used[size_t(p)] += 2 * pe_held_tokens(jobs[j], p) * kv_row_bytes(jobs[j]);
+      }
+    }
     // The runtime's KV placement: each PE's shard, and the replicas placed at write time (a
     // remapped job's replicas arrive over the NoC during the step instead).
-    for (size_t j = 0; j < sh.jobs.size(); ++j) {
-      const AttentionJob& job = sh.jobs[j];
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const AttentionJob& job = jobs[j];
       if (job.group != g || !job.values) continue;
       const size_t d = size_t(job.head_dim);
       for (int p = 0; p < pes; ++p) {
@@ -89,10 +114,8 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
         }
       }
     }
-    movers.push_back(std::make_unique<KvMover>((gpath + "_kv_mover").c_str(), sh, gpath, g, fabric));
+    movers[gi]->begin_run();
   }
-  q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
-  host->q_out.bind(q_source->socket);
 }
 
 Json Chip::stats() const {

@@ -1,6 +1,8 @@
 #pragma once
 // The chip: host interface, Q source, NoC, and the KV-head groups (CUBEs + inter-CUBE
-// reduction) that have work. Built for one set of jobs; one Chip per simulation context.
+// reduction) given as active. One Chip per simulation context, elaborated once and reused for
+// every run whose jobs use the same groups (Simulator, simulate.h): begin_run() places a run's
+// KV and starts it.
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,8 +17,16 @@ namespace ahbm {
 
 class Chip : public sc_core::sc_module {
  public:
-  Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file);
+  Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
+       std::vector<int> groups);
+  // The run's jobs are in SimShared (begin_run called, simulated time at the run's start): puts
+  // every module back in its built state, places the jobs' KV in the HBM slices and starts them.
+  void begin_run();
+  // Whether begin_run() can start another run on this chip (its NoC model can restart).
+  bool restartable() const { return noc->restartable(); }
   Json stats() const;
+  // Groups with work in `jobs`, ascending: the chip's structure for them.
+  static std::vector<int> groups_of(const HwConfig& cfg, const std::vector<AttentionJob>& jobs);
 
   std::unique_ptr<Noc> noc;
   std::unique_ptr<Host> host;

@@ -4,16 +4,30 @@ namespace ahbm {
 
 Host::Host(sc_core::sc_module_name name, SimShared& sh)
     : sc_core::sc_module(name), q_out("q_out"), sh_(sh), component_(sh.spans.intern("host")) {
-  for (const auto& job : sh.jobs)
-    outputs.push_back(job.values ? MatrixRM::Zero(job.row_count(), job.head_dim) : MatrixRM());
-  tile_done.assign(sh.tiles.size(), sc_core::SC_ZERO_TIME);
-  tile_received.assign(sh.tiles.size(), false);
   sh.waits.add("host", [this] { return describe_wait(); });
   SC_HAS_PROCESS(Host);
   SC_THREAD(send_loop);
 }
 
+void Host::begin_run() {
+  outputs.clear();
+  for (const auto& job : sh_.jobs)
+    outputs.push_back(job.values ? MatrixRM::Zero(job.row_count(), job.head_dim) : MatrixRM());
+  tile_done.assign(sh_.tiles.size(), sc_core::SC_ZERO_TIME);
+  tile_received.assign(sh_.tiles.size(), false);
+  tiles_received = 0;
+  q_wait_.clear();
+  sh_.start(start_);
+}
+
 void Host::send_loop() {
+  for (;;) {
+    sc_core::wait(start_);  // begin_run
+    send_tiles();
+  }
+}
+
+void Host::send_tiles() {
   tlm::tlm_generic_payload trans;
   for (size_t gt = 0; gt < sh_.tiles.size(); ++gt) {
     const TileRef& t = sh_.tiles[gt];

@@ -19,6 +19,9 @@ class Host : public sc_core::sc_module, public NocClient {
 
   Host(sc_core::sc_module_name name, SimShared& sh);
   void noc_receive(int endpoint, const NocPacket& packet) override;
+  // Sizes the results for the run's jobs (SimShared::begin_run has been called) and starts
+  // writing its Q tiles.
+  void begin_run();
 
   std::vector<MatrixRM> outputs;                      // per job, rows x head_dim
   std::vector<sc_core::sc_time> tile_done;            // per global tile
@@ -27,10 +30,13 @@ class Host : public sc_core::sc_module, public NocClient {
 
  private:
   void send_loop();
+  // One run: writes its Q tiles in send order.
+  void send_tiles();
   std::string describe_wait() const;  // for the stall watchdog
   SimShared& sh_;
   int component_;
   WaitNote q_wait_;
+  sc_core::sc_event start_;  // begin_run: the Q writer starts the run's tiles
 };
 
 }  // namespace ahbm

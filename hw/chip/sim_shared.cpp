@@ -39,11 +39,20 @@ std::vector<std::vector<std::pair<int, int>>> send_streams(const std::vector<Att
 
 }  // namespace
 
-SimShared::SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, TraceSink& t, SpanRecorder& s)
-    : cfg(c), clock(c.clock_ghz), jobs(j), trace(t), spans(s), guard(s) {
+SimShared::SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s)
+    : cfg(c), clock(c.clock_ghz), trace(t), spans(s), guard(s) {
   none_agent = spans.intern("-");
-  tiles_of_group.resize(size_t(cfg.groups));
-  const auto streams = send_streams(jobs);
+}
+
+void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& run_epoch) {
+  jobs.bind(run_jobs);
+  epoch = run_epoch;
+  trace.set_epoch(epoch);
+  spans.set_epoch(epoch);
+  guard.begin_run(epoch);
+  tiles.clear();
+  tiles_of_group.assign(size_t(cfg.groups), {});
+  const auto streams = send_streams(run_jobs);
   size_t most = 0;
   for (const auto& st : streams) most = std::max(most, st.size());
   for (size_t i = 0; i < most; ++i) {
@@ -68,6 +77,11 @@ SimShared::SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, Trac
       tiles.push_back(r);
     }
   }
+}
+
+void SimShared::start_run() {
+  for (sc_core::sc_event* e : starts_) e->notify(sc_core::SC_ZERO_TIME);
+  starts_.clear();
 }
 
 }  // namespace ahbm

@@ -25,11 +25,33 @@ struct TileRef {
   int rows() const { return row_end - row_begin; }
 };
 
+// The jobs of the current run, read in place (the caller keeps them alive for the run). A
+// reference that can be re-pointed: the chip outlives one run (Simulator in simulate.h).
+class JobList {
+ public:
+  void bind(const std::vector<AttentionJob>& jobs) { jobs_ = &jobs; }
+  void unbind() { jobs_ = &none_; }
+  const AttentionJob& operator[](size_t i) const { return (*jobs_)[i]; }
+  size_t size() const { return jobs_->size(); }
+  std::vector<AttentionJob>::const_iterator begin() const { return jobs_->begin(); }
+  std::vector<AttentionJob>::const_iterator end() const { return jobs_->end(); }
+  operator const std::vector<AttentionJob>&() const { return *jobs_; }
+
+ private:
+  const std::vector<AttentionJob>* jobs_ = &none_;
+  static inline const std::vector<AttentionJob> none_{};
+};
+
 struct SimShared {
-  SimShared(const HwConfig& c, const std::vector<AttentionJob>& j, TraceSink& t, SpanRecorder& s);
+  SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s);
+  // Points everything at a new run's jobs: the tile table, and the epoch (the simulated time the
+  // run starts at) of the sinks, so recorded times count from the run's start.
+  void begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& epoch);
+
   const HwConfig& cfg;
   Clock clock;
-  const std::vector<AttentionJob>& jobs;
+  JobList jobs;
+  sc_core::sc_time epoch = sc_core::SC_ZERO_TIME;
   TraceSink& trace;
   SpanRecorder& spans;
   std::vector<TileRef> tiles;
@@ -38,6 +60,17 @@ struct SimShared {
   WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
   NumericGuard guard;  // first NaN/Inf in the datapath
   TileScratch scratch;  // the PEs' per-KV-tile arithmetic (engines.h)
+
+ private:
+  std::vector<sc_core::sc_event*> starts_;
+
+ public:
+
+  // A process that works through the run's jobs waits on its own start event between runs;
+  // modules hand it here in begin_run(), in the order the chip starts them, and start_run()
+  // notifies them all (one delta later), so processes begin each run in the same order.
+  void start(sc_core::sc_event& e) { starts_.push_back(&e); }
+  void start_run();
 
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "hw/chip/chip.h"
 #include "hw/common/error.h"
@@ -73,7 +74,7 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
       for (const auto& cube : group)
         for (const auto& pe : cube->pes) macs += pe->macs();
     SimProgress p;
-    p.sim_ns = to_ns(sc_core::sc_time_stamp());
+    p.sim_ns = to_ns(sc_core::sc_time_stamp() - sh.epoch);
     p.fraction = planned ? double(macs) / double(planned) : 1.0;
     p.done = done;
     for (size_t gt = 0; gt < sh.tiles.size(); ++gt)
@@ -87,9 +88,41 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
 
 }  // namespace
 
-SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in, const SimOptions& opt) {
-  check_jobs(cfg, jobs_in, opt.hw_file);
-  check_job_dataflow(cfg, jobs_in, opt.hw_file);
+// A chip with its context, sinks and shared state. Members are destroyed in reverse order: the
+// chip (after its threads are unwound), then the shared state and sinks, the context last.
+struct Simulator::Elaborated {
+  Elaborated(const HwConfig& cfg, const SimOptions& opt, const NocRegistry& nocs, std::vector<int> groups)
+      : trace(opt.vcd), shared(cfg, trace, spans) {
+    SimContext::Scope use(context);
+    chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
+    shared.waits.add("noc", [this, model = cfg.noc.model] {
+      const int64_t n = chip->noc->stats().value("packets_in_flight", int64_t(0));
+      return n ? std::to_string(n) + " packets in flight (model " + model + ")" : std::string();
+    });
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate; every thread runs to its first wait
+    resync_sanitizer_stack();
+  }
+  ~Elaborated() {
+    SimContext::Scope use(context);
+    unwind_threads();  // idle loops are suspended: free what their stacks hold
+    chip.reset();
+  }
+
+  SimContext context;
+  TraceSink trace;
+  SpanRecorder spans;
+  SimShared shared;
+  std::unique_ptr<Chip> chip;
+  bool reusable = true;  // false after a run that did not end cleanly
+};
+
+Simulator::Simulator(HwConfig cfg, SimOptions opt) : cfg_(std::move(cfg)), opt_(std::move(opt)) {}
+
+Simulator::~Simulator() = default;
+
+SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
+  check_jobs(cfg_, jobs_in, opt_.hw_file);
+  check_job_dataflow(cfg_, jobs_in, opt_.hw_file);
   // The modules read the caller's jobs in place (the HBM slices keep their own stored bytes):
   // no extra copy of the tensors here. Only jobs that leave `scale` unset are copied, to fill it in.
   std::vector<AttentionJob> defaulted;
@@ -102,48 +135,93 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs_in
   }
   const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
-  SimResult r;
-  r.trace = std::make_unique<TraceSink>(opt.vcd);
-  r.spans = std::make_unique<SpanRecorder>();
-  const NocRegistry builtin = NocRegistry::with_builtin_models();
-  const NocRegistry& nocs = opt.nocs ? *opt.nocs : builtin;
-
-  SimContext context;  // destroyed last: the chip below must go first
-  SimShared shared(cfg, jobs, *r.trace, *r.spans);
-  {
-    Chip chip("chip", shared, nocs, opt.hw_file);
-    WatchdogSetup w;
-    w.window_ns = opt.watchdog_ns;
-    w.done = [&] { return chip.host->tiles_received == shared.tiles.size(); };
-    w.progress = [&] { return uint64_t(r.spans->spans().size()) + chip.host->tiles_received; };
-    w.status = [&] {
-      return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
-             " Q tiles returned to the host";
-    };
-    shared.waits.add("noc", [&] {
-      const int64_t n = chip.noc->stats().value("packets_in_flight", int64_t(0));
-      return n ? std::to_string(n) + " packets in flight (model " + cfg.noc.model + ")" : std::string();
-    });
-    w.waits = &shared.waits;
-    w.guard = &shared.guard;
-    if (opt.progress) w.on_slice = progress_reporter(chip, shared, opt.progress);
-    try {
-      run_with_watchdog(w);
-    } catch (...) {
-      unwind_threads();  // a stalled run leaves threads suspended with buffers on their stacks
-      throw;
-    }
-    r.outputs = std::move(chip.host->outputs);
-    for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
-      const double t = to_ns(chip.host->tile_done[gt]);
-      r.tile_done_ns.push_back(t);
-      r.end_ns = std::max(r.end_ns, t);
-      r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
-    }
-    r.stats = chip.stats();
-    unwind_threads();  // idle loops are still suspended: free what their stacks hold
+  std::vector<int> groups = Chip::groups_of(cfg_, jobs);
+  if (chip_ && !(chip_->reusable && chip_->chip->restartable() && chip_->chip->active_groups == groups)) chip_.reset();
+  const bool fresh = !chip_;
+  if (fresh) {
+    const NocRegistry builtin = NocRegistry::with_builtin_models();
+    chip_ = std::make_unique<Elaborated>(cfg_, opt_, opt_.nocs ? *opt_.nocs : builtin, std::move(groups));
+    ++elaborations_;
   }
+  Elaborated& e = *chip_;
+  SimContext::Scope use(e.context);
+  Chip& chip = *e.chip;
+  SimShared& shared = e.shared;
+  // The run starts at the first clock edge after the previous run went idle (time 0 on a new
+  // chip): with every clock edge where it is in a new chip, cycle-based models see the same.
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const uint64_t period = shared.clock.period().value();
+  const sc_core::sc_time epoch =
+      fresh ? now : sc_core::sc_time::from_value((now.value() / period + 1) * period);
+  if (epoch > now) sc_core::sc_start(epoch - now);  // nothing is pending: time just advances
+  shared.begin_run(jobs, epoch);
+  chip.begin_run();
+  shared.start_run();
+
+  WatchdogSetup w;
+  w.window_ns = opt_.watchdog_ns;
+  w.epoch = epoch;
+  w.done = [&] { return chip.host->tiles_received == shared.tiles.size(); };
+  w.progress = [&] { return uint64_t(e.spans.spans().size()) + chip.host->tiles_received; };
+  w.status = [&] {
+    return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
+           " Q tiles returned to the host";
+  };
+  w.waits = &shared.waits;
+  w.guard = &shared.guard;
+  if (opt_.progress) w.on_slice = progress_reporter(chip, shared, opt_.progress);
+  try {
+    run_with_watchdog(w);
+  } catch (...) {
+    chip_.reset();  // threads are left mid-run: unwind them now; the next run gets a new chip
+    throw;
+  }
+
+  SimResult r;
+  r.outputs = std::move(chip.host->outputs);
+  for (size_t gt = 0; gt < shared.tiles.size(); ++gt) {
+    const double t = to_ns(chip.host->tile_done[gt] - epoch);
+    r.tile_done_ns.push_back(t);
+    r.end_ns = std::max(r.end_ns, t);
+    r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
+  }
+  r.stats = chip.stats();
+  r.trace = std::make_unique<TraceSink>(e.trace.take_run());
+  r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
+  // The next run must find nothing pending. A run ends when the last O tile is back, which is
+  // normally also when the chip goes idle; anything still scheduled (a progress slice can end
+  // earlier) runs out here, outside this run's results.
+  if (sc_core::sc_pending_activity()) {
+    sc_core::sc_start(sc_core::sc_time(opt_.watchdog_ns > 0 ? opt_.watchdog_ns : 1e6, sc_core::SC_NS),
+                      sc_core::SC_EXIT_ON_STARVATION);
+    resync_sanitizer_stack();
+    e.trace.take_run();
+    e.spans.take_run();
+    if (sc_core::sc_pending_activity()) e.reusable = false;
+  }
+  shared.jobs.unbind();  // the caller's jobs may go once this returns
   return r;
+}
+
+SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt) {
+  return Simulator(cfg, opt).run(jobs);
+}
+
+SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt) {
+  std::ostringstream key;
+  key.precision(17);
+  key << to_json(cfg).dump() << '|' << opt.vcd << '|' << opt.hw_file << '|' << static_cast<const void*>(opt.nocs)
+      << '|' << opt.watchdog_ns;
+  std::unique_ptr<Simulator>& sim = sims_[key.str()];
+  if (!sim) sim = std::make_unique<Simulator>(cfg, opt);
+  sim->set_progress(opt.progress);
+  return sim->run(jobs);
+}
+
+int SimulatorPool::elaborations() const {
+  int n = 0;
+  for (const auto& [key, sim] : sims_) n += sim->elaborations();
+  return n;
 }
 
 }  // namespace ahbm

@@ -1,8 +1,9 @@
 #pragma once
-// Runs a set of attention jobs on a freshly elaborated chip in its own SystemC context and
-// returns the outputs, the latency spans, the waveform changes and per-module statistics.
-// The one entry point the runtime's driver uses.
+// Runs sets of attention jobs on an elaborated chip in a SystemC context of its own and returns
+// the outputs, the latency spans, the waveform changes and per-module statistics. Simulator is
+// the entry point the runtime uses; simulate() is a one-run Simulator.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,8 +51,52 @@ struct SimResult {
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
 void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 
-// Throws SimStall on a deadlock or livelock (with which modules wait on what) and NumericFault
-// when a NaN or Inf appears in the datapath.
+// One hardware configuration, simulated run after run. Elaborating a chip (SystemC objects,
+// coroutine stacks for its threads) costs more than a timing-only run of the default scenario,
+// so the chip is kept: each run starts where the previous one went idle, at the next clock edge
+// (its epoch), every module first goes back to its built state, and every time reported counts
+// from the epoch. A run's results are therefore byte-identical to those of a new chip (tested).
+// A new chip is elaborated when a run's jobs use other KV-head groups than the chip was built
+// for, after a run that failed (stall, numeric fault), and for every run with a NoC model that
+// cannot restart (Noc::restartable). Not thread-safe; several Simulators may live in one process.
+class Simulator {
+ public:
+  explicit Simulator(HwConfig cfg, SimOptions opt = {});
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Throws InputError when the jobs do not fit the hardware, SimStall on a deadlock or livelock
+  // (with which modules wait on what) and NumericFault when a NaN or Inf appears in the datapath.
+  // The jobs are read in place during the call.
+  SimResult run(const std::vector<AttentionJob>& jobs);
+  // Chips elaborated so far (tests and benchmarks check reuse with it).
+  int elaborations() const { return elaborations_; }
+  // Replaces the progress callback for the following runs (results do not depend on it).
+  void set_progress(std::function<void(const SimProgress&)> progress) { opt_.progress = std::move(progress); }
+
+ private:
+  struct Elaborated;
+  HwConfig cfg_;
+  SimOptions opt_;
+  std::unique_ptr<Elaborated> chip_;
+  int elaborations_ = 0;
+};
+
+// A one-run Simulator: elaborates a chip for `jobs`, runs them, and tears it down.
 SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
+
+// Simulators kept by everything that makes their chips differ (the hardware config, the VCD
+// switch, the NoC registry, the watchdog window), so a program that simulates many steps, some
+// with other configs (a join's Q-tile probes), elaborates each distinct chip once. run() is
+// simulate() with reuse.
+class SimulatorPool {
+ public:
+  SimResult run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
+  int elaborations() const;
+
+ private:
+  std::map<std::string, std::unique_ptr<Simulator>> sims_;
+};
 
 }  // namespace ahbm

@@ -18,9 +18,10 @@ namespace ahbm {
 namespace {
 
 
-std::string now_ns() {
+// The current simulated time in ns since `epoch` (the run's start), for messages.
+std::string now_ns(const sc_core::sc_time& epoch) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", to_ns(sc_core::sc_time_stamp()));
+  std::snprintf(buf, sizeof buf, "%.3f", to_ns(sc_core::sc_time_stamp() - epoch));
   return buf;
 }
 
@@ -68,7 +69,7 @@ void NumericGuard::record(const char* part, long row, long col, float value, int
   std::ostringstream os;
   os << (std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf") << " in " << part << " at row " << row;
   if (col >= 0) os << ", column " << col;
-  os << " of tile " << tile << " in " << names_.name(component) << " at " << now_ns() << " ns";
+  os << " of tile " << tile << " in " << names_.name(component) << " at " << now_ns(epoch_) << " ns";
   fault_ = os.str();
 }
 
@@ -102,7 +103,7 @@ namespace {
 
 [[noreturn]] void stall(const WatchdogSetup& w, const std::string& kind) {
   std::ostringstream os;
-  os << "simulation stalled at " << now_ns() << " ns (" << kind
+  os << "simulation stalled at " << now_ns(w.epoch) << " ns (" << kind
      << "): " << w.status() << "\nwaiting:";
   const std::vector<std::string> lines = w.waits->report();
   for (const auto& l : lines) os << "\n  " << l;

@@ -55,11 +55,17 @@ class NumericGuard {
   bool check(const AttnState& s, int component, int tile);
   bool check(const MatrixRM& o, int component, int tile);
   bool tripped() const { return !fault_.empty(); }
+  // A new run starting at simulated time `epoch` (reported times count from it): no fault yet.
+  void begin_run(const sc_core::sc_time& epoch) {
+    epoch_ = epoch;
+    fault_.clear();
+  }
   const std::string& fault() const { return fault_; }
 
  private:
   void record(const char* part, long row, long col, float value, int component, int tile);
   const SpanRecorder& names_;
+  sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::string fault_;
 };
 
@@ -72,6 +78,7 @@ struct WatchdogSetup {
   std::function<std::string()> status;     // one line: how far the run got
   const WaitRegistry* waits = nullptr;
   const NumericGuard* guard = nullptr;
+  sc_core::sc_time epoch = sc_core::SC_ZERO_TIME;  // the run's start: reported times count from it
   // Optional: called after every slice of the run (progress reports); `true` on the last call.
   // Slices are then sized to about 50 ms of wall time; results do not depend on them.
   std::function<void(bool done)> on_slice;

@@ -9,15 +9,22 @@
 
 namespace ahbm {
 
-SimContext::SimContext() : previous_(sc_core::sc_curr_simcontext), mine_(new sc_core::sc_simcontext) {
-  sc_core::sc_curr_simcontext = mine_;
-  sc_core::sc_default_global_context = mine_;
-}
+SimContext::SimContext() : mine_(new sc_core::sc_simcontext) {}
 
 SimContext::~SimContext() {
+  Scope current(*this);
   delete mine_;
+}
+
+SimContext::Scope::Scope(SimContext& c)
+    : previous_(sc_core::sc_curr_simcontext), previous_default_(sc_core::sc_default_global_context) {
+  sc_core::sc_curr_simcontext = c.mine_;
+  sc_core::sc_default_global_context = c.mine_;
+}
+
+SimContext::Scope::~Scope() {
   sc_core::sc_curr_simcontext = previous_;
-  sc_core::sc_default_global_context = previous_;
+  sc_core::sc_default_global_context = previous_default_;
 }
 
 void resync_sanitizer_stack() {

@@ -1,7 +1,8 @@
 #pragma once
-// A fresh SystemC simulation context for the lifetime of this object. SystemC keeps one
-// elaboration per context in process-wide pointers; swapping in a new context lets several
-// simulations (with different configs) run one after another in one process.
+// A SystemC simulation context of our own. SystemC keeps one elaboration per context and reaches
+// the current one through process-wide pointers; a SimContext is made current only inside a
+// Scope, so several simulations (with different configs) can live in one process, each with its
+// own elaborated chip, and run in any order.
 #include <systemc>
 
 namespace ahbm {
@@ -9,12 +10,24 @@ namespace ahbm {
 class SimContext {
  public:
   SimContext();
-  ~SimContext();
+  ~SimContext();  // deletes the context (inside a Scope of its own)
   SimContext(const SimContext&) = delete;
   SimContext& operator=(const SimContext&) = delete;
 
+  // Makes the context current for its lifetime, then restores whichever was current before.
+  class Scope {
+   public:
+    explicit Scope(SimContext& c);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    sc_core::sc_simcontext* previous_;
+    sc_core::sc_simcontext* previous_default_;
+  };
+
  private:
-  sc_core::sc_simcontext* previous_;
   sc_core::sc_simcontext* mine_;
 };
 

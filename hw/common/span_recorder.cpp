@@ -10,4 +10,13 @@ int SpanRecorder::intern(const std::string& s) {
   return int(names_.size()) - 1;
 }
 
+SpanRecorder SpanRecorder::take_run() {
+  SpanRecorder run;
+  run.names_ = names_;
+  run.ids_ = ids_;
+  run.spans_ = std::move(spans_);
+  spans_.clear();
+  return run;
+}
+
 }  // namespace ahbm

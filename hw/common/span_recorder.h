@@ -25,13 +25,23 @@ class SpanRecorder {
  public:
   int intern(const std::string& s);
   const std::string& name(int id) const { return names_[id]; }
+  // `start` and `end` are simulated times; the span keeps them relative to the epoch.
   void record(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity,
               int phase, int agent, int64_t rows, int64_t bytes) {
-    spans_.push_back({start, end, component, activity, phase, agent, rows, bytes});
+    spans_.push_back({start - epoch_, end - epoch_, component, activity, phase, agent, rows, bytes});
   }
   const std::vector<Span>& spans() const { return spans_; }
 
+  // A chip reused for several runs (hw/chip/simulate.h) starts each run at a later simulated
+  // time, its epoch; recorded times count from it, so a run's spans do not depend on what ran
+  // before on the same chip.
+  void set_epoch(const sc_core::sc_time& t) { epoch_ = t; }
+  // Hands over this run's spans with the names interned so far, and keeps the names (the
+  // modules hold their ids) with no spans.
+  SpanRecorder take_run();
+
  private:
+  sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::vector<std::string> names_;
   std::map<std::string, int> ids_;
   std::vector<Span> spans_;

@@ -62,6 +62,11 @@ class TimedQueue {
     }
   }
   size_t size() const { return items_.size(); }
+  // Empties the queue (a chip reused for another run starts from empty queues).
+  void clear() {
+    items_.clear();
+    seq_ = 0;
+  }
 
  private:
   std::multimap<std::pair<sc_time, uint64_t>, T> items_;
@@ -84,6 +89,11 @@ class ServerPool {
     return {start, *it};
   }
   const sc_time& busy() const { return busy_; }
+  // Every server free, no busy time: the state of a new pool.
+  void reset() {
+    std::fill(free_at_.begin(), free_at_.end(), sc_core::SC_ZERO_TIME);
+    busy_ = sc_core::SC_ZERO_TIME;
+  }
 
  private:
   std::vector<sc_time> free_at_;

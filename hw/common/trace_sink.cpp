@@ -61,7 +61,19 @@ int TraceSink::add_signal(const std::string& name, int width, uint64_t initial) 
 
 void TraceSink::set(int id, uint64_t value) {
   if (!enabled_) return;
-  set_at_ns(id, value, uint64_t(std::llround(to_ns(sc_core::sc_time_stamp()))));
+  set_at_ns(id, value, uint64_t(std::llround(to_ns(sc_core::sc_time_stamp() - epoch_))));
+}
+
+TraceSink TraceSink::take_run() {
+  TraceSink run(enabled_);
+  run.names_ = names_;
+  run.widths_ = widths_;
+  run.initial_ = initial_;
+  run.last_ = last_;
+  run.changes_ = std::move(changes_);
+  changes_.clear();
+  last_ = initial_;
+  return run;
 }
 
 void TraceSink::set_at_ns(int id, uint64_t value, uint64_t t_ns) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <systemc>
+
 namespace ahbm {
 
 class TraceSink {
@@ -19,13 +21,20 @@ class TraceSink {
 
   // `name` is dotted: "group0.cube1.pe3.activity" becomes scopes group0/cube1/pe3.
   int add_signal(const std::string& name, int width, uint64_t initial = 0);
-  // Records a change at the current simulated time (sc_time_stamp).
+  // Records a change at the current simulated time (sc_time_stamp), counted from the epoch.
   void set(int id, uint64_t value);
   void set_at_ns(int id, uint64_t value, uint64_t t_ns);
 
   // Appends another sink's changes shifted by `offset_ns` (signals matched by name, added when
   // new): the runtime strings several simulated steps into one waveform.
   void append(const TraceSink& other, uint64_t offset_ns);
+
+  // A chip reused for several runs (hw/chip/simulate.h) starts each run at a later simulated
+  // time, its epoch: changes are recorded relative to it.
+  void set_epoch(const sc_core::sc_time& t) { epoch_ = t; }
+  // Hands over this run's signals and changes, and goes back to the signals' initial values
+  // with no changes (the modules keep their signal ids).
+  TraceSink take_run();
 
   void write_vcd(std::ostream& os) const;
   const std::vector<std::string>& names() const { return names_; }
@@ -37,6 +46,7 @@ class TraceSink {
     uint64_t value;
   };
   bool enabled_;
+  sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::vector<std::string> names_;
   std::vector<int> widths_;
   std::vector<uint64_t> initial_;

@@ -25,6 +25,15 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
   SC_THREAD(serve_loop);
 }
 
+void Cube::begin_run() {
+  q_buffer.begin_run();
+  reducer.begin_run();
+  for (auto& s : slices) s->begin_run();
+  for (auto& p : pes) p->begin_run();
+  requests_.clear();
+  served_ = 0;
+}
+
 void Cube::noc_receive(int, const NocPacket& packet) {
   if (packet.tag != kKvTag) {
     q_buffer.arrive(packet.tag, packet.bytes, std::static_pointer_cast<const std::vector<float>>(packet.payload));

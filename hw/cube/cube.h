@@ -30,6 +30,10 @@ class Cube : public sc_core::sc_module, public NocClient {
   std::vector<std::unique_ptr<HbmSlice>> slices;
   std::vector<std::unique_ptr<Pe>> pes;
 
+  // Back to the state of a new CUBE for the next run (the chip is reused: simulate.h): its Q
+  // buffer, reducer, PEs and HBM slices too.
+  void begin_run();
+
  private:
   void serve_loop();
   SimShared& sh_;

@@ -15,6 +15,15 @@ CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std:
   SC_THREAD(merge_loop);
 }
 
+void CubeReducer::begin_run() {
+  bus_.reset();
+  arrivals_.clear();
+  pending_.clear();
+  arrived_.clear();
+  rows_merged_ = 0;
+  dropped_ = 0;
+}
+
 void CubeReducer::send_state(int local_pe, int tile, StatePtr state, int pe_component) {
   const TileRef& t = sh_.tiles[size_t(tile)];
   const uint64_t bytes = AttnState::wire_bytes(t.rows(), sh_.jobs[size_t(t.job)].head_dim);

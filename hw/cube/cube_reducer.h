@@ -25,6 +25,9 @@ class CubeReducer : public sc_core::sc_module {
   void send_state(int local_pe, int tile, StatePtr state, int pe_component);
   uint64_t rows_merged() const { return rows_merged_; }
 
+  // Back to the state of a new module for the next run (the chip is reused: simulate.h).
+  void begin_run();
+
  private:
   struct Arrival {
     int pe, tile;

@@ -49,8 +49,15 @@ KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string&
   SC_THREAD(broadcast_loop);
 }
 
+void KvMover::begin_run() {
+  remap_bytes_ = broadcast_bytes_ = 0;
+  sh_.start(remap_start_);
+  sh_.start(broadcast_start_);
+}
+
 void KvMover::wait_kernel(int job) {
-  const sc_core::sc_time t(kernel_start_ns(sh_.jobs, size_t(job), sh_.cfg.host.kernel_launch_ns), sc_core::SC_NS);
+  const sc_core::sc_time t =
+      sh_.epoch + sc_core::sc_time(kernel_start_ns(sh_.jobs, size_t(job), sh_.cfg.host.kernel_launch_ns), sc_core::SC_NS);
   if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
 }
 
@@ -61,6 +68,13 @@ std::vector<int> KvMover::endpoints_of(const std::vector<int>& pes) const {
 }
 
 void KvMover::remap_loop() {
+  for (;;) {
+    sc_core::wait(remap_start_);  // begin_run
+    remap_jobs();
+  }
+}
+
+void KvMover::remap_jobs() {
   const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
   for (size_t j = 0; j < sh_.jobs.size(); ++j) {
     const AttentionJob& job = sh_.jobs[j];
@@ -97,6 +111,13 @@ void KvMover::remap_loop() {
 }
 
 void KvMover::broadcast_loop() {
+  for (;;) {
+    sc_core::wait(broadcast_start_);  // begin_run
+    broadcast_jobs();
+  }
+}
+
+void KvMover::broadcast_jobs() {
   const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
   for (size_t j = 0; j < sh_.jobs.size(); ++j) {
     const AttentionJob& job = sh_.jobs[j];

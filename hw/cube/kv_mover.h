@@ -38,9 +38,16 @@ class KvMover : public sc_core::sc_module {
   uint64_t remap_bytes() const { return remap_bytes_; }
   uint64_t broadcast_bytes() const { return broadcast_bytes_; }
 
+  // Starts the run's KV moves (the chip is reused: simulate.h).
+  void begin_run();
+
  private:
   void remap_loop();
+  // One run: copies the replicas of its remapped jobs (Policy B1).
+  void remap_jobs();
   void broadcast_loop();
+  // One run: broadcasts the KV of its KV-broadcast jobs (Policy B5), pass by pass.
+  void broadcast_jobs();
   void wait_kernel(int job);
   std::vector<int> endpoints_of(const std::vector<int>& pes) const;
 
@@ -50,6 +57,7 @@ class KvMover : public sc_core::sc_module {
   DelayedSender sender_;
   int component_;
   uint64_t remap_bytes_ = 0, broadcast_bytes_ = 0;
+  sc_core::sc_event remap_start_, broadcast_start_;  // begin_run
 };
 
 }  // namespace ahbm

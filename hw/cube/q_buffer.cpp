@@ -16,6 +16,14 @@ QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string&
   SC_THREAD(write_loop);
 }
 
+void QBuffer::begin_run() {
+  used_ = high_water_ = reserve_waiting_ = 0;
+  entries_.clear();
+  arrivals_.clear();
+  write_port_.reset();
+  ports_.reset();
+}
+
 void QBuffer::set_occupancy() {
   high_water_ = std::max(high_water_, used_);
   sh_.trace.set(sig_occupancy_, used_);

@@ -30,6 +30,9 @@ class QBuffer : public sc_core::sc_module {
   bool fault_leak_credit = false;
   const sc_core::sc_time& port_busy() const { return ports_.busy(); }
 
+  // Back to the state of a new module for the next run (the chip is reused: simulate.h).
+  void begin_run();
+
  private:
   struct Entry {
     uint64_t bytes = 0;

@@ -43,6 +43,13 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
   for (int c = 0; c < cubes; ++c) sc_core::sc_spawn(sc_bind(&ReductionNetwork::node_loop, this, c));
 }
 
+void ReductionNetwork::begin_run() {
+  for (auto& q : inbox_) q->clear();
+  for (auto& p : pending_) p.clear();
+  for (auto& u : uplink_) u.reset();
+  std::fill(link_busy_.begin(), link_busy_.end(), sc_core::SC_ZERO_TIME);
+}
+
 void ReductionNetwork::submit(int to, int from, int tile, StatePtr state) {
   inbox_[size_t(to)]->push({from, tile, std::move(state)});
 }

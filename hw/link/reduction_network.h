@@ -33,6 +33,9 @@ class ReductionNetwork : public sc_core::sc_module {
   const std::vector<int>& parents() const { return parents_; }
   const std::vector<sc_core::sc_time>& link_busy() const { return link_busy_; }
 
+  // Back to the state of a new module for the next run (the chip is reused: simulate.h).
+  void begin_run();
+
  private:
   struct Arrival {
     int from, tile;

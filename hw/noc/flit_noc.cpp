@@ -52,11 +52,20 @@ FlitNoc::FlitNoc(sc_core::sc_module_name name, const NocContext& ctx)
 void FlitNoc::build(FlitTopology topo, const FlitParams& params, Json description) {
   params_ = params;
   description_ = std::move(description);
+  topo_ = topo;
   net_ = std::make_unique<FlitNetwork>(std::move(topo), params, context().endpoints);
 }
 
+void FlitNoc::restart() {
+  // Cycle numbers restart at 0 on the run's first clock edge, so the engine (whose event wheel is
+  // indexed by cycle) sees exactly what it sees in a new chip.
+  origin_ = sc_core::sc_time_stamp().value();
+  net_ = std::make_unique<FlitNetwork>(topo_, params_, context().endpoints);
+  flight_.clear();
+}
+
 void FlitNoc::inject(NocPacket packet) {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = sc_core::sc_time_stamp().value() - origin_;
   // The packet enters at the first clock edge at or after now that has not been processed yet.
   const int64_t cycle = std::max(net_->last_cycle() + 1, int64_t((now + period_ - 1) / period_));
   const int flits = int(std::max<uint64_t>(1, ceil_div(packet.bytes, uint64_t(params_.flit_bytes))));

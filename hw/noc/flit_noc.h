@@ -30,12 +30,15 @@ class FlitNoc : public Noc {
   Json stats() const override;
   uint64_t flit_bytes() const override { return uint64_t(params_.flit_bytes); }
   std::vector<NocLink> links() const override;
+  bool restartable() const override { return true; }
 
  protected:
   FlitNoc(sc_core::sc_module_name name, const NocContext& ctx);
   // `description` goes into stats() (topology size, placement).
   void build(FlitTopology topo, const FlitParams& params, Json description);
   void inject(NocPacket packet) override;
+  // A new network engine, as built, whose cycle 0 is now.
+  void restart() override;
 
  private:
   struct InFlight {
@@ -44,14 +47,16 @@ class FlitNoc : public Noc {
     size_t waiting;
   };
   void run();
-  sc_core::sc_time at_cycle(int64_t c) const { return sc_core::sc_time::from_value(uint64_t(c) * period_); }
+  sc_core::sc_time at_cycle(int64_t c) const { return sc_core::sc_time::from_value(origin_ + uint64_t(c) * period_); }
 
   FlitParams params_;
   Json description_;
+  FlitTopology topo_;  // kept to rebuild the engine in restart()
   std::unique_ptr<FlitNetwork> net_;
   std::map<uint64_t, InFlight> flight_;
   sc_core::sc_event wake_;
   uint64_t period_;  // clock period in SystemC time resolution units
+  uint64_t origin_ = 0;  // simulated time of the engine's cycle 0 (the run's start), same units
   int sig_in_flight_ = -1;
 };
 

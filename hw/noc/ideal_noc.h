@@ -9,9 +9,11 @@ class IdealNoc : public Noc {
  public:
   IdealNoc(sc_core::sc_module_name name, const NocContext& ctx);
   Json stats() const override;
+  bool restartable() const override { return true; }
 
  protected:
   void inject(NocPacket packet) override;
+  void restart() override { in_flight_.clear(); }
 
  private:
   void deliver_loop();

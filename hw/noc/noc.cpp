@@ -27,6 +27,14 @@ void Noc::send(NocPacket packet) {
   inject(std::move(packet));
 }
 
+void Noc::begin_run() {
+  pending_.clear();
+  next_id_ = 1;
+  packets_sent_ = deliveries_ = bytes_delivered_ = 0;
+  multicast_ = unicast_ = Completion{};
+  restart();
+}
+
 void Noc::deliver(int endpoint, const NocPacket& packet) {
   auto it = pending_.find(packet.id);
   auto w = it == pending_.end() ? std::vector<int>::iterator()

@@ -82,6 +82,14 @@ class Noc : public sc_core::sc_module {
   // Every channel with its flit count so far; empty for models without channels.
   virtual std::vector<NocLink> links() const { return {}; }
 
+  // Reuse of one elaborated chip for several runs (hw/chip/simulate.h). A model that can go back
+  // to the state it was built in says so here and does it in restart(); with the default (false)
+  // the simulator elaborates a new chip, and a new model, for every run.
+  virtual bool restartable() const { return false; }
+  // Between two runs, with no packet in flight and the simulated time at the next run's start:
+  // zeroes the base's counters and calls the model's restart().
+  void begin_run();
+
  protected:
   // The model's part of send(): `packet` has its id and creation time set.
   virtual void inject(NocPacket packet) = 0;
@@ -92,6 +100,9 @@ class Noc : public sc_core::sc_module {
   void record_span(const std::string& component, const char* activity, const NocPacket& packet,
                    const sc_core::sc_time& start, const sc_core::sc_time& end) const;
   const NocContext& context() const { return ctx_; }
+  // The model's part of begin_run(): back to the state it was built in (counters, channels).
+  // Only called when restartable() is true.
+  virtual void restart() {}
 
  private:
   struct Pending {

@@ -188,6 +188,7 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
   NocBenchResult res;
   res.options = o;
   SimContext context;
+  SimContext::Scope use_context(context);
   TraceSink trace(false);
   SpanRecorder spans;
   NocContext ctx;

@@ -95,6 +95,12 @@ void HbmSlice::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   trans.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
+void HbmSlice::begin_run() {
+  extents_.clear();
+  free_at_ = sc_core::SC_ZERO_TIME;
+  bytes_read_ = bursts_ = bytes_written_ = 0;
+}
+
 bool HbmSlice::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   // Read-only DMI over the extent holding the address: the initiator still books every burst
   // through b_transport (timing), and uses the stored bytes in place instead of a copy.

@@ -41,6 +41,9 @@ class HbmSlice : public sc_core::sc_module {
   sc_core::sc_time write(uint64_t addr, const unsigned char* bytes, uint64_t len);
   // The socket's DMI request: read-only access to the extent holding the address.
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  // Empties the slice (no stored data, idle, counters at zero) for the next run's placement: the
+  // chip is reused (simulate.h). DMI pointers are not cached by any initiator, so none go stale.
+  void begin_run();
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bursts() const { return bursts_; }

@@ -23,24 +23,42 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int
       dma_component_(sh.spans.intern(path + ".dma")) {
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
-  for (size_t j = 0; j < sh.jobs.size(); ++j) {
-    const AttentionJob& job = sh.jobs[j];
-    if (job.group != group) continue;
-    if (job.remap && size_t(pe_) < job.replicas.size())
-      for (const KvReplica& r : job.replicas[size_t(pe_)])
-        remap_expected_[int(j)] += 2 * uint64_t(r.count) * kv_row_bytes(job);
-  }
-  for (int gt : sh.tiles_of_group[size_t(group)]) {
-    const TileRef& t = sh.tiles[size_t(gt)];
-    if (tile_has_pe(sh.jobs[size_t(t.job)].tiles[size_t(t.index)], pe_)) my_tiles_.push_back(gt);
-  }
-  const int nslots = sh.cfg.pe.dma.buffers;
-  slots_.resize(size_t(nslots));
-  for (int s = 0; s < nslots; ++s) free_slots_.push(s);
+  slots_.resize(size_t(sh.cfg.pe.dma.buffers));
   sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
+}
+
+void Pe::begin_run() {
+  remap_expected_.clear();
+  remap_received_.clear();
+  for (size_t j = 0; j < sh_.jobs.size(); ++j) {
+    const AttentionJob& job = sh_.jobs[j];
+    if (job.group != group_) continue;
+    if (job.remap && size_t(pe_) < job.replicas.size())
+      for (const KvReplica& r : job.replicas[size_t(pe_)])
+        remap_expected_[int(j)] += 2 * uint64_t(r.count) * kv_row_bytes(job);
+  }
+  my_tiles_.clear();
+  for (int gt : sh_.tiles_of_group[size_t(group_)]) {
+    const TileRef& t = sh_.tiles[size_t(gt)];
+    if (tile_has_pe(sh_.jobs[size_t(t.job)].tiles[size_t(t.index)], pe_)) my_tiles_.push_back(gt);
+  }
+  // Slots keep their buffers; every slot is free, in slot order, as in a new PE.
+  for (Slot& s : slots_) s.k = s.v = nullptr;
+  free_slots_.clear();
+  for (int s = 0; s < int(slots_.size()); ++s) free_slots_.push(s);
+  full_slots_.clear();
+  responses_.clear();
+  remap_done_at_ = sc_core::SC_ZERO_TIME;
+  gemm_busy_ = vector_busy_ = dma_busy_ = sc_core::SC_ZERO_TIME;
+  macs_ = gemm_tiles_ = remote_bytes_ = 0;
+  tiles_done_ = 0;
+  compute_wait_.clear();
+  dma_wait_.clear();
+  sh_.start(dma_start_);
+  sh_.start(compute_start_);
 }
 
 void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
@@ -124,6 +142,13 @@ void Pe::wait_for_remap(const TileRef& t) {
 }
 
 void Pe::dma_loop() {
+  for (;;) {
+    sc_core::wait(dma_start_);  // begin_run
+    dma_tiles();
+  }
+}
+
+void Pe::dma_tiles() {
   const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
   tlm::tlm_generic_payload k_trans, v_trans;
   int last_job = -1;
@@ -133,8 +158,9 @@ void Pe::dma_loop() {
     if (job.kv_broadcast) continue;  // the group's KV mover fills the slots
     if (t.job != last_job) {
       last_job = t.job;
-      const sc_core::sc_time launched(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
-                                      sc_core::SC_NS);
+      const sc_core::sc_time launched =
+          sh_.epoch + sc_core::sc_time(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
+                                       sc_core::SC_NS);
       if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
       if (job.remap) wait_for_remap(t);
     }
@@ -238,6 +264,13 @@ void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, cons
 }
 
 void Pe::compute_loop() {
+  for (;;) {
+    sc_core::wait(compute_start_);  // begin_run
+    compute_tiles();
+  }
+}
+
+void Pe::compute_tiles() {
   const auto& cfg = sh_.cfg.pe;
   const int kv_tile = cfg.dma.kv_tile_tokens;
   for (int gt : my_tiles_) {

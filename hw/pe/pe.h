@@ -38,6 +38,9 @@ class Pe : public sc_core::sc_module {
   Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,
      int local_index, QBuffer& qbuf, CubeReducer& reducer, GroupFabric& fabric);
 
+  // Back to the state of a new PE and starts the run's tiles (SimShared::begin_run has been
+  // called; the chip is reused: simulate.h).
+  void begin_run();
   // Called from the CUBE's NoC handler (never waits).
   void remote_response(KvMessagePtr m);
   void remap_arrived(const KvMessage& m);
@@ -60,7 +63,11 @@ class Pe : public sc_core::sc_module {
     int slot, src_pe, first, n;
   };
   void dma_loop();
+  // One run: streams the KV tiles of its Q tiles into the SRAM slots.
+  void dma_tiles();
   void compute_loop();
+  // One run: computes its Q tiles.
+  void compute_tiles();
   void wait_for_remap(const TileRef& t);
   // Waits `cycles`, records the span and moves the activity signal.
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
@@ -104,6 +111,7 @@ class Pe : public sc_core::sc_module {
   uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0;
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;
+  sc_core::sc_event dma_start_, compute_start_;  // begin_run
 };
 
 }  // namespace ahbm

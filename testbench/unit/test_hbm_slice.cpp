@@ -24,6 +24,7 @@ std::vector<float> read_floats(HbmSlice& s, uint64_t addr, size_t n, bool* ok) {
 
 TEST(HbmSlice, Fp32PlacementIsMappedInPlace) {
   SimContext context;
+  SimContext::Scope use_context(context);
   HbmSlice slice("hbm", HbmSliceConfig{});
   std::vector<float> k = {1.f, 2.f, 3.f, 4.f};
   slice.backdoor_write(64, k.data(), k.size());
@@ -36,6 +37,7 @@ TEST(HbmSlice, Fp32PlacementIsMappedInPlace) {
 
 TEST(HbmSlice, BurstsCrossAdjacentExtentsAndStopAtGaps) {
   SimContext context;
+  SimContext::Scope use_context(context);
   HbmSlice slice("hbm", HbmSliceConfig{});
   const std::vector<float> own = {1.f, 2.f};
   slice.backdoor_write(0, own.data(), own.size());
@@ -54,6 +56,7 @@ TEST(HbmSlice, BurstsCrossAdjacentExtentsAndStopAtGaps) {
 
 TEST(HbmSlice, Fp16PlacementIsEncodedAndOwned) {
   SimContext context;
+  SimContext::Scope use_context(context);
   HbmSlice slice("hbm", HbmSliceConfig{});
   std::vector<float> k = {1.f, 1.0009765625f, -2.5f};  // 1 + 2^-10 is the fp16 step above 1
   slice.backdoor_write(0, k.data(), k.size(), DType::fp16);
@@ -68,6 +71,7 @@ TEST(HbmSlice, Fp16PlacementIsEncodedAndOwned) {
 
 TEST(HbmSlice, RewritingTheSameRangeReplacesIt) {
   SimContext context;
+  SimContext::Scope use_context(context);
   HbmSlice slice("hbm", HbmSliceConfig{});
   const std::vector<float> a = {1.f, 2.f}, b = {7.f, 8.f};
   slice.backdoor_write(16, a.data(), a.size());
@@ -79,6 +83,7 @@ TEST(HbmSlice, RewritingTheSameRangeReplacesIt) {
 
 TEST(HbmSlice, GrantsReadOnlyDmiOverTheExtentHoldingTheAddress) {
   SimContext context;
+  SimContext::Scope use_context(context);
   HbmSlice slice("hbm", HbmSliceConfig{});
   const std::vector<float> k = {1.f, 2.f, 3.f};
   slice.backdoor_write(100, k.data(), k.size());

@@ -16,6 +16,7 @@ namespace {
 // Builds the model and returns the InputError text ("" if it was accepted).
 std::string build_error(const std::string& model, const Json& params) {
   SimContext context;
+  SimContext::Scope use_context(context);
   NocContext ctx;
   ctx.params = params;
   ctx.config_file = "hw.json";

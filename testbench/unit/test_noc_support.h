@@ -75,6 +75,7 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
   const NocRegistry& reg = registry ? *registry : builtin;
   ProbeResult r;
   SimContext context;
+  SimContext::Scope use_context(context);
   TraceSink trace(false);
   SpanRecorder spans;
   NocContext ctx;

@@ -198,6 +198,7 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
 
 TEST(Outputs, OverlappingSpansOfOneComponentGoToSeparateTracks) {
   SimContext ctx;  // sc_time needs a simulation context
+  SimContext::Scope use_ctx(ctx);
   SpanRecorder rec;
   const int comp = rec.intern("group0.cube0.reducer"), phase = rec.intern("p"), none = rec.intern("-");
   auto ns = [](double t) { return sc_core::sc_time(t, sc_core::SC_NS); };
@@ -238,6 +239,7 @@ TEST(Outputs, PercentilesFollowLinearInterpolation) {
 
 TEST(Outputs, LatencyPercentilesPerPhaseAndAgent) {
   SimContext ctx;
+  SimContext::Scope use_ctx(ctx);
   SpanRecorder rec;
   auto ns = [](double t) { return sc_core::sc_time(t, sc_core::SC_NS); };
   const int prefill = rec.intern("prefill"), decode = rec.intern("decode"), att = rec.intern("attention");
