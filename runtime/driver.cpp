@@ -71,6 +71,8 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.nocs = opt.nocs;
   set.sim.progress = opt.progress;
   set.sim.watchdog_ns = opt.watchdog_ns;
+  SimulatorPool sims;  // every step of the run on the same few elaborated chips
+  set.sims = &sims;
 
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;

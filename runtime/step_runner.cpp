@@ -42,6 +42,11 @@ std::pair<int, int> agent_rows(const AttentionJob& job, int i) {
 
 }  // namespace
 
+SimResult simulate_step(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const SimOptions& opt,
+                        const StepSettings& set) {
+  return set.sims ? set.sims->run(hw, jobs, opt) : simulate(hw, jobs, opt);
+}
+
 StepRecord begin_record(const Step& step, const KvPageManager& kv) {
   StepRecord rec;
   rec.phase = phase_name(step.phase);
@@ -62,7 +67,7 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;
   rec.jobs = int(plan.jobs.size());
-  run.sim = simulate(hw, plan.jobs, set.sim);
+  run.sim = simulate_step(hw, plan.jobs, set.sim, set);
   const SimResult& sim = run.sim;
   rec.policy = policy_summary(decision, hw, plan.jobs, sim);
   rec.ns = sim.end_ns;
@@ -143,7 +148,7 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
     rec.unbatched_ns = 0.0;
     for (int i = 0; i < int(step.agents.size()); ++i) {
       const Plan solo = plan_step(sc, hw, kv, step, set.seed, set.values, i);
-      const SimResult u = simulate(hw, solo.jobs, so);
+      const SimResult u = simulate_step(hw, solo.jobs, so, set);
       *rec.unbatched_ns += u.end_ns;
       if (!set.values) continue;
       for (size_t h = 0; h < solo.jobs.size(); ++h) {  // job h of both plans is KV head h

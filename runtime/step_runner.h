@@ -22,7 +22,13 @@ struct StepSettings {
   bool compare_unbatched = false;
   std::string policy = "A";  // A, B1..B5, auto (runtime/policy/)
   SimOptions sim;
+  // Keeps elaborated chips across steps (hw/chip/simulate.h); null: a new chip per simulation.
+  SimulatorPool* sims = nullptr;
 };
+
+// simulate(), through the settings' simulator pool when there is one.
+SimResult simulate_step(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const SimOptions& opt,
+                        const StepSettings& set);
 
 struct KvSnapshot {
   int64_t in_use = 0, shared = 0, priv = 0, saved = 0;

@@ -48,7 +48,7 @@ JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManag
     SimOptions so = set.sim;
     so.vcd = false;
     so.progress = nullptr;
-    return simulate(tiled, plan_step(sc, tiled, kv, step, set.seed, nullptr).jobs, so).end_ns;
+    return simulate_step(tiled, plan_step(sc, tiled, kv, step, set.seed, nullptr).jobs, so, set).end_ns;
   };
   h.tile_rows = [&sc, &hw](int64_t rows) {
     if (hw.q_tile_rows > 0) return int(std::min<int64_t>(hw.q_tile_rows, rows));

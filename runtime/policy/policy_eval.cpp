@@ -15,10 +15,11 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
   Json out = Json::array();
   double best = std::numeric_limits<double>::infinity(), auto_sim = 0;
   std::string winner;
+  Simulator sim(hw);  // every policy on one elaborated chip
   for (const PolicyEstimate& e : d.estimates) {
     PolicyDecision one;
     one.chosen = e.policy;
-    const SimResult r = simulate(hw, apply_decision(plan.jobs, hw, one));
+    const SimResult r = sim.run(apply_decision(plan.jobs, hw, one));
     out.push_back({{"policy", policy_name(e.policy)},
                    {"simulated_ns", r.end_ns},
                    {"estimate_ns", e.total_ns},
