@@ -8,7 +8,11 @@ import sys
 import tempfile
 
 CASES = [
-    "BM_Default/values:1", "BM_Default/values:0", "BM_BlasBound/agents:8/prefix:8192", "BM_Reference",
+    # reuse:1 = one Simulator for every iteration (chip elaborated once, as the CLI's steps and
+    # sweeps of one config run); reuse:0 = a new chip per run (simulate()).
+    "BM_Default/values:1/reuse:1", "BM_Default/values:0/reuse:1",
+    "BM_Default/values:1/reuse:0", "BM_Default/values:0/reuse:0",
+    "BM_BlasBound/agents:8/prefix:8192", "BM_Reference",
     *[f"BM_PrefixScaling/prefix:{p}/values:{v}" for v in (1, 0) for p in (2048, 8192, 32768, 65536)],
     *[f"BM_AgentScaling/agents:{a}/values:{v}" for v in (1, 0) for a in (1, 8, 32, 64)],
     "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
@@ -64,10 +68,11 @@ def main():
         return [(int(n.split("/")[1].split(":")[1]), ms(b)) for n, b in results.items()
                 if n.startswith(prefix) and n.endswith(f"values:{values}")]
 
-    values, timing = ms(results["BM_Default/values:1"]), ms(results["BM_Default/values:0"])
+    values, timing = ms(results["BM_Default/values:1/reuse:1"]), ms(results["BM_Default/values:0/reuse:1"])
+    values_new, timing_new = ms(results["BM_Default/values:1/reuse:0"]), ms(results["BM_Default/values:0/reuse:0"])
     blas = ms(results["BM_BlasBound/agents:8/prefix:8192"])
     ref = ms(results["BM_Reference"])
-    d = results["BM_Default/values:1"]
+    d = results["BM_Default/values:1/reuse:1"]
     speedups = {f"prefix {p}": v / t for (p, v), (_, t) in
                 zip(series("BM_PrefixScaling", 1), series("BM_PrefixScaling", 0))}
     speedups.update({f"agents {a}": v / t for (a, v), (_, t) in
@@ -75,6 +80,8 @@ def main():
     summary = {
         "values_over_blas": values / blas,
         "timing_only_speedup": values / timing,
+        "values_over_blas_new_chip": values_new / blas,
+        "timing_only_speedup_new_chip": values_new / timing_new,
         "timing_only_speedup_series": speedups,
         "prefix_exponent": slope(series("BM_PrefixScaling", 1)),
         "agents_exponent": slope(series("BM_AgentScaling", 1)),
@@ -88,6 +95,9 @@ def main():
     print(f"default scenario, values, VCD off: {values:.2f} ms = {summary['values_over_blas']:.2f} x the "
           f"float32 BLAS bound ({blas:.2f} ms)  [target <= 2]")
     print(f"timing-only: {timing:.3f} ms, {summary['timing_only_speedup']:.1f} x faster than values  [target >= 50]")
+    print(f"with a new chip per run (simulate()): values {values_new:.2f} ms "
+          f"({summary['values_over_blas_new_chip']:.2f} x BLAS), timing-only {timing_new:.3f} ms "
+          f"({summary['timing_only_speedup_new_chip']:.1f} x)")
     print("timing-only speed-up along the series: " +
           ", ".join(f"{k}: {v:.0f}x" for k, v in speedups.items()))
     print(f"wall time ~ prefix^{summary['prefix_exponent']:.2f}, ~ agents^{summary['agents_exponent']:.2f}  "

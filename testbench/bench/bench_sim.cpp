@@ -48,11 +48,15 @@ double rss_mib() {
 // each case runs in its own process (tools/bench), so peak - this is what the case added.
 double g_base_rss_mib = 0;  // set once in sc_main, read-only afterwards
 
-// Runs the model on `jobs` per iteration and reports simulated time per wall second.
-void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<AttentionJob>& jobs) {
+// Runs the model on `jobs` per iteration and reports simulated time per wall second. `reuse`:
+// one Simulator for every iteration, so its chip is elaborated once (the CLI's steps, policy
+// evaluation and sweeps of one hardware config run this way); else a new chip per iteration
+// (simulate(): one run in a process).
+void run_sim(benchmark::State& state, const HwConfig& hw, const std::vector<AttentionJob>& jobs, bool reuse = true) {
   double sim_ns = 0;
+  Simulator sim(hw);
   for (auto _ : state) {
-    const SimResult r = simulate(hw, jobs);
+    const SimResult r = reuse ? sim.run(jobs) : simulate(hw, jobs);
     sim_ns = r.end_ns;
     benchmark::DoNotOptimize(r.outputs.data());
   }
@@ -75,9 +79,9 @@ std::vector<AttentionJob> one_job(const HwConfig& hw, int agents, int new_tokens
 
 void BM_Default(benchmark::State& state) {
   const HwConfig hw;
-  run_sim(state, hw, one_job(hw, 8, 20, 8192, state.range(0) != 0));
+  run_sim(state, hw, one_job(hw, 8, 20, 8192, state.range(0) != 0), state.range(1) != 0);
 }
-BENCHMARK(BM_Default)->ArgName("values")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Default)->ArgNames({"values", "reuse"})->ArgsProduct({{1, 0}, {1, 0}})->Unit(benchmark::kMillisecond);
 
 // The same masked attention (shapes, mask) on the host: S = Q K^T, masked softmax, O = P V.
 void BM_BlasBound(benchmark::State& state) {
