@@ -79,9 +79,4 @@ void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_co
   }
 }
 
-void SimShared::start_run() {
-  for (sc_core::sc_event* e : starts_) e->notify(sc_core::SC_ZERO_TIME);
-  starts_.clear();
-}
-
 }  // namespace ahbm

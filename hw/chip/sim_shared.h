@@ -61,16 +61,10 @@ struct SimShared {
   NumericGuard guard;  // first NaN/Inf in the datapath
   TileScratch scratch;  // the PEs' per-KV-tile arithmetic (engines.h)
 
- private:
-  std::vector<sc_core::sc_event*> starts_;
-
- public:
-
-  // A process that works through the run's jobs waits on its own start event between runs;
-  // modules hand it here in begin_run(), in the order the chip starts them, and start_run()
-  // notifies them all (one delta later), so processes begin each run in the same order.
-  void start(sc_core::sc_event& e) { starts_.push_back(&e); }
-  void start_run();
+  // A process that works through the run's jobs waits on a start event of its own between runs;
+  // its module's begin_run() notifies it for one delta later. The chip calls begin_run() in one
+  // fixed order, so the processes begin each run in that order.
+  static void start(sc_core::sc_event& e) { e.notify(sc_core::SC_ZERO_TIME); }
 
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,

@@ -156,7 +156,6 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   if (epoch > now) sc_core::sc_start(epoch - now);  // nothing is pending: time just advances
   shared.begin_run(jobs, epoch);
   chip.begin_run();
-  shared.start_run();
 
   WatchdogSetup w;
   w.window_ns = opt_.watchdog_ns;
