@@ -45,9 +45,7 @@ void QSource::multicast_loop() {
     Staged s = staging_.pop();
     const TileRef& t = sh_.tiles[size_t(s.tile)];
     // The step's kernel must have been launched (host.kernel_launch_ns per launch, serially).
-    const sc_core::sc_time launched =
-        sh_.epoch + sc_core::sc_time(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
-                                     sc_core::SC_NS);
+    const sc_core::sc_time& launched = sh_.kernel_launched(t.job);
     if (launched > sc_core::sc_time_stamp()) {
       const sc_core::sc_time w = sc_core::sc_time_stamp();
       sc_core::wait(launched - w);

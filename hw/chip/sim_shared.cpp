@@ -50,6 +50,10 @@ void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_co
   trace.set_epoch(epoch);
   spans.set_epoch(epoch);
   guard.begin_run(epoch);
+  kernel_launched_.clear();
+  for (size_t j = 0; j < run_jobs.size(); ++j)
+    kernel_launched_.push_back(
+        epoch + sc_core::sc_time(kernel_start_ns(run_jobs, j, cfg.host.kernel_launch_ns), sc_core::SC_NS));
   tiles.clear();
   tiles_of_group.assign(size_t(cfg.groups), {});
   const auto streams = send_streams(run_jobs);

@@ -66,6 +66,10 @@ struct SimShared {
   // fixed order, so the processes begin each run in that order.
   static void start(sc_core::sc_event& e) { e.notify(sc_core::SC_ZERO_TIME); }
 
+  // When job `j`'s kernel has been launched (host.kernel_launch_ns per launch, serially), as a
+  // simulated time: nothing of the job starts earlier.
+  const sc_core::sc_time& kernel_launched(int j) const { return kernel_launched_[size_t(j)]; }
+
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,
             const TileRef& t, int64_t rows, int64_t bytes) {
@@ -76,6 +80,9 @@ struct SimShared {
             const TileRef& t, int64_t rows, int64_t bytes) {
     spans.record(start, end, component, activity, t.phase_id, t.agent_id, rows, bytes);
   }
+
+ private:
+  std::vector<sc_core::sc_time> kernel_launched_;  // per job of the run (begin_run)
 };
 
 }  // namespace ahbm

@@ -56,8 +56,7 @@ void KvMover::begin_run() {
 }
 
 void KvMover::wait_kernel(int job) {
-  const sc_core::sc_time t =
-      sh_.epoch + sc_core::sc_time(kernel_start_ns(sh_.jobs, size_t(job), sh_.cfg.host.kernel_launch_ns), sc_core::SC_NS);
+  const sc_core::sc_time& t = sh_.kernel_launched(job);
   if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
 }
 

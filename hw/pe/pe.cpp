@@ -158,9 +158,7 @@ void Pe::dma_tiles() {
     if (job.kv_broadcast) continue;  // the group's KV mover fills the slots
     if (t.job != last_job) {
       last_job = t.job;
-      const sc_core::sc_time launched =
-          sh_.epoch + sc_core::sc_time(kernel_start_ns(sh_.jobs, size_t(t.job), sh_.cfg.host.kernel_launch_ns),
-                                       sc_core::SC_NS);
+      const sc_core::sc_time& launched = sh_.kernel_launched(t.job);
       if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
       if (job.remap) wait_for_remap(t);
     }

@@ -97,6 +97,13 @@ TEST(ChipReuse, MeshAndRingRunsMatchNewChips) {
   }
 }
 
+// Kernel-launch waits are read from the jobs as times since the run's start.
+TEST(ChipReuse, KernelLaunchWaitsCountFromTheRunStart) {
+  HwConfig hw;
+  hw.host.kernel_launch_ns = 3000;
+  expect_reuse_matches_fresh(hw);
+}
+
 // Progress reports end the run's slices early; the chip must still start the next run idle.
 TEST(ChipReuse, ProgressReportsDoNotLeakIntoTheNextRun) {
   SimOptions opt;
