@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Proves a refactor: runs every trace x policy x NoC (ideal, mesh) -- plus the unbatched
+# baseline, the join comparison and policy-eval -- with two ahbm-sim binaries and compares the
+# run directories file by file. Exit 0 when every output is byte-identical, 1 otherwise.
+#
+#   tools/compare-outputs.sh OLD_BIN NEW_BIN [WORK_DIR]
+#
+# OLD_BIN is usually the binary built from the commit before the change (git worktree add
+# ../base HEAD~1 && build it there). Both runs use the same output path, one after the other,
+# so paths recorded in outputs cannot differ; each finished run is moved aside before the next.
+set -uo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 OLD_BIN NEW_BIN [WORK_DIR]" >&2; exit 2; }
+old=$(realpath "$1") new=$(realpath "$2")
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${3:-$(mktemp -d)}"
+mkdir -p "$work"
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+
+policies=(A B1 B2 B3 B4 B5 auto)
+nocs=(ideal mesh)
+cases=()
+for t in "$root"/traces/*.json; do
+  for p in "${policies[@]}"; do
+    for n in "${nocs[@]}"; do cases+=("run|$t|--policy $p --noc $n"); done
+  done
+done
+cases+=("run|$root/traces/fanout_8x20.json|--compare-unbatched")
+cases+=("run|$root/traces/decode_heavy.json|--compare-unbatched --noc mesh")
+cases+=("run|$root/traces/join_8x1000.json|--join-compare")
+cases+=("run|$root/traces/fanout_8x20.json|--no-values --noc ring")
+for t in fanout_8x20 llama_gqa; do cases+=("policy-eval|$root/traces/$t.json|"); done
+
+fail=0 i=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r cmd trace args <<<"$c"
+  i=$((i + 1))
+  name="$(basename "$trace" .json)_$(echo "$cmd $args" | tr -c 'A-Za-z0-9' '_')"
+  for side in old new; do
+    bin=${!side}
+    rm -rf "$work/run" "$work/$side-$name"
+    if [ "$cmd" = run ]; then
+      # shellcheck disable=SC2086
+      "$bin" run "$trace" --out "$work/run" $args >"$work/stdout" 2>"$work/stderr"
+    else
+      # shellcheck disable=SC2086
+      "$bin" "$cmd" "$trace" $args >"$work/stdout" 2>"$work/stderr"
+    fi
+    echo "exit $?" >>"$work/stdout"
+    mkdir -p "$work/run"
+    mv "$work/stdout" "$work/stderr" "$work/run/"
+    mv "$work/run" "$work/$side-$name"
+  done
+  if diff -rq "$work/old-$name" "$work/new-$name" >/dev/null; then
+    echo "same  [$i/${#cases[@]}] $cmd $(basename "$trace") $args"
+    rm -rf "$work/old-$name" "$work/new-$name"
+  else
+    echo "DIFF  [$i/${#cases[@]}] $cmd $(basename "$trace") $args: $(diff -rq "$work/old-$name" "$work/new-$name" | head -3 | tr '\n' ' ')"
+    fail=1
+  fi
+done
+[ $fail -eq 0 ] && echo "all ${#cases[@]} cases byte-identical" || echo "differences kept under $work"
+exit $fail
