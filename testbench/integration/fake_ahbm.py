@@ -1,0 +1,55 @@
+"""A stand-in for ahbm-sim in tools/sweep's tests: fast, deterministic, and able to fail on cue.
+
+Used two ways: as the CLI (`fake_ahbm.py run SCENARIO --hw HW --out DIR [args]`, copied to an
+executable by the test) and as the in-process module `ahbm` (run_points). The "summary" is a pure
+function of the scenario, hardware config and arguments, so both ways give the same results.csv.
+Cues, in the scenario: "fake_exit": N exits N with an error naming a field; "fake_kill_once":
+PATH is killed by SIGKILL the first time (PATH does not exist yet), then succeeds.
+Every call appends one line to $FAKE_AHBM_LOG: "cli SCENARIO" or "module N-jobs".
+"""
+import json
+import os
+import signal
+import sys
+
+
+def note(line):
+    with open(os.environ["FAKE_AHBM_LOG"], "a") as f:
+        f.write(line + "\n")
+
+
+def run_one(scenario_path, hw_path, out, args):
+    """Returns (exit status, message) like `ahbm-sim run`."""
+    with open(scenario_path) as f:
+        sc = json.load(f)
+    with open(hw_path) as f:
+        hw = json.load(f)
+    if "fake_exit" in sc:
+        return sc["fake_exit"], f"ahbm-sim run: error: {scenario_path}: fake_exit: value {sc['fake_exit']} (cue)"
+    once = sc.get("fake_kill_once")
+    if once and not os.path.exists(once):
+        open(once, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    prefix = sc.get("shared_prefix_tokens", 0)
+    buffers = hw.get("pe", {}).get("dma", {}).get("buffers", 2)
+    os.makedirs(out)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"total_ns": prefix * 3.5 / buffers, "phases": {"fanout": {"ns": prefix / 7}},
+                   "seed": sc.get("seed", 0), "note": " ".join(args),
+                   "config": {"scenario_file": scenario_path}}, f)
+    return 0, ""
+
+
+def run_points(jobs):
+    note(f"module {len(jobs)}")
+    return [run_one(j["scenario"], j["hw"], j["out"], j["args"]) for j in jobs]
+
+
+if __name__ == "__main__":
+    argv = sys.argv[1:]
+    assert argv[0] == "run" and argv[2] == "--hw" and argv[4] == "--out", argv
+    note(f"cli {argv[1]}")
+    code, msg = run_one(argv[1], argv[3], argv[5], argv[6:])
+    if msg:
+        print(msg, file=sys.stderr)
+    sys.exit(code)

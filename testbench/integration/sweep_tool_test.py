@@ -1,0 +1,326 @@
+#!/usr/bin/python3
+"""tools/sweep without a cluster (docs/sweeps.md): bad input, staleness by content hash, retries,
+the in-process module hook, the Slurm script's shape. ahbm-sim is replaced by fake_ahbm.py (beside
+this file), which is fast and fails on cue; the real binary is exercised by sweep_slurm_test.py and
+the C++ OutputsTools tests."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SWEEP = os.path.join(ROOT, "tools", "sweep")
+PLOT = os.path.join(ROOT, "tools", "plot")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class SweepCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="ahbm-sweep-test-")
+        self.log = self.path("calls.log")
+        self.cli = self.make_cli("v1")
+        self.scenario = self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "seed": 1})
+        self.hw = self.write("hw.json", {"pe": {"dma": {"buffers": 2}}})
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, *p):
+        return os.path.join(self.dir, *p)
+
+    def write(self, name, doc):
+        with open(self.path(name), "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return self.path(name)
+
+    def make_cli(self, variant):
+        path = self.path("bin", "ahbm-sim")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:  # the variant comment changes the binary's content hash
+            f.write(f"#!/usr/bin/python3\n# fake ahbm-sim, {variant}\nimport runpy, sys\n"
+                    f"sys.path.insert(0, {HERE!r})\nrunpy.run_path({HERE + '/fake_ahbm.py'!r}, run_name='__main__')\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def grid(self, params=None, run_args=None, name="grid.json", **extra):
+        doc = {"scenario": self.scenario, "hw": self.hw,
+               "parameters": params or {"scenario.shared_prefix_tokens": [1024, 4096], "hw.pe.dma.buffers": [1, 2]},
+               "run_args": run_args if run_args is not None else ["--no-values"]}
+        doc.update(extra)
+        return self.write(name, doc)
+
+    def sweep(self, *args, env=None, cli=True):
+        e = dict(os.environ, FAKE_AHBM_LOG=self.log, AHBM_SWEEP_CLI_ONLY="")
+        e.pop("PYTHONPATH", None)
+        e.update(env or {})
+        cmd = ["/usr/bin/python3", SWEEP] + list(args) + (["--cli", self.cli] if cli else [])
+        p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def calls(self):
+        """The fake's call log since the last call of this method."""
+        try:
+            with open(self.log) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        if os.path.exists(self.log):
+            os.remove(self.log)
+        return lines
+
+    def rows(self, out):
+        with open(os.path.join(out, "results.csv")) as f:
+            return list(csv.DictReader(f))
+
+
+class BadInput(SweepCase):
+    """Exit 2, one line naming the file (or option) and the field; never a traceback."""
+
+    def expect_2(self, args, *needles, cli=True):
+        rc, out, err = self.sweep(*args, cli=cli)
+        self.assertEqual(rc, 2, f"{args}: {out}{err}")
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        for n in needles:
+            self.assertIn(n, err)
+        return err
+
+    def test_grid_file_problems(self):
+        out = self.path("out")
+        self.expect_2([self.path("nosuch.json"), "--out", out], "nosuch.json: cannot read grid")
+        self.expect_2([self.write("g1.json", "{\"scenario\": "), "--out", out], "g1.json: not valid JSON")
+        self.expect_2([self.write("g2.json", "[1, 2]"), "--out", out], "g2.json: the grid must be a JSON object")
+        self.expect_2([self.write("g3.json", "[" * 100000 + "]" * 100000), "--out", out], "g3.json: not valid JSON")
+        self.expect_2([self.write("g4.json", {"scenario": self.scenario, "paramters": {}}), "--out", out],
+                      "g4.json: unknown key \"paramters\"")
+        self.expect_2([self.write("g5.json", {"parameters": {"scenario.seed": [1]}}), "--out", out],
+                      "g5.json: \"scenario\" must name")
+
+    def test_referenced_files(self):
+        out = self.path("out")
+        g = self.write("g.json", {"scenario": "nosuch-scenario.json", "parameters": {"scenario.seed": [1]}})
+        self.expect_2([g, "--out", out], "g.json: \"scenario\": file not found: nosuch-scenario.json")
+        bad = self.write("bad-scenario.json", "{\"name\": 1,,}")
+        g = self.write("g.json", {"scenario": bad, "parameters": {"scenario.seed": [1]}})
+        self.expect_2([g, "--out", out], "bad-scenario.json: not valid JSON")
+        hw = self.write("list-hw.json", "[]")
+        g = self.write("g.json", {"scenario": self.scenario, "hw": hw, "parameters": {"scenario.seed": [1]}})
+        self.expect_2([g, "--out", out], "list-hw.json: the hardware config must be a JSON object")
+
+    def test_parameters_and_run_args(self):
+        out = self.path("out")
+        cases = [({"parameters": {}}, "\"parameters\" must be a non-empty object"),
+                 ({"parameters": {"model.head_dim": [64]}}, "parameters.model.head_dim: a path is"),
+                 ({"parameters": {"scenario.seed": 3}}, "parameters.scenario.seed: must be a non-empty list"),
+                 ({"parameters": {"scenario.seed.x": [1]}}, "parameters.scenario.seed.x: seed is a int, not an object"),
+                 ({"parameters": {"scenario.agents.0.new_tokens": [1]}}, "parameters.scenario.agents.0.new_tokens"),
+                 ({"parameters": {f"scenario.f{i}": list(range(11)) for i in range(5)}}, "161051 points; at most"),
+                 ({"run_args": "--no-vcd"}, "\"run_args\" must be a list of strings"),
+                 ({"run_args": ["--out=x"]}, "run_args: \"--out=x\" is set by the sweep")]
+        for i, (override, needle) in enumerate(cases):
+            doc = {"scenario": self.scenario, "parameters": {"scenario.seed": [1]}}
+            doc.update(override)
+            if "agents" in needle:
+                self.write("scenario.json", {"name": "s", "agents": []})
+            g = self.write(f"p{i}.json", doc)
+            with self.subTest(needle=needle):
+                self.expect_2([g, "--out", out], f"p{i}.json", needle)
+        self.assertFalse(os.path.exists(out), "bad input leaves no output directory")
+
+    def test_options(self):
+        g, out = self.grid(), self.path("out")
+        self.expect_2([g, "--out", out, "-j", "0"], "-j/--jobs: 0 is out of range (at least 1)")
+        self.expect_2([g, "--out", out, "--points-per-task", "x"], "--points-per-task: not a number: 'x'")
+        self.expect_2([g, "--out", out, "--executor", "pbs"], "--executor: invalid choice: 'pbs'")
+        self.expect_2([g, "--out", out, "--executor", "slurm", "--time", "soon"], "--time: 'soon' is not a Slurm time")
+        self.expect_2([g, "--out", out, "--cli", self.path("nosuch")], f"--cli {self.path('nosuch')}: not an executable",
+                      cli=False)
+        self.expect_2([g], "GRID and --out DIR are required")
+        self.expect_2([g, "--out", self.scenario], "exists and is not a directory")
+
+    def test_foreign_out_dir_is_refused_and_untouched(self):
+        foreign = self.path("project")
+        os.makedirs(os.path.join(foreign, "points"))
+        self.write("project/main.c", "int main;")
+        self.expect_2([self.grid(), "--out", foreign], "not a sweep (no .ahbm-sweep)")
+        self.expect_2([self.grid(), "--out", foreign, "--collect"], "not a sweep directory")
+        self.assertEqual(sorted(os.listdir(foreign)), ["main.c", "points"])
+        self.assertEqual(os.listdir(os.path.join(foreign, "points")), [])
+
+    def test_plot_bad_input(self):
+        run = self.path("run")
+        os.makedirs(run)
+        self.write("run/trace.json", "{\"traceEvents\": 3}")
+        self.write("run/stats.json", "{\"components\": {}}")
+        for args, needle in (([run], "trace.json: traceEvents: missing or not a list"), ([self.path("nosuch")], "nosuch"),
+                             (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv")):
+            p = subprocess.run(["/usr/bin/python3", PLOT] + args + ["--out", self.path("png")],
+                               capture_output=True, text=True)
+            with self.subTest(args=args):
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(needle, p.stderr)
+
+
+class Staleness(SweepCase):
+    """A point runs again exactly when its scenario, hw config, run_args or binary changed."""
+
+    def run_count(self, g, out, *extra):
+        rc, _, err = self.sweep(g, "--out", out, "-j", "2", *extra)
+        self.assertEqual(rc, 0, err)
+        return len([c for c in self.calls() if c.startswith("cli ")]), err
+
+    def test_every_defining_input_makes_points_stale(self):
+        g, out = self.grid(), self.path("out")
+        self.assertEqual(self.run_count(g, out)[0], 4)
+        self.assertEqual(self.run_count(g, out)[0], 0, "nothing changed: nothing runs")
+        before = self.rows(out)
+
+        with open(self.scenario, "w") as f:  # the same content, formatted differently: not stale
+            json.dump({"seed": 1, "shared_prefix_tokens": 1024, "name": "s"}, f, indent=7)
+        self.assertEqual(self.run_count(g, out)[0], 0)
+
+        self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "seed": 2})
+        n, err = self.run_count(g, out)
+        self.assertEqual(n, 4, "the base scenario changed")
+        self.assertIn("running 4 (4 stale)", err)
+        self.assertEqual([r["seed"] for r in self.rows(out)], ["2"] * 4)
+
+        self.write("hw.json", {"pe": {"dma": {"buffers": 2}, "sram_kib": 512}})
+        self.assertEqual(self.run_count(g, out)[0], 4, "the base hw config changed")
+        self.assertEqual(self.run_count(self.grid(run_args=["--no-values", "--no-vcd"]), out)[0], 4, "run_args")
+        self.assertEqual([r["note"] for r in self.rows(out)], ["--no-values --no-vcd"] * 4)
+
+        self.cli = self.make_cli("v2")
+        self.assertEqual(self.run_count(g, out)[0], 4, "a rebuilt binary")
+        key = json.loads(read(os.path.join(out, "points", "p0000", "key.json")))
+        self.assertEqual(sorted(key["parts"]), ["binary_sha256", "hw_sha256", "run_args", "scenario_sha256"])
+
+        g = self.grid(params={"scenario.shared_prefix_tokens": [1024, 8192], "hw.pe.dma.buffers": [1, 2]},
+                      run_args=["--no-values", "--no-vcd"])
+        self.assertEqual(self.run_count(g, out)[0], 2, "only the points whose value changed")
+        rows = self.rows(out)
+        self.assertEqual([r["scenario.shared_prefix_tokens"] for r in rows], ["1024", "1024", "8192", "8192"])
+        self.assertEqual(rows[3]["total_ns"], str(8192 * 3.5 / 2))
+        self.assertEqual(rows[0]["total_ns"], before[0]["total_ns"])
+
+    def test_collect_names_stale_points_without_running_them(self):
+        g, out = self.grid(), self.path("out")
+        self.run_count(g, out)
+        self.write("hw.json", {"pe": {"dma": {"buffers": 2}}, "noc": {"model": "mesh"}})
+        rc, stdout, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(rc, 1)
+        self.assertIn("4 missing", stdout)
+        self.assertIn("p0003 missing: stale: hw changed", err)
+        self.assertEqual(self.calls(), [])
+
+
+class Retries(SweepCase):
+    def test_killed_point_is_retried_and_verdicts_are_not(self):
+        marker = self.path("killed-once")
+        self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "fake_kill_once": marker})
+        g = self.write("g.json", {"scenario": self.scenario, "parameters": {
+            "scenario.shared_prefix_tokens": [1024, 2048, 4096]}, "run_args": []})
+        rc, stdout, err = self.sweep(g, "--out", self.path("out"), "-j", "1", "--retries", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("round 2 of 3: rerunning 1 point(s)", err)
+        self.assertEqual(len(self.calls()), 4, "3 points + 1 retry of the killed one")
+        self.assertTrue(os.path.exists(marker))
+
+        self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "fake_exit": 2})
+        rc, stdout, err = self.sweep(g, "--out", self.path("out2"), "--retries", "2")
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(self.calls()), 3, "exit 2 is a verdict: not retried")
+        self.assertIn("p0002 failed: exit 2: ahbm-sim run: error:", err)
+        self.assertIn("fake_exit: value 2", self.rows(self.path("out2"))[0]["error"])
+        self.sweep(g, "--out", self.path("out2"))
+        self.assertEqual(len(self.calls()), 0, "a verdict is kept across invocations")
+        self.sweep(g, "--out", self.path("out2"), "--rerun-failed", "--retries", "0")
+        self.assertEqual(len(self.calls()), 3, "--rerun-failed reruns them")
+
+    def test_retries_are_bounded(self):
+        self.write("scenario.json", {"name": "s", "fake_exit": 1})
+        g = self.write("g.json", {"scenario": self.scenario, "parameters": {"scenario.seed": [1]}})
+        rc, _, err = self.sweep(g, "--out", self.path("out"), "--retries", "3")
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(self.calls()), 4, "exit 1 (internal) is retried: 1 + 3 attempts")
+
+
+class ModuleHook(SweepCase):
+    """With a Python module `ahbm` on the path, each chunk's points run in one process."""
+
+    def test_points_run_in_process_with_the_same_results(self):
+        mod = self.path("mod")
+        os.makedirs(mod)
+        with open(os.path.join(mod, "ahbm.py"), "w") as f:
+            f.write(f"import sys\nsys.path.insert(0, {HERE!r})\nfrom fake_ahbm import run_points\n")
+        g = self.grid(params={"scenario.shared_prefix_tokens": [1024, 2048, 4096], "hw.pe.dma.buffers": [1, 2]})
+        rc, _, err = self.sweep(g, "--out", self.path("cli"), "-j", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(self.calls()), sorted(f"cli {self.path('cli', 'points', f'p{i:04d}', 'scenario.json')}"
+                                                      for i in range(6)))
+        rc, _, err = self.sweep(g, "--out", self.path("mod-out"), "-j", "2", "--points-per-task", "4",
+                                env={"PYTHONPATH": mod})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(self.calls()), ["module 2", "module 4"], "one call per chunk, no CLI process")
+        with open(self.path("cli", "results.csv")) as a, open(self.path("mod-out", "results.csv")) as b:
+            self.assertEqual(a.read(), b.read())
+        rc, _, err = self.sweep(g, "--out", self.path("forced"), env={"PYTHONPATH": mod, "AHBM_SWEEP_CLI_ONLY": "1"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(self.calls()), 6, "AHBM_SWEEP_CLI_ONLY=1: the CLI")
+
+
+class SlurmScript(SweepCase):
+    def test_chunks_throttle_limits_and_passthrough(self):
+        g = self.grid(params={"scenario.shared_prefix_tokens": [1024, 2048, 4096], "scenario.seed": [1, 2, 3, 4]})
+        out = self.path("out")
+        rc, stdout, err = self.sweep(g, "--out", out, "--executor", "slurm", "--script-only", "--point-seconds", "2",
+                                     "--target-task-seconds", "10", "--throttle", "2", "--partition", "short",
+                                     "--account", "proj1", "--qos", "low", "--slurm-opt=--constraint=avx2")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.calls(), [], "--script-only runs nothing")
+        script = os.path.join(out, "slurm", "r01", "sweep.sbatch")
+        self.assertEqual(subprocess.run(["bash", "-n", script]).returncode, 0)
+        text = read(script)
+        # 10 s / 2 s = 5 points per task, capped at ceil(12 / throttle 2) = 6 -> 5; 3 tasks.
+        tasks = json.loads(read(os.path.join(out, "slurm", "r01", "tasks.json")))
+        self.assertEqual([len(t) for t in tasks], [5, 5, 2])
+        for line in ("--array=0-2%2", "--time=00:02:00", "--mem=296M", "--partition=short", "--account=proj1",
+                     "--qos=low", "--constraint=avx2", "--cpus-per-task=1"):
+            self.assertIn(f"#SBATCH {line}\n", text)  # time: 5 x 2 s x 2 + 60 s -> 2 min; mem: 64 x 1.5 + 200
+        # A task, run the way Slurm would, completes exactly its points.
+        env = dict(os.environ, SLURM_ARRAY_TASK_ID="1", SLURM_ARRAY_JOB_ID="7", FAKE_AHBM_LOG=self.log)
+        p = subprocess.run(["bash", script], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        done = sorted(n for n in os.listdir(os.path.join(out, "points"))
+                      if os.path.exists(os.path.join(out, "points", n, "done.json")))
+        self.assertEqual(done, tasks[1])
+        rc, stdout, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(rc, 1)
+        self.assertIn("12 points, 5 ok, 0 failed, 7 missing", stdout)
+
+    def test_default_chunk_follows_the_target_duration(self):
+        g = self.grid(params={"scenario.seed": list(range(40))})
+        rc, _, err = self.sweep(g, "--out", self.path("out"), "--executor", "slurm", "--script-only",
+                                "--point-seconds", "30", "--point-mem-mb", "1000")
+        self.assertEqual(rc, 0, err)
+        tasks = json.loads(read(self.path("out", "slurm", "r01", "tasks.json")))
+        self.assertEqual([len(t) for t in tasks], [20, 20], "600 s target / 30 s per point")
+        text = read(self.path("out", "slurm", "r01", "sweep.sbatch"))
+        self.assertIn("#SBATCH --array=0-1\n", text)
+        self.assertIn("#SBATCH --time=00:21:00\n", text)  # 20 x 30 s x 2 + 60 s
+        self.assertIn("#SBATCH --mem=1700M\n", text)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
