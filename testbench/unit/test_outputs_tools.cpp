@@ -1,5 +1,6 @@
 // The Python tools on real runs: tools/plot (PNG sizes) and tools/sweep (local grid, failures,
-// re-runs, Slurm job-array script). Run with /usr/bin/python3 (Debian numpy/matplotlib).
+// re-runs, a Slurm array task run by hand; testbench/e2e/sweep_slurm_test.py uses a real cluster).
+// Run with /usr/bin/python3 (Debian numpy/matplotlib).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -128,23 +129,22 @@ TEST(OutputsTools, SweepReportsFailedPoints) {
   EXPECT_NE(slurp(s.path("log")).find("p0001 failed"), std::string::npos);
 }
 
-TEST(OutputsTools, SlurmScriptHasOneArrayTaskPerPoint) {
+TEST(OutputsTools, SlurmScriptTaskRunsItsChunkOfPoints) {
   Scratch s("slurm");
   write(s.path("grid.json"), kGrid);
-  ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " --slurm --slurm-opt=--time=00:10:00 >" +
-                         s.path("log") + " 2>&1")), 0) << slurp(s.path("log"));
-  const std::string script = s.path("out/sweep.sbatch");
+  ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") +
+                         " --executor slurm --script-only --points-per-task 2 --time=00:10:00 >" + s.path("log") +
+                         " 2>&1")), 0) << slurp(s.path("log"));
+  const std::string script = s.path("out/slurm/r01/sweep.sbatch");
   EXPECT_EQ(sh("bash -n " + script), 0);
   const std::string text = slurp(script);
-  EXPECT_NE(text.find("#SBATCH --array=0-3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#SBATCH --array=0-1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("#SBATCH --time=00:10:00\n"), std::string::npos);
-  std::set<std::string> points;
-  const std::regex task(R"(\n  (\d+)\) point=(p\d{4}) ;;)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), task); it != std::sregex_iterator(); ++it)
-    points.insert((*it)[2]);
-  EXPECT_EQ(points, (std::set<std::string>{"p0000", "p0001", "p0002", "p0003"}));
-  // One array task, run the way Slurm would, completes its point.
-  ASSERT_EQ(sh("SLURM_ARRAY_TASK_ID=2 bash " + script + " >" + s.path("task.log") + " 2>&1"), 0) << slurp(s.path("task.log"));
+  EXPECT_EQ(slurp(s.path("out/slurm/r01/tasks.json")),
+            "[\n  [\n    \"p0000\",\n    \"p0001\"\n  ],\n  [\n    \"p0002\",\n    \"p0003\"\n  ]\n]\n");
+  // Array task 1, run the way Slurm would, completes its two points and no other.
+  ASSERT_EQ(sh("SLURM_ARRAY_TASK_ID=1 bash " + script + " >" + s.path("task.log") + " 2>&1"), 0) << slurp(s.path("task.log"));
   EXPECT_TRUE(std::filesystem::exists(s.path("out/points/p0002/run/summary.json")));
+  EXPECT_TRUE(std::filesystem::exists(s.path("out/points/p0003/run/summary.json")));
   EXPECT_FALSE(std::filesystem::exists(s.path("out/points/p0001/run/summary.json")));
 }
