@@ -6,7 +6,9 @@ usage: testbench/bench/sweep_slurm_bench.py [--cli build/bin/ahbm-sim] [--points
 The grid: fanout_8x20 --no-values --no-vcd over 10 shared prefixes x 10 x 10 new-token counts of two
 agents. The Slurm runs use the default chunking (sized from a probe; --throttle = the CPUs) and,
 for each --points-per-task K given, that chunk size. The scheduling overhead per point is
-(Slurm wall - local wall) / points. Needs root and slurm-wlm + munge (testbench/e2e/slurm_cluster.py).
+(Slurm wall - local wall) / points; on a busy machine the points themselves slow down by different
+amounts in each run, so the table also gives each run's time outside points:
+(wall - sum of the points' own wall times / CPUs) / points. Needs root and slurm-wlm + munge (testbench/e2e/slurm_cluster.py).
 Prints the load average before and after each run: the numbers mean little on a busy machine.
 """
 import argparse
@@ -23,6 +25,14 @@ sys.path.insert(0, os.path.join(ROOT, "testbench", "e2e"))
 from slurm_cluster import SlurmCluster  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep")
+
+
+def point_seconds(out):
+    total = 0.0
+    for name in os.listdir(os.path.join(out, "points")):
+        with open(os.path.join(out, "points", name, "done.json")) as f:
+            total += json.load(f)["seconds"]
+    return total
 
 
 def timed(args, env, log):
@@ -56,7 +66,7 @@ def main():
     rows = []
     wall, l0, l1 = timed([grid, "--out", os.path.join(work, "local"), "-j", str(cpus), "--cli", a.cli], env,
                          os.path.join(work, "local.log"))
-    rows.append(("local -j %d" % cpus, wall, l0, l1, None))
+    rows.append(("local -j %d" % cpus, wall, l0, l1, None, point_seconds(os.path.join(work, "local"))))
     local_wall = wall
     with SlurmCluster(log=lambda m: print(m, file=sys.stderr)) as c:
         senv = dict(c.env, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1")
@@ -69,13 +79,14 @@ def main():
             same = open(os.path.join(out, "results.csv")).read() == \
                 open(os.path.join(work, "local", "results.csv")).read()
             rows.append((f"slurm, {len(tasks)} tasks of <= {max(map(len, tasks))}" +
-                         (" (probe: 2 points here)" if not ppt else ""), wall, l0, l1, same))
+                         (" (probe: 2 points here)" if not ppt else ""), wall, l0, l1, same, point_seconds(out)))
     print(f"{n} points, {cpus} CPUs; work directory {work}")
-    print(f"{'executor':44s} {'wall s':>8s} {'s/point':>8s} {'overhead/pt ms':>15s} {'load 1m':>13s} same csv")
-    for name, wall, l0, l1, same in rows:
+    print(f"{'executor':48s} {'wall s':>7s} {'vs local ms/pt':>14s} {'mean pt s':>9s} "
+          f"{'outside pts ms/pt':>17s} {'load 1m':>13s} same csv")
+    for name, wall, l0, l1, same, secs in rows:
         over = "" if same is None else f"{(wall - local_wall) / n * 1000:.1f}"
-        print(f"{name:44s} {wall:8.1f} {wall / n:8.3f} {over:>15s} {l0:6.1f}->{l1:<6.1f} "
-              f"{'' if same is None else same}")
+        print(f"{name:48s} {wall:7.1f} {over:>14s} {secs / n:9.3f} {(wall - secs / cpus) / n * 1000:17.1f} "
+              f"{l0:6.1f}->{l1:<6.1f} {'' if same is None else same}")
     if not a.keep:
         subprocess.run(["rm", "-rf", work])
 

@@ -119,6 +119,11 @@ def run(c, work, cli):
     tasks2 = json.loads(slurp(os.path.join(cluster, "slurm", "r02", "tasks.json")))
     check(set(sum(tasks2, [])) <= set(tasks1[idx]), "round 2's points all belong to the cancelled task")
     check(same_results(local, cluster), "results.csv is byte-identical to the local executor's")
+    logs = os.listdir(os.path.join(r1, "logs"))
+    check(len(logs) == len(tasks1) and all(re.fullmatch(r"task-\d+_\d+\.out", n) for n in logs),
+          f"one Slurm log per array task ({len(logs)})")
+    check(all(" run " in slurp(os.path.join(cluster, "points", f"p{i:04d}", "log.txt")) for i in range(40)),
+          "every point has its own log.txt with its ahbm-sim command")
 
     print("3. a grid change: 4 stale points, detached submission, collect", flush=True)
     grid(g, NEW_TOKENS[:-1] + [22])
