@@ -8,11 +8,14 @@ files; slurmctld -D and slurmd -D with a minimal slurm.conf (proctrack/linuxproc
 node with this machine's CPUs and memory, free ports, own spool/state/log directories). No systemd,
 no /etc files. Clients reach it through env (SLURM_CONF). stop() cancels the cluster's jobs and
 ends every process it started, by PID: the daemons, then any process (slurmstepd, job tasks) whose
-environment names this cluster's slurm.conf. The daemons also die with this process
-(PR_SET_PDEATHSIG) should it be killed before stop() runs.
+environment names this cluster's slurm.conf. Should this process be killed before stop() runs
+(a CTest timeout sends SIGKILL), the daemons die with it (PR_SET_PDEATHSIG) and a reaper process,
+started in its own session, does the rest of stop(): it ends the processes that name the cluster's
+slurm.conf and removes the directory.
 """
 import ctypes
 import os
+import sys
 import shutil
 import signal
 import socket
@@ -50,6 +53,31 @@ def _free_ports(n):
     return ports
 
 
+# The reaper: waits for its parent (the test) to go, then kills, by PID, every process whose
+# environment names the cluster's slurm.conf, and removes the cluster's directory.
+REAPER = r"""
+import os, shutil, signal, sys, time
+parent, needle, top = int(sys.argv[1]), ("SLURM_CONF=" + sys.argv[2]).encode(), sys.argv[3]
+while True:
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(0.5)
+for _ in range(3):
+    for e in os.listdir("/proc"):
+        if e.isdigit() and int(e) != os.getpid():
+            try:
+                with open(f"/proc/{e}/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        os.kill(int(e), signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.5)
+shutil.rmtree(top, ignore_errors=True)
+"""
+
+
 def _mem_mb():
     with open("/proc/meminfo") as f:
         for line in f:
@@ -63,6 +91,7 @@ class SlurmCluster:
         self.cpus = cpus or os.cpu_count() or 1
         self.log = log
         self.procs = []  # (name, Popen) in start order
+        self.reaper = None
         self.dir = None
         self.env = None
 
@@ -111,6 +140,9 @@ class SlurmCluster:
         conf = os.path.join(d, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=conf)
         self.env.pop("SLURM_JOB_ID", None)
+        self.reaper = subprocess.Popen([sys.executable, "-c", REAPER, str(os.getpid()), conf, d],
+                                       start_new_session=True, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         key = os.path.join(d, "munge", "munge.key")
         with open(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400), "wb") as f:
@@ -221,5 +253,8 @@ PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
             except ProcessLookupError:
                 pass
         self.procs = []
+        if self.reaper is not None and self.reaper.poll() is None:
+            self.reaper.kill()
+            self.reaper.wait()
         if self.dir and not os.environ.get("AHBM_KEEP_SLURM_DIR"):
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,12 +28,22 @@ from slurm_cluster import CannotStart, SlurmCluster  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep")
 SKIP = 77
+BUDGET_S = 700  # below CTest's TIMEOUT (900 s), so that the cluster is stopped by this test, not killed
 PREFIXES = [1024, 2048, 4096, 8192]
 NEW_TOKENS = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]  # x 4 prefixes = 40 points
 
 
 class Failure(Exception):
     pass
+
+
+def on_signal(signum, _frame):  # SIGTERM, or the budget's SIGALRM: unwind so that `with` stops the cluster
+    raise Failure(f"stopped by signal {signum}" + (f" after the {BUDGET_S} s budget" if signum == signal.SIGALRM else ""))
+
+
+def die_with_test():
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def check(cond, what):
@@ -52,7 +63,7 @@ def grid(path, new_tokens):
 def sweep(args, env, log, timeout=600):
     with open(log, "w") as f:
         p = subprocess.run(["/usr/bin/python3", SWEEP] + args, stdout=f, stderr=subprocess.STDOUT, env=env,
-                           timeout=timeout)
+                           timeout=timeout, preexec_fn=die_with_test)
     return p.returncode, slurp(log)
 
 
@@ -81,7 +92,7 @@ def run(c, work, cli):
     log_path = os.path.join(work, "slurm.log")
     with open(log_path, "w") as f:
         proc = subprocess.Popen(["/usr/bin/python3", SWEEP, g, "--out", cluster, "--retries", "2"] + slurm_args + common,
-                                stdout=f, stderr=subprocess.STDOUT, env=env)
+                                stdout=f, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_test)
     killed, max_running, deadline = None, 0, time.monotonic() + 600
     try:
         while proc.poll() is None:
@@ -162,6 +173,9 @@ def main():
         print(f"sweep_slurm_test: {cli}: no ahbm-sim binary (set AHBM_CLI)", file=sys.stderr)
         return 1
     t0 = time.monotonic()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGALRM, on_signal)
+    signal.alarm(BUDGET_S)
     work = tempfile.mkdtemp(prefix="ahbm-sweep-e2e-")
     try:
         with SlurmCluster() as c:
