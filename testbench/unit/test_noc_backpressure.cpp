@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;

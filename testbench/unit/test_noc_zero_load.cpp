@@ -10,7 +10,7 @@
 #include <functional>
 #include <set>
 
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;

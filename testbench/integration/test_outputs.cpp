@@ -1,5 +1,7 @@
-// Report files of a run: waves.vcd/.gtkw (GTKWave), trace.json (Perfetto), stats.json,
-// latency percentiles in summary.json, progress reporting.
+// Report files of a simulated run: waves.vcd/.gtkw (GTKWave), trace.json (Perfetto),
+// stats.json, latency percentiles in summary.json, progress reporting. (The percentile
+// arithmetic is in unit/test_report_spans.cpp; vcd2fst and the terminal progress line in
+// e2e/test_outputs_cli.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,12 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "hw/common/sim_context.h"
-#include "hw/pe/pe.h"
-#include "runtime/report/latency.h"
-#include "runtime/report/percentiles.h"
-#include "runtime/report/trace_json.h"
-#include "testbench/unit/test_outputs_common.h"
+#include "test_outputs_common.h"
 
 using namespace ahbm;
 using ahbm::test::Scratch;
@@ -53,15 +50,6 @@ double sum_busy(const Json& by_activity) {
 }
 
 }  // namespace
-
-TEST(Outputs, Vcd2fstAcceptsTheVcd) {
-  Scratch s("vcd2fst");
-  test::default_run(s.path("run"));
-  const std::string cmd = "vcd2fst -v " + s.path("run/waves.vcd") + " -f " + s.path("waves.fst") + " >" +
-                          s.path("vcd2fst.log") + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(s.path("vcd2fst.log"));
-  EXPECT_GT(std::filesystem::file_size(s.path("waves.fst")), 0u);
-}
 
 TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
   Scratch s("gtkw");
@@ -196,72 +184,6 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
     }
 }
 
-TEST(Outputs, OverlappingSpansOfOneComponentGoToSeparateTracks) {
-  SimContext ctx;  // sc_time needs a simulation context
-  SimContext::Scope use_ctx(ctx);
-  SpanRecorder rec;
-  const int comp = rec.intern("group0.cube0.reducer"), phase = rec.intern("p"), none = rec.intern("-");
-  auto ns = [](double t) { return sc_core::sc_time(t, sc_core::SC_NS); };
-  rec.record(ns(0), ns(10), comp, rec.intern("merge"), phase, none, 1, 0);
-  rec.record(ns(5), ns(15), comp, rec.intern("xcube_merge"), phase, none, 1, 0);  // overlaps, not nested
-  rec.record(ns(15), ns(20), comp, rec.intern("merge"), phase, none, 1, 0);
-  const Json ev = report::trace_events(rec);
-  std::map<int, std::vector<std::pair<double, double>>> by_tid;
-  std::set<std::string> names;
-  for (const Json& e : ev) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") names.insert(e["args"]["name"]);
-    if (e["ph"] == "X" && e["cat"] != "phase") by_tid[e["tid"]].emplace_back(e["ts"], e["ts"].get<double>() + e["dur"].get<double>());
-  }
-  ASSERT_EQ(by_tid.size(), 2u);
-  EXPECT_EQ(names, (std::set<std::string>{"reducer", "reducer #2"}));
-  for (auto& [tid, v] : by_tid) {
-    std::sort(v.begin(), v.end());
-    for (size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i - 1].second, v[i].first + 1e-12);
-  }
-}
-
-TEST(Outputs, PercentilesFollowLinearInterpolation) {
-  EXPECT_DOUBLE_EQ(report::percentile({4, 1, 3, 2}, 50), 2.5);
-  EXPECT_DOUBLE_EQ(report::percentile({4, 1, 3, 2}, 90), 3.7);   // 1 + 0.9*3 = 3.7 -> 3 + 0.7
-  EXPECT_DOUBLE_EQ(report::percentile({4, 1, 3, 2}, 99), 3.97);
-  EXPECT_DOUBLE_EQ(report::percentile({4, 1, 3, 2}, 0), 1);
-  EXPECT_DOUBLE_EQ(report::percentile({4, 1, 3, 2}, 100), 4);
-  EXPECT_DOUBLE_EQ(report::percentile({7}, 99), 7);
-  std::vector<double> v;
-  for (int i = 1; i <= 101; ++i) v.push_back(i * 10.0);
-  const Json d = report::distribution(v);
-  EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), 510);
-  EXPECT_DOUBLE_EQ(d["p90_ns"].get<double>(), 910);
-  EXPECT_DOUBLE_EQ(d["p99_ns"].get<double>(), 1000);
-  EXPECT_DOUBLE_EQ(d["mean_ns"].get<double>(), 510);
-  EXPECT_EQ(report::distribution({})["count"], 0);
-}
-
-TEST(Outputs, LatencyPercentilesPerPhaseAndAgent) {
-  SimContext ctx;
-  SimContext::Scope use_ctx(ctx);
-  SpanRecorder rec;
-  auto ns = [](double t) { return sc_core::sc_time(t, sc_core::SC_NS); };
-  const int prefill = rec.intern("prefill"), decode = rec.intern("decode"), att = rec.intern("attention");
-  const double lat[2][4] = {{10, 20, 30, 40}, {5, 5, 6, 100}};
-  for (int p = 0; p < 2; ++p)
-    for (int a = 0; a < 4; ++a) {
-      const std::string name = "a" + std::to_string(a);
-      rec.record(ns(p * 1000), ns(p * 1000 + lat[p][a]), rec.intern("agent." + name), att, p ? decode : prefill,
-                 rec.intern(name), 1, 0);
-    }
-  rec.record(ns(0), ns(8), rec.intern("group0.cube0.pe0"), rec.intern("gemm_qk"), prefill, rec.intern("*"), 4, 0);
-  const Json l = report::latency_summary(rec);
-  EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p50_ns"].get<double>(), 25);
-  EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p90_ns"].get<double>(), 37);
-  EXPECT_DOUBLE_EQ(l["phases"]["decode"]["agent_latency"]["p99_ns"].get<double>(), 6 + 0.97 * 94);
-  EXPECT_DOUBLE_EQ(l["phases"]["decode"]["start_ns"].get<double>(), 1000);
-  EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["span_ns_by_class"]["local GEMM"]["max_ns"].get<double>(), 8);
-  EXPECT_EQ(l["agents"]["a3"]["count"], 2);
-  EXPECT_DOUBLE_EQ(l["agents"]["a3"]["p50_ns"].get<double>(), 70);
-  EXPECT_DOUBLE_EQ(l["agents"]["a3"]["by_phase_ns"]["decode"].get<double>(), 100);
-}
-
 TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
   Scratch s("latency");
   const RunOutput run = test::default_run(s.path("run"));
@@ -333,19 +255,4 @@ TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
   EXPECT_EQ(va.str(), vb.str());
   EXPECT_EQ(a.sim.tile_done_ns, b.sim.tile_done_ns);
   EXPECT_EQ(a.summary.dump(), b.summary.dump());
-}
-
-TEST(Outputs, CliPrintsProgressOnlyToATerminal) {
-  Scratch s("progress");
-  const std::string cli = AHBM_CLI, sc = std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json";
-  const std::string piped = cli + " run " + sc + " --out " + s.path("a") + " >/dev/null 2>" + s.path("stderr.txt");
-  ASSERT_EQ(std::system(piped.c_str()), 0);
-  EXPECT_EQ(slurp(s.path("stderr.txt")), "");
-  // script(1) gives the command a pseudo-terminal; its stdout and stderr both go to it.
-  const std::string tty = "script -qec '" + cli + " run " + sc + " --out " + s.path("b") + "' /dev/null >" +
-                          s.path("tty.txt") + " 2>&1";
-  ASSERT_EQ(std::system(tty.c_str()), 0);
-  const std::string out = slurp(s.path("tty.txt"));
-  EXPECT_NE(out.find("phase fanout"), std::string::npos) << out;
-  EXPECT_NE(out.find("% of planned work"), std::string::npos) << out;
 }

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/noc/noc_bench.h"
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 #include "tools/examples/bus_noc.h"
 
 using namespace ahbm;

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "testbench/unit/test_outputs_common.h"
+#include "test_outputs_common.h"
 
 using namespace ahbm;
 using ahbm::test::Scratch;

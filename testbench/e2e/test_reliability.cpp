@@ -1,18 +1,15 @@
 // Reliability: the stall watchdog on deliberate deadlocks and livelocks, the NaN guard, the
 // numeric check of `run --check`, all-or-nothing run directories, and byte-identical outputs
 // for identical inputs. Faults come from the hardware config's "fault_injection" section
-// (hw/common/fault_injection.h); runs go through the CLI binary (AHBM_CLI) or execute().
+// (hw/common/fault_injection.h); every run goes through the CLI binary (AHBM_CLI). In-process
+// parts: integration/test_watchdog_slicing.cpp (windowed runs), unit/test_watchdog_guard.cpp
+// (wait report, numeric guard).
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "hw/chip/watchdog.h"
-#include "hw/common/error.h"
-#include "hw/common/span_recorder.h"
-#include "runtime/driver.h"
+#include "hw/common/json_reader.h"
 #include "test_reliability_support.h"
 
 using namespace ahbm;
@@ -101,33 +98,6 @@ TEST(Watchdog, ReductionWaitingForSilentCubeIsReported) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
-TEST(Watchdog, SlicingTheRunChangesNoResult) {
-  // The watchdog runs the kernel window by window; any window, or none, gives the same run.
-  // (Summaries hold no wall-clock data.)
-  const Scenario sc = load_scenario(kTrace);
-  HwConfig hw;
-  hw.q_tile_rows = 32;
-  std::vector<std::string> dumps;
-  for (double window : {0.0, 20000.0, 1e6}) {
-    RunOptions opt;
-    opt.watchdog_ns = window;
-    const RunOutput run = execute(sc, hw, opt);
-    dumps.push_back(run.summary.dump());
-    EXPECT_TRUE(run.summary["numerics"]["pass"].get<bool>());
-  }
-  // Progress reports slice the run by wall time on top of the windows.
-  RunOptions opt;
-  int reports = 0;
-  bool last_done = false;
-  opt.progress = [&](const SimProgress& p) { ++reports, last_done = p.done; };
-  dumps.push_back(execute(sc, hw, opt).summary.dump());
-  EXPECT_GE(reports, 2);
-  EXPECT_TRUE(last_done);
-  EXPECT_EQ(dumps[0], dumps[1]);
-  EXPECT_EQ(dumps[0], dumps[2]);
-  EXPECT_EQ(dumps[0], dumps[3]);
-}
-
 TEST(NumericGuard, NanInPeStateIsReportedWhereItAppeared) {
   ScratchDir dir;
   // PE 13 of the group = CUBE 1, local PE 5.
@@ -139,24 +109,6 @@ TEST(NumericGuard, NanInPeStateIsReportedWhereItAppeared) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir / "out"));
-}
-
-TEST(NumericGuard, ChecksStatesAndOutputs) {
-  SpanRecorder names;
-  const int pe = names.intern("group0.cube0.pe3");
-  AttnState s = AttnState::empty(2, 3);  // m = -inf, l = 0: a row with no visible key is fine
-  NumericGuard g(names);
-  EXPECT_TRUE(g.check(s, pe, 7));
-  s.m[1] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(g.check(s, pe, 7));
-  EXPECT_EQ(g.fault().rfind("+Inf in softmax state m at row 1 of tile 7 in group0.cube0.pe3", 0), 0u) << g.fault();
-  NumericGuard g2(names);
-  MatrixRM o = MatrixRM::Zero(2, 3);
-  o(1, 2) = -std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(g2.check(o, pe, 1));
-  EXPECT_EQ(g2.fault().rfind("-Inf in o at row 1, column 2 of tile 1", 0), 0u) << g2.fault();
-  EXPECT_FALSE(g2.check(MatrixRM::Constant(1, 1, std::nanf("")), pe, 2));
-  EXPECT_NE(g2.fault().find("tile 1"), std::string::npos) << "the first fault is the one kept";
 }
 
 TEST(Check, PerturbedOutputFailsCheckWithExitThree) {
@@ -246,21 +198,6 @@ TEST(RunDir, FailureWhileWritingLeavesNoHalfWrittenDirectory) {
   // And a healthy rerun replaces the previous run as a whole.
   ASSERT_EQ(run_cli("run " + quote(kTrace) + " --seed 4 --out " + quote(dir / "out"), dir.path()).exit_code, 0);
   EXPECT_EQ(summary_of(dir.path() / "out")["seed"].get<int>(), 4);
-}
-
-TEST(WaitReport, IdListsCollapseRuns) {
-  EXPECT_EQ(id_list({}), "");
-  EXPECT_EQ(id_list({3}), "3");
-  EXPECT_EQ(id_list({9, 2, 3, 4, 7, 3}), "2-4, 7, 9");
-}
-
-TEST(WaitReport, ModulesWithTheSameWaitShareALine) {
-  WaitRegistry w;
-  w.add("a", [] { return std::string("waits for x"); });
-  w.add("b", [] { return std::string(); });  // nothing outstanding: not listed
-  w.add("c", [] { return std::string("waits for y"); });
-  w.add("d", [] { return std::string("waits for x"); });
-  EXPECT_EQ(w.report(), (std::vector<std::string>{"a, d: waits for x", "c: waits for y"}));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <map>
 
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;
