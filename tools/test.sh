@@ -2,7 +2,7 @@
 # The test job: set up, build, and run the tests through CTest. With no argument every test
 # runs; `--label L` (or ctest's own `-L L`) runs one label of testbench/CMakeLists.txt:
 #   unit          one function, class or module on its own; fast (seconds)
-#   integration   scenarios simulated in-process
+#   integration   whole simulations in-process (scenarios, NoC load curves)
 #   e2e           the ahbm-sim binary and the Python tools, run as a user would
 # Any other argument goes to ctest unchanged (e.g. -R NocLoad, --repeat until-fail:3).
 set -euo pipefail
