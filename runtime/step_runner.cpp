@@ -62,7 +62,9 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   run.record = begin_record(step, kv);
   StepRecord& rec = run.record;
   run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
-  const PolicyDecision decision = decide_policy(run.plan.jobs, hw, set.policy);  // A, B1..B5 or auto
+  // A, B1..B5 or auto; the NoC's estimate comes from the model the simulation will use.
+  const PolicyDecision decision =
+      decide_policy(run.plan.jobs, hw, set.policy, noc_estimate(hw, set.sim.nocs, set.sim.hw_file));
   run.plan.jobs = apply_decision(std::move(run.plan.jobs), hw, decision);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;

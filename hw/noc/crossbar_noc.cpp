@@ -10,6 +10,8 @@ FlitParams crossbar_defaults() {
 }
 }  // namespace
 
+NocEstimate CrossbarNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, crossbar_defaults(), 1); }
+
 CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   const FlitParams p = read_flit_params(r, crossbar_defaults());

@@ -42,6 +42,16 @@ std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& e
   return node;
 }
 
+NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers) {
+  JsonReader r(in.params, in.config_file, in.params_field);
+  const FlitParams p = read_flit_params(r, defaults);
+  const double cycle = 1.0 / in.clock_ghz;  // ns
+  NocEstimate n;
+  n.latency_ns = double(routers) * (double(p.router_cycles) + double(p.link_cycles)) * cycle;
+  n.bandwidth_gbps = double(p.flit_bytes) / cycle;
+  return n;
+}
+
 FlitNoc::FlitNoc(sc_core::sc_module_name name, const NocContext& ctx)
     : Noc(name, ctx), period_(ctx.clock.period().value()) {
   if (ctx.trace) sig_in_flight_ = ctx.trace->add_signal("noc.packets_in_flight", 16);

@@ -25,6 +25,12 @@ using NodeParser = std::function<int(const Json& value, std::string& error)>;
 std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
                                 const NodeParser& node_of);
 
+// The cost model's view of a flit-level network whose typical transfer crosses `routers` routers:
+// latency = routers x (router_cycles + link_cycles) cycles, one flit per cycle per endpoint
+// port. Reads the shared parameters with the model's `defaults` (no other key is checked here:
+// the model checks them all when it is built).
+NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers);
+
 class FlitNoc : public Noc {
  public:
   Json stats() const override;

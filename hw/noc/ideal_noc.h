@@ -9,6 +9,8 @@ class IdealNoc : public Noc {
  public:
   IdealNoc(sc_core::sc_module_name name, const NocContext& ctx);
   Json stats() const override;
+  // latency_ns, unlimited bandwidth.
+  static NocEstimate estimate(const NocEstimateInput& in);
   bool restartable() const override { return true; }
 
  protected:

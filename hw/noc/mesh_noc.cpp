@@ -5,6 +5,8 @@
 
 namespace ahbm {
 
+NocEstimate MeshNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
 MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   // Default: the most nearly square mesh with one node per endpoint.

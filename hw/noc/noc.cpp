@@ -77,6 +77,14 @@ Json Noc::stats() const {
               {"unicast_completion", unicast_.to_json()}};
 }
 
+NocEstimate default_noc_estimate(const NocEstimateInput& in) {
+  const double cycle = 1.0 / in.clock_ghz;  // ns
+  NocEstimate n;
+  n.latency_ns = 2.0 * (4 + 1) * cycle;
+  n.bandwidth_gbps = 64 / cycle;
+  return n;
+}
+
 NocRegistry NocRegistry::with_builtin_models() {
   NocRegistry r;
   register_builtin_noc_models(r);

@@ -2,6 +2,8 @@
 
 namespace ahbm {
 
+NocEstimate RingNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
 RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   const int N = int(r.integer("nodes", std::max(2, endpoint_count()), 2, 1024));
