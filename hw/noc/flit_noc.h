@@ -14,9 +14,12 @@
 
 namespace ahbm {
 
-// Reads the flow-control parameters all flit-level models share (flit_bytes, router_cycles,
-// link_cycles, buffer_flits, vcs, multicast); `defaults` carries the model's own defaults.
+// Reads the flow-control and router parameters all flit-level models share (flit_bytes,
+// router preset and micro-architecture, link_cycles, buffer_flits, vcs, multicast; docs/noc.md);
+// `defaults` carries the model's own defaults, on which the preset named by "router" is laid.
 FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
+// The values of a router preset ("classic": `model_defaults` unchanged; "booksim-iq").
+FlitParams router_preset(const std::string& name, const FlitParams& model_defaults);
 
 // Reads the optional "placement" object (endpoint name -> node) and returns the node of every
 // endpoint. Endpoints it does not name keep the default: endpoint i on node i mod `nodes`.
@@ -26,9 +29,10 @@ std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& e
                                 const NodeParser& node_of);
 
 // The cost model's view of a flit-level network whose typical transfer crosses `routers` routers:
-// latency = routers x (router_cycles + link_cycles) cycles, one flit per cycle per endpoint
-// port. Reads the shared parameters with the model's `defaults` (no other key is checked here:
-// the model checks them all when it is built).
+// latency = the zero-load latency of a 1-flit packet (FlitParams::zero_load_cycles; classic:
+// routers x (router_cycles + link_cycles)), one flit per cycle per endpoint port. Reads the
+// shared parameters with the model's `defaults` (no other key is checked here: the model checks
+// them all when it is built).
 NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers);
 
 class FlitNoc : public Noc {

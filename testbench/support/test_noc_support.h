@@ -1,6 +1,9 @@
 #pragma once
 // Test support for the NoC tests: a probe that sends chosen packets into a model at chosen
 // cycles and records every arrival (time, hops), and a run of the default scenario on a model.
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,18 @@ class ProbeHarness : public sc_core::sc_module, public NocClient {
   Noc& noc_;
   std::vector<ProbeSend> sends_;
 };
+
+// Routers a packet traverses from node s to node d: XY on a mesh with `cols` columns; shortest
+// direction on an n-node ring.
+inline std::function<int(int, int)> mesh_hops(int cols) {
+  return [cols](int s, int d) { return std::abs(s % cols - d % cols) + std::abs(s / cols - d / cols) + 1; };
+}
+inline std::function<int(int, int)> ring_hops(int n) {
+  return [n](int s, int d) {
+    const int cw = (d - s + n) % n;
+    return std::min(cw, n - cw) + 1;
+  };
+}
 
 // Runs until the network is quiet (no time limit: a deadlock shows up as missing arrivals).
 inline ProbeResult run_probe(const std::string& model, const Json& params, const std::vector<std::string>& endpoints,

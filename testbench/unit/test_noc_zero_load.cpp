@@ -45,16 +45,6 @@ void check_unicasts(const std::string& model, const Json& params, int nodes, con
   }
 }
 
-std::function<int(int, int)> mesh_hops(int cols) {
-  return [cols](int s, int d) { return std::abs(s % cols - d % cols) + std::abs(s / cols - d / cols) + 1; };
-}
-std::function<int(int, int)> ring_hops(int n) {
-  return [n](int s, int d) {
-    const int cw = (d - s + n) % n;
-    return std::min(cw, n - cw) + 1;
-  };
-}
-
 }  // namespace
 
 TEST(NocZeroLoad, MeshMatchesClosedForm) {
