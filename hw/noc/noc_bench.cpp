@@ -152,7 +152,7 @@ class Harness : public sc_core::sc_module, public NocClient {
 
   // Whether node s creates a packet this cycle.
   bool creates(int s, double p) {
-    if (o_.injection == "bernoulli") return rng_.uniform() < p;
+    if (!on_off_) return rng_.uniform() < p;
     // on-off: move the node's Markov source, then try at the on-state rate.
     char& on = on_[size_t(s)];
     on = on ? rng_.uniform() >= o_.burst_beta : rng_.uniform() < o_.burst_alpha;
@@ -206,6 +206,7 @@ class Harness : public sc_core::sc_module, public NocClient {
   uint64_t period_;
   Rng rng_;
   std::vector<int> fixed_;  // deterministic patterns: destination per source
+  bool on_off_ = o_.injection == "on-off";
   std::vector<char> on_;    // on-off injection: per node, in a burst
   double mix_weight_ = 0;
 };
