@@ -91,12 +91,12 @@ TEST(NocTraffic, OnOffBurstsKeepTheMeanAndLengthenQueues) {
   o.rate = 0.3;
   const NocBenchResult bernoulli = bench(o);
   o.injection = "on-off";
-  o.burst_alpha = 0.05;
-  o.burst_beta = 0.05;  // bursts of 20 cycles on average, at twice the mean rate
+  o.burst_alpha = 0.02;
+  o.burst_beta = 0.08;  // on 20 % of the time, in bursts of 12.5 cycles, at five times the mean rate
   const NocBenchResult bursty = bench(o);
   EXPECT_NEAR(bursty.offered, 0.3, 0.03);
   EXPECT_FALSE(bursty.saturated);
-  EXPECT_GT(bursty.avg_latency, bernoulli.avg_latency * 1.1);
+  EXPECT_GT(bursty.avg_latency, bernoulli.avg_latency * 1.25);  // bursts queue at the source
 }
 
 TEST(NocTraffic, BadOptionsNameTheOption) {
