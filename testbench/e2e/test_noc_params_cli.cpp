@@ -12,7 +12,7 @@ int cli(const std::string& args) { return ahbm::test::run_cli(args).exit_code; }
 }  // namespace
 
 TEST(NocParams, CommandLineExitsWithStatusTwo) {
-  EXPECT_EQ(cli("noc-bench --noc mesh --traffic tornado"), 2);
+  EXPECT_EQ(cli("noc-bench --noc mesh --traffic zigzag"), 2);
   EXPECT_EQ(cli("noc-bench --noc mesh --param rows=0"), 2);
   EXPECT_EQ(cli("noc-bench --noc meshh"), 2);
   EXPECT_EQ(cli("noc-bench --noc ring --cycles 300 --warmup 0 --rate 0.05 --out /dev/null"), 0);

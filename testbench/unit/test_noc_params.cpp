@@ -56,7 +56,7 @@ TEST(NocParams, ErrorsNameFieldValueAndRange) {
 TEST(NocParams, BenchOptionsAreChecked) {
   const NocRegistry reg = NocRegistry::with_builtin_models();
   NocBenchOptions o;
-  o.traffic = "tornado";
+  o.traffic = "zigzag";  // not a pattern
   EXPECT_THROW(run_noc_bench(reg, o), InputError);
   o = NocBenchOptions();
   o.rate = 1.5;
