@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "hw/noc/noc_bench.h"
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;
