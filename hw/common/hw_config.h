@@ -33,7 +33,10 @@ constexpr int64_t kMaxConfigBytes = int64_t(1) << 50;   // bound of any capacity
   X(int, issue_interval, 16, between(1, kMaxConfigCycles), "cycles", "cycles between two tile issues (throughput)", \
     "a 16×16 MAC array streaming k = 16: 256 MAC/cycle, 0.5 TFLOPS fp32 per PE at 1 GHz, 16 TFLOPS per 32-PE group") \
   X(int, pipeline_latency, 32, between(0, kMaxConfigCycles), "cycles",                                           \
-    "cycles from the last tile issue until its result is written back", "fill plus drain of a 16-deep array")
+    "cycles from the last tile issue until its result is written back", "fill plus drain of a 16-deep array") \
+  X(int, mac_multiple_16bit, 1, between(1, 16), "× fp32",                                                      \
+    "MAC rate with fp16/bf16 storage as a multiple of the fp32 rate: a 16-bit tile issues every ⌈issue_interval / mac_multiple_16bit⌉ cycles", \
+    "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")
 
 // pe.vector: the vector unit (online softmax, state rescaling).
 #define AHBM_PARAMS_PE_VECTOR(X)                                                                                 \

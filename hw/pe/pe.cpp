@@ -295,9 +295,9 @@ void Pe::compute_tiles() {
       const Block blk = full_slots_.pop();
       compute_wait_.clear();
       const int n = blk.n;
-      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
+      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d, job.dtype), t, 0, &gemm_busy_);
       busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
-      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
+      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n, job.dtype), t, 0, &gemm_busy_);
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {

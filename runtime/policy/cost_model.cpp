@@ -41,11 +41,11 @@ struct Model {
   double cyc;
   Model(const HwConfig& h, const NocEstimate& n) : hw(h), noc(n), cyc(1.0 / h.clock_ghz) {}
 
-  double comp_ns(int rows, int n, int d) const {
+  double comp_ns(int rows, int n, int d, DType t) const {
     const auto& pe = hw.pe;
-    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d)) +
+    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d), t) +
                   softmax_cycles(pe.vector, uint64_t(rows), uint64_t(n), uint64_t(d)) +
-                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n))) * cyc;
+                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n), t)) * cyc;
   }
   // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
   double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + to_ns(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
@@ -264,14 +264,14 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
         for (const KvShard& s : job.shards)
           for (int f = 0; f < s.tokens; f += kv_tile) {
             const int n = std::min(kv_tile, s.tokens - f);
-            blocks.push_back({m.comp_ns(R, n, d), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
+            blocks.push_back({m.comp_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
           }
       } else {
         for (const KvSegment& s : pe_segments(job, p))
           for (int f = 0; f < s.count; f += kv_tile) {
             const int n = std::min(kv_tile, s.count - f);
             const uint64_t b = 2 * uint64_t(n) * row;
-            blocks.push_back({m.comp_ns(R, n, d), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+            blocks.push_back({m.comp_ns(R, n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
           }
       }
       double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
