@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hw/pe/engines.h"
+#include "runtime/report/stats_tree.h"
 
 namespace ahbm {
 
@@ -225,7 +226,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"busy_ns_by_component", busy},
       {"gemm_batching", gemm_batching(hw, sc, fan ? fan->max_shard_tokens : 0)},
       {"numerics", numerics},
-      {"stats", run.sim.stats},
+      {"stats", report::stats_json(run.sim.stats)},
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
   };

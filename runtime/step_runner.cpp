@@ -1,5 +1,7 @@
 #include "runtime/step_runner.h"
 
+#include "hw/chip/chip_stats.h"
+
 #include "runtime/policy/policy_report.h"
 
 #include <algorithm>
@@ -21,14 +23,12 @@ NumericCheck worst(const NumericCheck& a, const NumericCheck& b) {
   return w;
 }
 
-void read_pe_stats(const Json& stats, StepRecord& rec) {
-  for (const auto& g : stats.at("groups"))
-    for (const auto& c : g.at("cubes"))
-      for (const auto& p : c.at("pes")) {
-        rec.macs_simulated += p.at("macs").get<uint64_t>();
-        rec.hbm_bytes += p.at("hbm_bytes_read").get<uint64_t>();
-        rec.dma_busy_max_ns = std::max(rec.dma_busy_max_ns, p.at("dma_busy_ns").get<double>());
-      }
+void read_pe_stats(const StatsNode& stats, StepRecord& rec) {
+  for_each_pe(stats, [&](int, const StatsNode& pe) {
+    rec.macs_simulated += pe.get(PeStats::macs);
+    rec.hbm_bytes += pe.get(HbmSliceStats::bytes_read);
+    rec.dma_busy_max_ns = std::max(rec.dma_busy_max_ns, pe.get(PeStats::dma_busy));
+  });
 }
 
 // Rows of agent `i` (job agent order) in a batched job: a contiguous block.

@@ -118,39 +118,17 @@ void Chip::begin_run() {
   }
 }
 
-Json Chip::stats() const {
-  Json groups = Json::array();
+void Chip::report_stats(StatsNode& node) const {
+  StatsNode& groups = node.list(ChipStats::groups);
   for (size_t gi = 0; gi < active_groups.size(); ++gi) {
-    Json cubes_j = Json::array();
-    for (const auto& cube : cubes[gi]) {
-      Json pes = Json::array();
-      for (size_t p = 0; p < cube->pes.size(); ++p) {
-        const Pe& pe = *cube->pes[p];
-        pes.push_back({{"gemm_busy_ns", to_ns(pe.gemm_busy())},
-                       {"vector_busy_ns", to_ns(pe.vector_busy())},
-                       {"dma_busy_ns", to_ns(pe.dma_busy())},
-                       {"macs", pe.macs()},
-                       {"gemm_tiles", pe.gemm_tiles_issued()},
-                       {"hbm_bytes_read", cube->slices[p]->bytes_read()},
-                       {"hbm_bytes_written", cube->slices[p]->bytes_written()},
-                       {"remote_kv_bytes", pe.remote_bytes()},
-                       {"hbm_bursts", cube->slices[p]->bursts()}});
-      }
-      cubes_j.push_back({{"q_buffer_high_water_bytes", cube->q_buffer.high_water()},
-                         {"q_buffer_port_busy_ns", to_ns(cube->q_buffer.port_busy())},
-                         {"reducer_rows_merged", cube->reducer.rows_merged()},
-                         {"remote_requests_served", cube->remote_requests_served()},
-                         {"pes", pes}});
-    }
-    Json links = Json::array();
-    const auto& net = *networks[gi];
-    for (size_t c = 0; c < net.parents().size(); ++c)
-      if (net.parents()[c] >= 0)
-        links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", to_ns(net.link_busy()[c])}});
-    groups.push_back({{"group", active_groups[gi]}, {"cubes", cubes_j}, {"links", links},
-                      {"remap_bytes", movers[gi]->remap_bytes()}, {"broadcast_bytes", movers[gi]->broadcast_bytes()}});
+    StatsNode& g = groups.child("group" + std::to_string(active_groups[gi]));
+    g.set(ChipStats::group, int64_t(active_groups[gi]));
+    StatsNode& cubes_node = g.list(ChipStats::cubes);
+    for (size_t c = 0; c < cubes[gi].size(); ++c) cubes[gi][c]->report_stats(cubes_node.child("cube" + std::to_string(c)));
+    networks[gi]->report_stats(g);
+    movers[gi]->report_stats(g);
   }
-  return Json{{"groups", groups}, {"noc", noc->stats()}};
+  noc->report_stats(node.child(ChipStats::noc));
 }
 
 }  // namespace ahbm

@@ -96,7 +96,7 @@ struct Simulator::Elaborated {
     SimContext::Scope use(context);
     chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
     shared.waits.add("noc", [this, model = cfg.noc.model] {
-      const int64_t n = chip->noc->stats().value("packets_in_flight", int64_t(0));
+      const uint64_t n = chip->noc->packets_in_flight();
       return n ? std::to_string(n) + " packets in flight (model " + model + ")" : std::string();
     });
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate; every thread runs to its first wait
@@ -184,7 +184,7 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     r.end_ns = std::max(r.end_ns, t);
     r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
   }
-  r.stats = chip.stats();
+  chip.report_stats(r.stats);
   r.trace = std::make_unique<TraceSink>(e.trace.take_run());
   r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
   // The next run must find nothing pending. A run ends when the last O tile is back, which is

@@ -12,6 +12,7 @@
 #include "hw/common/attn_state.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/span_recorder.h"
+#include "hw/common/stats.h"
 #include "hw/common/trace_sink.h"
 #include "hw/noc/noc.h"
 
@@ -45,7 +46,7 @@ struct SimResult {
   std::vector<std::pair<int, int>> tile_of;  // global tile -> (job, index in job)
   std::unique_ptr<TraceSink> trace;
   std::unique_ptr<SpanRecorder> spans;
-  Json stats;
+  StatsNode stats;  // the chip's statistics tree (layout: hw/chip/chip_stats.h)
 };
 
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).

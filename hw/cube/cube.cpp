@@ -78,4 +78,20 @@ void Cube::serve_loop() {
   }
 }
 
+void Cube::report_stats(StatsNode& node) const {
+  node.set(CubeStats::remote_requests_served, served_);
+  StatsNode& qb = node.child(CubeStats::q_buffer);
+  qb.inline_prefix = std::string(CubeStats::q_buffer) + "_";
+  q_buffer.report_stats(qb);
+  StatsNode& red = node.child(CubeStats::reducer);
+  red.inline_prefix = std::string(CubeStats::reducer) + "_";
+  reducer.report_stats(red);
+  StatsNode& list = node.list(CubeStats::pes);
+  for (size_t p = 0; p < pes.size(); ++p) {
+    StatsNode& pe = list.child(pes[p]->basename());
+    pes[p]->report_stats(pe);
+    slices[p]->report_stats(pe);  // the PE's own HBM slice: one node per PE
+  }
+}
+
 }  // namespace ahbm

@@ -17,8 +17,17 @@
 
 namespace ahbm {
 
-class Cube : public sc_core::sc_module, public NocClient {
+// Counters of a CUBE (Cube::report_stats), besides its Q buffer, reducer and PEs.
+struct CubeStats {
+  static constexpr const char* q_buffer = "q_buffer";  // child, inlined as q_buffer_<counter>
+  static constexpr const char* reducer = "reducer";    // child, inlined as reducer_<counter>
+  static constexpr const char* pes = "pes";            // list, one element per PE (pe<index>)
+  static constexpr stats::Sum<uint64_t> remote_requests_served{"remote_requests_served"};
+};
+
+class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   // Registers its PEs and slices in `fabric` (CUBE-major).
   Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cube,
        ReductionNetwork& net, GroupFabric& fabric);

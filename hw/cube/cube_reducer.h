@@ -10,6 +10,7 @@
 
 #include "hw/chip/sim_shared.h"
 #include "hw/common/attn_state.h"
+#include "hw/common/stats.h"
 
 namespace ahbm {
 
@@ -17,8 +18,14 @@ using StatePtr = std::shared_ptr<AttnState>;
 
 class ReductionNetwork;
 
-class CubeReducer : public sc_core::sc_module {
+// Counters of the CUBE reducer (CubeReducer::report_stats).
+struct CubeReducerStats {
+  static constexpr stats::Sum<uint64_t> rows_merged{"rows_merged"};  // PE state rows merged
+};
+
+class CubeReducer : public sc_core::sc_module, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes,
               ReductionNetwork& net);
   // Called from a PE thread: books the bus, waits for the transfer, queues the state.

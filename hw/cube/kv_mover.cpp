@@ -172,4 +172,9 @@ void KvMover::broadcast_jobs() {
   }
 }
 
+void KvMover::report_stats(StatsNode& node) const {
+  node.set(KvMoverStats::remap_bytes, remap_bytes_);
+  node.set(KvMoverStats::broadcast_bytes, broadcast_bytes_);
+}
+
 }  // namespace ahbm

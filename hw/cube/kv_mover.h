@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hw/chip/sim_shared.h"
+#include "hw/common/stats.h"
 #include "hw/cube/kv_traffic.h"
 #include "hw/noc/noc.h"
 
@@ -32,8 +33,15 @@ class DelayedSender : public sc_core::sc_module {
 std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
                                                   int count, sc_core::sc_time& delay);
 
-class KvMover : public sc_core::sc_module {
+// Counters of a group's KV mover (KvMover::report_stats), reported into its group's node.
+struct KvMoverStats {
+  static constexpr stats::Sum<uint64_t> remap_bytes{"remap_bytes"};          // KV copied for remapped jobs (B1)
+  static constexpr stats::Sum<uint64_t> broadcast_bytes{"broadcast_bytes"};  // KV broadcast blocks (B5)
+};
+
+class KvMover : public sc_core::sc_module, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, GroupFabric& fabric);
   uint64_t remap_bytes() const { return remap_bytes_; }
   uint64_t broadcast_bytes() const { return broadcast_bytes_; }

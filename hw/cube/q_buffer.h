@@ -8,13 +8,21 @@
 #include <vector>
 
 #include "hw/chip/sim_shared.h"
+#include "hw/common/stats.h"
 
 namespace ahbm {
 
 using TileData = std::shared_ptr<const std::vector<float>>;
 
-class QBuffer : public sc_core::sc_module {
+// Counters of the Q buffer (QBuffer::report_stats).
+struct QBufferStats {
+  static constexpr stats::Max<uint64_t> high_water{"high_water_bytes"};  // most bytes reserved at once
+  static constexpr stats::BusyNs port_busy{"port_busy_ns"};               // read ports busy, summed over ports
+};
+
+class QBuffer : public sc_core::sc_module, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   // Each tile is read by the participating PEs of CUBE `cube` (all `pes_per_cube` by default).
   QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes_per_cube);
 

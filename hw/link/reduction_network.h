@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hw/chip/sim_shared.h"
+#include "hw/common/stats.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/noc/noc.h"
 
@@ -24,8 +25,19 @@ namespace ahbm {
 // parent[c] for each CUBE (-1 for the root, CUBE 0).
 std::vector<int> reduction_parents(const std::string& topology, int cubes);
 
-class ReductionNetwork : public sc_core::sc_module {
+// Counters of the inter-CUBE links (ReductionNetwork::report_stats): one element of the list
+// `links` per link, named cube<from>_to_cube<to>.
+struct LinkStats {
+  static constexpr const char* list = "links";
+  static constexpr stats::Label<uint64_t> from{"from"};  // child CUBE
+  static constexpr stats::Label<uint64_t> to{"to"};      // parent CUBE
+  static constexpr stats::BusyNs busy{"busy_ns"};
+};
+
+class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
  public:
+  // Adds the list of links to the group's node.
+  void report_stats(StatsNode& group_node) const override;
   ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cubes,
                    Noc& noc, std::vector<int> cube_endpoints, int host_endpoint);
   // A state for `tile` arriving at CUBE `to` from CUBE `from` (from == to: the CUBE's own).

@@ -114,9 +114,9 @@ FlitNoc::FlitNoc(sc_core::sc_module_name name, const NocContext& ctx)
   SC_THREAD(run);
 }
 
-void FlitNoc::build(FlitTopology topo, const FlitParams& params, Json description) {
+void FlitNoc::build(FlitTopology topo, const FlitParams& params, StatsNode topology) {
   params_ = params;
-  description_ = std::move(description);
+  topology_ = std::move(topology);
   topo_ = topo;
   net_ = std::make_unique<FlitNetwork>(std::move(topo), params, context().endpoints);
 }
@@ -183,46 +183,49 @@ void FlitNoc::run() {
   }
 }
 
-Json FlitNoc::stats() const {
-  Json j = Noc::stats();
+void FlitNoc::report_stats(StatsNode& node) const {
+  Noc::report_stats(node);
   const auto& t = net_->totals();
-  j["flit_bytes"] = params_.flit_bytes;
-  j["router_cycles"] = params_.router_cycles;
-  j["link_cycles"] = params_.link_cycles;
-  j["buffer_flits"] = params_.buffer_flits;
-  j["vcs"] = params_.vcs;
-  j["multicast"] = params_.tree_multicast ? "tree" : "source";
+  // The model's parameters, echoed. Summed over steps like every number before typed
+  // statistics, so summary.json stays as it was (a multi-step run shows steps x flit_bytes);
+  // stats::Label would keep them constant.
+  node.set(stats::Sum<int64_t>{"flit_bytes"}, params_.flit_bytes);
+  node.set(stats::Sum<int64_t>{"router_cycles"}, params_.router_cycles);
+  node.set(stats::Sum<int64_t>{"link_cycles"}, params_.link_cycles);
+  node.set(stats::Sum<int64_t>{"buffer_flits"}, params_.buffer_flits);
+  node.set(stats::Sum<int64_t>{"vcs"}, params_.vcs);
+  node.set(stats::Label<std::string>{"multicast"}, params_.tree_multicast ? "tree" : "source");
   // The router micro-architecture, when it is not the classic default (whose summaries stay as
   // they were before these parameters existed).
   const FlitParams& p = params_;
   if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
       p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy) {
-    Json rj = {{"preset", p.router},
-               {"pipeline", p.staged ? "staged" : "lumped"},
-               {"head_cycles", p.head_cycles()},
-               {"body_cycles", p.body_cycles()},
-               {"inject_cycles", p.inject_cycles},
-               {"eject_cycles", p.eject()},
-               {"credit_delay", p.credit_delay},
-               {"vc_select", p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin"},
-               {"sw_allocator", p.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first"}};
+    StatsNode& r = node.child("router");
+    r.set(stats::Label<std::string>{"preset"}, p.router);
+    r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
+    r.set(stats::Label<int64_t>{"head_cycles"}, int64_t(p.head_cycles()));
+    r.set(stats::Label<int64_t>{"body_cycles"}, int64_t(p.body_cycles()));
+    r.set(stats::Label<int64_t>{"inject_cycles"}, int64_t(p.inject_cycles));
+    r.set(stats::Label<int64_t>{"eject_cycles"}, int64_t(p.eject()));
+    r.set(stats::Label<int64_t>{"credit_delay"}, int64_t(p.credit_delay));
+    r.set(stats::Label<std::string>{"vc_select"}, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
+    r.set(stats::Label<std::string>{"sw_allocator"},
+          p.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first");
     if (p.staged) {
-      rj["routing_delay"] = p.routing_delay;
-      rj["vc_alloc_delay"] = p.vc_alloc_delay;
-      rj["sw_alloc_delay"] = p.sw_alloc_delay;
-      rj["st_delay"] = p.st_delay;
-      rj["speculative"] = p.speculative;
+      r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
+      r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));
+      r.set(stats::Label<int64_t>{"sw_alloc_delay"}, int64_t(p.sw_alloc_delay));
+      r.set(stats::Label<int64_t>{"st_delay"}, int64_t(p.st_delay));
+      r.set(stats::Label<int64_t>{"speculative"}, int64_t(p.speculative ? 1 : 0));
     }
-    j["router"] = rj;
   }
-  j["flits_injected"] = t.flits_injected;
-  j["link_flits"] = t.link_flits;
-  j["eject_flits"] = t.eject_flits;
+  node.set(FlitNocStats::flits_injected, t.flits_injected);
+  node.set(FlitNocStats::link_flits, t.link_flits);
+  node.set(FlitNocStats::eject_flits, t.eject_flits);
   // Each flit holds one channel (injection, router-to-router or ejection) for one cycle.
-  j["link_cycles_busy"] = t.flits_injected + t.link_flits + t.eject_flits;
-  j["multicast_channel_flits"] = t.multicast_channel_flits;
-  j["topology"] = description_;
-  return j;
+  node.set(FlitNocStats::link_cycles_busy, t.flits_injected + t.link_flits + t.eject_flits);
+  node.set(FlitNocStats::multicast_channel_flits, t.multicast_channel_flits);
+  merge_stats(node.child("topology"), topology_, 0, 0);  // into an empty node: a copy
 }
 
 std::vector<NocLink> FlitNoc::links() const { return net_->links(); }

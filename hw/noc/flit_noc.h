@@ -35,17 +35,26 @@ std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& e
 // them all when it is built).
 NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers);
 
+// Channel counters of the flit-level models (FlitNoc::report_stats).
+struct FlitNocStats {
+  static constexpr stats::Sum<uint64_t> flits_injected{"flits_injected"};
+  static constexpr stats::Sum<uint64_t> link_flits{"link_flits"};  // router-to-router traversals
+  static constexpr stats::Sum<uint64_t> eject_flits{"eject_flits"};
+  static constexpr stats::Sum<uint64_t> link_cycles_busy{"link_cycles_busy"};
+  static constexpr stats::Sum<uint64_t> multicast_channel_flits{"multicast_channel_flits"};
+};
+
 class FlitNoc : public Noc {
  public:
-  Json stats() const override;
+  void report_stats(StatsNode& node) const override;
   uint64_t flit_bytes() const override { return uint64_t(params_.flit_bytes); }
   std::vector<NocLink> links() const override;
   bool restartable() const override { return true; }
 
  protected:
   FlitNoc(sc_core::sc_module_name name, const NocContext& ctx);
-  // `description` goes into stats() (topology size, placement).
-  void build(FlitTopology topo, const FlitParams& params, Json description);
+  // `topology` (size, placement) goes into report_stats() as the child "topology".
+  void build(FlitTopology topo, const FlitParams& params, StatsNode topology);
   void inject(NocPacket packet) override;
   // A new network engine, as built, whose cycle 0 is now.
   void restart() override;
@@ -60,7 +69,7 @@ class FlitNoc : public Noc {
   sc_core::sc_time at_cycle(int64_t c) const { return sc_core::sc_time::from_value(origin_ + uint64_t(c) * period_); }
 
   FlitParams params_;
-  Json description_;
+  StatsNode topology_;
   FlitTopology topo_;  // kept to rebuild the engine in restart()
   std::unique_ptr<FlitNetwork> net_;
   std::map<uint64_t, InFlight> flight_;

@@ -34,10 +34,11 @@ void IdealNoc::deliver_loop() {
   }
 }
 
-Json IdealNoc::stats() const {
-  Json j = Noc::stats();
-  j["latency_ns"] = to_ns(latency_);
-  return j;
+void IdealNoc::report_stats(StatsNode& node) const {
+  Noc::report_stats(node);
+  // A parameter, not a count: summed over steps like every number before typed statistics,
+  // so summary.json stays as it was (a multi-step run shows steps x latency).
+  node.set(stats::Sum<double>{"latency_ns"}, to_ns(latency_));
 }
 
 }  // namespace ahbm

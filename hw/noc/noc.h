@@ -14,6 +14,7 @@
 #include <systemc>
 
 #include "hw/common/json_reader.h"
+#include "hw/common/stats.h"
 #include "hw/common/timing.h"
 
 namespace ahbm {
@@ -52,6 +53,20 @@ struct NocLink {
 using NocSpanHook = std::function<void(const std::string& component, const char* activity, const NocPacket& packet,
                                        const sc_core::sc_time& start, const sc_core::sc_time& end)>;
 
+// Counters every NoC model reports (Noc::report_stats); models add their own.
+struct NocStats {
+  static constexpr stats::Sum<uint64_t> packets_sent{"packets_sent"};
+  static constexpr stats::Sum<uint64_t> deliveries{"deliveries"};  // one per destination
+  static constexpr stats::Sum<uint64_t> bytes_delivered{"bytes_delivered"};
+  static constexpr stats::Sum<uint64_t> packets_in_flight{"packets_in_flight"};  // at the end of the run
+  // Children "multicast_completion" and "unicast_completion": creation to last delivery.
+  static constexpr const char* multicast = "multicast_completion";
+  static constexpr const char* unicast = "unicast_completion";
+  static constexpr stats::Sum<uint64_t> packets{"packets"};
+  static constexpr stats::TimeMeanNs avg_ns{"avg_ns"};
+  static constexpr stats::Max<double> max_ns{"max_ns"};
+};
+
 // What a model is given when it is built.
 struct NocContext {
   Json params;                          // the model's own parameters (hw config noc.params)
@@ -87,7 +102,7 @@ struct NocEstimateInput {
 // own (a static estimate(), see noc_model below).
 NocEstimate default_noc_estimate(const NocEstimateInput& in);
 
-class Noc : public sc_core::sc_module {
+class Noc : public sc_core::sc_module, public StatsProvider {
  public:
   Noc(sc_core::sc_module_name name, const NocContext& ctx);
   void attach(int endpoint, NocClient* client);
@@ -97,9 +112,12 @@ class Noc : public sc_core::sc_module {
   // Accepts a packet at the current time. Non-blocking: stamps id and creation time, checks the
   // endpoints, then hands it to the model (inject), which queues it at the source.
   void send(NocPacket packet);
-  // Model statistics for summary.json. The base reports packets, deliveries, bytes and the
-  // creation-to-last-delivery time of multicast and unicast packets; models add their own.
-  virtual Json stats() const;
+  // Model statistics (summary.json "noc"). The base reports packets, deliveries, bytes and the
+  // creation-to-last-delivery time of multicast and unicast packets (NocStats); a model that
+  // overrides this calls the base first and adds its own counters.
+  void report_stats(StatsNode& node) const override;
+  // Packets sent and not yet delivered to every destination.
+  uint64_t packets_in_flight() const { return pending_.size(); }
   // Payload bytes one flit carries: traffic generators size packets with it. Models without
   // flits keep the default.
   virtual uint64_t flit_bytes() const { return 64; }
@@ -137,7 +155,7 @@ class Noc : public sc_core::sc_module {
   struct Completion {
     uint64_t packets = 0;
     double sum_ns = 0, max_ns = 0;
-    Json to_json() const;
+    void report(StatsNode& node) const;
   };
   NocContext ctx_;
   std::vector<NocClient*> clients_;

@@ -367,7 +367,7 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
       ++counted;
     }
     if (counted) res.avg_link_utilisation = sum / counted;
-    res.noc_stats = noc->stats();
+    noc->report_stats(res.noc_stats);
     unwind_threads();  // the traffic generators are still suspended: free what their stacks hold
   }
   return res;
@@ -405,49 +405,6 @@ NocSaturation find_saturation(const NocRegistry& registry, const NocBenchOptions
     }
   }
   return s;
-}
-
-Json NocBenchResult::to_json() const {
-  const NocBenchOptions& o = options;
-  Json links_j = Json::array();
-  for (const auto& l : links) links_j.push_back({{"name", l.name}, {"kind", l.kind}, {"utilisation", l.utilisation}});
-  Json mix = Json::array();
-  for (const auto& [flits, weight] : o.packet_mix) mix.push_back({flits, weight});
-  return Json{{"noc", o.noc},
-              {"params", o.params},
-              {"traffic", o.traffic},
-              {"include_self", o.include_self},
-              {"rate", o.rate},
-              {"rate_unit", o.rate_in_packets ? "packets" : "flits"},
-              {"injection", o.injection == "on-off" ? Json{{"process", "on-off"}, {"alpha", o.burst_alpha}, {"beta", o.burst_beta}}
-                                                    : Json{{"process", "bernoulli"}}},
-              {"packet_flits", o.packet_flits},
-              {"packet_mix", mix},
-              {"perm_seed", o.perm_seed},
-              {"nodes", o.nodes},
-              {"cycles", o.cycles},
-              {"warmup", o.warmup},
-              {"drain", o.drain},
-              {"seed", o.seed},
-              {"offered_flits_per_node_cycle", offered},
-              {"accepted_flits_per_node_cycle", accepted},
-              {"avg_latency_cycles", avg_latency},
-              {"p99_latency_cycles", p99_latency},
-              {"latency_percentiles_cycles",
-               {{"p50", p50_latency}, {"p90", p90_latency}, {"p99", p99_latency}, {"p99.9", p999_latency}, {"max", max_latency}}},
-              {"latency_histogram", {{"bin_cycles", histogram_bin}, {"counts", histogram}}},
-              {"fairness", {{"accepted_min", accepted_min}, {"accepted_max", accepted_max}}},
-              {"per_node", {{"injected_flits_per_cycle", node_injected}, {"accepted_flits_per_cycle", node_accepted}}},
-              {"avg_hops", avg_hops < 0 ? Json() : Json(avg_hops)},
-              {"packets_measured", packets_measured},
-              {"deliveries_measured", deliveries_measured},
-              {"undelivered", undelivered},
-              {"drained", drained},
-              {"latency_growth", latency_growth},
-              {"saturated", saturated},
-              {"end_cycle", end_cycle},
-              {"link_utilisation", {{"max", max_link_utilisation}, {"avg", avg_link_utilisation}, {"links", links_j}}},
-              {"noc_stats", noc_stats}};
 }
 
 std::string NocBenchResult::line() const {

@@ -71,9 +71,8 @@ struct NocBenchResult {
   };
   std::vector<Link> links;
   double max_link_utilisation = 0, avg_link_utilisation = 0;  // over router-to-router links (all channels if none)
-  Json noc_stats;
+  StatsNode noc_stats;  // the model's counters (Noc::report_stats); JSON: runtime/report/noc_bench_json.h
 
-  Json to_json() const;
   std::string line() const;  // one readable line
 };
 

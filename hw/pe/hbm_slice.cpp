@@ -114,4 +114,10 @@ bool HbmSlice::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi&
   return true;
 }
 
+void HbmSlice::report_stats(StatsNode& node) const {
+  node.set(HbmSliceStats::bytes_read, bytes_read_);
+  node.set(HbmSliceStats::bytes_written, bytes_written_);
+  node.set(HbmSliceStats::bursts, bursts_);
+}
+
 }  // namespace ahbm

@@ -17,12 +17,21 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "hw/common/hw_config.h"
+#include "hw/common/stats.h"
 #include "hw/pe/storage_type.h"
 
 namespace ahbm {
 
-class HbmSlice : public sc_core::sc_module {
+// Counters of an HBM slice (HbmSlice::report_stats), reported into its PE's node.
+struct HbmSliceStats {
+  static constexpr stats::Sum<uint64_t> bytes_read{"hbm_bytes_read"};
+  static constexpr stats::Sum<uint64_t> bytes_written{"hbm_bytes_written"};
+  static constexpr stats::Sum<uint64_t> bursts{"hbm_bursts"};
+};
+
+class HbmSlice : public sc_core::sc_module, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   tlm_utils::simple_target_socket<HbmSlice> socket;
 
   HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg);

@@ -333,4 +333,14 @@ std::string Pe::describe_wait() const {
   return out;
 }
 
+void Pe::report_stats(StatsNode& node) const {
+  node.component = sh_.spans.name(component_);
+  node.set(PeStats::gemm_busy, to_ns(gemm_busy_));
+  node.set(PeStats::vector_busy, to_ns(vector_busy_));
+  node.set(PeStats::dma_busy, to_ns(dma_busy_));
+  node.set(PeStats::macs, macs_);
+  node.set(PeStats::gemm_tiles, gemm_tiles_);
+  node.set(PeStats::remote_kv_bytes, remote_bytes_);
+}
+
 }  // namespace ahbm

@@ -22,6 +22,7 @@
 
 #include "hw/chip/sim_shared.h"
 #include "hw/cube/cube_reducer.h"
+#include "hw/common/stats.h"
 #include "hw/cube/kv_traffic.h"
 #include "hw/cube/q_buffer.h"
 #include "hw/pe/engines.h"
@@ -31,8 +32,19 @@ namespace ahbm {
 // Activity codes of the PE's `activity` signal (docs/waveforms in docs/model.md).
 enum class PeActivity : uint64_t { idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5 };
 
-class Pe : public sc_core::sc_module {
+// Counters of a PE (Pe::report_stats); its HBM slice adds its own to the same node.
+struct PeStats {
+  static constexpr stats::BusyNs gemm_busy{"gemm_busy_ns"};
+  static constexpr stats::BusyNs vector_busy{"vector_busy_ns"};
+  static constexpr stats::BusyNs dma_busy{"dma_busy_ns"};
+  static constexpr stats::Sum<uint64_t> macs{"macs"};
+  static constexpr stats::Sum<uint64_t> gemm_tiles{"gemm_tiles"};
+  static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes"};  // KV read from other PEs (B2)
+};
+
+class Pe : public sc_core::sc_module, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   tlm_utils::simple_initiator_socket<Pe> hbm;
 
   Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,

@@ -16,6 +16,7 @@
 #include "hw/noc/ideal_noc.h"
 #include "runtime/planner.h"
 #include "runtime/policy/apply_policy.h"
+#include "runtime/report/stats_tree.h"
 
 namespace ahbm {
 namespace {
@@ -36,7 +37,7 @@ std::string fingerprint(const SimResult& r) {
       os << std::hex << bits << std::dec << ',';
     }
   }
-  os << "\nstats " << r.stats.dump() << "\nspans";
+  os << "\nstats " << report::stats_json(r.stats).dump() << "\nspans";
   const SpanRecorder& s = *r.spans;
   for (const Span& x : s.spans())
     os << '\n'

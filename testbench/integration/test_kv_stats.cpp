@@ -2,6 +2,8 @@
 // errors from the HBM size; Q tiling that leaves the arithmetic unchanged.
 #include <gtest/gtest.h>
 
+#include "hw/chip/chip_stats.h"
+
 #include "hw/common/error.h"
 #include "hw/pe/sram_budget.h"
 #include "runtime/driver.h"
@@ -97,8 +99,7 @@ TEST(KvStats, QTilingKeepsArithmeticAndFitsBuffers) {
   EXPECT_EQ(covered, 512);
   // Note §3.7: the PEs did exactly 2 x rows x KV tokens x d MACs, whatever the tiling.
   uint64_t macs = 0;
-  for (const auto& c : r.sim.stats["groups"][0]["cubes"])
-    for (const auto& p : c["pes"]) macs += p["macs"].get<uint64_t>();
+  for_each_pe(r.sim.stats, [&](int, const StatsNode& pe) { macs += pe.get(PeStats::macs); });
   EXPECT_EQ(macs, 2ull * 512 * (8192 + 32 * 16) * 128);
   EXPECT_TRUE(r.summary["arithmetic"]["unchanged"].get<bool>());
   EXPECT_EQ(r.summary["arithmetic"]["macs_expected"].get<uint64_t>(),

@@ -4,6 +4,7 @@
 // variants must really move (or not move) KV the way they claim.
 #include <gtest/gtest.h>
 
+#include "hw/chip/chip_stats.h"
 #include "hw/chip/simulate.h"
 #include "hw/common/error.h"
 #include "runtime/planner.h"
@@ -83,28 +84,28 @@ TEST(PolicyTraffic, EachVariantMovesTheKvItClaims) {
   const HwConfig hw;
   const AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 32, 5);
   const uint64_t kv_bytes = 2ull * 64 * hw.pes_per_group() * 32 * 4;  // K and V of the whole sequence
-  auto stats = [&](Policy p) { return simulate(hw, {apply_policy(a, hw, p)}).stats["groups"][0]; };
-  auto sum_pe = [](const Json& g, const char* key) {
+  auto stats = [&](Policy p) { return simulate(hw, {apply_policy(a, hw, p)}).stats; };
+  auto group0 = [](const StatsNode& chip) { return chip.at(ChipStats::groups).children().at(0); };
+  auto sum_pe = [](const StatsNode& chip, stats::Sum<uint64_t> key) {
     uint64_t s = 0;
-    for (const auto& c : g["cubes"])
-      for (const auto& pe : c["pes"]) s += pe[key].get<uint64_t>();
+    for_each_pe(chip, [&](int, const StatsNode& pe) { s += pe.get(key); });
     return s;
   };
   for (Policy p : {Policy::A, Policy::B3, Policy::B4}) {
-    const Json g = stats(p);
-    EXPECT_EQ(sum_pe(g, "remote_kv_bytes"), 0u) << policy_name(p);
-    EXPECT_EQ(g["remap_bytes"].get<uint64_t>(), 0u) << policy_name(p);
-    EXPECT_EQ(g["broadcast_bytes"].get<uint64_t>(), 0u) << policy_name(p);
+    const StatsNode chip = stats(p);
+    EXPECT_EQ(sum_pe(chip, PeStats::remote_kv_bytes), 0u) << policy_name(p);
+    EXPECT_EQ(group0(chip).get(KvMoverStats::remap_bytes), 0u) << policy_name(p);
+    EXPECT_EQ(group0(chip).get(KvMoverStats::broadcast_bytes), 0u) << policy_name(p);
   }
   // B2: 4 Q groups (one per CUBE), each reads the 3/4 of the sequence its CUBE does not own.
-  EXPECT_EQ(sum_pe(stats(Policy::B2), "remote_kv_bytes"), 4 * kv_bytes * 3 / 4);
+  EXPECT_EQ(sum_pe(stats(Policy::B2), PeStats::remote_kv_bytes), 4 * kv_bytes * 3 / 4);
   // B1: every shard copied to the 3 other CUBEs in one multicast each: 1x the KV on the NoC,
   // 3x written into HBM slices.
-  const Json b1 = stats(Policy::B1);
-  EXPECT_EQ(b1["remap_bytes"].get<uint64_t>(), kv_bytes);
-  EXPECT_EQ(sum_pe(b1, "hbm_bytes_written"), 3 * kv_bytes);
+  const StatsNode b1 = stats(Policy::B1);
+  EXPECT_EQ(group0(b1).get(KvMoverStats::remap_bytes), kv_bytes);
+  EXPECT_EQ(sum_pe(b1, HbmSliceStats::bytes_written), 3 * kv_bytes);
   // B5: one pass (64 rows over 32 PEs), each block broadcast once.
-  EXPECT_EQ(stats(Policy::B5)["broadcast_bytes"].get<uint64_t>(), kv_bytes);
+  EXPECT_EQ(group0(stats(Policy::B5)).get(KvMoverStats::broadcast_bytes), kv_bytes);
 }
 
 TEST(PolicyTraffic, ReplicationBeyondHbmCapacityIsAClearError) {

@@ -3,6 +3,8 @@
 // in turn (visible in the latency trace as runtime.group<g> spans labelled kv_head<h>).
 #include <gtest/gtest.h>
 
+#include "hw/chip/chip_stats.h"
+
 #include <map>
 #include <set>
 
@@ -23,8 +25,12 @@ RunOutput run_llama(int groups, bool keep_steps = false) {
   return execute(sc, hw, opt);
 }
 
-double pe0_gemm_busy(const Json& stats) {
-  return stats["groups"][0]["cubes"][0]["pes"][0]["gemm_busy_ns"].get<double>();
+double pe0_gemm_busy(const StatsNode& stats) {
+  double first = -1;
+  for_each_pe(stats, [&](int, const StatsNode& pe) {
+    if (first < 0) first = pe.get(PeStats::gemm_busy);
+  });
+  return first;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // ones); bytes moved, HBM time and SRAM checks follow the storage type.
 #include <gtest/gtest.h>
 
+#include "hw/chip/chip_stats.h"
+
 #include "hw/common/error.h"
 #include "runtime/driver.h"
 
@@ -63,7 +65,9 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
     for (const auto& [name, ph] : r.summary["phases"].items()) bytes[i] += ph["hbm_bytes_read"].get<uint64_t>();
     // Every PE's DMA time over the whole run in closed form: per KV tile of n tokens of every
     // step, one burst latency plus K and V transferred back to back at the slice bandwidth.
-    const Json& pes = r.sim.stats["groups"][0]["cubes"];
+    std::vector<double> dma_busy;  // per PE of the group
+    for_each_pe(r.sim.stats, [&](int, const StatsNode& pe) { dma_busy.push_back(pe.get(PeStats::dma_busy)); });
+    ASSERT_EQ(dma_busy.size(), size_t(hw.pes_per_group()));
     for (int p = 0; p < hw.pes_per_group(); ++p) {
       double expect = 0;
       for (const StepOutput& st : r.steps) {
@@ -76,7 +80,7 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
           transfer[i] += xfer;
         }
       }
-      const double got = pes[p / hw.cube.pes]["pes"][p % hw.cube.pes]["dma_busy_ns"].get<double>();
+      const double got = dma_busy[size_t(p)];
       EXPECT_NEAR(got, expect, 1e-6 * expect) << dtype_name(t) << " PE " << p;
     }
     ++i;

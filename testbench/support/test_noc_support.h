@@ -31,7 +31,7 @@ struct ProbeArrival {
 
 struct ProbeResult {
   std::vector<ProbeArrival> arrivals;
-  Json stats;
+  StatsNode stats;  // the model's counters
   uint64_t flit_bytes = 0;
 };
 
@@ -103,7 +103,7 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
     ProbeHarness h("probe", *noc, sends);
     sc_core::sc_start();
     r.arrivals = h.arrivals;
-    r.stats = noc->stats();
+    noc->report_stats(r.stats);
     r.flit_bytes = noc->flit_bytes();
     unwind_threads();  // free what suspended threads hold before their modules go
   }

@@ -8,6 +8,7 @@
 #include "hw/common/json_reader.h"
 #include "hw/noc/booksim_config.h"
 #include "hw/noc/noc_bench.h"
+#include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -170,18 +171,18 @@ int cmd_noc_bench(int argc, char** argv) {
               << s.saturated_at << " (" << s.runs << " runs)\n"
               << s.at_rate.line() << "\n";
     report = Json{{"saturation", {{"rate", s.rate}, {"saturated_at", s.saturated_at}, {"runs", s.runs}}},
-                  {"at_rate", s.at_rate.to_json()}};
+                  {"at_rate", report::noc_bench_json(s.at_rate)}};
   } else if (sweep.empty()) {
     const NocBenchResult r = run_noc_bench(registry, o);
     std::cout << r.line() << "\n";
-    report = r.to_json();
+    report = report::noc_bench_json(r);
   } else {
     std::vector<NocBenchResult> results;
     report = Json{{"sweep", Json::array()}};
     for (double rate : parse_rates(sweep)) {
       o.rate = rate;
       results.push_back(run_noc_bench(registry, o));
-      report["sweep"].push_back(results.back().to_json());
+      report["sweep"].push_back(report::noc_bench_json(results.back()));
     }
     std::cout << o.noc << ", " << o.traffic << " traffic, "
               << (o.packet_mix.empty() ? std::to_string(o.packet_flits) + "-flit" : std::string("mixed-size")) << " packets, " << o.nodes
