@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 
+#include "hw/noc/flit_noc.h"
 #include "test_noc_support.h"
 
 using namespace ahbm;
