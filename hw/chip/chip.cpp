@@ -68,13 +68,15 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     movers.push_back(std::make_unique<KvMover>((gpath + "_kv_mover").c_str(), sh, gpath, g, fabric));
   }
   q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
-  host->q_out.bind(q_source->socket);
+  QSource& q = *q_source;
+  links_.bind(host->q_out, q.socket, "q_check", sh.tlm_checks, [qp = &q] { return std::make_pair(uint64_t(0), qp->last()); });
 }
 
 void Chip::begin_run() {
   const HwConfig& cfg = sh_.cfg;
   const JobList& jobs = sh_.jobs;
   noc->begin_run();
+  q_source->begin_run();
   host->begin_run();
   for (size_t gi = 0; gi < active_groups.size(); ++gi) {
     const int g = active_groups[gi];
@@ -93,7 +95,7 @@ void Chip::begin_run() {
         used[size_t(p)] += 2 * pe_held_tokens(jobs[j], p) * kv_row_bytes(jobs[j]);
       }
     }
-    // The runtime's KV placement: each PE's shard, and the replicas placed at write time (a
+    // The runtime's KV placement (the slices' backdoor, used for this only): each PE's shard, and the replicas placed at write time (a
     // remapped job's replicas arrive over the NoC during the step instead).
     for (size_t j = 0; j < jobs.size(); ++j) {
       const AttentionJob& job = jobs[j];

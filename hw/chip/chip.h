@@ -42,6 +42,7 @@ class Chip : public sc_core::sc_module, public StatsProvider {
 
  private:
   SimShared& sh_;
+  TlmLinks links_;
 };
 
 }  // namespace ahbm

@@ -94,6 +94,7 @@ struct Simulator::Elaborated {
   Elaborated(const HwConfig& cfg, const SimOptions& opt, const NocRegistry& nocs, std::vector<int> groups)
       : trace(opt.vcd), shared(cfg, trace, spans) {
     SimContext::Scope use(context);
+    if (opt.check_tlm) shared.tlm_checks = &tlm_checks;
     chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
     shared.waits.add("noc", [this, model = cfg.noc.model] {
       const uint64_t n = chip->noc->packets_in_flight();
@@ -109,6 +110,7 @@ struct Simulator::Elaborated {
   }
 
   SimContext context;
+  TlmCheckLog tlm_checks;  // with SimOptions::check_tlm
   TraceSink trace;
   SpanRecorder spans;
   SimShared shared;
@@ -185,6 +187,9 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
   }
   chip.report_stats(r.stats);
+  r.tlm_checks = e.tlm_checks;
+  e.tlm_checks.violations.clear();
+  e.tlm_checks.transactions = e.tlm_checks.dmi_grants = 0;
   r.trace = std::make_unique<TraceSink>(e.trace.take_run());
   r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
   // The next run must find nothing pending. A run ends when the last O tile is back, which is
@@ -210,7 +215,7 @@ SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob
   std::ostringstream key;
   key.precision(17);
   key << to_json(cfg).dump() << '|' << opt.vcd << '|' << opt.hw_file << '|' << static_cast<const void*>(opt.nocs)
-      << '|' << opt.watchdog_ns;
+      << '|' << opt.watchdog_ns << '|' << opt.check_tlm;
   std::unique_ptr<Simulator>& sim = sims_[key.str()];
   if (!sim) sim = std::make_unique<Simulator>(cfg, opt);
   sim->set_progress(opt.progress);

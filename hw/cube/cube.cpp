@@ -7,6 +7,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
     : sc_core::sc_module(name),
       q_buffer("q_buffer", sh, path + ".q_buffer", cube, sh.cfg.cube.pes),
       reducer("reducer", sh, path + ".reducer", cube, sh.cfg.cube.pes, net),
+      slice_port("slice_port"),
       sh_(sh),
       cube_(cube),
       fabric_(fabric),
@@ -17,7 +18,10 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
     slices.push_back(std::make_unique<HbmSlice>(("hbm" + std::to_string(p)).c_str(), sh.cfg.pe.hbm));
     pes.push_back(std::make_unique<Pe>(pe_name.c_str(), sh, path + "." + pe_name, group,
                                        cube * sh.cfg.cube.pes + p, p, q_buffer, reducer, fabric));
-    pes.back()->hbm.bind(slices.back()->socket);
+    HbmSlice& slice = *slices.back();
+    const TlmRange range = [s = &slice] { return std::make_pair(uint64_t(0), s->last()); };
+    links_.bind(pes.back()->hbm, slice.socket, pe_name + "_hbm_check", sh.tlm_checks, range);
+    links_.bind(slice_port, slice.socket, "serve_hbm" + std::to_string(p) + "_check", sh.tlm_checks, range);
     fabric.pes.push_back(pes.back().get());
     fabric.slices.push_back(slices.back().get());
   }
@@ -66,7 +70,8 @@ void Cube::serve_loop() {
     auto resp = std::make_shared<KvMessage>(*req);
     resp->kind = KvMsgKind::response;
     sc_core::sc_time delay;
-    resp->data = read_kv(sh_, fabric_, req->job, req->src_pe, uint64_t(req->first), req->count, delay);
+    resp->data = read_kv(sh_, fabric_, req->job, req->src_pe, uint64_t(req->first), req->count,
+                         *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay);
     ++served_;
     NocPacket p;
     p.src = fabric_.cube_endpoints[size_t(cube_)];

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
+#include "hw/common/tlm_checker.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/cube/kv_mover.h"
 #include "hw/cube/q_buffer.h"
@@ -38,6 +41,8 @@ class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
   CubeReducer reducer;
   std::vector<std::unique_ptr<HbmSlice>> slices;
   std::vector<std::unique_ptr<Pe>> pes;
+  // The remote-read server's ports to the CUBE's slices (one per PE, in order).
+  tlm_utils::multi_passthrough_initiator_socket<Cube> slice_port;
 
   // Back to the state of a new CUBE for the next run (the chip is reused: simulate.h): its Q
   // buffer, reducer, PEs and HBM slices too.
@@ -45,6 +50,8 @@ class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
 
  private:
   void serve_loop();
+  TlmLinks links_;
+  std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   SimShared& sh_;
   int cube_;
   GroupFabric& fabric_;

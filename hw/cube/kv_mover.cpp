@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "hw/common/tlm_payload.h"
 #include "hw/pe/hbm_slice.h"
 #include "hw/pe/pe.h"
 
@@ -19,31 +20,46 @@ void DelayedSender::loop() {
 }
 
 std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
-                                                          int count, sc_core::sc_time& delay) {
+                                                          int count, tlm::tlm_fw_transport_if<>& slice,
+                                                          std::vector<unsigned char>& scratch, sc_core::sc_time& delay) {
   const AttentionJob& j = sh.jobs[size_t(job)];
   const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = f.base[size_t(pe)][size_t(job)];
-  const size_t half = size_t(count) * size_t(row);
+  const uint64_t half = uint64_t(count) * row;
   std::shared_ptr<std::vector<unsigned char>> data;
   if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
-  unsigned char* k = data ? data->data() : nullptr;
-  unsigned char* v = data ? data->data() + half : nullptr;
+  else if (scratch.size() < 2 * half) scratch.resize(2 * half);
+  unsigned char* to = data ? data->data() : scratch.data();
   // K and V issued together, as the PE's own DMA does.
-  sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-  HbmSlice& s = *f.slices[size_t(pe)];
-  if (!s.read(base + h * row, k, uint64_t(count) * row, dk) || !s.read(base + (held + h) * row, v, uint64_t(count) * row, dv))
-    SC_REPORT_FATAL("ahbm/kv", "KV read outside the stored shard");
-  delay = std::max(dk, dv);
+  sc_core::sc_time done = sc_core::SC_ZERO_TIME;
+  for (int v = 0; v < 2; ++v) {
+    tlm::tlm_generic_payload r;
+    unsigned char no_bytes;
+    set_payload(r, tlm::TLM_READ_COMMAND, base + (v ? held + h : h) * row, to + v * half, half);
+    if (!data) set_timing_only(r, no_bytes);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    slice.b_transport(r, d);
+    if (r.is_response_error()) SC_REPORT_FATAL("ahbm/kv", "KV read outside the stored shard");
+    done = std::max(done, d);
+  }
+  delay = done;
   return data;
 }
 
 KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group,
                  GroupFabric& fabric)
     : sc_core::sc_module(name),
+      slices("slices"),
       sh_(sh),
       group_(group),
       fabric_(fabric),
       sender_("sender", *fabric.noc),
       component_(sh.spans.intern(path + ".kv_mover")) {
+  // One port to every slice of the group, in PE order (reads of the owners' shards).
+  for (size_t p = 0; p < fabric.slices.size(); ++p) {
+    HbmSlice& s = *fabric.slices[p];
+    links_.bind(slices, s.socket, "slice" + std::to_string(p) + "_check", sh.tlm_checks,
+                [sp = &s] { return std::make_pair(uint64_t(0), sp->last()); });
+  }
   SC_HAS_PROCESS(KvMover);
   SC_THREAD(remap_loop);
   SC_THREAD(broadcast_loop);
@@ -95,7 +111,7 @@ void KvMover::remap_jobs() {
         m->count = n;
         m->dst_pes = dsts;
         sc_core::sc_time delay;
-        m->data = read_kv(sh_, fabric_, int(j), src, uint64_t(first + off), n, delay);
+        m->data = read_kv(sh_, fabric_, int(j), src, uint64_t(first + off), n, *slices[src], scratch_, delay);
         NocPacket p;
         p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(src))];
         p.dsts = endpoints_of(dsts);
@@ -158,7 +174,7 @@ void KvMover::broadcast_jobs() {
             sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_slots", t, 0, 0);
           }
           sc_core::sc_time delay;
-          m->data = read_kv(sh_, fabric_, int(j), owner, uint64_t(first), n, delay);
+          m->data = read_kv(sh_, fabric_, int(j), owner, uint64_t(first), n, *slices[owner], scratch_, delay);
           NocPacket p;
           p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(owner))];
           p.dsts = eps;

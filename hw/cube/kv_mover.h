@@ -9,8 +9,12 @@
 #include <memory>
 #include <vector>
 
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
 #include "hw/chip/sim_shared.h"
 #include "hw/common/stats.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/cube/kv_traffic.h"
 #include "hw/noc/noc.h"
 
@@ -29,9 +33,11 @@ class DelayedSender : public sc_core::sc_module {
 };
 
 // Reads `count` tokens (K rows, then V rows) of job `job` starting at held-token index `h` from
-// PE `pe`'s slice; returns the data (null when timing only) and sets `delay` to when it is out.
+// PE `pe`'s slice through `slice` (a port bound to it); returns the data (null when timing only:
+// the bursts are timing-only transfers into `scratch`) and sets `delay` to when it is out.
 std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
-                                                  int count, sc_core::sc_time& delay);
+                                                          int count, tlm::tlm_fw_transport_if<>& slice,
+                                                          std::vector<unsigned char>& scratch, sc_core::sc_time& delay);
 
 // Counters of a group's KV mover (KvMover::report_stats), reported into its group's node.
 struct KvMoverStats {
@@ -42,6 +48,9 @@ struct KvMoverStats {
 class KvMover : public sc_core::sc_module, public StatsProvider {
  public:
   void report_stats(StatsNode& node) const override;
+  // Ports to the group's HBM slices, one per PE in PE order.
+  tlm_utils::multi_passthrough_initiator_socket<KvMover> slices;
+
   KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, GroupFabric& fabric);
   uint64_t remap_bytes() const { return remap_bytes_; }
   uint64_t broadcast_bytes() const { return broadcast_bytes_; }
@@ -63,6 +72,8 @@ class KvMover : public sc_core::sc_module, public StatsProvider {
   int group_;
   GroupFabric& fabric_;
   DelayedSender sender_;
+  TlmLinks links_;
+  std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   int component_;
   uint64_t remap_bytes_ = 0, broadcast_bytes_ = 0;
   sc_core::sc_event remap_start_, broadcast_start_;  // begin_run

@@ -86,9 +86,13 @@ class Pe : public sc_core::sc_module, public StatsProvider {
             sc_core::sc_time* account);
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
   void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
-  // A read-only pointer to the `len` bytes `trans` addresses, when the slice grants DMI over all
-  // of them; else null.
-  const unsigned char* direct_read(tlm::tlm_generic_payload& trans, uint64_t len);
+  // A read-only pointer to the `len` bytes at `addr` of the slice, when a DMI grant (cached, or
+  // asked for now) covers all of them; else null.
+  const unsigned char* direct_read(uint64_t addr, uint64_t len);
+  // The slice re-mapped [first, last]: drops the cached grants that overlap it.
+  void invalidate_dmi(sc_dt::uint64 first, sc_dt::uint64 last);
+  // A buffer of at least `bytes` for timing-only transfers (never read).
+  unsigned char* scratch(uint64_t bytes);
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
@@ -113,6 +117,8 @@ class Pe : public sc_core::sc_module, public StatsProvider {
   // Points the slot at its own buffer (allocated on first use) and returns it for filling.
   unsigned char* own_slot(int slot, const AttentionJob& job);
   std::vector<Slot> slots_;
+  std::vector<tlm::tlm_dmi> dmi_;          // DMI grants of the slice, until invalidated
+  std::vector<unsigned char> scratch_;     // data buffer of timing-only transfers
   TimedQueue<int> free_slots_;
   TimedQueue<Block> full_slots_;
   TimedQueue<KvMessagePtr> responses_;
