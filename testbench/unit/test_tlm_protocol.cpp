@@ -103,7 +103,7 @@ struct BadMemory : sc_core::sc_module {
       t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    if (t.get_command() == tlm::TLM_READ_COMMAND) std::memcpy(t.get_data_ptr(), (serve_remapped ? remapped : mem) + t.get_address(), t.get_data_length());
+    if (t.get_command() == tlm::TLM_READ_COMMAND && t.get_data_ptr()) std::memcpy(t.get_data_ptr(), (serve_remapped ? remapped : mem) + t.get_address(), t.get_data_length());
     if (change_address) t.set_address(t.get_address() + 1);
     t.set_response_status(tlm::TLM_OK_RESPONSE);
   }
