@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <random>
 
 #include "hw/common/error.h"
@@ -21,7 +22,8 @@ void check_options(const HbmBenchOptions& o) {
   auto need = [](bool ok, const std::string& opt, const std::string& value, const std::string& allowed) {
     if (!ok) throw InputError(opt + " " + value + ": allowed " + allowed);
   };
-  const uint64_t burst = uint64_t(o.spec.org.burst_bytes), cap = o.spec.org.bytes();
+  need(o.pseudo_channels >= 1 && o.pseudo_channels <= 64, "--pseudo-channels", std::to_string(o.pseudo_channels), "[1, 64]");
+  const uint64_t burst = uint64_t(o.spec.org.burst_bytes), cap = o.spec.org.bytes() * uint64_t(o.pseudo_channels);
   need(o.pattern == "sequential" || o.pattern == "random" || o.pattern == "stream-write", "--pattern", o.pattern,
        "sequential, random, stream-write");
   need(o.chunk_bytes >= burst && o.chunk_bytes % burst == 0 && o.chunk_bytes <= cap / 4, "--chunk-bytes",
@@ -40,7 +42,7 @@ void check_options(const HbmBenchOptions& o) {
 // The run's chunks in issue order: reads as the pattern says, and a write of write_bytes after
 // every write_every bytes read (appended one after another above the read region).
 std::vector<Chunk> make_chunks(const HbmBenchOptions& o) {
-  const uint64_t cap = o.spec.org.bytes(), write_base = cap / 2;
+  const uint64_t cap = o.spec.org.bytes() * uint64_t(o.pseudo_channels), write_base = cap / 2;
   std::mt19937_64 rng(o.seed);
   std::uniform_int_distribution<uint64_t> pick(0, write_base / o.chunk_bytes - 1);
   std::vector<Chunk> chunks;
@@ -70,35 +72,54 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   }
   check_options(o);
   const std::vector<Chunk> chunks = make_chunks(o);
-  DramController ctl(o.spec, o.check);
+  const uint64_t pcs = uint64_t(o.pseudo_channels);
+  std::vector<DramController> ctl(pcs, DramController(o.spec, o.check));
   const uint64_t burst = uint64_t(o.spec.org.burst_bytes);
   std::vector<int64_t> start(chunks.size(), -1), finish(chunks.size(), -1);
   std::vector<uint64_t> left(chunks.size());
   for (size_t i = 0; i < chunks.size(); ++i) left[i] = chunks[i].bytes / burst;
   size_t next_chunk = 0, done_chunks = 0;
   uint64_t next_burst = 0;  // of next_chunk
-  int64_t first_done = -1;
+  int64_t first_done = -1, now = 0;
   std::vector<DramCompletion> done;
   while (done_chunks < chunks.size()) {
-    const int64_t now = ctl.now();
-    // Chunk i may start once chunk i - inflight has completed.
-    while (next_chunk < chunks.size() && !ctl.full()) {
-      if (next_chunk >= size_t(o.inflight) && finish[next_chunk - size_t(o.inflight)] < 0) break;
-      if (start[next_chunk] < 0) start[next_chunk] = now;
+    // Bursts enter in order; chunk i may start once chunk i - inflight has completed (its last
+    // data has moved: `finish` is known when its last RD/WR issues, and lies ahead).
+    int64_t wake = std::numeric_limits<int64_t>::max();
+    while (next_chunk < chunks.size()) {
+      if (next_chunk >= size_t(o.inflight)) {
+        const int64_t f = finish[next_chunk - size_t(o.inflight)];
+        if (f < 0) break;
+        if (f > now) {
+          wake = f;
+          break;
+        }
+      }
       const Chunk& c = chunks[next_chunk];
-      ctl.enqueue({next_chunk * (uint64_t(1) << 24) + next_burst, c.addr + next_burst * burst, c.write, now});
+      const uint64_t b = c.addr / burst + next_burst;  // global burst index
+      DramController& pc = ctl[b % pcs];
+      if (pc.full()) break;
+      if (start[next_chunk] < 0) start[next_chunk] = now;
+      pc.enqueue({next_chunk * (uint64_t(1) << 24) + next_burst, (b / pcs) * burst, c.write, now});
       if (++next_burst == c.bytes / burst) {
         ++next_chunk;
         next_burst = 0;
       }
     }
+    // One cycle while anything is queued, else straight to the next event.
+    bool idle = true;
+    int64_t next = wake;
+    for (const DramController& c : ctl) {
+      idle = idle && c.idle();
+      next = std::min(next, c.next_event());
+    }
+    const int64_t until = idle ? std::max(now + 1, std::min(next, now + (int64_t(1) << 20))) : now + 1;
     done.clear();
-    // Run to the next completion-relevant cycle: one cycle while requests wait, else to the next event.
-    const int64_t next = ctl.idle() ? ctl.next_event() : now + 1;
-    ctl.run_until(std::max(now + 1, std::min(next, now + (int64_t(1) << 20))), done);
+    for (DramController& c : ctl) c.run_until(until, done);
+    now = until;
     for (const DramCompletion& d : done) {
       const size_t ci = size_t(d.id >> 24);
-      if (first_done < 0) first_done = d.done;
+      if (ci == 0 && (first_done < 0 || d.done < first_done)) first_done = d.done;
       if (--left[ci] == 0) {
         finish[ci] = d.done;
         ++done_chunks;
@@ -117,19 +138,32 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   double sum = 0;
   for (size_t i = 0; i < chunks.size(); ++i) sum += double(finish[i] - start[i]) * tck;
   r.chunk_ns_mean = sum / double(chunks.size());
-  r.peak_gbps = o.spec.peak_gbps();
+  r.peak_gbps = o.spec.peak_gbps() * double(pcs);
   r.achieved_gbps = double(r.bytes_read + r.bytes_written) / r.total_ns;
   r.efficiency = r.achieved_gbps / r.peak_gbps;
-  const DramStats& s = ctl.stats();
-  r.row_hit_rate = s.row_hit_rate();
-  r.refresh_share = double(s.refresh_cycles) / double(end);
-  r.acts = s.acts;
-  r.refreshes = s.refreshes;
-  for (uint64_t b : s.bank_bursts) r.bank_utilisation.push_back(double(b) * o.spec.t.burst / double(end));
+  int64_t refresh_cycles = 0;
+  uint64_t hits_weighted = 0, cas = 0;
+  r.bank_utilisation.assign(size_t(o.spec.org.banks()), 0.0);
+  for (const DramController& c : ctl) {
+    const DramStats& s = c.stats();
+    refresh_cycles += s.refresh_cycles;
+    cas += s.reads + s.writes;
+    hits_weighted += s.reads + s.writes - std::min(s.reads + s.writes, s.acts);
+    r.acts += s.acts;
+    r.refreshes += s.refreshes;
+    for (size_t b = 0; b < s.bank_bursts.size(); ++b)
+      r.bank_utilisation[b] += double(s.bank_bursts[b]) * o.spec.t.burst / double(end) / double(pcs);
+  }
+  r.row_hit_rate = cas ? double(hits_weighted) / double(cas) : 0.0;
+  r.refresh_share = double(refresh_cycles) / double(end) / double(pcs);
   if (o.check) {
-    const DramCheckResult c = check_dram_commands(o.spec, ctl.commands());
-    r.rule_violations = int64_t(c.violations);
-    r.first_violations = c.first;
+    r.rule_violations = 0;
+    for (const DramController& c : ctl) {
+      const DramCheckResult k = check_dram_commands(o.spec, c.commands());
+      r.rule_violations += int64_t(k.violations);
+      for (const std::string& v : k.first)
+        if (r.first_violations.size() < 10) r.first_violations.push_back(v);
+    }
   }
   return r;
 }
@@ -142,6 +176,7 @@ Json HbmBenchResult::to_json() const {
             {"write_bytes", options.write_bytes},
             {"write_every", options.write_every},
             {"inflight", options.inflight},
+            {"pseudo_channels", options.pseudo_channels},
             {"mapping", options.spec.mapping.name},
             {"mapping_layout", mapping_string(options.spec.mapping)},
             {"page_policy", options.spec.page == PagePolicy::open ? "open" : "closed"},

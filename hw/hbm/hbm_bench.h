@@ -1,6 +1,6 @@
 #pragma once
 // The HBM analogue of noc-bench: synthetic chunked traffic on one pseudo-channel of the
-// bank-level model (dram_controller.h), reporting achieved / peak bandwidth, the first access's
+// bank-level model (dram_controller.h), or on several side by side, reporting achieved / peak bandwidth, the first access's
 // latency, the row-hit rate, the refresh share and per-bank utilisation (docs/hbm.md).
 #include <cstdint>
 #include <string>
@@ -20,6 +20,9 @@ struct HbmBenchOptions {
   int inflight = 4;                    // chunks outstanding at once (1: one after another, like the PE DMA)
   uint64_t seed = 1;                   // random chunk addresses
   bool check = false;                  // replay the command log through the rule checker
+  // Pseudo-channels side by side (a PE's slice: 12), consecutive bursts interleaved over them;
+  // each has its own controller. Addresses, capacity and peak scale with them.
+  int pseudo_channels = 1;
   DramSpec spec = hbm3_6400();         // mapping, refresh and page policy included
 };
 
@@ -32,7 +35,7 @@ struct HbmBenchResult {
   double achieved_gbps = 0, peak_gbps = 0, efficiency = 0;
   double row_hit_rate = 0, refresh_share = 0;
   uint64_t acts = 0, refreshes = 0;
-  std::vector<double> bank_utilisation;  // per bank: share of the run its bursts held the data bus
+  std::vector<double> bank_utilisation;  // per bank (mean over pseudo-channels): share of the run its bursts held the data bus
   int64_t rule_violations = -1;          // with `check`
   std::vector<std::string> first_violations;
   Json to_json() const;

@@ -306,3 +306,22 @@ TEST(HbmBenchCli, WritesTheJsonReportAndRejectsBadInput) {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("diagonal"), std::string::npos);
 }
+
+TEST(HbmBench, PseudoChannelsSideBySideScaleThePeakAndKeepTheRules) {
+  HbmBenchOptions o;
+  o.bytes = 1 << 20;
+  o.inflight = 1;
+  o.check = true;
+  const HbmBenchResult one = run_hbm_bench(o);
+  o.pseudo_channels = 12;  // a PE's slice
+  const HbmBenchResult twelve = run_hbm_bench(o);
+  EXPECT_EQ(twelve.rule_violations, 0);
+  EXPECT_NEAR(twelve.peak_gbps, 12 * 25.6, 1e-9);
+  EXPECT_LE(twelve.efficiency, 1.0);
+  // A 32 KiB chunk spread over 12 controllers is over 8x faster, but its fixed first access
+  // weighs more: the efficiency drops.
+  EXPECT_LT(twelve.chunk_ns_mean * 8, one.chunk_ns_mean);
+  EXPECT_LT(twelve.efficiency, one.efficiency);
+  // Inflight 1: a chunk never starts before the previous one's data has moved.
+  EXPECT_GE(twelve.total_ns + 1e-9, twelve.chunk_ns_mean * double(twelve.chunks));
+}

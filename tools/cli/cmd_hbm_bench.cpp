@@ -14,7 +14,8 @@ int cmd_hbm_bench(int argc, char** argv) {
   po::options_description desc(
       "usage: ahbm-sim hbm-bench [--pattern sequential|random|stream-write] [--chunk-bytes N] [--bytes N]\n"
       "                          [--write-bytes N --write-every N] [--mapping NAME|LAYOUT] [--refresh all|per-bank|off]\n"
-      "                          [--page open|closed] [--queue N] [--inflight N] [--seed S] [--check] [--hw FILE]\n"
+      "                          [--page open|closed] [--queue N] [--inflight N] [--pseudo-channels N] [--seed S]\n"
+      "                          [--check] [--hw FILE]\n"
       "                          [--out FILE]\n\n"
       "Chunked traffic on one HBM3-6400 pseudo-channel of the bank-level model (docs/hbm.md). --bytes are read\n"
       "in chunks of --chunk-bytes (consecutive, or at random chunk-aligned addresses); a write chunk of\n"
@@ -37,6 +38,8 @@ int cmd_hbm_bench(int argc, char** argv) {
       ("page", po::value<std::string>(&page), "open | closed (default open)")
       ("queue", po::value<int>(&queue), "controller queue depth (default 32)")
       ("inflight", po::value<int>(&o.inflight)->default_value(o.inflight), "chunks outstanding at once")
+      ("pseudo-channels", po::value<int>(&o.pseudo_channels)->default_value(o.pseudo_channels),
+       "pseudo-channels side by side, bursts interleaved over them (a PE's slice: 12)")
       ("seed", po::value<uint64_t>(&o.seed)->default_value(o.seed), "random-pattern seed")
       ("check", po::bool_switch(&o.check), "check every command against the timing rules")
       ("hw", po::value<std::string>(&hw), "JSON file with a \"dram\" object")
