@@ -185,8 +185,8 @@ TEST(TlmChecker, CatchesEachRequestRule) {
               t.set_byte_enable_length(0);
             }).find("byte-enable length 0"),
             std::string::npos);
-  EXPECT_NE(violation_of([](auto& t, auto& b) { b.mem.leave_incomplete = true; }).find("INCOMPLETE"), std::string::npos);
-  EXPECT_NE(violation_of([](auto& t, auto& b) { b.mem.change_address = true; }).find("target changed"), std::string::npos);
+  EXPECT_NE(violation_of([](auto&, auto& b) { b.mem.leave_incomplete = true; }).find("INCOMPLETE"), std::string::npos);
+  EXPECT_NE(violation_of([](auto&, auto& b) { b.mem.change_address = true; }).find("target changed"), std::string::npos);
 }
 
 TEST(TlmChecker, CatchesStaleDmiAndRepeatedRequests) {
