@@ -14,8 +14,8 @@
 // The unbatched baseline plans one agent at a time (`only`): each branch attends on its own.
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "hw/pe/engines.h"
+#include "hw/common/engines.h"
 
 namespace ahbm {
 

@@ -9,7 +9,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/sim_shared.h"
 #include "hw/cube/q_buffer.h"
 #include "hw/noc/noc.h"
 

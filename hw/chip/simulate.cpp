@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hw/chip/chip.h"
+#include "hw/chip/watchdog.h"
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
 #include "hw/pe/sram_budget.h"

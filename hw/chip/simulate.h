@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/attn_state.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
 #include "hw/noc/noc.h"

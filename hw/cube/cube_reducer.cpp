@@ -1,7 +1,7 @@
 #include "hw/cube/cube_reducer.h"
 
+#include "hw/common/engines.h"
 #include "hw/link/reduction_network.h"
-#include "hw/pe/engines.h"
 
 namespace ahbm {
 

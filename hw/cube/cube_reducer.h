@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
 #include "hw/common/attn_state.h"
+#include "hw/common/sim_shared.h"
 
 namespace ahbm {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
-#include "hw/cube/kv_traffic.h"
+#include "hw/common/kv_traffic.h"
+#include "hw/common/sim_shared.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {

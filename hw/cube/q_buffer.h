@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/sim_shared.h"
 
 namespace ahbm {
 

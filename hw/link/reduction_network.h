@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/sim_shared.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/noc/noc.h"
 

@@ -17,7 +17,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "hw/common/hw_config.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 

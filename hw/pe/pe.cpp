@@ -2,8 +2,8 @@
 
 #include <limits>
 
+#include "hw/common/engines.h"
 #include "hw/noc/noc.h"
-#include "hw/pe/engines.h"
 #include "hw/pe/hbm_slice.h"
 
 namespace ahbm {

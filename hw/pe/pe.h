@@ -20,11 +20,11 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/engines.h"
+#include "hw/common/kv_traffic.h"
+#include "hw/common/sim_shared.h"
 #include "hw/cube/cube_reducer.h"
-#include "hw/cube/kv_traffic.h"
 #include "hw/cube/q_buffer.h"
-#include "hw/pe/engines.h"
 
 namespace ahbm {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 
 namespace ahbm {
 

@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "hw/common/attn_state.h"
+#include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "hw/link/reduction_network.h"
-#include "hw/pe/engines.h"
 
 namespace ahbm {
 
@@ -78,7 +78,7 @@ struct PeTrack {
 // The group's resources one job leaves to the next. Streamed jobs (A..B4) start from a fresh
 // one each (the Q source interleaves the heads of a group; the model approximates them as
 // running side by side). KV-broadcast jobs (B5) of one group share one: the Q source sends them
-// head after head and the KV mover broadcasts them in that order (hw/chip/sim_shared.cpp), so
+// head after head and the KV mover broadcasts them in that order (hw/common/sim_shared.cpp), so
 // a head starts where the previous one left the PEs, their SRAM slots, the Q buffer ports, the
 // CUBE buses, reducers and links.
 struct GroupState {

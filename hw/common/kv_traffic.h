@@ -11,7 +11,7 @@
 
 #include <systemc>
 
-#include "hw/chip/job.h"
+#include "hw/common/job.h"
 
 namespace ahbm {
 

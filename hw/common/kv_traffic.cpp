@@ -1,4 +1,4 @@
-#include "hw/cube/kv_traffic.h"
+#include "hw/common/kv_traffic.h"
 
 #include "hw/common/hw_config.h"
 
