@@ -6,6 +6,7 @@
 
 #include "hw/chip/chip.h"
 #include "hw/chip/watchdog.h"
+#include "hw/common/component.h"
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
 #include "hw/pe/sram_budget.h"
@@ -71,8 +72,8 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
     for (const KvShard& s : j.shards) planned += 2 * uint64_t(j.row_count()) * uint64_t(s.tokens) * uint64_t(j.head_dim);
   return [&chip, &sh, report, planned](bool done) {
     uint64_t macs = 0;
-    for (const auto& group : chip.cubes)
-      for (const auto& cube : group)
+    for (const auto& group : chip.groups)
+      for (const auto& cube : group->cubes)
         for (const auto& pe : cube->pes) macs += pe->macs();
     SimProgress p;
     p.sim_ns = to_ns(sc_core::sc_time_stamp() - sh.epoch);
@@ -96,7 +97,7 @@ struct Simulator::Elaborated {
       : trace(opt.vcd), shared(cfg, trace, spans) {
     SimContext::Scope use(context);
     chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
-    shared.waits.add("noc", [this, model = cfg.noc.model] {
+    shared.waits.add(component_path(*chip->noc), [this, model = cfg.noc.model] {
       const int64_t n = chip->noc->stats().value("packets_in_flight", int64_t(0));
       return n ? std::to_string(n) + " packets in flight (model " + model + ")" : std::string();
     });

@@ -5,36 +5,24 @@
 // its shard once, it is multicast to every PE that works on a Q tile in this pass, and lands
 // in an SRAM slot each receiver reserved beforehand: the receivers advance in lockstep, as
 // THInfer's DSPs do). Reads book the owner's slice like its own DMA does, so they contend with
-// it. Also the delayed sender the CUBEs use to answer remote reads.
+// it.
 #include <memory>
 #include <vector>
 
+#include "hw/common/interfaces.h"
 #include "hw/common/kv_traffic.h"
 #include "hw/common/sim_shared.h"
+#include "hw/noc/delayed_sender.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
 
-// Sends each queued packet on the NoC when it is due (after the slice read that fills it).
-class DelayedSender : public sc_core::sc_module {
- public:
-  DelayedSender(sc_core::sc_module_name name, Noc& noc);
-  void send_after(NocPacket p, const sc_core::sc_time& delay) { queue_.push(std::move(p), delay); }
-
- private:
-  void loop();
-  Noc& noc_;
-  TimedQueue<NocPacket> queue_;
-};
-
-// Reads `count` tokens (K rows, then V rows) of job `job` starting at held-token index `h` from
-// PE `pe`'s slice; returns the data (null when timing only) and sets `delay` to when it is out.
-std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
-                                                  int count, sc_core::sc_time& delay);
-
 class KvMover : public sc_core::sc_module {
  public:
-  KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, GroupFabric& fabric);
+  sc_core::sc_port<KvFabric> kv;  // its group's KV layout, slices and PEs
+
+  // The KV mover of KV-head group `group`; its copies go out on `noc`.
+  KvMover(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group);
   uint64_t remap_bytes() const { return remap_bytes_; }
   uint64_t broadcast_bytes() const { return broadcast_bytes_; }
 
@@ -53,7 +41,6 @@ class KvMover : public sc_core::sc_module {
 
   SimShared& sh_;
   int group_;
-  GroupFabric& fabric_;
   DelayedSender sender_;
   int component_;
   uint64_t remap_bytes_ = 0, broadcast_bytes_ = 0;
