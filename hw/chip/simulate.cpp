@@ -142,7 +142,8 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const bool fresh = !chip_;
   if (fresh) {
     const NocRegistry builtin = NocRegistry::with_builtin_models();
-    chip_ = std::make_unique<Elaborated>(cfg_, opt_, opt_.nocs ? *opt_.nocs : builtin, std::move(groups));
+    chip_ = with_internal_errors(
+        [&] { return std::make_unique<Elaborated>(cfg_, opt_, opt_.nocs ? *opt_.nocs : builtin, std::move(groups)); });
     ++elaborations_;
   }
   Elaborated& e = *chip_;
@@ -156,8 +157,24 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const sc_core::sc_time epoch =
       fresh ? now : sc_core::sc_time::from_value((now.value() / period + 1) * period);
   if (epoch > now) sc_core::sc_start(epoch - now);  // nothing is pending: time just advances
-  shared.begin_run(jobs, epoch);
-  chip.begin_run();
+  // A run that fails leaves threads mid-run: the chip goes now (its threads unwound) and the
+  // next run gets a new one. A SystemC error report (a broken invariant) becomes InternalError.
+  auto or_drop_chip = [this](auto&& step) {
+    try {
+      step();
+    } catch (const sc_core::sc_report& report) {
+      const InternalError error = internal_error(report);
+      chip_.reset();
+      throw error;
+    } catch (...) {
+      chip_.reset();
+      throw;
+    }
+  };
+  or_drop_chip([&] {
+    shared.begin_run(jobs, epoch);
+    chip.begin_run();
+  });
 
   WatchdogSetup w;
   w.window_ns = opt_.watchdog_ns;
@@ -171,12 +188,7 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   w.waits = &shared.waits;
   w.guard = &shared.guard;
   if (opt_.progress) w.on_slice = progress_reporter(chip, shared, opt_.progress);
-  try {
-    run_with_watchdog(w);
-  } catch (...) {
-    chip_.reset();  // threads are left mid-run: unwind them now; the next run gets a new chip
-    throw;
-  }
+  or_drop_chip([&] { run_with_watchdog(w); });
 
   SimResult r;
   r.outputs = std::move(chip.host->outputs);
@@ -193,8 +205,10 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   // normally also when the chip goes idle; anything still scheduled (a progress slice can end
   // earlier) runs out here, outside this run's results.
   if (sc_core::sc_pending_activity()) {
-    sc_core::sc_start(sc_core::sc_time(opt_.watchdog_ns > 0 ? opt_.watchdog_ns : 1e6, sc_core::SC_NS),
-                      sc_core::SC_EXIT_ON_STARVATION);
+    or_drop_chip([&] {
+      sc_core::sc_start(sc_core::sc_time(opt_.watchdog_ns > 0 ? opt_.watchdog_ns : 1e6, sc_core::SC_NS),
+                        sc_core::SC_EXIT_ON_STARVATION);
+    });
     resync_sanitizer_stack();
     e.trace.take_run();
     e.spans.take_run();
