@@ -31,7 +31,7 @@ struct Include {
 };
 
 std::vector<Include> hw_includes(const fs::path& root, int* files) {
-  static const std::regex include(R"(^\s*#\s*include\s*"([^"]+)")");
+  static const std::regex include(R"re(^\s*#\s*include\s*"([^"]+)")re");
   std::vector<Include> out;
   *files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(root / "hw")) {

@@ -29,6 +29,7 @@ struct GroupAlone {
   explicit GroupAlone(bool place_kv) : trace(false), shared(cfg, trace, spans) {
     SimContext::Scope use(context);
     NocContext ctx;
+    ctx.params = cfg.noc.params;
     ctx.endpoints = {"host", "qsrc"};
     std::vector<int> cube_endpoints;
     for (int c = 0; c < cfg.group.cubes; ++c) {
