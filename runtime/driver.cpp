@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/common/error.h"
+#include "hw/chip/chip_stats.h"
 #include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/npy.h"
@@ -19,6 +20,7 @@
 #include "runtime/step_runner.h"
 #include "runtime/timeline.h"
 #include "runtime/report/report.h"
+#include "runtime/report/stats_tree.h"
 
 namespace ahbm {
 
@@ -112,7 +114,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
 
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
-  run.summary["noc"] = run.sim.stats["noc"];
+  run.summary["noc"] = report::stats_json(run.sim.stats.at(ChipStats::noc));
   run.summary["noc"]["model"] = hw.noc.model;
   if (joined) {
     run.summary["join"] = joined->summary;

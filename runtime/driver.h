@@ -38,7 +38,7 @@ struct StepOutput {
   Step step;
   Plan plan;
   std::vector<MatrixRM> outputs;  // per job
-  Json stats;                     // per-module statistics of this step alone
+  StatsNode stats;                // per-module statistics of this step alone
 };
 
 struct RunOutput {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hw/common/engines.h"
+#include "runtime/report/stats_tree.h"
 
 namespace ahbm {
 
@@ -14,7 +15,8 @@ namespace {
 Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
   const auto& g = hw.pe.gemm;
   const uint64_t d = uint64_t(sc.model.head_dim), n = uint64_t(kv_tokens_per_pe), qpk = uint64_t(sc.model.q_per_kv());
-  auto per_pe = [&](uint64_t rows) { return gemm_cycles(g, rows, n, d) + gemm_cycles(g, rows, d, n); };
+  const DType t = sc.model.dtype;
+  auto per_pe = [&](uint64_t rows) { return gemm_cycles(g, rows, n, d, t) + gemm_cycles(g, rows, d, n, t); };
   auto tiles = [&](uint64_t rows) { return gemm_tiles(g, rows, n, d) + gemm_tiles(g, rows, d, n); };
   const uint64_t rows = uint64_t(sc.total_rows()) * qpk;
   uint64_t sep_cycles = 0, sep_tiles = 0;
@@ -224,7 +226,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"busy_ns_by_component", busy},
       {"gemm_batching", gemm_batching(hw, sc, fan ? fan->max_shard_tokens : 0)},
       {"numerics", numerics},
-      {"stats", run.sim.stats},
+      {"stats", report::stats_json(run.sim.stats)},
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
   };

@@ -1,5 +1,7 @@
 #include "runtime/step_runner.h"
 
+#include "hw/chip/chip_stats.h"
+
 #include "runtime/policy/policy_report.h"
 
 #include <algorithm>
@@ -21,14 +23,12 @@ NumericCheck worst(const NumericCheck& a, const NumericCheck& b) {
   return w;
 }
 
-void read_pe_stats(const Json& stats, StepRecord& rec) {
-  for (const auto& g : stats.at("groups"))
-    for (const auto& c : g.at("cubes"))
-      for (const auto& p : c.at("pes")) {
-        rec.macs_simulated += p.at("macs").get<uint64_t>();
-        rec.hbm_bytes += p.at("hbm_bytes_read").get<uint64_t>();
-        rec.dma_busy_max_ns = std::max(rec.dma_busy_max_ns, p.at("dma_busy_ns").get<double>());
-      }
+void read_pe_stats(const StatsNode& stats, StepRecord& rec) {
+  for_each_pe(stats, [&](int, const StatsNode& pe) {
+    rec.macs_simulated += pe.get(PeStats::macs);
+    rec.hbm_bytes += pe.get(HbmSliceStats::bytes_read);
+    rec.dma_busy_max_ns = std::max(rec.dma_busy_max_ns, pe.get(PeStats::dma_busy));
+  });
 }
 
 // Rows of agent `i` (job agent order) in a batched job: a contiguous block.
@@ -62,7 +62,9 @@ StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv
   run.record = begin_record(step, kv);
   StepRecord& rec = run.record;
   run.plan = plan_step(sc, hw, kv, step, set.seed, set.values);
-  const PolicyDecision decision = decide_policy(run.plan.jobs, hw, set.policy);  // A, B1..B5 or auto
+  // A, B1..B5 or auto; the NoC's estimate comes from the model the simulation will use.
+  const PolicyDecision decision =
+      decide_policy(run.plan.jobs, hw, set.policy, noc_estimate(hw, set.sim.nocs, set.sim.hw_file));
   run.plan.jobs = apply_decision(std::move(run.plan.jobs), hw, decision);
   const Plan& plan = run.plan;
   rec.rows_per_kv_head = plan.rows_per_kv_head;

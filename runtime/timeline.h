@@ -3,8 +3,10 @@
 // one (decode step k+1 needs token k; the join needs every branch's result), so each step is
 // simulated on its own chip and starts when the previous step's last O reached the host; its
 // spans, waveform changes and tile completion times are shifted to that start, and its
-// per-module statistics are folded into the run's (merge_stats).
+// per-module statistics are folded into the run's (merge_stats, hw/common/stats.h: each
+// counter by its own rule).
 #include <memory>
+#include <optional>
 
 #include "hw/chip/simulate.h"
 
@@ -30,14 +32,8 @@ class Timeline {
   std::unique_ptr<TraceSink> trace_;
   std::vector<double> tile_done_ns_;
   std::vector<std::pair<int, int>> tile_of_;
-  Json stats_;
+  std::optional<StatsNode> stats_;  // none before the first step
   sc_core::sc_time now_ = sc_core::SC_ZERO_TIME;
 };
-
-// Folds one step's statistics (`step`, lasting `step_ns`) into the run's (`acc`, covering
-// `acc_ns` so far): objects by key, arrays by index, numbers summed, except identities (keys
-// group, from, to: kept), maxima (keys naming max, peak or high_water: maximum) and averages
-// (keys naming avg, mean, util, ratio, rate or fraction: weighted by step duration).
-void merge_stats(Json& acc, const Json& step, double acc_ns, double step_ns);
 
 }  // namespace ahbm

@@ -15,6 +15,7 @@ PACKAGES=(
   python3-numpy python3-matplotlib # tools/plot and .npy checks (run with /usr/bin/python3)
   clang libclang-rt-14-dev         # libFuzzer harnesses (testbench/fuzz); libclang_rt.fuzzer lives in -rt-14-dev
   slurm-wlm munge                  # tools/sweep --executor slurm; the e2e test starts a one-node cluster
+  python3-jsonschema               # checks the generated hardware-config JSON Schema (CTest)
 )
 
 missing=()

@@ -57,49 +57,21 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     for (auto& cube : groups.back()->cubes) group_buffers[size_t(g)].push_back(&cube->q_buffer);
   }
   q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
-  host->q_out.bind(q_source->socket);
+  QSource& q = *q_source;
+  links_.bind(host->q_out, q.socket, "q_check", sh.tlm_checks, [qp = &q] { return std::make_pair(uint64_t(0), qp->last()); });
 }
 
 void Chip::begin_run() {
   noc->begin_run();
+  q_source->begin_run();
   host->begin_run();
   for (auto& g : groups) g->begin_run();
 }
 
-Json Chip::stats() const {
-  Json groups_j = Json::array();
-  for (const auto& group : groups) {
-    Json cubes_j = Json::array();
-    for (const auto& cube : group->cubes) {
-      Json pes = Json::array();
-      for (size_t p = 0; p < cube->pes.size(); ++p) {
-        const Pe& pe = *cube->pes[p];
-        pes.push_back({{"gemm_busy_ns", to_ns(pe.gemm_busy())},
-                       {"vector_busy_ns", to_ns(pe.vector_busy())},
-                       {"dma_busy_ns", to_ns(pe.dma_busy())},
-                       {"macs", pe.macs()},
-                       {"gemm_tiles", pe.gemm_tiles_issued()},
-                       {"hbm_bytes_read", cube->slices[p]->bytes_read()},
-                       {"hbm_bytes_written", cube->slices[p]->bytes_written()},
-                       {"remote_kv_bytes", pe.remote_bytes()},
-                       {"hbm_bursts", cube->slices[p]->bursts()}});
-      }
-      cubes_j.push_back({{"q_buffer_high_water_bytes", cube->q_buffer.high_water()},
-                         {"q_buffer_port_busy_ns", to_ns(cube->q_buffer.port_busy())},
-                         {"reducer_rows_merged", cube->reducer.rows_merged()},
-                         {"remote_requests_served", cube->remote_requests_served()},
-                         {"pes", pes}});
-    }
-    Json links = Json::array();
-    const auto& net = group->network;
-    for (size_t c = 0; c < net.parents().size(); ++c)
-      if (net.parents()[c] >= 0)
-        links.push_back({{"from", c}, {"to", net.parents()[c]}, {"busy_ns", to_ns(net.link_busy()[c])}});
-    groups_j.push_back({{"group", group->index()}, {"cubes", cubes_j}, {"links", links},
-                        {"remap_bytes", group->mover->remap_bytes()},
-                        {"broadcast_bytes", group->mover->broadcast_bytes()}});
-  }
-  return Json{{"groups", groups_j}, {"noc", noc->stats()}};
+void Chip::report_stats(StatsNode& node) const {
+  StatsNode& list = node.list(ChipStats::groups);
+  for (const auto& g : groups) g->report_stats(list.child(g->basename()));
+  noc->report_stats(node.child(ChipStats::noc));
 }
 
 }  // namespace ahbm

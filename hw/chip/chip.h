@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip/chip_stats.h"
 #include "hw/chip/host.h"
 #include "hw/chip/q_source.h"
 #include "hw/group/group.h"
@@ -14,7 +15,7 @@
 
 namespace ahbm {
 
-class Chip : public sc_core::sc_module {
+class Chip : public sc_core::sc_module, public StatsProvider {
  public:
   Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
        std::vector<int> group_ids);
@@ -23,7 +24,9 @@ class Chip : public sc_core::sc_module {
   void begin_run();
   // Whether begin_run() can start another run on this chip (its NoC model can restart).
   bool restartable() const { return noc->restartable(); }
-  Json stats() const;
+  // The statistics tree of the run (layout: chip_stats.h), walked over the groups, their CUBEs,
+  // links and KV movers, and the NoC.
+  void report_stats(StatsNode& node) const override;
   // Groups with work in `jobs`, ascending: the chip's structure for them.
   static std::vector<int> groups_of(const HwConfig& cfg, const std::vector<AttentionJob>& jobs);
 
@@ -35,6 +38,7 @@ class Chip : public sc_core::sc_module {
 
  private:
   SimShared& sh_;
+  TlmLinks links_;
 };
 
 }  // namespace ahbm

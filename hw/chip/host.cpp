@@ -1,6 +1,8 @@
 #include "hw/chip/host.h"
 
 #include "hw/common/component.h"
+#include "hw/common/tlm_payload.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
@@ -20,6 +22,7 @@ void Host::begin_run() {
   tile_received.assign(sh_.tiles.size(), false);
   tiles_received = 0;
   q_wait_.clear();
+  q_map_.build(sh_);
   sh_.start(start_);
 }
 
@@ -32,24 +35,24 @@ void Host::send_loop() {
 
 void Host::send_tiles() {
   tlm::tlm_generic_payload trans;
+  std::vector<unsigned char> q;  // the tile's rows in the job's storage type
+  unsigned char no_bytes;
   for (size_t gt = 0; gt < sh_.tiles.size(); ++gt) {
     const TileRef& t = sh_.tiles[gt];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
-    const uint64_t bytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes();
-    std::vector<float> rows;
+    const uint64_t bytes = q_map_.bytes(int(gt));
+    q.resize(bytes);
     if (job.values)
-      rows.assign(job.q.begin() + long(size_t(t.row_begin) * size_t(job.head_dim)),
-                  job.q.begin() + long(size_t(t.row_end) * size_t(job.head_dim)));
-    trans.set_command(tlm::TLM_WRITE_COMMAND);
-    trans.set_address(gt);  // the Q source is addressed by global tile index
-    trans.set_data_ptr(job.values ? reinterpret_cast<unsigned char*>(rows.data()) : nullptr);
-    trans.set_data_length(unsigned(bytes));
-    trans.set_streaming_width(unsigned(bytes));
-    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      encode(job.dtype, job.q.data() + size_t(t.row_begin) * size_t(job.head_dim),
+             uint64_t(t.rows()) * uint64_t(job.head_dim), q.data());
+    set_payload(trans, tlm::TLM_WRITE_COMMAND, q_map_.address(int(gt)), q.data(), bytes);
+    if (!job.values) set_timing_only(trans, no_bytes);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     q_wait_.set("a Q-source staging slot to write Q", int(gt));
     q_out->b_transport(trans, delay);
+    if (trans.is_response_error())
+      SC_REPORT_FATAL("ahbm/host", ("Q write of tile " + std::to_string(gt) + " refused: " + trans.get_response_string()).c_str());
     sc_core::wait(delay);
     q_wait_.clear();
     sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));

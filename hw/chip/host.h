@@ -1,12 +1,14 @@
 #pragma once
-// The host side of the chip boundary: writes Q tiles into the Q source over TLM-2.0 (latency
-// plus transfer at the host-link bandwidth) and collects the O tiles the root CUBEs return over
+// The host side of the chip boundary: writes Q tiles into the Q source's address window
+// (q_address_map.h) over TLM-2.0, in their storage type (latency plus transfer at the host-link
+// bandwidth) and collects the O tiles the root CUBEs return over
 // the NoC.
 #include <vector>
 
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "hw/chip/q_address_map.h"
 #include "hw/common/attn_state.h"
 #include "hw/common/sim_shared.h"
 #include "hw/noc/noc.h"
@@ -35,6 +37,7 @@ class Host : public sc_core::sc_module, public NocClient {
   std::string describe_wait() const;  // for the stall watchdog
   SimShared& sh_;
   int component_;
+  QAddressMap q_map_;
   WaitNote q_wait_;
   sc_core::sc_event start_;  // begin_run: the Q writer starts the run's tiles
 };

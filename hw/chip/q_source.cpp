@@ -1,6 +1,8 @@
 #include "hw/chip/q_source.h"
 
 #include "hw/common/component.h"
+#include "hw/common/tlm_payload.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
@@ -24,22 +26,45 @@ QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endp
   SC_THREAD(multicast_loop);
 }
 
+void QSource::begin_run() { q_map_.build(sh_); }
+
 void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  // One whole tile per write, at its address, in its job's storage type, no streaming.
+  const int tile = q_map_.tile_at(trans.get_address());
+  const uint64_t bytes = trans.get_data_length();
+  if (trans.get_command() != tlm::TLM_WRITE_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  if (tile < 0 || bytes != q_map_.bytes(tile)) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (trans.get_streaming_width() != bytes) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  const bool timing_only = is_timing_only(trans);
+  if (trans.get_byte_enable_ptr() && !timing_only) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
   // Backpressure: the host's write waits while the staging buffer is full.
   while (staged_ >= staging_tiles_) sc_core::wait(staging_freed_);
   ++staged_;
   sh_.trace.set(sig_staged_, uint64_t(staged_));
-  const uint64_t bytes = trans.get_data_length();
   TileData data;
-  if (trans.get_data_ptr()) {
-    const float* f = reinterpret_cast<const float*>(trans.get_data_ptr());
-    // Values travel as fp32 already rounded to the storage type; the bytes charged are the storage type's.
-    const TileRef& t = sh_.tiles[size_t(trans.get_address())];
-    data = std::make_shared<const std::vector<float>>(f, f + size_t(t.rows()) * size_t(sh_.jobs[size_t(t.job)].head_dim));
+  if (!timing_only) {
+    // The PEs compute in fp32: the stored values widened (exact).
+    const TileRef& t = sh_.tiles[size_t(tile)];
+    const AttentionJob& job = sh_.jobs[size_t(t.job)];
+    auto q = std::make_shared<std::vector<float>>(size_t(t.rows()) * size_t(job.head_dim));
+    decode(job.dtype, trans.get_data_ptr(), q->size(), q->data());
+    data = std::move(q);
   }
   delay += sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS) +
            transfer_time(bytes, sh_.cfg.host.bandwidth_gbps);
-  staging_.push({int(trans.get_address()), bytes, std::move(data)}, delay);
+  staging_.push({tile, bytes, std::move(data)}, delay);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

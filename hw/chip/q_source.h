@@ -1,5 +1,6 @@
 #pragma once
-// Where Q enters the chip: a TLM-2.0 target the host writes Q tiles into (a small staging
+// Where Q enters the chip: a TLM-2.0 target the host writes Q tiles into (its address window is
+// the run's Q tiles back to back, q_address_map.h; one whole tile per write; a small staging
 // buffer; the host blocks while it is full), and a process that multicasts each tile over the
 // NoC to the CUBEs of its KV-head group that work on it (QTile::pes; all by default) once every
 // destination Q buffer has room (credits), and not before the tile's kernel has been launched.
@@ -11,6 +12,7 @@
 
 #include "hw/common/interfaces.h"
 #include "hw/common/sim_shared.h"
+#include "hw/chip/q_address_map.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -25,6 +27,10 @@ class QSource : public sc_core::sc_module {
   QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endpoint,
           std::vector<std::vector<QCredits*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
           int staging_tiles = 2);
+  // Maps the run's tiles into the address window (SimShared::begin_run has been called).
+  void begin_run();
+  // The address window's last byte (for checkers).
+  uint64_t last() const { return q_map_.last(); }
 
  private:
   struct Staged {
@@ -38,6 +44,7 @@ class QSource : public sc_core::sc_module {
   WaitNote credit_wait_;
 
   SimShared& sh_;
+  QAddressMap q_map_;
   Noc& noc_;
   int endpoint_;
   std::vector<std::vector<QCredits*>> group_buffers_;

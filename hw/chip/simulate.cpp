@@ -96,9 +96,10 @@ struct Simulator::Elaborated {
   Elaborated(const HwConfig& cfg, const SimOptions& opt, const NocRegistry& nocs, std::vector<int> groups)
       : trace(opt.vcd), shared(cfg, trace, spans) {
     SimContext::Scope use(context);
+    if (opt.check_tlm) shared.tlm_checks = &tlm_checks;
     chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
     shared.waits.add(component_path(*chip->noc), [this, model = cfg.noc.model] {
-      const int64_t n = chip->noc->stats().value("packets_in_flight", int64_t(0));
+      const uint64_t n = chip->noc->packets_in_flight();
       return n ? std::to_string(n) + " packets in flight (model " + model + ")" : std::string();
     });
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate; every thread runs to its first wait
@@ -111,6 +112,7 @@ struct Simulator::Elaborated {
   }
 
   SimContext context;
+  TlmCheckLog tlm_checks;  // with SimOptions::check_tlm
   TraceSink trace;
   SpanRecorder spans;
   SimShared shared;
@@ -198,7 +200,10 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     r.end_ns = std::max(r.end_ns, t);
     r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
   }
-  r.stats = chip.stats();
+  chip.report_stats(r.stats);
+  r.tlm_checks = e.tlm_checks;
+  e.tlm_checks.violations.clear();
+  e.tlm_checks.transactions = e.tlm_checks.dmi_grants = 0;
   r.trace = std::make_unique<TraceSink>(e.trace.take_run());
   r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
   // The next run must find nothing pending. A run ends when the last O tile is back, which is
@@ -226,7 +231,7 @@ SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob
   std::ostringstream key;
   key.precision(17);
   key << to_json(cfg).dump() << '|' << opt.vcd << '|' << opt.hw_file << '|' << static_cast<const void*>(opt.nocs)
-      << '|' << opt.watchdog_ns;
+      << '|' << opt.watchdog_ns << '|' << opt.check_tlm;
   std::unique_ptr<Simulator>& sim = sims_[key.str()];
   if (!sim) sim = std::make_unique<Simulator>(cfg, opt);
   sim->set_progress(opt.progress);

@@ -12,6 +12,8 @@
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
 #include "hw/common/span_recorder.h"
+#include "hw/common/stats.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/common/trace_sink.h"
 #include "hw/noc/noc.h"
 
@@ -36,6 +38,9 @@ struct SimOptions {
   // Stall watchdog window (hw/chip/watchdog.h): simulated ns without progress that count as a
   // livelock; 0 = detect deadlocks only.
   double watchdog_ns = 1e6;
+  // Tests: every TLM link goes through a base-protocol checker (hw/common/tlm_checker.h); the
+  // violations come back in SimResult::tlm_checks. Results are the same with or without it.
+  bool check_tlm = false;
 };
 
 struct SimResult {
@@ -45,7 +50,8 @@ struct SimResult {
   std::vector<std::pair<int, int>> tile_of;  // global tile -> (job, index in job)
   std::unique_ptr<TraceSink> trace;
   std::unique_ptr<SpanRecorder> spans;
-  Json stats;
+  StatsNode stats;  // the chip's statistics tree (layout: hw/chip/chip_stats.h)
+  TlmCheckLog tlm_checks;  // this run's (SimOptions::check_tlm)
 };
 
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).

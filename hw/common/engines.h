@@ -5,18 +5,23 @@
 
 #include "hw/common/hw_config.h"
 #include "hw/common/timing.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
 // GEMM engine: an (m x k) by (k x n) product is cut into tile_m x tile_n x tile_k tiles (ragged
-// edges padded), issued one every issue_interval cycles; the last result lands
-// pipeline_latency cycles after the last issue.
+// edges padded), issued one every issue_interval cycles (fp16/bf16 inputs: mac_multiple_16bit
+// times as often, the interval rounded up to whole cycles); the last result lands
+// pipeline_latency cycles after the last issue. `t` is the storage type of the job's Q, K, V.
 inline uint64_t gemm_tiles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
   return ceil_div(m, g.tile_m) * ceil_div(n, g.tile_n) * ceil_div(k, g.tile_k);
 }
-inline uint64_t gemm_cycles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
+inline uint64_t gemm_issue_interval(const GemmConfig& g, DType t) {
+  return t == DType::fp32 ? uint64_t(g.issue_interval) : ceil_div(uint64_t(g.issue_interval), uint64_t(g.mac_multiple_16bit));
+}
+inline uint64_t gemm_cycles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k, DType t) {
   if (m == 0 || n == 0 || k == 0) return 0;
-  return gemm_tiles(g, m, n, k) * g.issue_interval + g.pipeline_latency;
+  return gemm_tiles(g, m, n, k) * gemm_issue_interval(g, t) + g.pipeline_latency;
 }
 // Useful MACs over MACs the issued tiles could have done (padding and pipeline fill excluded
 // from the numerator).

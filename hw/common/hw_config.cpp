@@ -1,26 +1,191 @@
 #include "hw/common/hw_config.h"
 
+#include <functional>
+#include <type_traits>
+
 namespace ahbm {
 
 namespace {
 
-constexpr int64_t kMaxCycles = 1 << 20;
-constexpr int64_t kMaxBytes = int64_t(1) << 50;
+// One table line bound to the member it declares: reads it from a JSON object (range checked,
+// with JsonReader's messages) and writes it back.
+struct Field {
+  std::string key;
+  HwParam param;  // path and test_only are filled in when the sections are flattened
+  std::function<void(void*, JsonReader&)> read;
+  std::function<Json(const void*)> get;
+};
 
-void read_gemm(JsonReader r, GemmConfig& g) {
-  g.tile_m = int(r.integer("tile_m", g.tile_m, 1, 1024));
-  g.tile_n = int(r.integer("tile_n", g.tile_n, 1, 1024));
-  g.tile_k = int(r.integer("tile_k", g.tile_k, 1, 1024));
-  g.issue_interval = int(r.integer("issue_interval", g.issue_interval, 1, kMaxCycles));
-  g.pipeline_latency = int(r.integer("pipeline_latency", g.pipeline_latency, 0, kMaxCycles));
+template <class T>
+constexpr ParamType type_of() {
+  if constexpr (std::is_same_v<T, bool>) return ParamType::boolean;
+  else if constexpr (std::is_integral_v<T>) return ParamType::integer;
+  else if constexpr (std::is_floating_point_v<T>) return ParamType::number;
+  else if constexpr (std::is_same_v<T, std::string>) return ParamType::string;
+  else return ParamType::object;
+}
+
+template <class S, class T>
+Field field(const char* key, T S::*member, ParamAllowed allowed, const char* unit, const char* meaning,
+            const char* source) {
+  static_assert(std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, uint64_t> ||
+                    std::is_same_v<T, double> || std::is_same_v<T, std::string> || std::is_same_v<T, Json>,
+                "a parameter is bool, int, uint64_t, double, std::string or Json (an object its owner reads)");
+  Field f;
+  f.key = key;
+  f.param.type = type_of<T>();
+  f.param.default_value = Json(S{}.*member);
+  f.param.allowed = allowed;
+  f.param.unit = unit;
+  f.param.meaning = meaning;
+  f.param.source = source;
+  f.read = [member, k = f.key, a = std::move(allowed)](void* obj, JsonReader& r) {
+    T& x = static_cast<S*>(obj)->*member;
+    if constexpr (std::is_same_v<T, bool>) {
+      x = r.boolean(k, x);
+    } else if constexpr (std::is_integral_v<T>) {
+      x = T(r.integer(k, int64_t(x), int64_t(a.lo), int64_t(a.hi)));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      x = r.number(k, x, a.lo, a.hi);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      x = r.string(k, x, a.values);
+    } else if (r.has(k)) {  // an object its owner interprets and validates (noc.params)
+      const Json& v = r.raw(k);
+      if (!v.is_object()) r.fail(k, "must be a JSON object");
+      x = v;
+    }
+  };
+  f.get = [member](const void* obj) { return Json(static_cast<const S*>(obj)->*member); };
+  return f;
+}
+
+// A JSON object of the config: the struct that holds it, its own fields, then its sub-objects.
+struct Section {
+  std::string key;  // in the parent object ("" = root)
+  std::string doc;
+  bool test_only = false;
+  std::function<void*(void*)> member;  // the parent struct -> this one
+  std::function<const void*(const void*)> cmember;
+  std::vector<Field> fields;
+  std::vector<Section> subs;
+};
+
+template <class P, class S>
+Section section(const char* key, S P::*m, const char* doc, std::vector<Field> fields, std::vector<Section> subs = {},
+                bool test_only = false) {
+  Section s;
+  s.key = key;
+  s.doc = doc;
+  s.test_only = test_only;
+  s.member = [m](void* p) -> void* { return &(static_cast<P*>(p)->*m); };
+  s.cmember = [m](const void* p) -> const void* { return &(static_cast<const P*>(p)->*m); };
+  s.fields = std::move(fields);
+  s.subs = std::move(subs);
+  return s;
+}
+
+#define AHBM_HW_FIELD(type, key, def, allowed, unit, meaning, source) \
+  field(#key, &Self::key, allowed, unit, meaning, source),
+// The fields of struct S, from its table list.
+#define AHBM_FIELDS(S, LIST)                          \
+  [] {                                                \
+    using Self = S;                                   \
+    return std::vector<Field>{LIST(AHBM_HW_FIELD)};   \
+  }()
+
+// Which struct sits at which JSON path. Parsing follows this order: an object's own fields
+// first, then its sub-objects (the first bad field of a file is the one reported).
+const Section& root() {
+  static const Section r = [] {
+    Section s;
+    s.doc = "an AHBM chip: KV-head groups of HBM CUBEs of PEs";
+    s.fields = AHBM_FIELDS(HwConfig, AHBM_PARAMS_CHIP);
+    s.subs = {
+        section("pe", &HwConfig::pe, "one processing element (PE) near its HBM slice", AHBM_FIELDS(PeConfig, AHBM_PARAMS_PE),
+                {section("gemm", &PeConfig::gemm, "the PE's GEMM engine", AHBM_FIELDS(GemmConfig, AHBM_PARAMS_PE_GEMM)),
+                 section("vector", &PeConfig::vector, "the PE's vector unit", AHBM_FIELDS(VectorConfig, AHBM_PARAMS_PE_VECTOR)),
+                 section("hbm", &PeConfig::hbm, "the PE's HBM slice", AHBM_FIELDS(HbmSliceConfig, AHBM_PARAMS_PE_HBM)),
+                 section("dma", &PeConfig::dma, "the PE's DMA from its HBM slice into SRAM",
+                         AHBM_FIELDS(DmaConfig, AHBM_PARAMS_PE_DMA))}),
+        section("cube", &HwConfig::cube, "one HBM CUBE: its PEs, shared Q buffer and reducer",
+                AHBM_FIELDS(CubeConfig, AHBM_PARAMS_CUBE),
+                {section("q_buffer", &CubeConfig::q_buffer, "the CUBE's shared Q buffer",
+                         AHBM_FIELDS(QBufferConfig, AHBM_PARAMS_CUBE_Q_BUFFER)),
+                 section("reducer", &CubeConfig::reducer, "the CUBE's reducer of PE states",
+                         AHBM_FIELDS(ReducerConfig, AHBM_PARAMS_CUBE_REDUCER))}),
+        section("group", &HwConfig::group, "a KV-head group of CUBEs", AHBM_FIELDS(GroupConfig, AHBM_PARAMS_GROUP),
+                {section("link", &GroupConfig::link, "the group's inter-CUBE reduction links",
+                         AHBM_FIELDS(LinkConfig, AHBM_PARAMS_GROUP_LINK))}),
+        section("noc", &HwConfig::noc, "the network on chip", AHBM_FIELDS(NocConfig, AHBM_PARAMS_NOC)),
+        section("host", &HwConfig::host, "the host and its link to the chip", AHBM_FIELDS(HostConfig, AHBM_PARAMS_HOST)),
+        section("remote", &HwConfig::remote, "KV moved between PEs (Policy B1 remap, B2 remote reads)",
+                AHBM_FIELDS(RemoteConfig, AHBM_PARAMS_REMOTE)),
+        section("fault_injection", &HwConfig::fault,
+                "TEST ONLY: breaks the model on purpose (docs/reliability.md); off by default",
+                AHBM_FIELDS(FaultConfig, AHBM_PARAMS_FAULT), {}, true),
+    };
+    return s;
+  }();
+  return r;
+}
+
+#undef AHBM_FIELDS
+#undef AHBM_HW_FIELD
+
+void read_section(const Section& s, void* obj, JsonReader& r) {
+  for (const Field& f : s.fields) f.read(obj, r);
+  for (const Section& sub : s.subs) {
+    if (!r.has(sub.key)) continue;
+    JsonReader sr = r.object(sub.key);
+    read_section(sub, sub.member(obj), sr);
+  }
   r.finish();
 }
 
-void read_vector(JsonReader r, VectorConfig& v) {
-  v.lanes = int(r.integer("lanes", v.lanes, 1, 4096));
-  v.ops_per_score = int(r.integer("ops_per_score", v.ops_per_score, 1, 64));
-  v.ops_per_merge = int(r.integer("ops_per_merge", v.ops_per_merge, 1, 64));
-  r.finish();
+bool at_defaults(const Section& s, const void* obj) {
+  for (const Field& f : s.fields)
+    if (f.get(obj) != f.param.default_value) return false;
+  for (const Section& sub : s.subs)
+    if (!at_defaults(sub, sub.cmember(obj))) return false;
+  return true;
+}
+
+Json write_section(const Section& s, const void* obj) {
+  Json j = Json::object();
+  for (const Field& f : s.fields) j[f.key] = f.get(obj);
+  for (const Section& sub : s.subs) {
+    const void* so = sub.cmember(obj);
+    if (sub.test_only && at_defaults(sub, so)) continue;  // fault injection shows only when a test turns it on
+    j[sub.key] = write_section(sub, so);
+  }
+  return j;
+}
+
+void flatten(const Section& s, const std::string& path, bool test_only, std::vector<HwParam>& params,
+             std::vector<HwSection>& sections) {
+  const bool t = test_only || s.test_only;
+  sections.push_back({path, s.doc, t});
+  for (const Field& f : s.fields) {
+    HwParam p = f.param;
+    p.path = path.empty() ? f.key : path + "." + f.key;
+    p.test_only = t;
+    params.push_back(std::move(p));
+  }
+  for (const Section& sub : s.subs) flatten(sub, path.empty() ? sub.key : path + "." + sub.key, t, params, sections);
+}
+
+struct Flat {
+  std::vector<HwParam> params;
+  std::vector<HwSection> sections;
+};
+
+const Flat& flat() {
+  static const Flat f = [] {
+    Flat x;
+    flatten(root(), "", false, x.params, x.sections);
+    return x;
+  }();
+  return f;
 }
 
 }  // namespace
@@ -28,140 +193,16 @@ void read_vector(JsonReader r, VectorConfig& v) {
 HwConfig parse_hw_config(const Json& j, const std::string& file) {
   HwConfig c;
   JsonReader r(j, file);
-  c.clock_ghz = r.number("clock_ghz", c.clock_ghz, 0.01, 100.0);
-  c.groups = int(r.integer("groups", c.groups, 1, 1024));
-  c.chip_cubes = int(r.integer("chip_cubes", c.chip_cubes, 0, 1 << 16));
-  c.q_tile_rows = int(r.integer("q_tile_rows", c.q_tile_rows, 0, 1 << 20));
-  if (r.has("pe")) {
-    JsonReader pe = r.object("pe");
-    c.pe.sram_bytes = uint64_t(pe.integer("sram_bytes", int64_t(c.pe.sram_bytes), 1024, kMaxBytes));
-    if (pe.has("gemm")) read_gemm(pe.object("gemm"), c.pe.gemm);
-    if (pe.has("vector")) read_vector(pe.object("vector"), c.pe.vector);
-    if (pe.has("hbm")) {
-      JsonReader h = pe.object("hbm");
-      c.pe.hbm.bandwidth_gbps = h.number("bandwidth_gbps", c.pe.hbm.bandwidth_gbps, 0.001, 1e6);
-      c.pe.hbm.latency_ns = h.number("latency_ns", c.pe.hbm.latency_ns, 0.0, 1e6);
-      c.pe.hbm.capacity_bytes =
-          uint64_t(h.integer("capacity_bytes", int64_t(c.pe.hbm.capacity_bytes), 1024, kMaxBytes));
-      h.finish();
-    }
-    if (pe.has("dma")) {
-      JsonReader d = pe.object("dma");
-      c.pe.dma.kv_tile_tokens = int(d.integer("kv_tile_tokens", c.pe.dma.kv_tile_tokens, 1, 1 << 16));
-      c.pe.dma.buffers = int(d.integer("buffers", c.pe.dma.buffers, 1, 8));
-      d.finish();
-    }
-    pe.finish();
-  }
-  if (r.has("cube")) {
-    JsonReader cu = r.object("cube");
-    c.cube.pes = int(cu.integer("pes", c.cube.pes, 1, 256));
-    if (cu.has("q_buffer")) {
-      JsonReader q = cu.object("q_buffer");
-      c.cube.q_buffer.bytes = uint64_t(q.integer("bytes", int64_t(c.cube.q_buffer.bytes), 64, kMaxBytes));
-      c.cube.q_buffer.read_ports = int(q.integer("read_ports", c.cube.q_buffer.read_ports, 1, 256));
-      c.cube.q_buffer.port_bytes_per_cycle =
-          int(q.integer("port_bytes_per_cycle", c.cube.q_buffer.port_bytes_per_cycle, 1, 1 << 16));
-      c.cube.q_buffer.write_bytes_per_cycle =
-          int(q.integer("write_bytes_per_cycle", c.cube.q_buffer.write_bytes_per_cycle, 1, 1 << 16));
-      q.finish();
-    }
-    if (cu.has("reducer")) {
-      JsonReader red = cu.object("reducer");
-      c.cube.reducer.bus_bytes_per_cycle =
-          int(red.integer("bus_bytes_per_cycle", c.cube.reducer.bus_bytes_per_cycle, 1, 1 << 16));
-      c.cube.reducer.lanes = int(red.integer("lanes", c.cube.reducer.lanes, 1, 4096));
-      red.finish();
-    }
-    cu.finish();
-  }
-  if (r.has("group")) {
-    JsonReader g = r.object("group");
-    c.group.cubes = int(g.integer("cubes", c.group.cubes, 1, 64));
-    if (g.has("link")) {
-      JsonReader l = g.object("link");
-      c.group.link.bandwidth_gbps = l.number("bandwidth_gbps", c.group.link.bandwidth_gbps, 0.001, 1e6);
-      c.group.link.latency_ns = l.number("latency_ns", c.group.link.latency_ns, 0.0, 1e6);
-      c.group.link.topology = l.string("topology", c.group.link.topology, {"chain", "ring", "tree"});
-      l.finish();
-    }
-    g.finish();
-  }
-  if (r.has("noc")) {
-    JsonReader n = r.object("noc");
-    c.noc.model = n.string("model", c.noc.model);  // checked against the registry by the chip
-    if (n.has("params")) {
-      const Json& p = n.raw("params");
-      if (!p.is_object()) n.fail("params", "must be a JSON object");
-      c.noc.params = p;
-    }
-    n.finish();
-  }
-  if (r.has("host")) {
-    JsonReader h = r.object("host");
-    c.host.bandwidth_gbps = h.number("bandwidth_gbps", c.host.bandwidth_gbps, 0.001, 1e6);
-    c.host.latency_ns = h.number("latency_ns", c.host.latency_ns, 0.0, 1e9);
-    c.host.kernel_launch_ns = h.number("kernel_launch_ns", c.host.kernel_launch_ns, 0.0, 1e9);
-    h.finish();
-  }
-  if (r.has("remote")) {
-    JsonReader m = r.object("remote");
-    c.remote.request_bytes = int(m.integer("request_bytes", c.remote.request_bytes, 1, 1 << 20));
-    c.remote.overhead_ns = m.number("overhead_ns", c.remote.overhead_ns, 0.0, 1e9);
-    c.remote.page_tokens = int(m.integer("page_tokens", c.remote.page_tokens, 1, 1 << 20));
-    c.remote.page_rebuild_cycles = int(m.integer("page_rebuild_cycles", c.remote.page_rebuild_cycles, 0, kMaxCycles));
-    m.finish();
-  }
-  if (r.has("fault_injection")) c.fault = parse_fault_config(r.object("fault_injection"));
-  r.finish();
+  read_section(root(), &c, r);
   check_hw_config(c, file);
   return c;
 }
 
 HwConfig load_hw_config(const std::string& path) { return parse_hw_config(load_json_file(path), path); }
 
-Json to_json(const HwConfig& c) {
-  const auto& g = c.pe.gemm;
-  Json j{
-      {"clock_ghz", c.clock_ghz},
-      {"groups", c.groups},
-      {"chip_cubes", c.chip_cubes},
-      {"q_tile_rows", c.q_tile_rows},
-      {"pe",
-       {{"sram_bytes", c.pe.sram_bytes},
-        {"gemm",
-         {{"tile_m", g.tile_m}, {"tile_n", g.tile_n}, {"tile_k", g.tile_k},
-          {"issue_interval", g.issue_interval}, {"pipeline_latency", g.pipeline_latency}}},
-        {"vector",
-         {{"lanes", c.pe.vector.lanes}, {"ops_per_score", c.pe.vector.ops_per_score},
-          {"ops_per_merge", c.pe.vector.ops_per_merge}}},
-        {"hbm",
-         {{"bandwidth_gbps", c.pe.hbm.bandwidth_gbps}, {"latency_ns", c.pe.hbm.latency_ns},
-          {"capacity_bytes", c.pe.hbm.capacity_bytes}}},
-        {"dma", {{"kv_tile_tokens", c.pe.dma.kv_tile_tokens}, {"buffers", c.pe.dma.buffers}}}}},
-      {"cube",
-       {{"pes", c.cube.pes},
-        {"q_buffer",
-         {{"bytes", c.cube.q_buffer.bytes}, {"read_ports", c.cube.q_buffer.read_ports},
-          {"port_bytes_per_cycle", c.cube.q_buffer.port_bytes_per_cycle},
-          {"write_bytes_per_cycle", c.cube.q_buffer.write_bytes_per_cycle}}},
-        {"reducer",
-         {{"bus_bytes_per_cycle", c.cube.reducer.bus_bytes_per_cycle}, {"lanes", c.cube.reducer.lanes}}}}},
-      {"group",
-       {{"cubes", c.group.cubes},
-        {"link",
-         {{"bandwidth_gbps", c.group.link.bandwidth_gbps}, {"latency_ns", c.group.link.latency_ns},
-          {"topology", c.group.link.topology}}}}},
-      {"noc", {{"model", c.noc.model}, {"params", c.noc.params}}},
-      {"host",
-       {{"bandwidth_gbps", c.host.bandwidth_gbps}, {"latency_ns", c.host.latency_ns},
-        {"kernel_launch_ns", c.host.kernel_launch_ns}}},
-      {"remote",
-       {{"request_bytes", c.remote.request_bytes}, {"overhead_ns", c.remote.overhead_ns},
-        {"page_tokens", c.remote.page_tokens}, {"page_rebuild_cycles", c.remote.page_rebuild_cycles}}},
-  };
-  if (c.fault.any()) j["fault_injection"] = to_json(c.fault);  // shown only when a test breaks the model
-  return j;
-}
+Json to_json(const HwConfig& c) { return write_section(root(), &c); }
+
+const std::vector<HwParam>& hw_params() { return flat().params; }
+const std::vector<HwSection>& hw_sections() { return flat().sections; }
 
 }  // namespace ahbm

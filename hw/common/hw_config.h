@@ -1,108 +1,200 @@
 #pragma once
 // Hardware configuration: plain structs, parsed once from JSON and validated with messages that
-// name the field, the value and the allowed range. Every parameter is documented in
-// docs/model.md (meaning, unit, default, and the public figure the default follows).
+// name the field, the value and the allowed range.
+//
+// THE PARAMETER TABLE. Every hardware parameter is declared once below, as one line
+//   X(C++ type, key, default, allowed values, unit, meaning, why this default)
+// in the list of the JSON object it belongs to. That line declares the struct member and drives
+// the parser, to_json, hw/configs/default.json, the table in docs/model.md, the JSON Schema
+// docs/schema/hw_config.schema.json and the fuzz dictionary (tools/gen-hw-config.sh writes the
+// checked-in ones; tests fail when they differ). Which struct sits at which JSON path is in
+// hw_config.cpp (sections()); relations between fields are checked in config_checks.cpp.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hw/common/fault_injection.h"
+#include "hw/common/hw_config_param.h"
 #include "hw/common/json_reader.h"
 
 namespace ahbm {
 
+constexpr int64_t kMaxConfigCycles = int64_t(1) << 20;  // bound of any cycle-count parameter
+constexpr int64_t kMaxConfigBytes = int64_t(1) << 50;   // bound of any capacity (1 PiB)
+
+// pe.gemm: the GEMM engine; an (m x k)(k x n) product runs as tile_m x tile_n x tile_k tiles.
+#define AHBM_PARAMS_PE_GEMM(X)                                                                                   \
+  X(int, tile_m, 16, between(1, 1024), "elements", "rows of Q per engine tile",                                  \
+    "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
+  X(int, tile_n, 16, between(1, 1024), "elements", "output columns per engine tile",                             \
+    "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
+  X(int, tile_k, 16, between(1, 1024), "elements", "reduction depth per engine tile",                            \
+    "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
+  X(int, issue_interval, 16, between(1, kMaxConfigCycles), "cycles", "cycles between two tile issues (throughput)", \
+    "a 16×16 MAC array streaming k = 16: 256 MAC/cycle, 0.5 TFLOPS fp32 per PE at 1 GHz, 16 TFLOPS per 32-PE group") \
+  X(int, pipeline_latency, 32, between(0, kMaxConfigCycles), "cycles",                                           \
+    "cycles from the last tile issue until its result is written back", "fill plus drain of a 16-deep array") \
+  X(int, mac_multiple_16bit, 1, between(1, 16), "× fp32",                                                      \
+    "MAC rate with fp16/bf16 storage as a multiple of the fp32 rate: a 16-bit tile issues every ⌈issue_interval / mac_multiple_16bit⌉ cycles", \
+    "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")
+
+// pe.vector: the vector unit (online softmax, state rescaling).
+#define AHBM_PARAMS_PE_VECTOR(X)                                                                                 \
+  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "vector unit width",                                         \
+    "a 1 KiB-wide SIMD unit, half the GEMM array's row bandwidth")                                               \
+  X(int, ops_per_score, 5, between(1, 64), "passes", "passes over each score", "scale, mask, row max, exp, row sum") \
+  X(int, ops_per_merge, 4, between(1, 64), "passes", "passes over each (o, l) element in one state merge/rescale", \
+    "two exps' scaling, multiply, add")
+
+// pe.hbm: the PE's HBM slice.
+#define AHBM_PARAMS_PE_HBM(X)                                                                                    \
+  X(double, bandwidth_gbps, 307.2, between(0.001, 1e6), "GB/s", "HBM slice → SRAM bandwidth",                     \
+    "HBM3 stack 819.2 GB/s (JESD238) × 3 (AttAcc bank-group-level internal bandwidth under a power limit) ÷ 8 PEs") \
+  X(double, latency_ns, 30.0, between(0.0, 1e6), "ns", "first-byte latency of a DMA burst",                       \
+    "AttAcc HBM3 preset: nRCD 19 + nCL 19 tCK × 0.769 ns ≈ 29 ns")                                               \
+  X(uint64_t, capacity_bytes, 2ull << 30, between(1024, kMaxConfigBytes), "bytes", "HBM owned by one PE",         \
+    "16 GiB per stack (AttAcc) ÷ 8 PEs")
+
+// pe.dma: the PE's DMA from its HBM slice into SRAM.
+#define AHBM_PARAMS_PE_DMA(X)                                                                                    \
+  X(int, kv_tile_tokens, 64, between(1, 1 << 16), "tokens",                                                      \
+    "KV tokens (K and V rows) per DMA tile; a multiple of `pe.gemm.tile_n` and `pe.gemm.tile_k` (whole engine tiles in both GEMMs)", \
+    "4 tiles per 256-token shard: enough to overlap, large bursts")                                              \
+  X(int, buffers, 2, between(1, 8), "slots", "SRAM KV tile slots: 2 = double buffering, 3 = triple",             \
+    "double buffering (3 = THInfer's triple buffering)")
+
 struct GemmConfig {
-  int tile_m = 16;            // rows of Q per engine tile
-  int tile_n = 16;            // output columns per engine tile
-  int tile_k = 16;            // reduction depth per engine tile
-  int issue_interval = 16;    // cycles between two tile issues (throughput)
-  int pipeline_latency = 32;  // cycles from the last issue until its result is written back
+  AHBM_PARAMS_PE_GEMM(AHBM_HW_MEMBER)
 };
-
 struct VectorConfig {
-  int lanes = 32;            // fp32 elements per cycle
-  int ops_per_score = 5;     // passes over each score: scale, mask, row max, exp, row sum
-  int ops_per_merge = 4;     // passes over each (o, l) element in one state merge/rescale
+  AHBM_PARAMS_PE_VECTOR(AHBM_HW_MEMBER)
 };
-
 struct HbmSliceConfig {
-  double bandwidth_gbps = 307.2;        // GB/s from the PE's HBM slice into its SRAM
-  double latency_ns = 30.0;             // first-byte latency of a DMA burst
-  uint64_t capacity_bytes = 2ull << 30;  // bytes of HBM owned by one PE
+  AHBM_PARAMS_PE_HBM(AHBM_HW_MEMBER)
+};
+struct DmaConfig {
+  AHBM_PARAMS_PE_DMA(AHBM_HW_MEMBER)
 };
 
-struct DmaConfig {
-  int kv_tile_tokens = 64;  // KV tokens per DMA tile (K and V rows)
-  int buffers = 2;          // SRAM tile slots: 2 = double buffering, 3 = triple
-};
+// pe: one processing element.
+#define AHBM_PARAMS_PE(X)                                                                                        \
+  X(uint64_t, sram_bytes, 512 * 1024, between(1024, kMaxConfigBytes), "bytes",                                   \
+    "PE local SRAM: Q tile + KV tile slots + scores + state",                                                     \
+    "holds the note's 160-row tile, two 64-token KV slots, scores and state (331 KiB) with room to spare")
 
 struct PeConfig {
+  AHBM_PARAMS_PE(AHBM_HW_MEMBER)
   GemmConfig gemm;
   VectorConfig vector;
   HbmSliceConfig hbm;
   DmaConfig dma;
-  uint64_t sram_bytes = 512 * 1024;  // local SRAM: Q tile + KV tile slots + scores + state
 };
+
+// cube.q_buffer: the CUBE's shared Q buffer.
+#define AHBM_PARAMS_CUBE_Q_BUFFER(X)                                                                             \
+  X(uint64_t, bytes, 256 * 1024, between(64, kMaxConfigBytes), "bytes", "capacity of the CUBE's shared Q buffer", \
+    "three 160-row fp32 tiles (80 KiB each): one being read, one arriving")                                      \
+  X(int, read_ports, 2, between(1, 256), "ports", "PEs reading at the same time", "a banked SRAM with two read ports") \
+  X(int, port_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "read bandwidth per port", "a 512-bit port")  \
+  X(int, write_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "write bandwidth of multicast arrivals",      \
+    "one 512-bit write port")
+
+// cube.reducer: merges the CUBE's PE states.
+#define AHBM_PARAMS_CUBE_REDUCER(X)                                                                              \
+  X(int, bus_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "intra-CUBE bus carrying PE states to the reducer", \
+    "a 512-bit bus shared by 8 PEs")                                                                             \
+  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "reducer vector width", "same as the PE vector unit")
+
+// cube: one HBM CUBE.
+#define AHBM_PARAMS_CUBE(X) X(int, pes, 8, between(1, 256), "count", "PEs per CUBE", "the note")
 
 struct QBufferConfig {
-  uint64_t bytes = 256 * 1024;  // capacity of the CUBE's shared Q buffer
-  int read_ports = 2;           // PEs reading at the same time
-  int port_bytes_per_cycle = 64;
-  int write_bytes_per_cycle = 64;  // multicast arrivals written into the buffer
+  AHBM_PARAMS_CUBE_Q_BUFFER(AHBM_HW_MEMBER)
 };
-
 struct ReducerConfig {
-  int bus_bytes_per_cycle = 64;  // intra-CUBE bus carrying PE states to the reducer
-  int lanes = 32;                // reducer vector lanes (fp32 per cycle)
+  AHBM_PARAMS_CUBE_REDUCER(AHBM_HW_MEMBER)
 };
-
 struct CubeConfig {
-  int pes = 8;
+  AHBM_PARAMS_CUBE(AHBM_HW_MEMBER)
   QBufferConfig q_buffer;
   ReducerConfig reducer;
 };
 
-struct LinkConfig {
-  double bandwidth_gbps = 64.0;  // per direction, per inter-CUBE reduction link
-  double latency_ns = 20.0;
-  std::string topology = "tree";  // chain | ring | tree
-};
+// group.link: the inter-CUBE reduction links of a group.
+#define AHBM_PARAMS_GROUP_LINK(X)                                                                                \
+  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s", "inter-CUBE reduction link, per direction",        \
+    "a short-reach die-to-die link of a few lanes")                                                              \
+  X(double, latency_ns, 20.0, between(0.0, 1e6), "ns", "link latency", "serdes plus wire for a short link")      \
+  X(std::string, topology, "tree", one_of({"chain", "ring", "tree"}), "name", "reduction tree shape",             \
+    "fewest levels (2 for 4 CUBEs)")
 
+// group: a KV-head group.
+#define AHBM_PARAMS_GROUP(X)                                                                                     \
+  X(int, cubes, 4, between(1, 64), "count", "CUBEs per KV-head group", "the note: 1 KV head = 4 CUBEs = 32 PEs")
+
+struct LinkConfig {
+  AHBM_PARAMS_GROUP_LINK(AHBM_HW_MEMBER)
+};
 struct GroupConfig {
-  int cubes = 4;  // CUBEs per KV-head group
+  AHBM_PARAMS_GROUP(AHBM_HW_MEMBER)
   LinkConfig link;
 };
 
+// noc: the network on chip. `params` belongs to the chosen model, which validates it.
+#define AHBM_PARAMS_NOC(X)                                                                                       \
+  X(std::string, model, "ideal", checked_by("a registered NoC model (`ahbm-sim nocs`)"), "name",                  \
+    "NoC model by name (`ahbm-sim nocs`)", "the reference point; see docs/noc.md")                               \
+  X(Json, params, Json::object(), checked_by("the keys the model documents (docs/noc.md)"), "object",           \
+    "the model's own parameters", "`ideal`: `latency_ns` (default 10)")
+
+// host: the host and its link to the chip.
+#define AHBM_PARAMS_HOST(X)                                                                                      \
+  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s", "host ↔ chip link (Q in, results back)",          \
+    "PCIe 5.0 ×16")                                                                                              \
+  X(double, latency_ns, 500.0, between(0.0, 1e9), "ns", "host write latency", "a PCIe round trip")               \
+  X(double, kernel_launch_ns, 0.0, between(0.0, 1e9), "ns",                                                      \
+    "per kernel launch (T_create_group + T_launch_group), paid serially on the host",                            \
+    "off by default (Policy A unchanged); THInfer's point needs it set (docs/policies.md)")
+
+// remote: KV moved between PEs (Policy B1 remap, B2 remote reads; docs/policies.md).
+#define AHBM_PARAMS_REMOTE(X)                                                                                    \
+  X(int, request_bytes, 64, between(1, 1 << 20), "bytes", "a remote-read request packet on the NoC (B2)", "one flit") \
+  X(double, overhead_ns, 100.0, between(0.0, 1e9), "ns",                                                         \
+    "symmetric-memory cost at the serving CUBE per remote request (translation, protocol; B2)",                 \
+    "a few hundred cycles of remote-access software/hardware path; varied to 1000 in the sweep")                 \
+  X(int, page_tokens, 16, between(1, 1 << 20), "tokens", "KV tokens per page-table entry", "vLLM-style 16-token pages") \
+  X(int, page_rebuild_cycles, 32, between(0, kMaxConfigCycles), "cycles",                                        \
+    "cycles to rebuild one page-table entry after a KV remap (B1)", "a table write plus a TLB-style invalidate")
+
 struct NocConfig {
-  std::string model = "ideal";
-  Json params = Json::object();  // interpreted by the chosen model, which validates it
+  AHBM_PARAMS_NOC(AHBM_HW_MEMBER)
 };
-
 struct HostConfig {
-  double bandwidth_gbps = 64.0;  // host -> Q source (and results back)
-  double latency_ns = 500.0;
-  double kernel_launch_ns = 0.0;  // per kernel launch, paid serially on the host (T_create + T_launch)
+  AHBM_PARAMS_HOST(AHBM_HW_MEMBER)
+};
+struct RemoteConfig {
+  AHBM_PARAMS_REMOTE(AHBM_HW_MEMBER)
 };
 
-// KV moved between PEs (Policy B1 remap, B2 remote reads; docs/policies.md).
-struct RemoteConfig {
-  int request_bytes = 64;         // a remote-read request packet on the NoC
-  double overhead_ns = 100.0;     // symmetric-memory cost at the serving CUBE per request
-  int page_tokens = 16;           // KV tokens per page-table entry
-  int page_rebuild_cycles = 32;   // cycles to rebuild one page-table entry after a remap
-};
+// The root object: the chip.
+#define AHBM_PARAMS_CHIP(X)                                                                                      \
+  X(double, clock_ghz, 1.0, between(0.01, 100.0), "GHz", "clock of PEs, Q buffers, reducers",                    \
+    "near-memory logic on the HBM base die; HBM2-PIM runs its units at 0.3 GHz, a logic-process base die can go faster; a round number to scale from") \
+  X(int, groups, 1, between(1, 1024), "count", "KV-head groups on the chip", "one KV head per group (note §2); more for GQA") \
+  X(int, chip_cubes, 0, between(0, 1 << 16), "count", "CUBEs the chip has; 0 = exactly `groups` × `group.cubes`", \
+    "the note fixes a group (4 CUBEs), not the chip; set it to check that the groups fit (`groups` × `group.cubes` ≤ `chip_cubes`, [reliability.md](reliability.md))") \
+  X(int, q_tile_rows, 0, between(0, 1 << 20), "rows", "Q rows per tile; 0 = largest that fits (runtime decides)", \
+    "let the runtime fit SRAM and Q buffer")
 
 struct HwConfig {
-  double clock_ghz = 1.0;
-  int groups = 1;       // KV-head groups on the chip
-  int chip_cubes = 0;   // CUBEs the chip has; 0 = exactly groups x group.cubes
-  int q_tile_rows = 0;  // Q rows per tile; 0 = largest that fits (runtime decides)
+  AHBM_PARAMS_CHIP(AHBM_HW_MEMBER)
   PeConfig pe;
   CubeConfig cube;
   GroupConfig group;
   NocConfig noc;
   HostConfig host;
   RemoteConfig remote;
-  FaultConfig fault;  // test-only fault injection (docs/reliability.md); off by default
+  FaultConfig fault;  // JSON "fault_injection": test-only (docs/reliability.md); off by default
 
   int pes_per_group() const { return cube.pes * group.cubes; }
 };
@@ -111,9 +203,20 @@ struct HwConfig {
 // check_hw_config, so a parsed config is also consistent.
 HwConfig parse_hw_config(const Json& j, const std::string& file);
 HwConfig load_hw_config(const std::string& path);
+// The resolved config, every field present (fault_injection only when it is on).
 Json to_json(const HwConfig& c);
 // Cross-field consistency of a config (docs/reliability.md): the DMA tile is whole GEMM
 // tiles, the groups fit the chip, fault-injection targets exist. Throws InputError naming `file`.
 void check_hw_config(const HwConfig& c, const std::string& file);
+
+// The table, in declaration order (sections depth first, each section's own fields first).
+const std::vector<HwParam>& hw_params();
+const std::vector<HwSection>& hw_sections();
+
+// Generated artefacts (hw_config_docs.cpp; tools/gen-hw-config.sh writes them):
+// the JSON Schema of a hardware config file (draft 2020-12) ...
+Json hw_config_schema();
+// ... and the parameter table of docs/model.md (markdown, one row per parameter).
+std::string hw_config_markdown_table();
 
 }  // namespace ahbm

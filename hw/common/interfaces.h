@@ -5,11 +5,12 @@
 //   PE          --QTileSource-->  its CUBE's Q buffer        (reads a Q tile)
 //   PE          --StateSink---->  its CUBE's reducer         (pushes a tile's (m, l, o) state)
 //   CUBE reducer--StateSink---->  the group's reduction network (one input per CUBE)
-//   PE, CUBE, KV mover --KvFabric--> the group               (KV layout, slice reads/writes,
-//                                                              NoC endpoints, other PEs)
+//   PE, CUBE, KV mover --KvFabric--> the group               (KV layout, NoC endpoints,
+//                                                              other PEs)
 //   CUBE, KV mover --KvEndpoint--> a PE                      (KV that arrives for it)
 //   Q source    --QCredits----->  each CUBE's Q buffer       (credit flow control)
-// The chip boundary (host -> Q source) and the PE -> HBM slice path are TLM-2.0 sockets; every
+// The chip boundary (host -> Q source) and every path to an HBM slice (PE, CUBE remote-read
+// server, KV mover) are TLM-2.0 sockets; every
 // NoC client holds the chip's Noc (hw/noc/noc.h), the abstract plug-in interface of the network.
 #include <cstdint>
 #include <memory>
@@ -65,22 +66,14 @@ class KvEndpoint : public virtual sc_core::sc_interface {
 };
 
 // What a KV-head group offers its PEs, CUBEs and KV mover to move KV: where each job's KV sits
-// in each PE's HBM slice, reads and writes of those slices, the NoC endpoint of each PE's CUBE
-// and each PE's KvEndpoint. PEs are numbered CUBE-major within the group.
+// in each PE's HBM slice (read and written by each of them through its own TLM port to the
+// slice), the NoC endpoint of each PE's CUBE and each PE's KvEndpoint. PEs are numbered CUBE-major within the group.
 class KvFabric : public virtual sc_core::sc_interface {
  public:
   virtual int endpoint_of(int pe) const = 0;  // NoC endpoint of PE `pe`'s CUBE
   virtual int cube_of(int pe) const = 0;
   // Byte address in PE `pe`'s slice of the K rows of job `job` (its V rows follow them).
   virtual uint64_t kv_base(int pe, int job) const = 0;
-  // Reads `count` tokens (K rows, then V rows) of job `job` starting at held-token index `h`
-  // from PE `pe`'s slice; returns the data (null when timing only) and sets `delay` to when it
-  // is out.
-  virtual std::shared_ptr<const std::vector<unsigned char>> read_kv(int job, int pe, uint64_t h, int count,
-                                                                    sc_core::sc_time& delay) = 0;
-  // Writes `count` tokens (K rows then V rows in `data`; null: timing only) of job `job` at
-  // held-token index `h` of PE `pe`'s slice; returns when the write is done, from now.
-  virtual sc_core::sc_time write_kv(int job, int pe, uint64_t h, const unsigned char* data, int count) = 0;
   virtual KvEndpoint& pe(int pe) = 0;
 };
 

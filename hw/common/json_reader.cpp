@@ -39,6 +39,14 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+std::string range_text(int64_t lo, int64_t hi) { return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]"; }
+
+std::string range_text(double lo, double hi) {
+  std::ostringstream s;
+  s << "[" << lo << ", " << hi << "]";
+  return s.str();
+}
+
 std::string closest_name(const std::string& key, const std::vector<std::string>& names) {
   std::string best;
   size_t best_d = std::max<size_t>(2, key.size() / 3) + 1;
@@ -88,7 +96,7 @@ const Json& JsonReader::raw(const std::string& key) { return get(key); }
 
 int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
   const Json& v = get(key);
-  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range = range_text(lo, hi);
   // 4.0 is accepted as 4; 4.5, strings, booleans and null are not integers. Values beyond
   // int64 (huge integers, 1e30) are reported as out of range without being converted.
   const bool whole = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
@@ -119,12 +127,10 @@ int64_t JsonReader::integer(const std::string& key, int64_t def, int64_t lo, int
 
 double JsonReader::number(const std::string& key, double lo, double hi) {
   const Json& v = get(key);
-  std::ostringstream range;
-  range << "[" << lo << ", " << hi << "]";
-  if (!v.is_number()) fail(key, "value " + show(v) + " is not a number (allowed: " + range.str() + ")");
+  const std::string range = range_text(lo, hi);
+  if (!v.is_number()) fail(key, "value " + show(v) + " is not a number (allowed: " + range + ")");
   double x = v.get<double>();
-  if (!std::isfinite(x) || x < lo || x > hi)
-    fail(key, "value " + show(v) + " is out of range (allowed: " + range.str() + ")");
+  if (!std::isfinite(x) || x < lo || x > hi) fail(key, "value " + show(v) + " is out of range (allowed: " + range + ")");
   return x;
 }
 

@@ -56,6 +56,11 @@ class JsonReader {
   mutable std::set<std::string> asked_;  // every key looked up: the "did you mean" candidates
 };
 
+// An inclusive range as the messages print it ("[1, 1024]", "[0.001, 1e+06]"); the generated
+// docs table and schema descriptions show the same text.
+std::string range_text(int64_t lo, int64_t hi);
+std::string range_text(double lo, double hi);
+
 // Closest name by edit distance, or "" when none is close (for "did you mean").
 std::string closest_name(const std::string& key, const std::vector<std::string>& names);
 // Parses a JSON file; malformed JSON becomes an InputError naming the file, line and column. A

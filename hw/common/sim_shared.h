@@ -10,6 +10,7 @@
 #include "hw/common/numeric_guard.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/timing.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/common/trace_sink.h"
 #include "hw/common/wait_registry.h"
 
@@ -61,6 +62,9 @@ struct SimShared {
   WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
   NumericGuard guard;  // first NaN/Inf in the datapath
   TileScratch scratch;  // the PEs' per-KV-tile arithmetic (engines.h)
+  // Set (tests, SimOptions::check_tlm): every TLM link is built through a base-protocol checker
+  // that records its violations here (hw/common/tlm_checker.h).
+  TlmCheckLog* tlm_checks = nullptr;
 
   // A process that works through the run's jobs waits on a start event of its own between runs;
   // its module's begin_run() notifies it for one delta later. The chip calls begin_run() in one

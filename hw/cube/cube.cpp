@@ -1,6 +1,7 @@
 #include "hw/cube/cube.h"
 
 #include "hw/common/component.h"
+#include "hw/common/kv_read.h"
 
 namespace ahbm {
 
@@ -9,6 +10,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int
       kv("kv"),
       q_buffer("q_buffer", sh, cube, sh.cfg.cube.pes),
       reducer("reducer", sh, cube, sh.cfg.cube.pes),
+      slice_port("slice_port"),
       sh_(sh),
       cube_(cube),
       responder_("responder", noc) {
@@ -22,7 +24,10 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int
     sh.spans.declare(component_path(pe), {ComponentInfo::Kind::pe, group, cube, p, pe.basename()});
     sh.spans.declare(component_path(pe) + ".dma",
                      {ComponentInfo::Kind::pe_dma, group, cube, p, std::string(pe.basename()) + ".dma"});
-    pe.hbm.bind(slices.back()->socket);
+    HbmSlice& slice = *slices.back();
+    const TlmRange range = [s = &slice] { return std::make_pair(uint64_t(0), s->last()); };
+    links_.bind(pe.hbm, slice.socket, std::string(pe.basename()) + "_hbm_check", sh.tlm_checks, range);
+    links_.bind(slice_port, slice.socket, "serve_hbm" + std::to_string(p) + "_check", sh.tlm_checks, range);
     pe.q_in.bind(q_buffer);
     pe.state_out.bind(reducer);
     pe.kv.bind(kv);
@@ -72,7 +77,8 @@ void Cube::serve_loop() {
     auto resp = std::make_shared<KvMessage>(*req);
     resp->kind = KvMsgKind::response;
     sc_core::sc_time delay;
-    resp->data = kv->read_kv(req->job, req->src_pe, uint64_t(req->first), req->count, delay);
+    resp->data = read_kv(sh_, req->job, req->src_pe, kv->kv_base(req->src_pe, req->job), uint64_t(req->first),
+                         req->count, *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay);
     ++served_;
     NocPacket p;
     p.src = kv->endpoint_of(req->src_pe);  // this CUBE, the owner's
@@ -81,6 +87,22 @@ void Cube::serve_loop() {
     p.tag = kKvTag;
     p.payload = std::move(resp);
     responder_.send_after(std::move(p), delay);
+  }
+}
+
+void Cube::report_stats(StatsNode& node) const {
+  node.set(CubeStats::remote_requests_served, served_);
+  StatsNode& qb = node.child(CubeStats::q_buffer);
+  qb.inline_prefix = std::string(CubeStats::q_buffer) + "_";
+  q_buffer.report_stats(qb);
+  StatsNode& red = node.child(CubeStats::reducer);
+  red.inline_prefix = std::string(CubeStats::reducer) + "_";
+  reducer.report_stats(red);
+  StatsNode& list = node.list(CubeStats::pes);
+  for (size_t p = 0; p < pes.size(); ++p) {
+    StatsNode& pe = list.child(pes[p]->basename());
+    pes[p]->report_stats(pe);
+    slices[p]->report_stats(pe);  // the PE's own HBM slice: one node per PE
   }
 }
 

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
 #include "hw/common/interfaces.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/cube/q_buffer.h"
 #include "hw/noc/delayed_sender.h"
@@ -19,8 +22,17 @@
 
 namespace ahbm {
 
-class Cube : public sc_core::sc_module, public NocClient {
+// Counters of a CUBE (Cube::report_stats), besides its Q buffer, reducer and PEs.
+struct CubeStats {
+  static constexpr const char* q_buffer = "q_buffer";  // child, inlined as q_buffer_<counter>
+  static constexpr const char* reducer = "reducer";    // child, inlined as reducer_<counter>
+  static constexpr const char* pes = "pes";            // list, one element per PE (pe<index>)
+  static constexpr stats::Sum<uint64_t> remote_requests_served{"remote_requests_served"};
+};
+
+class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   sc_core::sc_port<KvFabric> kv;  // its group's KV layout and KV traffic (its PEs' kv too)
 
   // CUBE `cube` of KV-head group `group`; remote-read answers go out on `noc`.
@@ -32,6 +44,8 @@ class Cube : public sc_core::sc_module, public NocClient {
   CubeReducer reducer;
   std::vector<std::unique_ptr<HbmSlice>> slices;
   std::vector<std::unique_ptr<Pe>> pes;
+  // The remote-read server's ports to the CUBE's slices (one per PE, in order).
+  tlm_utils::multi_passthrough_initiator_socket<Cube> slice_port;
 
   // Back to the state of a new CUBE for the next run (the chip is reused: simulate.h): its Q
   // buffer, reducer, PEs and HBM slices too.
@@ -39,6 +53,8 @@ class Cube : public sc_core::sc_module, public NocClient {
 
  private:
   void serve_loop();
+  TlmLinks links_;
+  std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   SimShared& sh_;
   int cube_;
   TimedQueue<KvMessagePtr> requests_;

@@ -90,4 +90,9 @@ std::string CubeReducer::describe_wait() const {
   return out;
 }
 
+void CubeReducer::report_stats(StatsNode& node) const {
+  node.component = sh_.spans.name(component_);
+  node.set(CubeReducerStats::rows_merged, rows_merged_);
+}
+
 }  // namespace ahbm

@@ -12,11 +12,18 @@
 #include "hw/common/attn_state.h"
 #include "hw/common/interfaces.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
 
 namespace ahbm {
 
-class CubeReducer : public sc_core::sc_module, public StateSink {
+// Counters of the CUBE reducer (CubeReducer::report_stats).
+struct CubeReducerStats {
+  static constexpr stats::Sum<uint64_t> rows_merged{"rows_merged"};  // PE state rows merged
+};
+
+class CubeReducer : public sc_core::sc_module, public StateSink, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   sc_core::sc_port<StateSink> state_out;  // this CUBE's node of the inter-CUBE reduction
 
   CubeReducer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes);

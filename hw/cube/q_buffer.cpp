@@ -93,4 +93,10 @@ std::string QBuffer::describe_wait() const {
          (fault_leak_credit ? " [fault injection: space is never freed]" : "");
 }
 
+void QBuffer::report_stats(StatsNode& node) const {
+  node.component = sh_.spans.name(component_);
+  node.set(QBufferStats::high_water, high_water_);
+  node.set(QBufferStats::port_busy, to_ns(port_busy()));
+}
+
 }  // namespace ahbm

@@ -9,11 +9,19 @@
 
 #include "hw/common/interfaces.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
 
 namespace ahbm {
 
-class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits {
+// Counters of the Q buffer (QBuffer::report_stats).
+struct QBufferStats {
+  static constexpr stats::Max<uint64_t> high_water{"high_water_bytes"};  // most bytes reserved at once
+  static constexpr stats::BusyNs port_busy{"port_busy_ns"};               // read ports busy, summed over ports
+};
+
+class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   // Each tile is read by the participating PEs of CUBE `cube` (all `pes_per_cube` by default).
   QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_per_cube);
 

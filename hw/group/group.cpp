@@ -37,6 +37,12 @@ Group::Group(sc_core::sc_module_name name, SimShared& sh, int group, Noc& noc, s
   }
   mover = std::make_unique<KvMover>("kv_mover", sh, noc, group);
   mover->kv.bind(*this);
+  // One port of the KV mover to every slice of the group, in PE order (reads of the owners' shards).
+  for (int p = 0; p < sh.cfg.pes_per_group(); ++p) {
+    HbmSlice& s = slice(p);
+    links_.bind(mover->slices, s.socket, "kv_mover_slice" + std::to_string(p) + "_check", sh.tlm_checks,
+                [sp = &s] { return std::make_pair(uint64_t(0), sp->last()); });
+  }
 }
 
 void Group::begin_run() {
@@ -55,7 +61,7 @@ void Group::begin_run() {
       used[size_t(p)] += 2 * pe_held_tokens(jobs[j], p) * kv_row_bytes(jobs[j]);
     }
   }
-  // The runtime's KV placement: each PE's shard, and the replicas placed at write time (a
+  // The runtime's KV placement (the slices' backdoor, used for this only): each PE's shard, and the replicas placed at write time (a
   // remapped job's replicas arrive over the NoC during the step instead).
   for (size_t j = 0; j < jobs.size(); ++j) {
     const AttentionJob& job = jobs[j];
@@ -79,31 +85,12 @@ void Group::begin_run() {
   mover->begin_run();
 }
 
-std::shared_ptr<const std::vector<unsigned char>> Group::read_kv(int job, int pe, uint64_t h, int count,
-                                                                 sc_core::sc_time& delay) {
-  const AttentionJob& j = sh_.jobs[size_t(job)];
-  const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = kv_base(pe, job);
-  const size_t half = size_t(count) * size_t(row);
-  std::shared_ptr<std::vector<unsigned char>> data;
-  if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
-  unsigned char* k = data ? data->data() : nullptr;
-  unsigned char* v = data ? data->data() + half : nullptr;
-  // K and V issued together, as the PE's own DMA does.
-  sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-  HbmSlice& s = slice(pe);
-  if (!s.read(base + h * row, k, uint64_t(count) * row, dk) || !s.read(base + (held + h) * row, v, uint64_t(count) * row, dv))
-    SC_REPORT_FATAL("ahbm/kv", "KV read outside the stored shard");
-  delay = std::max(dk, dv);
-  return data;
-}
-
-sc_core::sc_time Group::write_kv(int job, int pe, uint64_t h, const unsigned char* data, int count) {
-  const AttentionJob& j = sh_.jobs[size_t(job)];
-  const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = kv_base(pe, job);
-  const uint64_t n = uint64_t(count) * row;
-  HbmSlice& s = slice(pe);
-  const sc_core::sc_time k_done = s.write(base + h * row, data, n);
-  return std::max(k_done, s.write(base + (held + h) * row, data ? data + n : nullptr, n));
+void Group::report_stats(StatsNode& node) const {
+  node.set(GroupStats::group, int64_t(group_));
+  StatsNode& cubes_node = node.list(GroupStats::cubes);
+  for (const auto& cube : cubes) cube->report_stats(cubes_node.child(cube->basename()));
+  network.report_stats(node);
+  mover->report_stats(node);
 }
 
 }  // namespace ahbm

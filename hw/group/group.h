@@ -3,12 +3,15 @@
 // reduction network and the KV mover. The group is where the KV of a step lives: it places each
 // job's KV in its PEs' HBM slices (begin_run) and serves the KvFabric its PEs, CUBEs and KV
 // mover use to find and move KV (interfaces.h). It binds its parts: each CUBE's reducer to its
-// node of the reduction network, each CUBE's and the KV mover's `kv` port to itself.
+// node of the reduction network, each CUBE's and the KV mover's `kv` port to itself, the KV mover's `slices` socket to every
+// PE's HBM slice.
 #include <memory>
 #include <vector>
 
 #include "hw/common/interfaces.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/cube/cube.h"
 #include "hw/group/kv_mover.h"
 #include "hw/link/reduction_network.h"
@@ -16,8 +19,16 @@
 
 namespace ahbm {
 
-class Group : public sc_core::sc_module, public KvFabric {
+// The layout of a group's element of the chip's statistics tree (Group::report_stats): its
+// label, the KV mover's counters, the list `cubes` (elements cube<c>) and the list `links`.
+struct GroupStats {
+  static constexpr stats::Label<int64_t> group{"group"};  // the group's index
+  static constexpr const char* cubes = "cubes";           // list, elements cube<c>
+};
+
+class Group : public sc_core::sc_module, public KvFabric, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   // KV-head group `group`, whose CUBEs are the NoC endpoints `cube_endpoints` (attached here);
   // the roots return O to `host_endpoint`.
   Group(sc_core::sc_module_name name, SimShared& sh, int group, Noc& noc, std::vector<int> cube_endpoints,
@@ -35,15 +46,13 @@ class Group : public sc_core::sc_module, public KvFabric {
   int endpoint_of(int pe) const override { return cube_endpoints_[size_t(cube_of(pe))]; }
   int cube_of(int pe) const override { return pe / sh_.cfg.cube.pes; }
   uint64_t kv_base(int pe, int job) const override { return base_[size_t(pe)][size_t(job)]; }
-  std::shared_ptr<const std::vector<unsigned char>> read_kv(int job, int pe, uint64_t h, int count,
-                                                            sc_core::sc_time& delay) override;
-  sc_core::sc_time write_kv(int job, int pe, uint64_t h, const unsigned char* data, int count) override;
   KvEndpoint& pe(int pe) override { return *cubes[size_t(cube_of(pe))]->pes[size_t(pe % sh_.cfg.cube.pes)]; }
 
  private:
   HbmSlice& slice(int pe) { return *cubes[size_t(cube_of(pe))]->slices[size_t(pe % sh_.cfg.cube.pes)]; }
 
   SimShared& sh_;
+  TlmLinks links_;
   int group_;
   std::vector<int> cube_endpoints_;
   std::vector<std::vector<uint64_t>> base_;  // [pe][job] byte address of the job's K rows

@@ -5,12 +5,14 @@
 #include <tuple>
 
 #include "hw/common/component.h"
+#include "hw/common/kv_read.h"
 
 namespace ahbm {
 
 KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group)
     : sc_core::sc_module(name),
       kv("kv"),
+      slices("slices"),
       sh_(sh),
       group_(group),
       sender_("sender", noc),
@@ -67,7 +69,7 @@ void KvMover::remap_jobs() {
         m->count = n;
         m->dst_pes = dsts;
         sc_core::sc_time delay;
-        m->data = kv->read_kv(int(j), src, uint64_t(first + off), n, delay);
+        m->data = read_kv(sh_, int(j), src, kv->kv_base(src, int(j)), uint64_t(first + off), n, *slices[src], scratch_, delay);
         NocPacket p;
         p.src = kv->endpoint_of(src);
         p.dsts = endpoints_of(dsts);
@@ -130,7 +132,7 @@ void KvMover::broadcast_jobs() {
             sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_slots", t, 0, 0);
           }
           sc_core::sc_time delay;
-          m->data = kv->read_kv(int(j), owner, uint64_t(first), n, delay);
+          m->data = read_kv(sh_, int(j), owner, kv->kv_base(owner, int(j)), uint64_t(first), n, *slices[owner], scratch_, delay);
           NocPacket p;
           p.src = kv->endpoint_of(owner);
           p.dsts = eps;
@@ -142,6 +144,11 @@ void KvMover::broadcast_jobs() {
         }
     }
   }
+}
+
+void KvMover::report_stats(StatsNode& node) const {
+  node.set(KvMoverStats::remap_bytes, remap_bytes_);
+  node.set(KvMoverStats::broadcast_bytes, broadcast_bytes_);
 }
 
 }  // namespace ahbm

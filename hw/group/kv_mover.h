@@ -9,17 +9,31 @@
 #include <memory>
 #include <vector>
 
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
 #include "hw/common/interfaces.h"
 #include "hw/common/kv_traffic.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
+#include "hw/common/tlm_checker.h"
 #include "hw/noc/delayed_sender.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
 
-class KvMover : public sc_core::sc_module {
+// Counters of a group's KV mover (KvMover::report_stats), reported into its group's node.
+struct KvMoverStats {
+  static constexpr stats::Sum<uint64_t> remap_bytes{"remap_bytes"};          // KV copied for remapped jobs (B1)
+  static constexpr stats::Sum<uint64_t> broadcast_bytes{"broadcast_bytes"};  // KV broadcast blocks (B5)
+};
+
+class KvMover : public sc_core::sc_module, public StatsProvider {
  public:
-  sc_core::sc_port<KvFabric> kv;  // its group's KV layout, slices and PEs
+  void report_stats(StatsNode& node) const override;
+  sc_core::sc_port<KvFabric> kv;  // its group's KV layout and PEs
+  // Ports to the group's HBM slices, one per PE in PE order (bound by the group).
+  tlm_utils::multi_passthrough_initiator_socket<KvMover> slices;
 
   // The KV mover of KV-head group `group`; its copies go out on `noc`.
   KvMover(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group);
@@ -42,6 +56,7 @@ class KvMover : public sc_core::sc_module {
   SimShared& sh_;
   int group_;
   DelayedSender sender_;
+  std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   int component_;
   uint64_t remap_bytes_ = 0, broadcast_bytes_ = 0;
   sc_core::sc_event remap_start_, broadcast_start_;  // begin_run

@@ -144,4 +144,16 @@ std::string ReductionNetwork::describe_wait() const {
   return out;
 }
 
+void ReductionNetwork::report_stats(StatsNode& group_node) const {
+  StatsNode& links = group_node.list(LinkStats::list);
+  for (size_t c = 0; c < parents_.size(); ++c) {
+    if (parents_[c] < 0) continue;
+    StatsNode& l = links.child("cube" + std::to_string(c) + "_to_cube" + std::to_string(parents_[c]));
+    l.component = sh_.spans.name(link_component_[c]);
+    l.set(LinkStats::from, uint64_t(c));
+    l.set(LinkStats::to, uint64_t(parents_[c]));
+    l.set(LinkStats::busy, to_ns(link_busy_[c]));
+  }
+}
+
 }  // namespace ahbm

@@ -18,6 +18,7 @@
 
 #include "hw/common/interfaces.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -25,8 +26,19 @@ namespace ahbm {
 // parent[c] for each CUBE (-1 for the root, CUBE 0).
 std::vector<int> reduction_parents(const std::string& topology, int cubes);
 
-class ReductionNetwork : public sc_core::sc_module {
+// Counters of the inter-CUBE links (ReductionNetwork::report_stats): one element of the list
+// `links` per link, named cube<from>_to_cube<to>.
+struct LinkStats {
+  static constexpr const char* list = "links";
+  static constexpr stats::Label<uint64_t> from{"from"};  // child CUBE
+  static constexpr stats::Label<uint64_t> to{"to"};      // parent CUBE
+  static constexpr stats::BusyNs busy{"busy_ns"};
+};
+
+class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
  public:
+  // Adds the list of links to the group's node.
+  void report_stats(StatsNode& group_node) const override;
   // The network of KV-head group `group`'s `cubes` CUBEs (NoC endpoints `cube_endpoints`), returning O to
   // `host_endpoint`. Its links are named after the group that holds it; the merges of node c
   // are recorded on component `node_components[c]` (CUBE c's reducer, where they run).

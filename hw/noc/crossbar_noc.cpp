@@ -10,6 +10,8 @@ FlitParams crossbar_defaults() {
 }
 }  // namespace
 
+NocEstimate CrossbarNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, crossbar_defaults(), 1); }
+
 CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   const FlitParams p = read_flit_params(r, crossbar_defaults());
@@ -18,7 +20,9 @@ CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : 
   t.router_names = {"xbar"};
   t.endpoint_router.assign(size_t(endpoint_count()), 0);
   t.route.assign(1, std::vector<int>(size_t(endpoint_count()), -1));  // every destination is one output away
-  build(std::move(t), p, Json{{"ports", endpoint_count()}});
+  StatsNode topology;
+  topology.set(stats::Sum<int64_t>{"ports"}, endpoint_count());  // summed over steps, as before typed statistics
+  build(std::move(t), p, std::move(topology));
 }
 
 }  // namespace ahbm

@@ -10,6 +10,8 @@ namespace ahbm {
 class CrossbarNoc : public FlitNoc {
  public:
   CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  // One router between any two endpoints.
+  static NocEstimate estimate(const NocEstimateInput& in);
 };
 
 }  // namespace ahbm

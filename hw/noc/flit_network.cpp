@@ -9,7 +9,9 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     : topo_(std::move(topo)), p_(params), endpoint_names_(std::move(endpoint_names)) {
   const int R = topo_.routers(), E = int(endpoint_names_.size());
   if (p_.router_cycles < 1 || p_.link_cycles < 1 || p_.buffer_flits < 1 || p_.vcs < 1 || p_.vc_classes < 1 ||
-      p_.vcs % p_.vc_classes != 0 || p_.flit_bytes < 1)
+      p_.vcs % p_.vc_classes != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
+      p_.sw_alloc_delay < 0 || p_.st_delay < 1 || p_.inject_cycles < 0 || p_.eject() < 1 || p_.credit_delay < 0 ||
+      (p_.sw_allocator == FlitParams::SwAllocator::kInputFirst && !p_.staged))
     throw std::invalid_argument("FlitNetwork: bad flow-control parameters");
   if (int(topo_.endpoint_router.size()) != E || int(topo_.route.size()) != R)
     throw std::invalid_argument("FlitNetwork: topology does not match the endpoints");
@@ -68,7 +70,11 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
         throw std::invalid_argument("FlitNetwork: route to " + endpoint_names_[size_t(e)] + " ejects at the wrong router");
     }
   }
-  wheel_.resize(size_t(std::max(p_.router_cycles, p_.link_cycles) + 1));
+  // Events lie at most this many cycles ahead: pipelines, channels, credits.
+  const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
+                              p_.body_cycles(), p_.routing_delay});
+  wheel_.resize(size_t(ahead + 1));
+  in_order_.reserve(in_.size());
 }
 
 void FlitNetwork::enqueue(uint64_t packet, int src, std::vector<std::vector<int>> copies, int flits, int64_t cycle,
@@ -76,7 +82,7 @@ void FlitNetwork::enqueue(uint64_t packet, int src, std::vector<std::vector<int>
   if (cycle <= last_) throw std::logic_error("FlitNetwork::enqueue into a processed cycle");
   Source& s = sources_.at(size_t(src));
   for (size_t i = 0; i < copies.size(); ++i)
-    s.queue.push_back({packet, std::move(copies[i]), std::max(flits, 1), cycle, multicast, i == 0,
+    s.queue.push_back({packet, std::move(copies[i]), std::max(flits, 1), cycle + p_.inject_cycles, multicast, i == 0,
                        i + 1 == copies.size()});
   if (!s.active) {
     s.active = true;
@@ -152,7 +158,15 @@ void FlitNetwork::push_arrival(InVc& iv, int router, int64_t c) {
   ++iv.arrived;
   ++routers_[size_t(router)].buffered;
   activate(router);
-  schedule(c + p_.router_cycles, {kWake, router, 0, 0, 0});  // when this flit may leave
+  if (!p_.staged) {
+    schedule(c + p_.router_cycles, {kWake, router, 0, 0, 0});  // when this flit may leave
+    return;
+  }
+  // Staged: a head is routed routing_delay later (then allocates a VC, which schedules its own
+  // wake), a body flit may leave body_cycles later. A zero delay needs no wake: the router is
+  // stepped in this cycle.
+  if (p_.routing_delay > 0) schedule(c + p_.routing_delay, {kWake, router, 0, 0, 0});
+  if (p_.body_cycles() != p_.routing_delay) schedule(c + p_.body_cycles(), {kWake, router, 0, 0, 0});
 }
 
 void FlitNetwork::inject(Source& s, int64_t c) {
@@ -188,13 +202,14 @@ void FlitNetwork::inject(Source& s, int64_t c) {
   }
 }
 
-void FlitNetwork::route(int r, InVc& iv) {
+void FlitNetwork::route(int r, InVc& iv, int64_t c) {
   const Worm& w = worms_[size_t(iv.segs.front().worm)];
   for (int d : w.dests) {
     const int ch = topo_.route[size_t(r)][size_t(d)];
     const int out = ch >= 0 ? channel_out_[size_t(ch)] : eject_out_[size_t(d)];
     auto it = std::find_if(iv.branches.begin(), iv.branches.end(), [&](const Branch& b) { return b.out == out; });
-    if (it == iv.branches.end()) iv.branches.push_back({out, ch >= 0 ? -1 : 0, 0, {d}});
+    // An ejection port has no VCs: its branch holds "VC 0" from routing on.
+    if (it == iv.branches.end()) iv.branches.push_back({out, ch >= 0 ? -1 : 0, 0, {d}, c});
     else it->dests.push_back(d);
   }
   iv.routed = true;
@@ -202,23 +217,42 @@ void FlitNetwork::route(int r, InVc& iv) {
   if (iv.replicating) iv.store.assign(size_t(w.flits), 0);
 }
 
+bool FlitNetwork::alloc_vc(OutPort& o, int cls, int& vc) {
+  // A free VC of the class the packet travels in after this channel: the lowest-numbered one, or
+  // the first at or after the port's round-robin pointer.
+  const int per_class = p_.vcs / p_.vc_classes;
+  const bool rr = p_.vc_select == FlitParams::VcSelect::kRoundRobin;
+  for (int k = 0; k < per_class; ++k) {
+    const int v = cls * per_class + (rr ? (o.next_vc + k) % per_class : k);
+    if (o.owned[size_t(v)]) continue;
+    o.owned[size_t(v)] = 1;
+    vc = v;
+    if (rr) o.next_vc = (v - cls * per_class + 1) % per_class;
+    return true;
+  }
+  return false;
+}
+
+bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const {
+  if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
+  if (b.sent == 0) {
+    if (b.vc < 0 || b.vc_at + p_.after_vc_alloc() > c) return false;  // head: VC allocation, then the switch
+  } else if (arrival_of(iv, b.sent) + p_.body_cycles() > c) {
+    return false;  // body: still in switch allocation or traversal
+  }
+  const OutPort& o = out_[size_t(b.out)];
+  return o.endpoint >= 0 || o.credits[size_t(b.vc)] > 0;
+}
+
 bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
+  if (p_.staged) return out_[size_t(b.out)].used != c && ready_staged(b, iv, c);
   if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
   if (arrival_of(iv, b.sent) + p_.router_cycles > c) return false;  // still in the pipeline
   OutPort& o = out_[size_t(b.out)];
   if (o.used == c) return false;  // one flit per channel per cycle
   if (o.endpoint >= 0) return true;  // destinations always accept
-  if (b.vc < 0) {  // VC allocation: a free VC of the class the packet travels in after this channel
-    const int cls = o.dateline ? 1 : worms_[size_t(iv.segs.front().worm)].vclass;
-    const int per_class = p_.vcs / p_.vc_classes;
-    for (int v = cls * per_class; v < (cls + 1) * per_class; ++v)
-      if (!o.owned[size_t(v)]) {
-        o.owned[size_t(v)] = 1;
-        b.vc = v;
-        break;
-      }
-    if (b.vc < 0) return false;
-  }
+  // Lumped pipeline: VC allocation in the cycle the head traverses the switch.
+  if (b.vc < 0 && !alloc_vc(o, o.dateline ? 1 : worms_[size_t(iv.segs.front().worm)].vclass, b.vc)) return false;
   return o.credits[size_t(b.vc)] > 0;
 }
 
@@ -232,7 +266,7 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   if (w.multicast) ++totals_.multicast_channel_flits;
   if (o.endpoint >= 0) {
     ++totals_.eject_flits;
-    schedule(c + p_.link_cycles, {kEject, o.endpoint, w.hops, tail ? 1 : 0, w.packet});
+    schedule(c + p_.eject(), {kEject, o.endpoint, w.hops, tail ? 1 : 0, w.packet});
     return;
   }
   ++totals_.link_flits;
@@ -248,10 +282,10 @@ void FlitNetwork::replicate(InPort& ip, int vc, int64_t c) {
   // would hold the flits its siblings need and the channel behind them: the classic deadlock
   // of tree multicast under wormhole switching. With it every wait follows the routing order.
   InVc& iv = ip.vcs[size_t(vc)];
-  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.router_cycles <= c) {
+  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.body_cycles() <= c) {
     iv.store[size_t(iv.freed)] = arrival_of(iv, iv.freed);
     ++iv.freed;
-    if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
+    if (ip.upstream >= 0) schedule(c + p_.credit_cycles(), {kCredit, ip.upstream, vc, 0, 0});
     moved_ = true;  // a source sees the room at once
   }
 }
@@ -267,7 +301,7 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
     --routers_[size_t(ip.router)].buffered;
     if (iv.replicating) continue;  // its buffer slot was released by replicate()
     ++iv.freed;
-    if (ip.upstream >= 0) schedule(c + p_.link_cycles, {kCredit, ip.upstream, vc, 0, 0});
+    if (ip.upstream >= 0) schedule(c + p_.credit_cycles(), {kCredit, ip.upstream, vc, 0, 0});
   }
   if (iv.done == flits) {  // the front packet has left: the next one (if any) moves up
     free_worms_.push_back(worm);
@@ -280,26 +314,121 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
   }
 }
 
-void FlitNetwork::step_router(int r, int64_t c) {
+void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
+  // Staged pipeline: route computation routing_delay after a head arrives, then VC allocation
+  // (inputs in rotating order, so that no input always wins a contested VC); replication.
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
-  // Route computation for heads through the pipeline, and replication into the store; neither
-  // uses the switch.
-  for (int i : R.ins) {
+  for (int k = 0; k < n; ++k) {
+    const int i = R.ins[size_t((R.rr + k) % n)];
     InPort& ip = in_[size_t(i)];
     for (int v = 0; v < p_.vcs; ++v) {
       InVc& iv = ip.vcs[size_t(v)];
       if (!iv.pending()) continue;
       if (!iv.routed) {
-        if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
-        route(r, iv);
+        if (arrival_of(iv, 0) + p_.routing_delay > c) continue;
+        route(r, iv, c);
+        // An ejection branch holds its "VC" from routing on: its head may leave this much later.
+        for (const Branch& b : iv.branches)
+          if (b.vc >= 0) {
+            schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
+            break;
+          }
+      }
+      const int vclass = worms_[size_t(iv.segs.front().worm)].vclass;
+      for (Branch& b : iv.branches) {
+        if (b.vc >= 0) continue;
+        OutPort& o = out_[size_t(b.out)];
+        if (!alloc_vc(o, o.dateline ? 1 : vclass, b.vc)) continue;
+        b.vc_at = c;
+        schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
       }
       if (iv.replicating) replicate(ip, v, c);
     }
   }
-  // Separable allocation with rotating priorities: each input port forwards from at most one VC
-  // per cycle (that VC may feed several outputs: multicast replication in the crossbar), and each
-  // output takes at most one flit per cycle.
+}
+
+bool FlitNetwork::allocate_input_first(int r, int64_t c) {
+  // Separable input-first allocation, one iteration: each input port nominates one VC (round
+  // robin from the VC after the last one that sent) among those with a flit ready; each output
+  // grants one nominating input (round robin from the input after the last one it granted). An
+  // input whose nominee loses sends nothing this cycle, even if another of its VCs could have.
+  Router& R = routers_[size_t(r)];
+  const int n = int(R.ins.size());
+  in_order_.assign(size_t(n), -1);
+  for (int k = 0; k < n; ++k) {
+    InPort& ip = in_[size_t(R.ins[size_t(k)])];
+    for (int j = 0; j < p_.vcs && in_order_[size_t(k)] < 0; ++j) {
+      const int v = (ip.rr + j) % p_.vcs;
+      const InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending() || !iv.routed) continue;
+      for (const Branch& b : iv.branches)
+        if (ready_staged(b, iv, c)) {
+          in_order_[size_t(k)] = v;
+          OutPort& o = out_[size_t(b.out)];
+          const int dist = (k - o.arb + n) % n;
+          if (o.grant_cycle != c || dist < o.grant_dist) {
+            o.grant_cycle = c;
+            o.grant_input = k;
+            o.grant_dist = dist;
+          }
+        }
+    }
+  }
+  bool sent_any = false;
+  for (int k = 0; k < n; ++k) {
+    const int v = in_order_[size_t(k)];
+    if (v < 0) continue;
+    InPort& ip = in_[size_t(R.ins[size_t(k)])];
+    InVc& iv = ip.vcs[size_t(v)];
+    bool any = false;
+    for (Branch& b : iv.branches) {
+      OutPort& o = out_[size_t(b.out)];
+      if (o.grant_cycle != c || o.grant_input != k || o.used == c || !ready_staged(b, iv, c)) continue;
+      send(b, iv, c);
+      o.arb = (k + 1) % n;
+      any = true;
+    }
+    if (!any) continue;
+    free_flits(ip, v, c);
+    ip.rr = (v + 1) % p_.vcs;
+    sent_any = true;
+  }
+  return sent_any;
+}
+
+void FlitNetwork::step_router(int r, int64_t c) {
+  Router& R = routers_[size_t(r)];
+  const int n = int(R.ins.size());
+  if (p_.staged) {
+    route_and_allocate_vcs(r, c);
+  } else {
+    // Route computation for heads through the pipeline, and replication into the store; neither
+    // uses the switch.
+    for (int i : R.ins) {
+      InPort& ip = in_[size_t(i)];
+      for (int v = 0; v < p_.vcs; ++v) {
+        InVc& iv = ip.vcs[size_t(v)];
+        if (!iv.pending()) continue;
+        if (!iv.routed) {
+          if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
+          route(r, iv, c);
+        }
+        if (iv.replicating) replicate(ip, v, c);
+      }
+    }
+  }
+  if (p_.sw_allocator == FlitParams::SwAllocator::kInputFirst) {
+    if (allocate_input_first(r, c)) {
+      R.rr = (R.rr + 1) % n;
+      moved_ = true;
+    }
+    return;
+  }
+  // Greedy allocation with rotating priorities: each input port forwards from at most one VC per
+  // cycle (that VC may feed several outputs: multicast replication in the crossbar), and each
+  // output takes at most one flit per cycle. An input whose first VC finds its output taken tries
+  // its next VC, so the matching is maximal.
   bool sent_any = false;
   for (int k = 0; k < n; ++k) {
     InPort& ip = in_[size_t(R.ins[size_t((R.rr + k) % n)])];

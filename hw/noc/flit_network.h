@@ -12,6 +12,7 @@
 // allocation and a credit), and reaches the next router or the destination endpoint
 // link_cycles later. Each channel carries one flit per cycle; each source injects one flit per
 // cycle; destinations always accept (ejection never back-pressures).
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -22,14 +23,55 @@
 
 namespace ahbm {
 
+// Router micro-architecture (docs/noc.md, "Router micro-architecture"). Two pipelines:
+// - lumped (the `classic` preset, the default): every flit waits router_cycles in a router; a head
+//   allocates its output VC in the cycle it traverses the switch.
+// - staged (the `booksim-iq` preset): the input-queued router's stages of route computation, VC
+//   allocation, switch allocation and switch traversal, each with its own delay; a head needs an
+//   output VC before it may request the switch (or, speculative, in parallel with it); body flits
+//   go through switch allocation and traversal only.
 struct FlitParams {
+  enum class VcSelect { kLowest, kRoundRobin };
+  enum class SwAllocator { kGreedy, kInputFirst };
+
   int flit_bytes = 64;     // payload bytes per flit = channel width per cycle
-  int router_cycles = 4;   // router pipeline depth: cycles from a flit's arrival until it may leave
-  int link_cycles = 1;     // channel latency; credits take as long to come back
+  int router_cycles = 4;   // lumped pipeline depth: cycles from a flit's arrival until it may leave
+  int link_cycles = 1;     // router-to-router channel latency (and the credit wire's)
   int buffer_flits = 8;    // depth of each input virtual channel
   int vcs = 2;             // virtual channels per input port
   int vc_classes = 1;      // 2 on rings: a packet moves to the upper half of the VCs after the dateline
   bool tree_multicast = true;  // false: source replication (one unicast copy per destination)
+
+  std::string router = "classic";  // preset the values below came from (reported when not classic)
+  bool staged = false;             // false: lumped pipeline
+  int routing_delay = 1;           // staged: route computation, cycles
+  int vc_alloc_delay = 1;          // staged: VC allocation, cycles
+  int sw_alloc_delay = 1;          // staged: switch allocation, cycles
+  int st_delay = 1;                // staged: switch traversal, cycles
+  bool speculative = false;        // staged: switch allocation in parallel with VC allocation
+  int inject_cycles = 0;           // injection channel: a packet created at c may enter the router at c + this
+  int eject_cycles = -1;           // ejection channel latency; -1: link_cycles
+  int credit_delay = 0;            // credit processing on top of the credit wire (link_cycles)
+  VcSelect vc_select = VcSelect::kLowest;          // which free output VC a head gets
+  SwAllocator sw_allocator = SwAllocator::kGreedy;  // see FlitNetwork::step_router
+
+  int eject() const { return eject_cycles < 0 ? link_cycles : eject_cycles; }
+  int credit_cycles() const { return link_cycles + credit_delay; }
+  // Cycles a head spends in a router without contention (arrival to leaving on the channel).
+  int head_cycles() const {
+    return staged ? routing_delay + (speculative ? std::max(vc_alloc_delay, sw_alloc_delay) : vc_alloc_delay + sw_alloc_delay) +
+                        st_delay
+                  : router_cycles;
+  }
+  // Cycles from a head's VC allocation to leaving (staged).
+  int after_vc_alloc() const { return head_cycles() - routing_delay; }
+  // Cycles a body flit spends in a router without contention.
+  int body_cycles() const { return staged ? sw_alloc_delay + st_delay : router_cycles; }
+  // Zero-load latency (creation to tail arrival) of an F-flit packet through H routers:
+  // injection channel + H router pipelines + (H - 1) links + ejection channel + serialisation.
+  int64_t zero_load_cycles(int64_t H, int64_t F) const {
+    return inject_cycles + H * head_cycles() + (H - 1) * link_cycles + eject() + (F - 1);
+  }
 };
 
 // Routers, the unidirectional channels between them, where endpoints attach, and the routing
@@ -101,6 +143,7 @@ class FlitNetwork {
     int vc = -1;   // output VC; -1 until allocated
     int sent = 0;  // flits forwarded so far
     std::vector<int> dests;
+    int64_t vc_at = 0;  // staged: cycle the output VC was allocated
   };
   // A FIFO of flits that may hold the tail of one packet and the heads of the next ones
   // (an output VC is released when a tail is sent, as in BookSim). Only the front packet is
@@ -136,6 +179,10 @@ class FlitNetwork {
     bool dateline = false;
     std::vector<int> credits;
     std::vector<char> owned;  // VC held by a packet from head allocation until its tail is sent
+    int next_vc = 0;          // round-robin VC selection: where the next search starts (within a class)
+    int arb = 0;              // input-first allocator: router-local input with priority
+    int64_t grant_cycle = -1;  // input-first allocator: cycle of the grant below
+    int grant_input = 0, grant_dist = 0;
     int64_t used = -1;        // last cycle a flit was sent
     uint64_t flits = 0;
     std::string name;
@@ -175,13 +222,18 @@ class FlitNetwork {
   void activate(int router);
   void inject(Source& s, int64_t c);
   void step_router(int r, int64_t c);
-  void route(int r, InVc& iv);
+  void route(int r, InVc& iv, int64_t c);
+  void route_and_allocate_vcs(int r, int64_t c);
+  bool allocate_input_first(int r, int64_t c);
   int64_t arrival_of(const InVc& iv, int flit) const {
     return flit < iv.freed ? iv.store[size_t(flit)] : iv.arrival[size_t((iv.front_base + flit) % p_.buffer_flits)];
   }
   void replicate(InPort& ip, int vc, int64_t c);
   void push_arrival(InVc& iv, int router, int64_t c);
   bool can_send(Branch& b, const InVc& iv, int64_t c);
+  bool ready_staged(const Branch& b, const InVc& iv, int64_t c) const;
+  bool alloc_vc(OutPort& o, int cls, int& vc);
+  void step_router_staged(int r, int64_t c);
   void send(Branch& b, InVc& iv, int64_t c);
   void free_flits(InPort& ip, int vc, int64_t c);
   int new_worm(Worm w);
@@ -199,6 +251,7 @@ class FlitNetwork {
   std::vector<int> free_worms_;
   std::vector<std::vector<Event>> wheel_;  // events by cycle modulo its size
   std::vector<Event> due_;                 // the slot being applied (kept for its capacity)
+  std::vector<int> in_order_;              // input-first allocator: each input's nominated VC (scratch)
   size_t pending_events_ = 0;
   std::vector<int> active_routers_, active_sources_;
   int64_t last_ = -1;

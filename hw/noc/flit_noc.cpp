@@ -7,13 +7,68 @@
 
 namespace ahbm {
 
-FlitParams read_flit_params(JsonReader& r, const FlitParams& d) {
+FlitParams router_preset(const std::string& name, const FlitParams& model_defaults) {
+  FlitParams p = model_defaults;
+  p.router = name;
+  if (name == "booksim-iq") {
+    // BookSim2's input-queued router with its default configuration (booksim_config.cpp):
+    // routing_delay = vc_alloc_delay = sw_alloc_delay = st_final_delay = 1, st_prepare_delay = 0,
+    // speculative = 0, num_vcs = 16, vc_buf_size = 8, one-iteration separable allocators with
+    // round-robin arbiters. Channel and credit timing as measured against BookSim in issue 22:
+    // 2 cycles through the injection channel, a 7-cycle credit loop (docs/noc.md).
+    p.staged = true;
+    p.routing_delay = p.vc_alloc_delay = p.sw_alloc_delay = p.st_delay = 1;
+    p.speculative = false;
+    p.vcs = 16;
+    p.buffer_flits = 8;
+    p.link_cycles = 1;
+    p.inject_cycles = 2;
+    p.eject_cycles = -1;
+    p.credit_delay = 1;
+    p.vc_select = FlitParams::VcSelect::kRoundRobin;
+    p.sw_allocator = FlitParams::SwAllocator::kInputFirst;
+  }
+  return p;
+}
+
+FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
+  const FlitParams d = router_preset(r.string("router", "classic", {"classic", "booksim-iq"}), model_defaults);
   FlitParams p = d;
   p.flit_bytes = int(r.integer("flit_bytes", d.flit_bytes, 1, 4096));
-  p.router_cycles = int(r.integer("router_cycles", d.router_cycles, 1, 64));
+  p.staged = r.string("pipeline", d.staged ? "staged" : "lumped", {"lumped", "staged"}) == "staged";
+  // Each pipeline has its own delay parameters; giving the other's is a mistake worth naming.
+  static const char* const kStageKeys[] = {"routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "speculative"};
+  if (p.staged) {
+    if (r.has("router_cycles"))
+      r.fail("router_cycles", "applies to the lumped pipeline; the staged one takes routing_delay, vc_alloc_delay, "
+                              "sw_alloc_delay and st_delay");
+    p.routing_delay = int(r.integer("routing_delay", d.routing_delay, 0, 64));
+    p.vc_alloc_delay = int(r.integer("vc_alloc_delay", d.vc_alloc_delay, 0, 64));
+    p.sw_alloc_delay = int(r.integer("sw_alloc_delay", d.sw_alloc_delay, 0, 64));
+    p.st_delay = int(r.integer("st_delay", d.st_delay, 1, 64));
+    p.speculative = r.boolean("speculative", d.speculative);
+  } else {
+    for (const char* k : kStageKeys)
+      if (r.has(k)) r.fail(k, "applies to the staged pipeline (\"pipeline\": \"staged\"); the lumped one takes router_cycles");
+    p.router_cycles = int(r.integer("router_cycles", d.router_cycles, 1, 64));
+  }
   p.link_cycles = int(r.integer("link_cycles", d.link_cycles, 1, 64));
+  p.inject_cycles = int(r.integer("inject_cycles", d.inject_cycles, 0, 64));
+  p.eject_cycles = int(r.integer("eject_cycles", d.eject_cycles < 0 ? p.link_cycles : d.eject_cycles, 1, 64));
+  p.credit_delay = int(r.integer("credit_delay", d.credit_delay, 0, 64));
   p.buffer_flits = int(r.integer("buffer_flits", d.buffer_flits, 1, 1024));
   p.vcs = int(r.integer("vcs", d.vcs, 1, 16));
+  p.vc_select = r.string("vc_select", d.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin",
+                         {"lowest", "round-robin"}) == "lowest"
+                    ? FlitParams::VcSelect::kLowest
+                    : FlitParams::VcSelect::kRoundRobin;
+  p.sw_allocator = r.string("sw_allocator", d.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first",
+                            {"greedy", "input-first"}) == "greedy"
+                       ? FlitParams::SwAllocator::kGreedy
+                       : FlitParams::SwAllocator::kInputFirst;
+  if (p.sw_allocator == FlitParams::SwAllocator::kInputFirst && !p.staged)
+    r.fail("sw_allocator", "input-first needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
+                           "switch among heads that already hold an output VC");
   p.tree_multicast = r.string("multicast", d.tree_multicast ? "tree" : "source", {"tree", "source"}) == "tree";
   return p;
 }
@@ -42,6 +97,16 @@ std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& e
   return node;
 }
 
+NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers) {
+  JsonReader r(in.params, in.config_file, in.params_field);
+  const FlitParams p = read_flit_params(r, defaults);
+  const double cycle = 1.0 / in.clock_ghz;  // ns
+  NocEstimate n;
+  n.latency_ns = double(p.zero_load_cycles(routers, 1)) * cycle;
+  n.bandwidth_gbps = double(p.flit_bytes) / cycle;
+  return n;
+}
+
 FlitNoc::FlitNoc(sc_core::sc_module_name name, const NocContext& ctx)
     : Noc(name, ctx), period_(ctx.clock.period().value()) {
   if (ctx.trace) sig_in_flight_ = ctx.trace->add_signal("noc.packets_in_flight", 16);
@@ -49,9 +114,9 @@ FlitNoc::FlitNoc(sc_core::sc_module_name name, const NocContext& ctx)
   SC_THREAD(run);
 }
 
-void FlitNoc::build(FlitTopology topo, const FlitParams& params, Json description) {
+void FlitNoc::build(FlitTopology topo, const FlitParams& params, StatsNode topology) {
   params_ = params;
-  description_ = std::move(description);
+  topology_ = std::move(topology);
   topo_ = topo;
   net_ = std::make_unique<FlitNetwork>(std::move(topo), params, context().endpoints);
 }
@@ -118,23 +183,49 @@ void FlitNoc::run() {
   }
 }
 
-Json FlitNoc::stats() const {
-  Json j = Noc::stats();
+void FlitNoc::report_stats(StatsNode& node) const {
+  Noc::report_stats(node);
   const auto& t = net_->totals();
-  j["flit_bytes"] = params_.flit_bytes;
-  j["router_cycles"] = params_.router_cycles;
-  j["link_cycles"] = params_.link_cycles;
-  j["buffer_flits"] = params_.buffer_flits;
-  j["vcs"] = params_.vcs;
-  j["multicast"] = params_.tree_multicast ? "tree" : "source";
-  j["flits_injected"] = t.flits_injected;
-  j["link_flits"] = t.link_flits;
-  j["eject_flits"] = t.eject_flits;
+  // The model's parameters, echoed. Summed over steps like every number before typed
+  // statistics, so summary.json stays as it was (a multi-step run shows steps x flit_bytes);
+  // stats::Label would keep them constant.
+  node.set(stats::Sum<int64_t>{"flit_bytes"}, params_.flit_bytes);
+  node.set(stats::Sum<int64_t>{"router_cycles"}, params_.router_cycles);
+  node.set(stats::Sum<int64_t>{"link_cycles"}, params_.link_cycles);
+  node.set(stats::Sum<int64_t>{"buffer_flits"}, params_.buffer_flits);
+  node.set(stats::Sum<int64_t>{"vcs"}, params_.vcs);
+  node.set(stats::Label<std::string>{"multicast"}, params_.tree_multicast ? "tree" : "source");
+  // The router micro-architecture, when it is not the classic default (whose summaries stay as
+  // they were before these parameters existed).
+  const FlitParams& p = params_;
+  if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
+      p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy) {
+    StatsNode& r = node.child("router");
+    r.set(stats::Label<std::string>{"preset"}, p.router);
+    r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
+    r.set(stats::Label<int64_t>{"head_cycles"}, int64_t(p.head_cycles()));
+    r.set(stats::Label<int64_t>{"body_cycles"}, int64_t(p.body_cycles()));
+    r.set(stats::Label<int64_t>{"inject_cycles"}, int64_t(p.inject_cycles));
+    r.set(stats::Label<int64_t>{"eject_cycles"}, int64_t(p.eject()));
+    r.set(stats::Label<int64_t>{"credit_delay"}, int64_t(p.credit_delay));
+    r.set(stats::Label<std::string>{"vc_select"}, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
+    r.set(stats::Label<std::string>{"sw_allocator"},
+          p.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first");
+    if (p.staged) {
+      r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
+      r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));
+      r.set(stats::Label<int64_t>{"sw_alloc_delay"}, int64_t(p.sw_alloc_delay));
+      r.set(stats::Label<int64_t>{"st_delay"}, int64_t(p.st_delay));
+      r.set(stats::Label<int64_t>{"speculative"}, int64_t(p.speculative ? 1 : 0));
+    }
+  }
+  node.set(FlitNocStats::flits_injected, t.flits_injected);
+  node.set(FlitNocStats::link_flits, t.link_flits);
+  node.set(FlitNocStats::eject_flits, t.eject_flits);
   // Each flit holds one channel (injection, router-to-router or ejection) for one cycle.
-  j["link_cycles_busy"] = t.flits_injected + t.link_flits + t.eject_flits;
-  j["multicast_channel_flits"] = t.multicast_channel_flits;
-  j["topology"] = description_;
-  return j;
+  node.set(FlitNocStats::link_cycles_busy, t.flits_injected + t.link_flits + t.eject_flits);
+  node.set(FlitNocStats::multicast_channel_flits, t.multicast_channel_flits);
+  merge_stats(node.child("topology"), topology_, 0, 0);  // into an empty node: a copy
 }
 
 std::vector<NocLink> FlitNoc::links() const { return net_->links(); }

@@ -14,9 +14,12 @@
 
 namespace ahbm {
 
-// Reads the flow-control parameters all flit-level models share (flit_bytes, router_cycles,
-// link_cycles, buffer_flits, vcs, multicast); `defaults` carries the model's own defaults.
+// Reads the flow-control and router parameters all flit-level models share (flit_bytes,
+// router preset and micro-architecture, link_cycles, buffer_flits, vcs, multicast; docs/noc.md);
+// `defaults` carries the model's own defaults, on which the preset named by "router" is laid.
 FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
+// The values of a router preset ("classic": `model_defaults` unchanged; "booksim-iq").
+FlitParams router_preset(const std::string& name, const FlitParams& model_defaults);
 
 // Reads the optional "placement" object (endpoint name -> node) and returns the node of every
 // endpoint. Endpoints it does not name keep the default: endpoint i on node i mod `nodes`.
@@ -25,17 +28,33 @@ using NodeParser = std::function<int(const Json& value, std::string& error)>;
 std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
                                 const NodeParser& node_of);
 
+// The cost model's view of a flit-level network whose typical transfer crosses `routers` routers:
+// latency = the zero-load latency of a 1-flit packet (FlitParams::zero_load_cycles; classic:
+// routers x (router_cycles + link_cycles)), one flit per cycle per endpoint port. Reads the
+// shared parameters with the model's `defaults` (no other key is checked here: the model checks
+// them all when it is built).
+NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults, int routers);
+
+// Channel counters of the flit-level models (FlitNoc::report_stats).
+struct FlitNocStats {
+  static constexpr stats::Sum<uint64_t> flits_injected{"flits_injected"};
+  static constexpr stats::Sum<uint64_t> link_flits{"link_flits"};  // router-to-router traversals
+  static constexpr stats::Sum<uint64_t> eject_flits{"eject_flits"};
+  static constexpr stats::Sum<uint64_t> link_cycles_busy{"link_cycles_busy"};
+  static constexpr stats::Sum<uint64_t> multicast_channel_flits{"multicast_channel_flits"};
+};
+
 class FlitNoc : public Noc {
  public:
-  Json stats() const override;
+  void report_stats(StatsNode& node) const override;
   uint64_t flit_bytes() const override { return uint64_t(params_.flit_bytes); }
   std::vector<NocLink> links() const override;
   bool restartable() const override { return true; }
 
  protected:
   FlitNoc(sc_core::sc_module_name name, const NocContext& ctx);
-  // `description` goes into stats() (topology size, placement).
-  void build(FlitTopology topo, const FlitParams& params, Json description);
+  // `topology` (size, placement) goes into report_stats() as the child "topology".
+  void build(FlitTopology topo, const FlitParams& params, StatsNode topology);
   void inject(NocPacket packet) override;
   // A new network engine, as built, whose cycle 0 is now.
   void restart() override;
@@ -50,7 +69,7 @@ class FlitNoc : public Noc {
   sc_core::sc_time at_cycle(int64_t c) const { return sc_core::sc_time::from_value(origin_ + uint64_t(c) * period_); }
 
   FlitParams params_;
-  Json description_;
+  StatsNode topology_;
   FlitTopology topo_;  // kept to rebuild the engine in restart()
   std::unique_ptr<FlitNetwork> net_;
   std::map<uint64_t, InFlight> flight_;

@@ -4,9 +4,20 @@
 
 namespace ahbm {
 
+namespace {
+double read_latency_ns(JsonReader& r) { return r.number("latency_ns", 10.0, 0.0, 1e9); }
+}  // namespace
+
+NocEstimate IdealNoc::estimate(const NocEstimateInput& in) {
+  JsonReader r(in.params, in.config_file, in.params_field);
+  NocEstimate n;
+  n.latency_ns = read_latency_ns(r);
+  return n;
+}
+
 IdealNoc::IdealNoc(sc_core::sc_module_name name, const NocContext& ctx) : Noc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  latency_ = sc_core::sc_time(r.number("latency_ns", 10.0, 0.0, 1e9), sc_core::SC_NS);
+  latency_ = sc_core::sc_time(read_latency_ns(r), sc_core::SC_NS);
   r.finish();
   SC_HAS_PROCESS(IdealNoc);
   SC_THREAD(deliver_loop);
@@ -23,10 +34,11 @@ void IdealNoc::deliver_loop() {
   }
 }
 
-Json IdealNoc::stats() const {
-  Json j = Noc::stats();
-  j["latency_ns"] = to_ns(latency_);
-  return j;
+void IdealNoc::report_stats(StatsNode& node) const {
+  Noc::report_stats(node);
+  // A parameter, not a count: summed over steps like every number before typed statistics,
+  // so summary.json stays as it was (a multi-step run shows steps x latency).
+  node.set(stats::Sum<double>{"latency_ns"}, to_ns(latency_));
 }
 
 }  // namespace ahbm

@@ -8,7 +8,9 @@ namespace ahbm {
 class IdealNoc : public Noc {
  public:
   IdealNoc(sc_core::sc_module_name name, const NocContext& ctx);
-  Json stats() const override;
+  // latency_ns, unlimited bandwidth.
+  static NocEstimate estimate(const NocEstimateInput& in);
+  void report_stats(StatsNode& node) const override;
   bool restartable() const override { return true; }
 
  protected:

@@ -5,6 +5,8 @@
 
 namespace ahbm {
 
+NocEstimate MeshNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
 MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   // Default: the most nearly square mesh with one node per endpoint.
@@ -47,9 +49,15 @@ MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
       const int dir = tx > x ? 0 : tx < x ? 1 : ty > y ? 2 : ty < y ? 3 : -1;  // X first, then Y
       t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
     }
-  Json placement = Json::object();
-  for (size_t e = 0; e < node.size(); ++e) placement[ctx.endpoints[e]] = {node[e] % cols, node[e] / cols};
-  build(std::move(t), p, Json{{"cols", cols}, {"rows", rows}, {"placement", placement}});
+  // The size is summed over steps like every number before typed statistics (summary.json
+  // unchanged); the placement is a label.
+  StatsNode topology;
+  topology.set(stats::Sum<int64_t>{"cols"}, cols);
+  topology.set(stats::Sum<int64_t>{"rows"}, rows);
+  StatsNode& placement = topology.child("placement");
+  for (size_t e = 0; e < node.size(); ++e)
+    placement.set(stats::Label<std::vector<int64_t>>{ctx.endpoints[e].c_str()}, {node[e] % cols, node[e] / cols});
+  build(std::move(t), p, std::move(topology));
 }
 
 }  // namespace ahbm

@@ -8,6 +8,8 @@ namespace ahbm {
 class MeshNoc : public FlitNoc {
  public:
   MeshNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  // Two routers: the typical CUBE-to-CUBE distance of the default placement.
+  static NocEstimate estimate(const NocEstimateInput& in);
 };
 
 }  // namespace ahbm

@@ -64,17 +64,27 @@ void Noc::record_span(const std::string& component, const char* activity, const 
   if (ctx_.span_hook) ctx_.span_hook(component, activity, packet, start, end);
 }
 
-Json Noc::Completion::to_json() const {
-  return Json{{"packets", packets}, {"avg_ns", packets ? sum_ns / double(packets) : 0.0}, {"max_ns", max_ns}};
+void Noc::Completion::report(StatsNode& node) const {
+  node.set(NocStats::packets, packets);
+  node.set(NocStats::avg_ns, packets ? sum_ns / double(packets) : 0.0);
+  node.set(NocStats::max_ns, max_ns);
 }
 
-Json Noc::stats() const {
-  return Json{{"packets_sent", packets_sent_},
-              {"deliveries", deliveries_},
-              {"bytes_delivered", bytes_delivered_},
-              {"packets_in_flight", pending_.size()},
-              {"multicast_completion", multicast_.to_json()},
-              {"unicast_completion", unicast_.to_json()}};
+void Noc::report_stats(StatsNode& node) const {
+  node.set(NocStats::packets_sent, packets_sent_);
+  node.set(NocStats::deliveries, deliveries_);
+  node.set(NocStats::bytes_delivered, bytes_delivered_);
+  node.set(NocStats::packets_in_flight, uint64_t(pending_.size()));
+  multicast_.report(node.child(NocStats::multicast));
+  unicast_.report(node.child(NocStats::unicast));
+}
+
+NocEstimate default_noc_estimate(const NocEstimateInput& in) {
+  const double cycle = 1.0 / in.clock_ghz;  // ns
+  NocEstimate n;
+  n.latency_ns = 2.0 * (4 + 1) * cycle;
+  n.bandwidth_gbps = 64 / cycle;
+  return n;
 }
 
 NocRegistry NocRegistry::with_builtin_models() {

@@ -8,11 +8,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <systemc>
 
 #include "hw/common/json_reader.h"
+#include "hw/common/stats.h"
 #include "hw/common/timing.h"
 
 namespace ahbm {
@@ -51,6 +53,20 @@ struct NocLink {
 using NocSpanHook = std::function<void(const std::string& component, const char* activity, const NocPacket& packet,
                                        const sc_core::sc_time& start, const sc_core::sc_time& end)>;
 
+// Counters every NoC model reports (Noc::report_stats); models add their own.
+struct NocStats {
+  static constexpr stats::Sum<uint64_t> packets_sent{"packets_sent"};
+  static constexpr stats::Sum<uint64_t> deliveries{"deliveries"};  // one per destination
+  static constexpr stats::Sum<uint64_t> bytes_delivered{"bytes_delivered"};
+  static constexpr stats::Sum<uint64_t> packets_in_flight{"packets_in_flight"};  // at the end of the run
+  // Children "multicast_completion" and "unicast_completion": creation to last delivery.
+  static constexpr const char* multicast = "multicast_completion";
+  static constexpr const char* unicast = "unicast_completion";
+  static constexpr stats::Sum<uint64_t> packets{"packets"};
+  static constexpr stats::TimeMeanNs avg_ns{"avg_ns"};
+  static constexpr stats::Max<double> max_ns{"max_ns"};
+};
+
 // What a model is given when it is built.
 struct NocContext {
   Json params;                          // the model's own parameters (hw config noc.params)
@@ -63,7 +79,30 @@ struct NocContext {
   NocSpanHook span_hook;                // optional
 };
 
-class Noc : public sc_core::sc_module {
+// The network as an analytical model sees it (the policy cost model, runtime/policy/cost_model):
+// a transfer of B bytes between two endpoints takes about latency_ns + B / bandwidth_gbps.
+struct NocEstimate {
+  double latency_ns = 10;      // zero-load latency of a typical endpoint-to-endpoint transfer, serialisation excluded
+  double bandwidth_gbps = 0;   // bytes per ns one endpoint port can inject or eject (0 = unlimited)
+  double time_ns(uint64_t bytes) const { return latency_ns + (bandwidth_gbps > 0 ? double(bytes) / bandwidth_gbps : 0.0); }
+};
+
+// What a model's estimate is computed from: its parameters and the clock, without building it
+// (the cost model runs before a chip is elaborated and knows no endpoints).
+struct NocEstimateInput {
+  Json params;                          // hw config noc.params
+  double clock_ghz = 1.0;               // chip clock
+  std::string params_field = "noc.params";
+  std::string config_file = "hw config";
+};
+
+// The estimate of a model that does not provide one (docs/noc.md, "Adding a model"): the figures
+// of the default flit-level mesh between two CUBEs, 2 routers x (4 router + 1 link) cycles of
+// latency and one 64-byte flit per cycle per port. A model whose network differs should give its
+// own (a static estimate(), see noc_model below).
+NocEstimate default_noc_estimate(const NocEstimateInput& in);
+
+class Noc : public sc_core::sc_module, public StatsProvider {
  public:
   Noc(sc_core::sc_module_name name, const NocContext& ctx);
   void attach(int endpoint, NocClient* client);
@@ -73,9 +112,12 @@ class Noc : public sc_core::sc_module {
   // Accepts a packet at the current time. Non-blocking: stamps id and creation time, checks the
   // endpoints, then hands it to the model (inject), which queues it at the source.
   void send(NocPacket packet);
-  // Model statistics for summary.json. The base reports packets, deliveries, bytes and the
-  // creation-to-last-delivery time of multicast and unicast packets; models add their own.
-  virtual Json stats() const;
+  // Model statistics (summary.json "noc"). The base reports packets, deliveries, bytes and the
+  // creation-to-last-delivery time of multicast and unicast packets (NocStats); a model that
+  // overrides this calls the base first and adds its own counters.
+  void report_stats(StatsNode& node) const override;
+  // Packets sent and not yet delivered to every destination.
+  uint64_t packets_in_flight() const { return pending_.size(); }
   // Payload bytes one flit carries: traffic generators size packets with it. Models without
   // flits keep the default.
   virtual uint64_t flit_bytes() const { return 64; }
@@ -113,7 +155,7 @@ class Noc : public sc_core::sc_module {
   struct Completion {
     uint64_t packets = 0;
     double sum_ns = 0, max_ns = 0;
-    Json to_json() const;
+    void report(StatsNode& node) const;
   };
   NocContext ctx_;
   std::vector<NocClient*> clients_;
@@ -129,6 +171,10 @@ struct NocModelInfo {
   std::string name;
   std::string description;  // one line, shown by `ahbm-sim nocs`
   std::function<std::unique_ptr<Noc>(sc_core::sc_module_name, const NocContext&)> make;
+  // The model's own estimate for the cost model; empty = default_noc_estimate. Bad parameters it
+  // reads are InputErrors, as when the model is built.
+  std::function<NocEstimate(const NocEstimateInput&)> estimate;
+  NocEstimate estimate_for(const NocEstimateInput& in) const { return estimate ? estimate(in) : default_noc_estimate(in); }
 };
 
 // Models by name. An object, not a global: a program builds one (usually with_builtin_models())
@@ -147,12 +193,26 @@ class NocRegistry {
   std::vector<NocModelInfo> models_;
 };
 
-// Registry entry for a model class constructible as Model(name, ctx).
+namespace detail {
+template <class Model, class = void>
+struct HasNocEstimate : std::false_type {};
+template <class Model>
+struct HasNocEstimate<Model, std::void_t<decltype(NocEstimate{Model::estimate(std::declval<const NocEstimateInput&>())})>>
+    : std::true_type {};
+}  // namespace detail
+
+// Registry entry for a model class constructible as Model(name, ctx). When the class has
+// `static NocEstimate estimate(const NocEstimateInput&)`, the cost model asks it; otherwise the
+// entry has no estimate and default_noc_estimate applies.
 template <class Model>
 NocModelInfo noc_model(const std::string& name, const std::string& description) {
-  return {name, description, [](sc_core::sc_module_name n, const NocContext& c) -> std::unique_ptr<Noc> {
-            return std::make_unique<Model>(n, c);
-          }};
+  NocModelInfo info{name, description,
+                    [](sc_core::sc_module_name n, const NocContext& c) -> std::unique_ptr<Noc> {
+                      return std::make_unique<Model>(n, c);
+                    },
+                    {}};
+  if constexpr (detail::HasNocEstimate<Model>::value) info.estimate = &Model::estimate;
+  return info;
 }
 
 // The one list of models shipped with ahbm-sim (builtin_models.cpp).

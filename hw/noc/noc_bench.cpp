@@ -34,25 +34,59 @@ void check(bool ok, const std::string& option, const std::string& what) {
   if (!ok) throw InputError(option + ": " + what);
 }
 
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+const std::vector<std::string>& pattern_names() {
+  static const std::vector<std::string> names = {"uniform",  "transpose", "bitcomp",  "bitrev",  "shuffle",
+                                                 "tornado",  "neighbor",  "randperm", "hotspot", "multicast"};
+  return names;
+}
+
+// log2(n) when n is a power of two, else -1.
+int log2_exact(int n) {
+  int b = 0;
+  while ((1 << b) < n) ++b;
+  return (1 << b) == n ? b : -1;
+}
+
+double mean_packet_flits(const NocBenchOptions& o) {
+  if (o.packet_mix.empty()) return o.packet_flits;
+  double w = 0, f = 0;
+  for (const auto& [flits, weight] : o.packet_mix) w += weight, f += weight * flits;
+  return f / w;
+}
+
+// Packet probability per node per cycle (on average).
+double packet_probability(const NocBenchOptions& o) { return o.rate_in_packets ? o.rate : o.rate / mean_packet_flits(o); }
+
 // Creates the traffic, collects deliveries and samples the link counters at the window edges.
 class Harness : public sc_core::sc_module, public NocClient {
  public:
   struct Record {
     int64_t created;
     bool measured;
+    int flits;
   };
   Harness(sc_core::sc_module_name name, Noc& noc, const NocBenchOptions& o, uint64_t period)
-      : sc_core::sc_module(name), noc_(noc), o_(o), period_(period), rng_(o.seed) {
+      : sc_core::sc_module(name), noc_(noc), o_(o), period_(period), rng_(o.seed), fixed_(pattern_destinations(o)) {
     for (int e = 0; e < noc.endpoint_count(); ++e) noc.attach(e, this);
+    node_flits_.assign(size_t(o.nodes), 0);
     SC_HAS_PROCESS(Harness);
     SC_THREAD(generate);
     SC_THREAD(sample);
   }
 
-  void noc_receive(int, const NocPacket& p) override {
+  void noc_receive(int endpoint, const NocPacket& p) override {
     const int64_t cycle = int64_t((sc_core::sc_time_stamp().value() + period_ - 1) / period_);
-    if (cycle >= o_.warmup && cycle < o_.warmup + o_.cycles) window_flits_ += uint64_t(o_.packet_flits);
     const Record& r = records_[size_t(p.tag)];
+    if (cycle >= o_.warmup && cycle < o_.warmup + o_.cycles) {
+      window_flits_ += uint64_t(r.flits);
+      node_flits_[size_t(endpoint)] += uint64_t(r.flits);
+    }
     if (!r.measured) return;
     latencies_.push_back(double(cycle - r.created));
     const bool second_half = r.created >= o_.warmup + o_.cycles / 2;
@@ -65,7 +99,8 @@ class Harness : public sc_core::sc_module, public NocClient {
 
   std::vector<Record> records_;
   std::vector<double> latencies_;
-  uint64_t window_flits_ = 0, measured_packets_ = 0, measured_copies_ = 0, outstanding_ = 0;
+  std::vector<uint64_t> node_flits_;  // per node: flits accepted in the window
+  uint64_t window_flits_ = 0, measured_packets_ = 0, measured_flit_copies_ = 0, outstanding_ = 0;
   uint64_t hops_sum_ = 0, hops_known_ = 0;
   double half_sum_[2] = {0, 0};  // latency of packets created in the window's first / second half
   uint64_t half_count_[2] = {0, 0};
@@ -88,11 +123,8 @@ class Harness : public sc_core::sc_module, public NocClient {
       const int d = rng_.below(n - 1);
       return d >= src ? d + 1 : d;
     };
-    if (o_.traffic == "uniform") return {other()};
-    if (o_.traffic == "transpose") {
-      const int k = int(std::lround(std::sqrt(double(n))));
-      return {(src % k) * k + src / k};
-    }
+    if (o_.traffic == "uniform") return {o_.include_self ? rng_.below(n) : other()};
+    if (!fixed_.empty()) return {fixed_[size_t(src)]};
     if (o_.traffic == "hotspot") {
       if (src != o_.hotspot_node && rng_.uniform() < o_.hotspot_fraction) return {o_.hotspot_node};
       return {other()};
@@ -107,26 +139,51 @@ class Harness : public sc_core::sc_module, public NocClient {
     return pool;
   }
 
+  // A packet's size in flits: packet_flits, or drawn from the mix.
+  int packet_size() {
+    if (o_.packet_mix.empty()) return o_.packet_flits;
+    double x = rng_.uniform() * mix_weight_;
+    for (const auto& [flits, weight] : o_.packet_mix) {
+      if (x < weight) return flits;
+      x -= weight;
+    }
+    return o_.packet_mix.back().first;
+  }
+
+  // Whether node s creates a packet this cycle.
+  bool creates(int s, double p) {
+    if (!on_off_) return rng_.uniform() < p;
+    // on-off: move the node's Markov source, then try at the on-state rate.
+    char& on = on_[size_t(s)];
+    on = on ? rng_.uniform() >= o_.burst_beta : rng_.uniform() < o_.burst_alpha;
+    return on && rng_.uniform() < p * (o_.burst_alpha + o_.burst_beta) / o_.burst_alpha;
+  }
+
   void generate() {
-    const double p = o_.rate / o_.packet_flits;
+    const double p = packet_probability(o_);
     const int64_t end = o_.warmup + o_.cycles + o_.drain;
-    const uint64_t bytes = uint64_t(o_.packet_flits) * noc_.flit_bytes();
+    for (const auto& m : o_.packet_mix) mix_weight_ += m.second;
+    // On-off sources start in their stationary state (on with probability alpha / (alpha + beta)).
+    if (o_.injection == "on-off")
+      for (int s = 0; s < o_.nodes; ++s)
+        on_.push_back(rng_.uniform() < o_.burst_alpha / (o_.burst_alpha + o_.burst_beta));
     std::vector<NocPacket> batch;
     for (int64_t c = 0; c < end; ++c) {
       if (c == o_.warmup + o_.cycles) window_closed_ = true;
       const bool measured = c >= o_.warmup && c < o_.warmup + o_.cycles;
       batch.clear();
       for (int s = 0; s < o_.nodes; ++s) {
-        if (rng_.uniform() >= p) continue;
+        if (!creates(s, p)) continue;
         NocPacket pk;
         pk.src = s;
         pk.dsts = destinations(s);
-        pk.bytes = bytes;
+        const int flits = packet_size();
+        pk.bytes = uint64_t(flits) * noc_.flit_bytes();
         pk.tag = int(records_.size());
-        records_.push_back({c, measured});
+        records_.push_back({c, measured, flits});
         if (measured) {
           ++measured_packets_;
-          measured_copies_ += pk.dsts.size();
+          measured_flit_copies_ += pk.dsts.size() * uint64_t(flits);
           outstanding_ += pk.dsts.size();
         }
         batch.push_back(std::move(pk));
@@ -148,33 +205,86 @@ class Harness : public sc_core::sc_module, public NocClient {
   const NocBenchOptions& o_;
   uint64_t period_;
   Rng rng_;
+  std::vector<int> fixed_;  // deterministic patterns: destination per source
+  bool on_off_ = o_.injection == "on-off";
+  std::vector<char> on_;    // on-off injection: per node, in a burst
+  double mix_weight_ = 0;
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 }  // namespace
+
+std::vector<int> pattern_destinations(const NocBenchOptions& o) {
+  const int n = o.nodes;
+  const std::string& t = o.traffic;
+  std::vector<int> d;
+  if (t == "transpose") {
+    const int k = int(std::lround(std::sqrt(double(n))));
+    check(k * k == n, "--nodes " + std::to_string(n), "transpose traffic needs a square node count");
+    for (int s = 0; s < n; ++s) d.push_back((s % k) * k + s / k);
+  } else if (t == "bitcomp" || t == "bitrev" || t == "shuffle") {
+    const int b = log2_exact(n);
+    check(b >= 1, "--nodes " + std::to_string(n), t + " traffic needs a power-of-two node count");
+    for (int s = 0; s < n; ++s) {
+      int x = 0;
+      if (t == "bitcomp") x = ~s & (n - 1);                                          // d_i = not s_i
+      if (t == "shuffle") x = ((s << 1) | (s >> (b - 1))) & (n - 1);                 // d_i = s_(i-1 mod b)
+      if (t == "bitrev")
+        for (int i = 0; i < b; ++i) x |= ((s >> i) & 1) << (b - 1 - i);              // d_i = s_(b-1-i)
+      d.push_back(x);
+    }
+  } else if (t == "tornado" || t == "neighbor") {
+    // Radix-k digits: the k x k arrangement when n is a square, else one ring of n nodes.
+    const int r = int(std::lround(std::sqrt(double(n))));
+    const int k = r * r == n ? r : n, digits = r * r == n ? 2 : 1;
+    const int shift = t == "tornado" ? (k + 1) / 2 - 1 : 1;  // tornado: ceil(k/2) - 1
+    for (int s = 0; s < n; ++s) {
+      int x = 0, place = 1, rest = s;
+      for (int i = 0; i < digits; ++i, place *= k, rest /= k) x += ((rest % k + shift) % k) * place;
+      d.push_back(x);
+    }
+  } else if (t == "randperm") {
+    for (int s = 0; s < n; ++s) d.push_back(s);
+    Rng rng(o.perm_seed);
+    for (int i = n - 1; i > 0; --i) std::swap(d[size_t(i)], d[size_t(rng.below(i + 1))]);  // Fisher-Yates
+  }
+  return d;
+}
 
 NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions& in) {
   NocBenchOptions o = in;
   if (o.drain < 0) o.drain = o.cycles;
-  const std::vector<std::string> patterns = {"uniform", "transpose", "hotspot", "multicast"};
-  if (std::find(patterns.begin(), patterns.end(), o.traffic) == patterns.end())
-    throw InputError("--traffic " + o.traffic + ": unknown pattern (allowed: uniform, transpose, hotspot, multicast)");
+  const std::vector<std::string>& patterns = pattern_names();
+  if (std::find(patterns.begin(), patterns.end(), o.traffic) == patterns.end()) {
+    std::string list;
+    for (const auto& p : patterns) list += (list.empty() ? "" : ", ") + p;
+    throw InputError("--traffic " + o.traffic + ": unknown pattern (allowed: " + list + ")");
+  }
   check(o.nodes >= 2 && o.nodes <= 4096, "--nodes " + std::to_string(o.nodes), "must be in [2, 4096]");
-  check(o.rate > 0 && o.rate <= 1, "--rate " + fmt("%g", o.rate), "must be in (0, 1] flits/node/cycle");
+  check(o.rate > 0 && o.rate <= 1, "--rate " + fmt("%g", o.rate),
+        std::string("must be in (0, 1] ") + (o.rate_in_packets ? "packets" : "flits") + "/node/cycle");
   check(o.packet_flits >= 1 && o.packet_flits <= 4096, "--packet-flits " + std::to_string(o.packet_flits),
         "must be in [1, 4096]");
+  for (const auto& [flits, weight] : o.packet_mix) {
+    check(flits >= 1 && flits <= 4096, "--packet-mix " + std::to_string(flits), "packet sizes must be in [1, 4096] flits");
+    check(weight > 0 && std::isfinite(weight), "--packet-mix " + std::to_string(flits) + ":" + fmt("%g", weight),
+          "weights must be positive");
+  }
+  check(o.injection == "bernoulli" || o.injection == "on-off", "--injection " + o.injection,
+        "unknown process (allowed: bernoulli, on-off)");
+  if (o.injection == "on-off") {
+    check(o.burst_alpha > 0 && o.burst_alpha <= 1, "--burst-alpha " + fmt("%g", o.burst_alpha), "must be in (0, 1]");
+    check(o.burst_beta > 0 && o.burst_beta <= 1, "--burst-beta " + fmt("%g", o.burst_beta), "must be in (0, 1]");
+  }
+  {
+    const double p = packet_probability(o) * (o.injection == "on-off" ? (o.burst_alpha + o.burst_beta) / o.burst_alpha : 1.0);
+    check(p <= 1, "--rate " + fmt("%g", o.rate),
+          "needs a packet probability of " + fmt("%g", p) + " per cycle" +
+              (o.injection == "on-off" ? " in the on state" : "") + ", above 1 (lower the rate or raise the packet size)");
+  }
+  pattern_destinations(o);  // checks that the pattern fits the node count
   check(o.cycles >= 1 && o.cycles <= 100000000, "--cycles " + std::to_string(o.cycles), "must be in [1, 1e8]");
   check(o.warmup >= 0 && o.warmup <= 100000000, "--warmup " + std::to_string(o.warmup), "must be in [0, 1e8]");
   check(o.drain <= 100000000, "--drain " + std::to_string(o.drain), "must be at most 1e8");
-  if (o.traffic == "transpose") {
-    const int k = int(std::lround(std::sqrt(double(o.nodes))));
-    check(k * k == o.nodes, "--nodes " + std::to_string(o.nodes), "transpose traffic needs a square node count");
-  }
   if (o.traffic == "hotspot") {
     check(o.hotspot_node >= 0 && o.hotspot_node < o.nodes, "--hotspot-node " + std::to_string(o.hotspot_node),
           "must be a node in [0, " + std::to_string(o.nodes - 1) + "]");
@@ -211,7 +321,7 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
 
     const double node_cycles = double(o.nodes) * double(o.cycles);
     res.packets_measured = h.measured_packets_;
-    res.offered = double(h.measured_copies_) * o.packet_flits / node_cycles;
+    res.offered = double(h.measured_flit_copies_) / node_cycles;
     res.accepted = double(h.window_flits_) / node_cycles;
     res.deliveries_measured = h.latencies_.size();
     res.undelivered = h.outstanding_;
@@ -222,8 +332,19 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
       for (double l : lat) sum += l;
       res.avg_latency = sum / double(lat.size());
       std::sort(lat.begin(), lat.end());
-      res.p99_latency = lat[size_t(std::ceil(0.99 * double(lat.size()))) - 1];  // nearest rank
+      auto rank = [&](double q) { return lat[size_t(std::max(1.0, std::ceil(q * double(lat.size())))) - 1]; };  // nearest rank
+      res.p50_latency = rank(0.5);
+      res.p90_latency = rank(0.9);
+      res.p99_latency = rank(0.99);
+      res.p999_latency = rank(0.999);
+      res.max_latency = lat.back();
+      while (res.max_latency / double(res.histogram_bin) >= 64) res.histogram_bin *= 2;
+      res.histogram.assign(size_t(res.max_latency / double(res.histogram_bin)) + 1, 0);
+      for (double l : lat) ++res.histogram[size_t(l / double(res.histogram_bin))];
     }
+    for (uint64_t f : h.node_flits_) res.node_accepted.push_back(double(f) / double(o.cycles));
+    res.accepted_min = *std::min_element(res.node_accepted.begin(), res.node_accepted.end());
+    res.accepted_max = *std::max_element(res.node_accepted.begin(), res.node_accepted.end());
     if (h.hops_known_) res.avg_hops = double(h.hops_sum_) / double(h.hops_known_);
     // Latency of packets created late in the window vs early: above 1 when queues keep growing.
     if (h.half_count_[0] && h.half_count_[1])
@@ -239,46 +360,51 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
       const uint64_t before = i < h.at_start_.size() ? h.at_start_[i].flits : 0;
       const double u = double(h.at_end_[i].flits - before) / double(o.cycles);
       res.links.push_back({h.at_end_[i].name, h.at_end_[i].kind, u});
+      if (h.at_end_[i].kind == "inject") res.node_injected.push_back(u);  // one injection channel per node, in order
       if (have_links && h.at_end_[i].kind != "link") continue;
       res.max_link_utilisation = std::max(res.max_link_utilisation, u);
       sum += u;
       ++counted;
     }
     if (counted) res.avg_link_utilisation = sum / counted;
-    res.noc_stats = noc->stats();
+    noc->report_stats(res.noc_stats);
     unwind_threads();  // the traffic generators are still suspended: free what their stacks hold
   }
   return res;
 }
 
-Json NocBenchResult::to_json() const {
-  const NocBenchOptions& o = options;
-  Json links_j = Json::array();
-  for (const auto& l : links) links_j.push_back({{"name", l.name}, {"kind", l.kind}, {"utilisation", l.utilisation}});
-  return Json{{"noc", o.noc},
-              {"params", o.params},
-              {"traffic", o.traffic},
-              {"rate", o.rate},
-              {"packet_flits", o.packet_flits},
-              {"nodes", o.nodes},
-              {"cycles", o.cycles},
-              {"warmup", o.warmup},
-              {"drain", o.drain},
-              {"seed", o.seed},
-              {"offered_flits_per_node_cycle", offered},
-              {"accepted_flits_per_node_cycle", accepted},
-              {"avg_latency_cycles", avg_latency},
-              {"p99_latency_cycles", p99_latency},
-              {"avg_hops", avg_hops < 0 ? Json() : Json(avg_hops)},
-              {"packets_measured", packets_measured},
-              {"deliveries_measured", deliveries_measured},
-              {"undelivered", undelivered},
-              {"drained", drained},
-              {"latency_growth", latency_growth},
-              {"saturated", saturated},
-              {"end_cycle", end_cycle},
-              {"link_utilisation", {{"max", max_link_utilisation}, {"avg", avg_link_utilisation}, {"links", links_j}}},
-              {"noc_stats", noc_stats}};
+NocSaturation find_saturation(const NocRegistry& registry, const NocBenchOptions& options, double lo, double hi,
+                              double tolerance) {
+  check(lo > 0 && lo < hi && hi <= 1, "--saturation", "needs 0 < lo < hi <= 1");
+  check(tolerance > 0, "--saturation", "tolerance must be positive");
+  NocSaturation s;
+  NocBenchOptions o = options;
+  o.rate = lo;
+  s.at_rate = run_noc_bench(registry, o);
+  s.runs = 1;
+  check(!s.at_rate.saturated, "--saturation", "the network is already saturated at rate " + fmt("%g", lo));
+  s.rate = lo;
+  s.saturated_at = hi;
+  o.rate = hi;
+  NocBenchResult top = run_noc_bench(registry, o);
+  ++s.runs;
+  if (!top.saturated) {
+    s.rate = hi;
+    s.at_rate = std::move(top);
+    return s;
+  }
+  while (s.saturated_at - s.rate > tolerance) {
+    o.rate = (s.rate + s.saturated_at) / 2;
+    NocBenchResult r = run_noc_bench(registry, o);
+    ++s.runs;
+    if (r.saturated) {
+      s.saturated_at = o.rate;
+    } else {
+      s.rate = o.rate;
+      s.at_rate = std::move(r);
+    }
+  }
+  return s;
 }
 
 std::string NocBenchResult::line() const {

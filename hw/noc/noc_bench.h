@@ -1,10 +1,11 @@
 #pragma once
 // Standalone NoC testbench: synthetic traffic on any registered model, the standard metrics
-// (see docs/noc.md). Each node is one endpoint ("n0", "n1", ...) that creates packets of
-// `packet_flits` flits by Bernoulli trials, one per cycle, with probability rate / packet_flits,
-// so the offered load is `rate` flits per node per cycle. Packets created in the measurement
-// window [warmup, warmup + cycles) are measured; the run continues (injection included) until
-// they have all arrived or `drain` more cycles have passed, so it always stops.
+// (see docs/noc.md). Each node is one endpoint ("n0", "n1", ...) that creates packets by one
+// trial per cycle (Bernoulli, or on-off bursts), with a probability that makes the offered load
+// `rate` flits (or packets) per node per cycle; packet sizes are `packet_flits` or drawn from a
+// mix. Packets created in the measurement window [warmup, warmup + cycles) are measured; the run
+// continues (injection included) until they have all arrived or `drain` more cycles have passed,
+// so it always stops.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,9 +17,23 @@ namespace ahbm {
 struct NocBenchOptions {
   std::string noc = "mesh";
   Json params = Json::object();   // the model's parameters (as noc.params in a hw config)
-  std::string traffic = "uniform";  // uniform | transpose | hotspot | multicast
-  double rate = 0.1;                // offered flits per node per cycle, in (0, 1]
+  // uniform | transpose | bitcomp | bitrev | shuffle | tornado | neighbor | randperm | hotspot |
+  // multicast (docs/noc.md, "Traffic patterns")
+  std::string traffic = "uniform";
+  bool include_self = false;        // uniform: a node may send to itself
+  double rate = 0.1;                // offered load per node per cycle, in flits (or packets), in (0, 1]
+  bool rate_in_packets = false;     // rate counts packets, not flits (BookSim's injection_rate_uses_flits = 0)
   int packet_flits = 4;
+  // Packet-size mix: (flits, weight) pairs; a packet's size is drawn with probability weight /
+  // sum of weights. Empty: every packet is packet_flits.
+  std::vector<std::pair<int, double>> packet_mix;
+  // bernoulli: a packet with probability p every cycle. on-off: each node is a two-state Markov
+  // source (PPIN 24.2.2, as BookSim's): off -> on with probability burst_alpha per cycle, on -> off
+  // with burst_beta; while on it creates a packet with probability p (alpha + beta) / alpha, so
+  // the average stays p.
+  std::string injection = "bernoulli";
+  double burst_alpha = 0.5, burst_beta = 0.5;
+  uint64_t perm_seed = 1;  // randperm: seed of the fixed random permutation
   int64_t cycles = 10000;  // measurement window
   int64_t warmup = 1000;
   int64_t drain = -1;      // cycles allowed after the window for measured packets; -1 = `cycles`
@@ -34,6 +49,15 @@ struct NocBenchResult {
   double offered = 0;   // flits per node per cycle created in the window (x destinations)
   double accepted = 0;  // flits per node per cycle delivered in the window (per destination)
   double avg_latency = 0, p99_latency = 0;  // cycles, creation to tail arrival, per delivery
+  double p50_latency = 0, p90_latency = 0, p999_latency = 0, max_latency = 0;  // nearest rank
+  // Latency histogram: counts[i] deliveries with latency in [i * bin, (i + 1) * bin) cycles; bin
+  // is the smallest power of two that keeps the bins at most 64.
+  int64_t histogram_bin = 1;
+  std::vector<uint64_t> histogram;
+  // Fairness: flits accepted per node per cycle in the window (as destination), lowest and highest
+  // node, and each node's injected and accepted flits per cycle.
+  double accepted_min = 0, accepted_max = 0;
+  std::vector<double> node_injected, node_accepted;
   double avg_hops = -1;                     // routers traversed per delivery; -1: model has no routers
   uint64_t packets_measured = 0, deliveries_measured = 0, undelivered = 0;
   bool drained = false;        // every measured packet arrived within the drain allowance
@@ -47,14 +71,31 @@ struct NocBenchResult {
   };
   std::vector<Link> links;
   double max_link_utilisation = 0, avg_link_utilisation = 0;  // over router-to-router links (all channels if none)
-  Json noc_stats;
+  StatsNode noc_stats;  // the model's counters (Noc::report_stats); JSON: runtime/report/noc_bench_json.h
 
-  Json to_json() const;
   std::string line() const;  // one readable line
 };
 
+// The destination of every source under a deterministic pattern (transpose, bitcomp, bitrev,
+// shuffle, tornado, neighbor, randperm), or an empty vector for random patterns. Digit patterns
+// (tornado, neighbor) see the nodes as a k x k arrangement when the count is a square, else as
+// one ring of k = nodes. Throws InputError when the pattern does not fit the node count.
+std::vector<int> pattern_destinations(const NocBenchOptions& options);
+
 // Throws InputError naming the option for bad options or model parameters.
 NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions& options);
+
+// Saturation search: bisection on the rate between `lo` (not saturated) and `hi` until the
+// bracket is narrower than `tolerance`; returns the highest rate found not saturated (and the
+// run there). The run at `lo` must not be saturated.
+struct NocSaturation {
+  double rate = 0;         // highest rate not saturated
+  double saturated_at = 0; // lowest rate found saturated (hi when none)
+  NocBenchResult at_rate;  // the run at `rate`
+  int runs = 0;
+};
+NocSaturation find_saturation(const NocRegistry& registry, const NocBenchOptions& options, double lo = 0.01,
+                              double hi = 1.0, double tolerance = 0.01);
 // A latency-vs-load table, one row per result.
 std::string noc_bench_table(const std::vector<NocBenchResult>& results);
 

@@ -2,6 +2,8 @@
 
 namespace ahbm {
 
+NocEstimate RingNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
 RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   const int N = int(r.integer("nodes", std::max(2, endpoint_count()), 2, 1024));
@@ -31,9 +33,11 @@ RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
       // Shortest direction; a tie goes clockwise. Every router on a route sees the same choice.
       if (cw != 0) t.route[size_t(i)][e] = 2 * cw <= N ? 2 * i : 2 * i + 1;
     }
-  Json placement = Json::object();
-  for (size_t e = 0; e < node.size(); ++e) placement[ctx.endpoints[e]] = node[e];
-  build(std::move(t), p, Json{{"nodes", N}, {"placement", placement}});
+  StatsNode topology;
+  topology.set(stats::Sum<int64_t>{"nodes"}, N);  // summed over steps, as before typed statistics
+  StatsNode& placement = topology.child("placement");
+  for (size_t e = 0; e < node.size(); ++e) placement.set(stats::Label<int64_t>{ctx.endpoints[e].c_str()}, node[e]);
+  build(std::move(t), p, std::move(topology));
 }
 
 }  // namespace ahbm

@@ -10,6 +10,8 @@ namespace ahbm {
 class RingNoc : public FlitNoc {
  public:
   RingNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  // Two routers: the typical CUBE-to-CUBE distance of the default placement.
+  static NocEstimate estimate(const NocEstimateInput& in);
 };
 
 }  // namespace ahbm

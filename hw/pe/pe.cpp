@@ -1,8 +1,11 @@
 #include "hw/pe/pe.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "hw/common/component.h"
+#include "hw/common/engines.h"
+#include "hw/common/tlm_payload.h"
 
 namespace ahbm {
 
@@ -24,6 +27,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
   slots_.resize(size_t(sh.cfg.pe.dma.buffers));
   sh.waits.add(path, [this] { return describe_wait(); });
+  hbm.register_invalidate_direct_mem_ptr(this, &Pe::invalidate_dmi);
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
@@ -80,12 +84,32 @@ unsigned char* Pe::own_slot(int slot, const AttentionJob& job) {
   return s.owned.data();
 }
 
-const unsigned char* Pe::direct_read(tlm::tlm_generic_payload& trans, uint64_t len) {
-  tlm::tlm_dmi dmi;
-  if (!hbm->get_direct_mem_ptr(trans, dmi) || !dmi.is_read_allowed()) return nullptr;
-  const uint64_t addr = trans.get_address();
-  if (addr < dmi.get_start_address() || addr + len - 1 > dmi.get_end_address()) return nullptr;
-  return dmi.get_dmi_ptr() + (addr - dmi.get_start_address());
+const unsigned char* Pe::direct_read(uint64_t addr, uint64_t len) {
+  // DMI is asked for once per stored extent and cached until the slice invalidates it.
+  auto covering = [&](const tlm::tlm_dmi& d) { return addr >= d.get_start_address() && addr <= d.get_end_address(); };
+  auto it = std::find_if(dmi_.begin(), dmi_.end(), covering);
+  if (it == dmi_.end()) {
+    tlm::tlm_generic_payload req;
+    req.set_command(tlm::TLM_READ_COMMAND);
+    req.set_address(addr);
+    tlm::tlm_dmi dmi;
+    if (!hbm->get_direct_mem_ptr(req, dmi) || !dmi.is_read_allowed() || !covering(dmi)) return nullptr;
+    dmi_.push_back(dmi);
+    it = dmi_.end() - 1;
+  }
+  if (addr + len - 1 > it->get_end_address()) return nullptr;  // the burst leaves the extent: copy it
+  return it->get_dmi_ptr() + (addr - it->get_start_address());
+}
+
+void Pe::invalidate_dmi(sc_dt::uint64 first, sc_dt::uint64 last) {
+  dmi_.erase(std::remove_if(dmi_.begin(), dmi_.end(),
+                            [&](const tlm::tlm_dmi& d) { return d.get_start_address() <= last && d.get_end_address() >= first; }),
+             dmi_.end());
+}
+
+unsigned char* Pe::scratch(uint64_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
 }
 
 void Pe::fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job) {
@@ -104,8 +128,25 @@ void Pe::remote_response(KvMessagePtr m) { responses_.push(std::move(m)); }
 
 void Pe::remap_arrived(const KvMessage& m) {
   const AttentionJob& job = sh_.jobs[size_t(m.job)];
+  const uint64_t row = kv_row_bytes(job);
   const uint64_t h = replica_offset_tokens(job, pe_, m.src_pe, m.first);
-  const sc_core::sc_time done = kv->write_kv(m.job, pe_, h, m.data ? m.data->data() : nullptr, m.count);
+  const uint64_t held = pe_held_tokens(job, pe_);
+  const uint64_t base = kv->kv_base(pe_, m.job);
+  const uint64_t n = uint64_t(m.count) * row;
+  // The copy arrives over the NoC and is written through the PE's port into its slice.
+  unsigned char* k = m.data ? const_cast<unsigned char*>(m.data->data()) : scratch(2 * n);  // WRITE: read only
+  sc_core::sc_time done = sc_core::SC_ZERO_TIME;
+  for (int half = 0; half < 2; ++half) {
+    tlm::tlm_generic_payload w;
+    unsigned char no_bytes;
+    set_payload(w, tlm::TLM_WRITE_COMMAND, base + (half ? held + h : h) * row, k + half * n, n);
+    if (!m.data) set_timing_only(w, no_bytes);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    hbm->b_transport(w, d);
+    if (w.is_response_error())
+      SC_REPORT_FATAL("ahbm/pe", ("remapped KV copy outside the slice of " + std::string(name())).c_str());
+    done = std::max(done, d);
+  }
   remap_done_at_ = std::max(remap_done_at_, sc_core::sc_time_stamp() + done);
   remap_received_[m.job] += m.wire_bytes(job);
   remap_progress_.notify(sc_core::SC_ZERO_TIME);
@@ -171,25 +212,21 @@ void Pe::dma_tiles() {
           const uint64_t held = pe_held_tokens(job, pe_);
           const uint64_t base = kv->kv_base(pe_, t.job);
           sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
-          auto burst = [&](tlm::tlm_generic_payload& tr, uint64_t addr, unsigned char* dst) {
-            tr.set_command(tlm::TLM_READ_COMMAND);
-            tr.set_address(addr);
-            tr.set_data_ptr(dst);
-            tr.set_data_length(unsigned(bytes));
-            tr.set_streaming_width(unsigned(bytes));
-            tr.set_byte_enable_ptr(nullptr);
-            tr.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-          };
-          // Values: read in place through DMI when the slice grants it, else copied by the burst.
+          const uint64_t k_addr = base + h * row_bytes, v_addr = base + (held + h) * row_bytes;
+          // Values: read in place through (cached) DMI when the slice grants it, and the bursts
+          // only book the slice (timing-only transfers into scratch); else copied by the bursts.
+          // Runs without values: timing-only bursts.
           Slot& s = slots_[size_t(slot)];
-          burst(k_trans, base + h * row_bytes, nullptr);
-          burst(v_trans, base + (held + h) * row_bytes, nullptr);
-          s.k = job.values ? direct_read(k_trans, bytes) : nullptr;
-          s.v = job.values ? direct_read(v_trans, bytes) : nullptr;
-          if (job.values && (!s.k || !s.v)) {
-            unsigned char* copy_to = own_slot(slot, job);
-            k_trans.set_data_ptr(copy_to);
-            v_trans.set_data_ptr(copy_to + size_t(kv_tile) * row_bytes);
+          s.k = job.values ? direct_read(k_addr, bytes) : nullptr;
+          s.v = job.values ? direct_read(v_addr, bytes) : nullptr;
+          const bool copy = job.values && (!s.k || !s.v);
+          unsigned char* to = copy ? own_slot(slot, job) : scratch(2 * bytes);
+          unsigned char no_bytes;
+          set_payload(k_trans, tlm::TLM_READ_COMMAND, k_addr, to, bytes);
+          set_payload(v_trans, tlm::TLM_READ_COMMAND, v_addr, to + (copy ? size_t(kv_tile) * row_bytes : bytes), bytes);
+          if (!copy) {
+            set_timing_only(k_trans, no_bytes);
+            set_timing_only(v_trans, no_bytes);
           }
           hbm->b_transport(k_trans, dk);
           hbm->b_transport(v_trans, dv);
@@ -287,9 +324,9 @@ void Pe::compute_tiles() {
       const Block blk = full_slots_.pop();
       compute_wait_.clear();
       const int n = blk.n;
-      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d), t, 0, &gemm_busy_);
+      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d, job.dtype), t, 0, &gemm_busy_);
       busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
-      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n), t, 0, &gemm_busy_);
+      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n, job.dtype), t, 0, &gemm_busy_);
       macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
       gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
       if (acc) {
@@ -323,6 +360,16 @@ std::string Pe::describe_wait() const {
   if (compute_wait_.what) out += "; compute waits for " + compute_wait_.str();
   if (dma_wait_.what) out += "; DMA waits for " + dma_wait_.str();
   return out;
+}
+
+void Pe::report_stats(StatsNode& node) const {
+  node.component = sh_.spans.name(component_);
+  node.set(PeStats::gemm_busy, to_ns(gemm_busy_));
+  node.set(PeStats::vector_busy, to_ns(vector_busy_));
+  node.set(PeStats::dma_busy, to_ns(dma_busy_));
+  node.set(PeStats::macs, macs_);
+  node.set(PeStats::gemm_tiles, gemm_tiles_);
+  node.set(PeStats::remote_kv_bytes, remote_bytes_);
 }
 
 }  // namespace ahbm

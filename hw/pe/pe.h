@@ -24,6 +24,7 @@
 #include "hw/common/interfaces.h"
 #include "hw/common/kv_traffic.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -31,8 +32,19 @@ namespace ahbm {
 // Activity codes of the PE's `activity` signal (docs/waveforms in docs/model.md).
 enum class PeActivity : uint64_t { idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5 };
 
-class Pe : public sc_core::sc_module, public KvEndpoint {
+// Counters of a PE (Pe::report_stats); its HBM slice adds its own to the same node.
+struct PeStats {
+  static constexpr stats::BusyNs gemm_busy{"gemm_busy_ns"};
+  static constexpr stats::BusyNs vector_busy{"vector_busy_ns"};
+  static constexpr stats::BusyNs dma_busy{"dma_busy_ns"};
+  static constexpr stats::Sum<uint64_t> macs{"macs"};
+  static constexpr stats::Sum<uint64_t> gemm_tiles{"gemm_tiles"};
+  static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes"};  // KV read from other PEs (B2)
+};
+
+class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   tlm_utils::simple_initiator_socket<Pe> hbm;   // its HBM slice
   sc_core::sc_port<QTileSource> q_in;           // its CUBE's Q buffer
   sc_core::sc_port<StateSink> state_out;        // its CUBE's reducer
@@ -78,9 +90,13 @@ class Pe : public sc_core::sc_module, public KvEndpoint {
             sc_core::sc_time* account);
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
   void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
-  // A read-only pointer to the `len` bytes `trans` addresses, when the slice grants DMI over all
-  // of them; else null.
-  const unsigned char* direct_read(tlm::tlm_generic_payload& trans, uint64_t len);
+  // A read-only pointer to the `len` bytes at `addr` of the slice, when a DMI grant (cached, or
+  // asked for now) covers all of them; else null.
+  const unsigned char* direct_read(uint64_t addr, uint64_t len);
+  // The slice re-mapped [first, last]: drops the cached grants that overlap it.
+  void invalidate_dmi(sc_dt::uint64 first, sc_dt::uint64 last);
+  // A buffer of at least `bytes` for timing-only transfers (never read).
+  unsigned char* scratch(uint64_t bytes);
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
@@ -103,6 +119,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint {
   // Points the slot at its own buffer (allocated on first use) and returns it for filling.
   unsigned char* own_slot(int slot, const AttentionJob& job);
   std::vector<Slot> slots_;
+  std::vector<tlm::tlm_dmi> dmi_;          // DMI grants of the slice, until invalidated
+  std::vector<unsigned char> scratch_;     // data buffer of timing-only transfers
   TimedQueue<int> free_slots_;
   TimedQueue<Block> full_slots_;
   TimedQueue<KvMessagePtr> responses_;

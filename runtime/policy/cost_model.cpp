@@ -24,22 +24,13 @@ Json PolicyDecision::to_json() const {
   return Json{{"chosen", policy_name(chosen)}, {"automatic", automatic}, {"estimates", e}, {"unavailable", unavailable}};
 }
 
-NocEstimate noc_estimate(const HwConfig& hw) {
-  NocEstimate n;
-  const Json& p = hw.noc.params;
-  auto num = [&](const char* k, double dflt) { return p.contains(k) && p[k].is_number() ? p[k].get<double>() : dflt; };
-  const double cycle = 1.0 / hw.clock_ghz;
-  if (hw.noc.model == "ideal") {
-    n.latency_ns = num("latency_ns", 10.0);
-  } else {
-    // Flit-level models (docs/noc.md): T0 = H (router + link) + (F - 1) cycles; one flit per
-    // cycle per channel. H = 2 routers is the typical CUBE-to-CUBE distance of the default
-    // placement (1 for the crossbar).
-    const double hops = hw.noc.model == "crossbar" ? 1.0 : 2.0;
-    n.latency_ns = hops * (num("router_cycles", hw.noc.model == "crossbar" ? 2 : 4) + num("link_cycles", 1)) * cycle;
-    n.bandwidth_gbps = num("flit_bytes", 64) / cycle;
-  }
-  return n;
+NocEstimate noc_estimate(const HwConfig& hw, const NocRegistry* nocs, const std::string& hw_file) {
+  NocEstimateInput in;
+  in.params = hw.noc.params;
+  in.clock_ghz = hw.clock_ghz;
+  in.config_file = hw_file;
+  if (nocs) return nocs->get(hw.noc.model, hw_file).estimate_for(in);
+  return NocRegistry::with_builtin_models().get(hw.noc.model, hw_file).estimate_for(in);
 }
 
 namespace {
@@ -48,13 +39,13 @@ struct Model {
   const HwConfig& hw;
   NocEstimate noc;
   double cyc;
-  explicit Model(const HwConfig& h) : hw(h), noc(noc_estimate(h)), cyc(1.0 / h.clock_ghz) {}
+  Model(const HwConfig& h, const NocEstimate& n) : hw(h), noc(n), cyc(1.0 / h.clock_ghz) {}
 
-  double comp_ns(int rows, int n, int d) const {
+  double comp_ns(int rows, int n, int d, DType t) const {
     const auto& pe = hw.pe;
-    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d)) +
+    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d), t) +
                   softmax_cycles(pe.vector, uint64_t(rows), uint64_t(n), uint64_t(d)) +
-                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n))) * cyc;
+                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n), t)) * cyc;
   }
   // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
   double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + to_ns(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
@@ -273,14 +264,14 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
         for (const KvShard& s : job.shards)
           for (int f = 0; f < s.tokens; f += kv_tile) {
             const int n = std::min(kv_tile, s.tokens - f);
-            blocks.push_back({m.comp_ns(R, n, d), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
+            blocks.push_back({m.comp_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
           }
       } else {
         for (const KvSegment& s : pe_segments(job, p))
           for (int f = 0; f < s.count; f += kv_tile) {
             const int n = std::min(kv_tile, s.count - f);
             const uint64_t b = 2 * uint64_t(n) * row;
-            blocks.push_back({m.comp_ns(R, n, d), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+            blocks.push_back({m.comp_ns(R, n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
           }
       }
       double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
@@ -363,7 +354,12 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
 }  // namespace
 
 PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p) {
-  const Model m(hw);
+  return estimate_policy(jobs, hw, p, noc_estimate(hw));
+}
+
+PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p,
+                               const NocEstimate& noc) {
+  const Model m(hw, noc);
   std::vector<double> host_free(1, 0.0);
   PolicyEstimate best;
   best.policy = p;
@@ -386,6 +382,11 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
 }
 
 PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw, const std::string& requested) {
+  return decide_policy(a_jobs, hw, requested, noc_estimate(hw));
+}
+
+PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw, const std::string& requested,
+                             const NocEstimate& noc) {
   PolicyDecision d;
   d.automatic = requested == "auto";
   const Policy want = d.automatic ? Policy::A : parse_policy(requested);
@@ -400,7 +401,7 @@ PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwCo
                                               x.chosen = p;
                                               return x;
                                             }()),
-                                            hw, p));
+                                            hw, p, noc));
     } catch (const InputError& e) {
       if (!d.automatic && p == want) throw;
       d.unavailable.push_back(policy_name(p) + ": " + e.what());

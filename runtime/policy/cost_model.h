@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip/simulate.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
 #include "hw/common/json_reader.h"
@@ -31,17 +32,16 @@ struct PolicyEstimate {
   Json to_json() const;
 };
 
-// The NoC as the cost model sees it: zero-load latency and per-channel bandwidth (0 = unlimited)
-// from noc.model / noc.params.
-struct NocEstimate {
-  double latency_ns = 10;
-  double bandwidth_gbps = 0;
-  double time_ns(uint64_t bytes) const { return latency_ns + (bandwidth_gbps > 0 ? double(bytes) / bandwidth_gbps : 0.0); }
-};
-NocEstimate noc_estimate(const HwConfig& hw);
+// The NoC as the cost model sees it (zero-load latency, per-port bandwidth): the estimate of the
+// model hw.noc.model names, asked of its registry entry (NocModelInfo::estimate_for; a model that
+// gives none gets default_noc_estimate). `nocs` null: the built-in models. An unknown model or a
+// bad parameter is an InputError naming `hw_file`, as when the chip is built.
+NocEstimate noc_estimate(const HwConfig& hw, const NocRegistry* nocs = nullptr, const std::string& hw_file = "hw config");
 
 // Estimate for jobs already laid out for `p` (apply_policy); several jobs = several KV heads
-// running at once on their groups (the step ends with the last).
+// running at once on their groups (the step ends with the last). Without `noc`: noc_estimate(hw).
+PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p,
+                               const NocEstimate& noc);
 PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p);
 
 struct PolicyDecision {
@@ -54,7 +54,9 @@ struct PolicyDecision {
 
 // Estimates every policy for the Policy-A jobs and picks the lowest (`requested` = "auto") or
 // records the requested one. Throws InputError for an unknown name or a requested policy that
-// cannot run.
+// cannot run. Without `noc`: noc_estimate(hw).
+PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
+                             const std::string& requested, const NocEstimate& noc);
 PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
                              const std::string& requested);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "hw/chip/chip_stats.h"
+
 namespace ahbm {
 
 double gemm_intensity(double m, double k, double n, double elem_bytes) {
@@ -42,7 +44,7 @@ Json point(const Roofline& r, double macs, double bytes, double seconds) {
 
 }  // namespace
 
-Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const Json& stats, double total_ns) {
+Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const StatsNode& stats, double total_ns) {
   // Per phase: the MACs and HBM bytes of the groups that ran jobs of that phase.
   std::map<std::string, std::vector<int>> groups_of_phase;
   for (const auto& j : jobs) groups_of_phase[j.phase].push_back(j.group);
@@ -54,18 +56,20 @@ Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs,
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
     Json per_group = Json::array();
     double worst_pe_macs = 0, worst_pe_bytes = 0;
-    for (const auto& g : stats["groups"]) {
-      if (std::find(groups.begin(), groups.end(), g["group"].get<int>()) == groups.end()) continue;
+    for (const int g : groups) {
       double macs = 0, bytes = 0;
-      for (const auto& c : g["cubes"])
-        for (const auto& p : c["pes"]) {
-          const double m = p["macs"].get<double>(), b = p["hbm_bytes_read"].get<double>();
-          macs += m;
-          bytes += b;
-          if (m > worst_pe_macs) worst_pe_macs = m, worst_pe_bytes = b;
-        }
+      bool ran = false;
+      for_each_pe(stats, [&](int group, const StatsNode& pe) {
+        if (group != g) return;
+        ran = true;
+        const double m = double(pe.get(PeStats::macs)), b = double(pe.get(HbmSliceStats::bytes_read));
+        macs += m;
+        bytes += b;
+        if (m > worst_pe_macs) worst_pe_macs = m, worst_pe_bytes = b;
+      });
+      if (!ran) continue;  // a group without a node in the tree (not simulated)
       Json gj = point(grp, macs, bytes, seconds);
-      gj["group"] = g["group"];
+      gj["group"] = g;
       per_group.push_back(gj);
     }
     phases[phase] = {{"per_pe_busiest", point(pe, worst_pe_macs, worst_pe_bytes, seconds)}, {"per_group", per_group}};

@@ -10,6 +10,7 @@
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
 #include "hw/common/json_reader.h"
+#include "hw/common/stats.h"
 
 namespace ahbm {
 
@@ -32,6 +33,6 @@ Roofline group_roofline(const HwConfig& hw);
 // Roofline of the step per phase (job phase), per PE and per group, from the simulated MACs,
 // HBM bytes and time (summary.json "roofline"). `stats` is SimResult::stats, `total_ns` the
 // step's simulated time.
-Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const Json& stats, double total_ns);
+Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const StatsNode& stats, double total_ns);
 
 }  // namespace ahbm

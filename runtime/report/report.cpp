@@ -23,7 +23,7 @@ void write_report_files(const std::string& dir, const RunOutput& run, const RunO
   std::ofstream s(dir + "/stats.json");
   const Json& summary = run.summary;
   const Json hw = summary.contains("config") ? summary["config"].value("hw", Json::object()) : Json::object();
-  s << module_stats(*run.sim.spans, summary.value("stats", Json::object()), hw, run.sim.end_ns).dump(2) << '\n';
+  s << module_stats(*run.sim.spans, run.sim.stats, hw, run.sim.end_ns).dump(2) << '\n';
   s.close();
   if (!s) throw std::runtime_error("cannot write stats.json");
 }

@@ -5,41 +5,26 @@
 #include <map>
 #include <vector>
 
+#include "hw/chip/chip_stats.h"
 #include "runtime/report/latency.h"
+#include "runtime/report/stats_tree.h"
 
 namespace ahbm::report {
 
 namespace {
 
-// Counters of Chip::stats(), keyed by the component names the span recorder uses. Tolerant of
-// missing fields so a richer or leaner chip statistics tree never breaks the report.
-std::map<std::string, Json> chip_counters(const Json& chip, const Json& hw) {
-  std::map<std::string, Json> out;
-  if (!chip.is_object() || !chip.contains("groups")) return out;
-  const uint64_t qcap = hw.is_object() ? hw.value("/cube/q_buffer/bytes"_json_pointer, uint64_t(0)) : 0;
-  for (const Json& g : chip["groups"]) {
-    const std::string gp = "group" + std::to_string(g.value("group", 0));
-    const Json cubes = g.value("cubes", Json::array());
-    for (size_t c = 0; c < cubes.size(); ++c) {
-      const std::string cp = gp + ".cube" + std::to_string(c);
-      const Json& cj = cubes[c];
-      Json& qb = out[cp + ".q_buffer"];
-      Json& red = out[cp + ".reducer"];
-      for (const auto& [k, v] : cj.items()) {
-        if (k.rfind("q_buffer_", 0) == 0) qb[k.substr(9)] = v;
-        else if (k.rfind("reducer_", 0) == 0) red[k.substr(8)] = v;
-      }
-      if (qb.contains("high_water_bytes") && qcap > 0) {
-        qb["capacity_bytes"] = qcap;
-        qb["high_water_fraction"] = qb["high_water_bytes"].get<double>() / double(qcap);
-      }
-      const Json pes = cj.value("pes", Json::array());
-      for (size_t p = 0; p < pes.size(); ++p) out[cp + ".pe" + std::to_string(p)] = pes[p];
+// Counters of every tree node that reports a span-recorder component, by component name. The
+// Q buffer's are completed with its capacity and the high-water mark as a fraction of it.
+void component_counters(const StatsNode& node, uint64_t q_capacity, std::map<std::string, Json>& out) {
+  if (!node.component.empty()) {
+    Json c = stats_json(node);
+    if (node.has(QBufferStats::high_water) && q_capacity > 0) {
+      c["capacity_bytes"] = q_capacity;
+      c["high_water_fraction"] = double(node.get(QBufferStats::high_water)) / double(q_capacity);
     }
-    for (const Json& l : g.value("links", Json::array()))
-      out[gp + ".link.cube" + std::to_string(l.value("from", 0)) + "_to_cube" + std::to_string(l.value("to", 0))] = l;
+    out[node.component] = std::move(c);
   }
-  return out;
+  for (const StatsNode& child : node.children()) component_counters(child, q_capacity, out);
 }
 
 // Length of the union of [start, end) intervals.
@@ -61,7 +46,7 @@ double covered_ns(std::vector<std::pair<double, double>> iv) {
 
 }  // namespace
 
-Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json& hw, double total_ns) {
+Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& hw, double total_ns) {
   const double ghz = hw.is_object() ? hw.value("clock_ghz", 1.0) : 1.0;
   struct Acc {
     double busy = 0;
@@ -96,7 +81,9 @@ Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json&
                    {"spans", x.count},
                    {"activities", x.acts}};
   }
-  for (auto& [name, counters] : chip_counters(chip_stats, hw)) {
+  std::map<std::string, Json> counters_of;
+  component_counters(chip, hw.is_object() ? hw.value("/cube/q_buffer/bytes"_json_pointer, uint64_t(0)) : 0, counters_of);
+  for (auto& [name, counters] : counters_of) {
     if (!comps.contains(name))
       comps[name] = {{"busy_ns", 0.0}, {"busy_cycles", 0}, {"occupied_ns", 0.0}, {"utilisation", 0.0},
                      {"bytes", 0}, {"spans", 0}, {"activities", Json::object()}};
@@ -105,8 +92,8 @@ Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json&
   return Json{{"total_ns", total_ns},
               {"clock_ghz", ghz},
               {"components", comps},
-              {"noc", chip_stats.is_object() ? chip_stats.value("noc", Json::object()) : Json::object()},
-              {"chip", chip_stats}};
+              {"noc", chip.find(ChipStats::noc) ? stats_json(chip.at(ChipStats::noc)) : Json::object()},
+              {"chip", stats_json(chip)}};
 }
 
 }  // namespace ahbm::report

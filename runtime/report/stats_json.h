@@ -11,10 +11,13 @@
 
 #include "hw/common/json_reader.h"
 #include "hw/common/span_recorder.h"
+#include "hw/common/stats.h"
 
 namespace ahbm::report {
 
-// `chip_stats` is summary["stats"] (Chip::stats()); `hw` the resolved hardware config JSON.
-Json module_stats(const SpanRecorder& spans, const Json& chip_stats, const Json& hw, double total_ns);
+// `chip` is the run's statistics tree (SimResult::stats); `hw` the resolved hardware config JSON.
+// A tree node that names a span-recorder component (StatsNode::component) gives that
+// component its "counters".
+Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& hw, double total_ns);
 
 }  // namespace ahbm::report

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (clang) and runs them within a time budget.
 #   usage: testbench/fuzz/run.sh [SECONDS=60]      (SECONDS shared by the two harnesses)
-# Seeds: traces/*.json (scenarios), hw/configs/*.json (hardware configs) and testbench/fuzz/corpus/.
+# Seeds: traces/*.json (scenarios), hw/configs/*.json (hardware configs, default.json sets every
+# parameter) and testbench/fuzz/corpus/ (a unit test checks that the seeds cover every parameter).
 # Inputs that once crashed a parser live in testbench/fuzz/regressions/ and are replayed first
 # (the unit tests replay them too). A crash leaves its input in $build/artifacts/ and fails here:
 # add that file to testbench/fuzz/regressions/<hw|scenario>/ once fixed.
@@ -16,6 +17,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory >&2
 mkdir -p "$build/artifacts"
+# The dictionary: json.dict plus every hardware-config key of the generated schema.
+/usr/bin/python3 "$root/testbench/fuzz/dict_from_schema.py" "$root" >"$build/json.dict"
 
 fuzz() {  # harness, regression folder, seed folders...
   local harness=$1 regressions=$2
@@ -34,7 +37,7 @@ fuzz() {  # harness, regression folder, seed folders...
   fi
   echo "== $harness: fuzzing for ${per} s" >&2
   "$build/$harness" "$corpus" "${seeds[@]}" -max_total_time="$per" -max_len=4096 -timeout=10 \
-    -rss_limit_mb=2048 -dict="$root/testbench/fuzz/json.dict" -artifact_prefix="$build/artifacts/" \
+    -rss_limit_mb=2048 -dict="$build/json.dict" -artifact_prefix="$build/artifacts/" \
     -print_final_stats=1 >"$build/$harness.log" 2>&1 || {
     tail -40 "$build/$harness.log" >&2
     echo "fuzz: $harness found a failure; input saved in $build/artifacts/" >&2

@@ -56,14 +56,14 @@ TEST(GemmEngine, CyclesFollowTileClosedForm) {
   const GemmConfig sq = shape(16, 16, 16, 16, 32);
   // Aligned: 160x256x128 = 10 * 16 * 8 = 1280 tiles.
   EXPECT_EQ(gemm_tiles(sq, 160, 256, 128), 1280u);
-  EXPECT_EQ(gemm_cycles(sq, 160, 256, 128), 1280u * 16 + 32);
+  EXPECT_EQ(gemm_cycles(sq, 160, 256, 128, DType::fp32), 1280u * 16 + 32);
   // Ragged: 20x50x128 pads to 2 x 4 x 8 = 64 tiles.
-  EXPECT_EQ(gemm_cycles(sq, 20, 50, 128), 64u * 16 + 32);
+  EXPECT_EQ(gemm_cycles(sq, 20, 50, 128, DType::fp32), 64u * 16 + 32);
   const GemmConfig wide = shape(8, 64, 8, 16, 24);
   // 8x64x8: 160x256x128 = 20 * 4 * 16 = 1280 tiles; 20x50x128 = 3 * 1 * 16 = 48 tiles.
-  EXPECT_EQ(gemm_cycles(wide, 160, 256, 128), 1280u * 16 + 24);
-  EXPECT_EQ(gemm_cycles(wide, 20, 50, 128), 48u * 16 + 24);
-  EXPECT_EQ(gemm_cycles(sq, 0, 50, 128), 0u);
+  EXPECT_EQ(gemm_cycles(wide, 160, 256, 128, DType::fp32), 1280u * 16 + 24);
+  EXPECT_EQ(gemm_cycles(wide, 20, 50, 128, DType::fp32), 48u * 16 + 24);
+  EXPECT_EQ(gemm_cycles(sq, 0, 50, 128, DType::fp32), 0u);
   EXPECT_DOUBLE_EQ(gemm_tile_utilization(sq, 160, 256, 128), 1.0);
   EXPECT_DOUBLE_EQ(gemm_tile_utilization(sq, 20, 50, 128), 20.0 * 50 * 128 / (64.0 * 4096));
 }
@@ -81,9 +81,34 @@ TEST(GemmEngine, SimulatedCyclesEqualClosedForm) {
     const int d = 128;
     const SimResult r = simulate(hw, {test::random_job(hw, c.rows, c.tokens, d, 3)});
     const double period = 0.5;
-    EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_qk"), gemm_cycles(hw.pe.gemm, c.rows, c.tokens, d) * period);
-    EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_pv"), gemm_cycles(hw.pe.gemm, c.rows, d, c.tokens) * period);
+    EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_qk"), gemm_cycles(hw.pe.gemm, c.rows, c.tokens, d, DType::fp32) * period);
+    EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_pv"), gemm_cycles(hw.pe.gemm, c.rows, d, c.tokens, DType::fp32) * period);
   }
+}
+
+// pe.gemm.mac_multiple_16bit: fp16/bf16 jobs issue tiles that many times as often (THInfer: FP16
+// at about twice FP32); fp32 jobs and the default multiple 1 keep the fp32 timing.
+TEST(GemmEngine, SixteenBitMacMultipleDividesTheIssueInterval) {
+  GemmConfig g = shape(16, 16, 16, 16, 32);
+  // 160x256x128: 1280 tiles.
+  EXPECT_EQ(gemm_cycles(g, 160, 256, 128, DType::fp16), 1280u * 16 + 32);  // multiple 1: as fp32
+  g.mac_multiple_16bit = 2;
+  EXPECT_EQ(gemm_cycles(g, 160, 256, 128, DType::fp16), 1280u * 8 + 32);
+  EXPECT_EQ(gemm_cycles(g, 160, 256, 128, DType::bf16), 1280u * 8 + 32);
+  EXPECT_EQ(gemm_cycles(g, 160, 256, 128, DType::fp32), 1280u * 16 + 32);
+  g.mac_multiple_16bit = 3;  // 16 / 3 rounds up to 6 cycles per issue
+  EXPECT_EQ(gemm_cycles(g, 160, 256, 128, DType::fp16), 1280u * 6 + 32);
+
+  // The simulated PE waits the same closed form for an fp16 job.
+  HwConfig hw = test::small_hw(1, 1);
+  hw.pe.gemm.mac_multiple_16bit = 2;
+  const int d = 128, rows = 160, tokens = 64;
+  AttentionJob job = test::random_job(hw, rows, tokens, d, 3);
+  job.dtype = DType::fp16;
+  const SimResult r = simulate(hw, {job});
+  const double period = 1.0 / hw.clock_ghz;
+  EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_qk"), (10.0 * 4 * 8 * 8 + 32) * period);
+  EXPECT_DOUBLE_EQ(span_ns(r, "group0.cube0.pe0", "gemm_pv"), (10.0 * 8 * 4 * 8 + 32) * period);
 }
 
 // Note §2.5/§3.6: stacking 8 agents x 20 rows into one 160-row Q fills the 16-row engine
@@ -101,8 +126,8 @@ TEST(GemmEngine, BatchedRowsUseEngineBetterThanPerAgentRuns) {
   EXPECT_LT(together, separate);
   // Closed form per KV tile of 64 tokens: 160 rows = 10 row tiles; 20 rows = 2 row tiles each.
   const auto& g = hw.pe.gemm;
-  const double expect_together = 4.0 * (gemm_cycles(g, 160, 64, d) + gemm_cycles(g, 160, d, 64));
-  const double expect_separate = 8 * 4.0 * (gemm_cycles(g, 20, 64, d) + gemm_cycles(g, 20, d, 64));
+  const double expect_together = 4.0 * (gemm_cycles(g, 160, 64, d, DType::fp32) + gemm_cycles(g, 160, d, 64, DType::fp32));
+  const double expect_separate = 8 * 4.0 * (gemm_cycles(g, 20, 64, d, DType::fp32) + gemm_cycles(g, 20, d, 64, DType::fp32));
   EXPECT_DOUBLE_EQ(together, expect_together);
   EXPECT_DOUBLE_EQ(separate, expect_separate);
   EXPECT_GT(gemm_tile_utilization(g, 160, 64, d), gemm_tile_utilization(g, 20, 64, d));

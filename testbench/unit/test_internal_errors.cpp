@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/common/error.h"
+#include "hw/common/kv_read.h"
 #include "hw/common/sim_context.h"
 #include "hw/common/sim_shared.h"
 #include "hw/group/group.h"
@@ -80,11 +81,13 @@ struct GroupAlone {
 };
 
 // A process of the current context that reads `count` tokens at held-token index `h` of PE 0's
-// slice through the group's KvFabric.
-void spawn_kv_read(Group& g, uint64_t h, int count) {
+// slice as the group's KV mover does: at the job's place in the group's layout (KvFabric),
+// through the mover's port the group bound to that slice.
+void spawn_kv_read(GroupAlone& g, uint64_t h, int count) {
   sc_core::sc_spawn([&g, h, count] {
     sc_core::sc_time delay;
-    g.read_kv(0, 0, h, count, delay);
+    std::vector<unsigned char> scratch;
+    read_kv(g.shared, 0, 0, g.group->kv_base(0, 0), h, count, *g.group->mover->slices[0], scratch, delay);
   });
 }
 
@@ -112,9 +115,9 @@ TEST(InternalErrors, OverlappingHbmPlacementThrowsInsteadOfAborting) {
 TEST(InternalErrors, KvReadOutsideTheStoredShardIsAnInternalError) {
   GroupAlone g(true);
   SimContext::Scope use(g.context);
-  spawn_kv_read(*g.group, 0, 8);  // the whole stored shard: fine
+  spawn_kv_read(g, 0, 8);  // the whole stored shard: fine
   EXPECT_EQ(internal_error_of([] { sc_core::sc_start(); }), "");
-  spawn_kv_read(*g.group, 6, 4);  // tokens 6..9 of an 8-token shard
+  spawn_kv_read(g, 6, 4);  // tokens 6..9 of an 8-token shard
   const std::string msg = internal_error_of([] { sc_core::sc_start(); });
   EXPECT_NE(msg.find("SystemC fatal ahbm/kv: KV read outside the stored shard"), std::string::npos) << msg;
 }

@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "testbench/unit/test_noc_support.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;
@@ -45,7 +45,7 @@ void expect_all_delivered_once(const std::string& model, const Json& params, int
     EXPECT_EQ(++seen[std::make_pair(a.send, a.endpoint)], 1);
     worst_wait = std::max(worst_wait, a.cycle - s.cycle);
   }
-  EXPECT_EQ(r.stats["packets_in_flight"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r.stats.get(NocStats::packets_in_flight), 0u);
   // The traffic really was held back by credits (zero-load latency here is below 100 cycles).
   EXPECT_GT(worst_wait, 1000) << model;
 }

@@ -10,7 +10,8 @@
 #include <functional>
 #include <set>
 
-#include "testbench/unit/test_noc_support.h"
+#include "hw/noc/flit_noc.h"
+#include "test_noc_support.h"
 
 using namespace ahbm;
 using namespace ahbm::test;
@@ -43,16 +44,6 @@ void check_unicasts(const std::string& model, const Json& params, int nodes, con
     EXPECT_EQ(a.cycle - s.cycle, closed_form(h, s.bytes, t))
         << model << " " << params.dump() << " " << s.src << "->" << s.dsts[0] << " bytes " << s.bytes;
   }
-}
-
-std::function<int(int, int)> mesh_hops(int cols) {
-  return [cols](int s, int d) { return std::abs(s % cols - d % cols) + std::abs(s / cols - d / cols) + 1; };
-}
-std::function<int(int, int)> ring_hops(int n) {
-  return [n](int s, int d) {
-    const int cw = (d - s + n) % n;
-    return std::min(cw, n - cw) + 1;
-  };
 }
 
 }  // namespace
@@ -91,7 +82,7 @@ namespace {
 
 // One multicast alone; returns arrival cycle per destination, in the order of `dsts`.
 std::vector<int64_t> multicast_arrivals(const std::string& model, Json params, int nodes, int src,
-                                        const std::vector<int>& dsts, uint64_t bytes, Json* stats = nullptr) {
+                                        const std::vector<int>& dsts, uint64_t bytes, StatsNode* stats = nullptr) {
   const ProbeResult r = run_probe(model, params, node_names(nodes), {{0, src, dsts, bytes}});
   EXPECT_EQ(r.arrivals.size(), dsts.size()) << model;
   std::vector<int64_t> at(dsts.size(), -1);
@@ -130,7 +121,7 @@ TEST(NocZeroLoad, MulticastTreeAndSourceReplication) {
   const Timing t{4, 1, 64};
   const std::vector<int> dsts = {0, 7, 13, 15};
   const auto hops = mesh_hops(4);
-  Json tree_stats, source_stats;
+  StatsNode tree_stats, source_stats;
   const auto tree = multicast_arrivals("mesh", {{"multicast", "tree"}}, 16, 5, dsts, bytes, &tree_stats);
   const auto source = multicast_arrivals("mesh", {{"multicast", "source"}}, 16, 5, dsts, bytes, &source_stats);
   for (size_t k = 0; k < dsts.size(); ++k) {
@@ -140,10 +131,10 @@ TEST(NocZeroLoad, MulticastTreeAndSourceReplication) {
   // Flit counts: the tree carries the packet once per link of the XY tree, replication once per path hop.
   size_t path_sum = 0;
   const size_t tree_links = xy_tree_links(4, 5, dsts, &path_sum);
-  EXPECT_EQ(tree_stats["link_flits"].get<uint64_t>(), tree_links * F);
-  EXPECT_EQ(source_stats["link_flits"].get<uint64_t>(), path_sum * F);
-  EXPECT_EQ(tree_stats["flits_injected"].get<uint64_t>(), uint64_t(F));
-  EXPECT_EQ(source_stats["flits_injected"].get<uint64_t>(), dsts.size() * F);
+  EXPECT_EQ(tree_stats.get(FlitNocStats::link_flits), tree_links * F);
+  EXPECT_EQ(source_stats.get(FlitNocStats::link_flits), path_sum * F);
+  EXPECT_EQ(tree_stats.get(FlitNocStats::flits_injected), uint64_t(F));
+  EXPECT_EQ(source_stats.get(FlitNocStats::flits_injected), dsts.size() * F);
   EXPECT_LT(tree_links, path_sum);
 
   // Ring: the tree splits into both directions at the source; crossbar: it splits in the switch.

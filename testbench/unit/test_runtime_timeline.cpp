@@ -1,25 +1,48 @@
-// Statistics of successive steps fold into the run's by the documented rules.
+// Statistics of successive steps fold into the run's, each counter by its own rule, with means
+// weighted by the simulated time each side covers (the timeline's position, gaps included).
 #include <gtest/gtest.h>
 
 #include "runtime/timeline.h"
 
 using namespace ahbm;
 
-TEST(RuntimeTimeline, MergeStatsRules) {
-  Json acc = Json::parse(R"({"groups": [{"group": 1, "cubes": [{"q_buffer_high_water_bytes": 10, "pes": [{"macs": 5, "dma_busy_ns": 1.5}]}],
-                             "links": [{"from": 1, "to": 0, "busy_ns": 2.0}]}], "noc": {"avg_latency_ns": 10.0, "max_hops": 2, "packets": 3}})");
-  const Json step = Json::parse(R"({"groups": [{"group": 1, "cubes": [{"q_buffer_high_water_bytes": 7, "pes": [{"macs": 6, "dma_busy_ns": 0.5}]}],
-                                  "links": [{"from": 1, "to": 0, "busy_ns": 1.0}]}], "noc": {"avg_latency_ns": 40.0, "max_hops": 5, "packets": 1, "new": 9}})");
-  merge_stats(acc, step, 300.0, 100.0);
-  const Json& g = acc["groups"][0];
-  EXPECT_EQ(g["group"].get<int>(), 1);
-  EXPECT_EQ(g["cubes"][0]["q_buffer_high_water_bytes"].get<int>(), 10);
-  EXPECT_EQ(g["cubes"][0]["pes"][0]["macs"].get<int>(), 11);
-  EXPECT_DOUBLE_EQ(g["cubes"][0]["pes"][0]["dma_busy_ns"].get<double>(), 2.0);
-  EXPECT_EQ(g["links"][0]["from"].get<int>(), 1);
-  EXPECT_DOUBLE_EQ(g["links"][0]["busy_ns"].get<double>(), 3.0);
-  EXPECT_DOUBLE_EQ(acc["noc"]["avg_latency_ns"].get<double>(), (10.0 * 300 + 40.0 * 100) / 400);
-  EXPECT_EQ(acc["noc"]["max_hops"].get<int>(), 5);
-  EXPECT_EQ(acc["noc"]["packets"].get<int>(), 4);
-  EXPECT_EQ(acc["noc"]["new"].get<int>(), 9);
+namespace {
+
+constexpr stats::Sum<uint64_t> kPackets{"packets"};
+constexpr stats::TimeMeanNs kAvg{"avg_ns"};
+constexpr stats::Max<double> kWorst{"max_ns"};
+
+SimResult step(uint64_t packets, double avg, double worst, double end_ns) {
+  SimResult r;
+  r.end_ns = end_ns;
+  r.spans = std::make_unique<SpanRecorder>();
+  r.trace = std::make_unique<TraceSink>(false);
+  r.stats.set(kPackets, packets);
+  r.stats.set(kAvg, avg);
+  r.stats.set(kWorst, worst);
+  return r;
+}
+
+}  // namespace
+
+TEST(RuntimeTimeline, StepsMergeByTheirCountersRulesWeightedByTimelinePosition) {
+  Timeline tl(false);
+  tl.append(step(3, 10.0, 12.0, 300.0));
+  tl.advance(100.0);  // a host-side wait: the first step's mean now covers 400 ns
+  tl.append(step(1, 40.0, 50.0, 100.0));
+  SimResult out;
+  tl.finish_into(out);
+  EXPECT_NEAR(out.end_ns, 500.0, 1e-9);  // sc_time sums: within rounding
+  EXPECT_EQ(out.stats.get(kPackets), 4u);
+  EXPECT_DOUBLE_EQ(out.stats.get(kAvg), (10.0 * 400 + 40.0 * 100) / 500);
+  EXPECT_EQ(out.stats.get(kWorst), 50.0);
+}
+
+TEST(RuntimeTimeline, FirstStepIsTakenAsIs) {
+  Timeline tl(false);
+  tl.append(step(7, 3.5, 4.0, 20.0));
+  SimResult out;
+  tl.finish_into(out);
+  EXPECT_EQ(out.stats.get(kPackets), 7u);
+  EXPECT_EQ(out.stats.get(kAvg), 3.5);
 }

@@ -4,7 +4,11 @@
 #include <sstream>
 
 #include "hw/common/error.h"
+#include "hw/common/hw_config.h"
+#include "hw/common/json_reader.h"
+#include "hw/noc/booksim_config.h"
 #include "hw/noc/noc_bench.h"
+#include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -49,28 +53,63 @@ std::vector<double> parse_rates(const std::string& list) {
   return rates;
 }
 
+// "1:0.5,5:0.5": packet sizes in flits with their weights.
+std::vector<std::pair<int, double>> parse_mix(const std::string& list) {
+  std::vector<std::pair<int, double>> mix;
+  std::stringstream s(list);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    const size_t colon = item.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument(item);
+      size_t a = 0, b = 0;
+      const int flits = std::stoi(item.substr(0, colon), &a);
+      const double weight = std::stod(item.substr(colon + 1), &b);
+      if (a != colon || b != item.size() - colon - 1) throw std::invalid_argument(item);
+      mix.push_back({flits, weight});
+    } catch (const std::exception&) {
+      throw UsageError("--packet-mix " + list + ": \"" + item + "\" is not FLITS:WEIGHT");
+    }
+  }
+  if (mix.empty()) throw UsageError("--packet-mix needs at least one FLITS:WEIGHT");
+  return mix;
+}
+
 }  // namespace
 
 int cmd_noc_bench(int argc, char** argv) {
   po::options_description desc(
       "usage: ahbm-sim noc-bench --noc NAME [--param key=value ...] --traffic PATTERN --rate R --packet-flits P\n"
-      "                          [--cycles N --warmup W --seed S] [--sweep R1,R2,...] [--out FILE]\n\n"
+      "                          [--cycles N --warmup W --seed S] [--sweep R1,R2,...] [--out FILE]\n"
+      "       ahbm-sim noc-bench --hw HW.json [--set noc.params.vcs=4 ...] [traffic options as above]\n"
+      "       ahbm-sim noc-bench --booksim CONFIG [--set injection_rate=0.2 ...] [--sweep ...] [--out FILE]\n\n"
       "Synthetic traffic on one NoC model, one endpoint per node (n0, n1, ...). Each node creates a packet\n"
-      "with probability R/P every cycle (offered load R flits/node/cycle). Packets created in the window\n"
+      "with probability R/P every cycle (offered load R flits/node/cycle; Bernoulli or on-off bursts). Packets\n"
+      "created in the window\n"
       "[W, W+N) are measured; the run ends when they have all arrived or after --drain more cycles.\n"
       "Prints one line per run (or a latency-vs-load table with --sweep), then the JSON report\n"
       "(or writes it to --out). Latency: creation to tail-flit arrival, source queueing included.\n\noptions");
   NocBenchOptions o;
-  std::string params_json, sweep, out;
-  std::vector<std::string> param_kv;
+  std::string params_json, sweep, out, rate_unit, mix;
+  std::vector<std::string> param_kv, set_kv;
+  std::string hw_file, booksim_file;
+  bool saturation = false;
   desc.add_options()
       ("help,h", "show this help")
       ("noc", po::value<std::string>(&o.noc)->default_value(o.noc), "NoC model ('ahbm-sim nocs' lists them)")
       ("params", po::value<std::string>(&params_json), "model parameters as a JSON object (as noc.params)")
       ("param", po::value<std::vector<std::string>>(&param_kv), "one model parameter key=value (repeatable)")
-      ("traffic", po::value<std::string>(&o.traffic)->default_value(o.traffic), "uniform | transpose | hotspot | multicast")
-      ("rate", po::value<double>(&o.rate)->default_value(o.rate), "offered load, flits/node/cycle, in (0, 1]")
+      ("traffic", po::value<std::string>(&o.traffic)->default_value(o.traffic),
+       "uniform | transpose | bitcomp | bitrev | shuffle | tornado | neighbor | randperm | hotspot | multicast")
+      ("self", po::bool_switch(&o.include_self), "uniform: a node may also send to itself")
+      ("rate", po::value<double>(&o.rate)->default_value(o.rate), "offered load per node per cycle, in (0, 1]")
+      ("rate-unit", po::value<std::string>(&rate_unit)->default_value("flits"), "unit of --rate: flits | packets")
       ("packet-flits", po::value<int>(&o.packet_flits)->default_value(o.packet_flits), "flits per packet")
+      ("packet-mix", po::value<std::string>(&mix), "packet sizes and weights FLITS:WEIGHT,... (instead of --packet-flits)")
+      ("injection", po::value<std::string>(&o.injection)->default_value(o.injection), "bernoulli | on-off")
+      ("burst-alpha", po::value<double>(&o.burst_alpha)->default_value(o.burst_alpha), "on-off: P(off -> on) per cycle")
+      ("burst-beta", po::value<double>(&o.burst_beta)->default_value(o.burst_beta), "on-off: P(on -> off) per cycle")
+      ("perm-seed", po::value<uint64_t>(&o.perm_seed)->default_value(o.perm_seed), "randperm: permutation seed")
       ("cycles", po::value<int64_t>(&o.cycles)->default_value(o.cycles), "measurement window, cycles")
       ("warmup", po::value<int64_t>(&o.warmup)->default_value(o.warmup), "warm-up cycles before the window")
       ("drain", po::value<int64_t>(&o.drain)->default_value(o.drain), "cycles allowed after the window (-1 = --cycles)")
@@ -81,31 +120,72 @@ int cmd_noc_bench(int argc, char** argv) {
       ("hotspot-node", po::value<int>(&o.hotspot_node)->default_value(o.hotspot_node), "hotspot: the hot node")
       ("mc-dests", po::value<int>(&o.multicast_dests)->default_value(o.multicast_dests),
        "multicast: destinations per packet")
+      ("hw", po::value<std::string>(&hw_file), "take the NoC model and its parameters from this hardware config")
+      ("booksim", po::value<std::string>(&booksim_file),
+       "run a BookSim2 config file (key = value;): network, router, traffic and windows all come from it")
+      ("set", po::value<std::vector<std::string>>(&set_kv),
+       "key=value applied to the --hw config (dotted field path) or the --booksim config (a BookSim key)")
       ("sweep", po::value<std::string>(&sweep), "comma-separated rates: run each, print a latency-vs-load table")
+      ("saturation", po::bool_switch(&saturation),
+       "search the saturation rate: bisection between 0.01 and 1 to 0.01 (rate unit as --rate-unit)")
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
-  if (!parse_command_line(argc, argv, desc)) return 0;  // --help
+  const auto vm = parse_command_line(argc, argv, desc);
+  if (!vm) return 0;  // --help
   if (!params_json.empty()) {
     o.params = Json::parse(params_json, nullptr, false);
     if (o.params.is_discarded() || !o.params.is_object())
       throw UsageError("--params " + params_json + ": not a JSON object");
   }
+  if (!hw_file.empty() && !booksim_file.empty()) throw UsageError("--hw and --booksim: give one of them");
+  if (!set_kv.empty() && hw_file.empty() && booksim_file.empty())
+    throw UsageError("--set applies to a --hw or --booksim config (model parameters: --param)");
+  if (!booksim_file.empty()) {
+    // The config describes the whole experiment: an option that would override part of it
+    // silently is refused (change the config with --set KEY=VALUE instead).
+    for (const char* opt : {"noc", "params", "param", "traffic", "self", "rate", "rate-unit", "packet-flits", "packet-mix",
+                            "injection", "burst-alpha", "burst-beta", "perm-seed", "cycles", "warmup", "drain", "seed",
+                            "nodes"})
+      if (vm->count(opt) && !(*vm)[opt].defaulted())
+        throw UsageError(std::string("--") + opt + ": the --booksim config sets it; change it with --set KEY=VALUE");
+    o = load_booksim_config(booksim_file, set_kv);
+  } else if (!hw_file.empty()) {
+    // The config as a JSON tree, --set applied, then parsed and checked like `run --hw`.
+    Json hw = load_json_file(hw_file);
+    for (const auto& kv : set_kv) apply_param(hw, kv);
+    const HwConfig cfg = parse_hw_config(hw, hw_file);
+    o.noc = cfg.noc.model;
+    o.params = cfg.noc.params;
+  }
   for (const auto& kv : param_kv) apply_param(o.params, kv);
+  if (rate_unit != "flits" && rate_unit != "packets")
+    throw UsageError("--rate-unit " + rate_unit + ": expected flits or packets");
+  if (booksim_file.empty()) o.rate_in_packets = rate_unit == "packets";
+  if (!mix.empty()) o.packet_mix = parse_mix(mix);
 
   const NocRegistry registry = NocRegistry::with_builtin_models();
   Json report;
-  if (sweep.empty()) {
+  if (saturation && !sweep.empty()) throw UsageError("--saturation and --sweep: give one of them");
+  if (saturation) {
+    const NocSaturation s = find_saturation(registry, o);
+    std::cout << o.noc << ", " << o.traffic << " traffic: saturates between rate " << s.rate << " (not saturated) and "
+              << s.saturated_at << " (" << s.runs << " runs)\n"
+              << s.at_rate.line() << "\n";
+    report = Json{{"saturation", {{"rate", s.rate}, {"saturated_at", s.saturated_at}, {"runs", s.runs}}},
+                  {"at_rate", report::noc_bench_json(s.at_rate)}};
+  } else if (sweep.empty()) {
     const NocBenchResult r = run_noc_bench(registry, o);
     std::cout << r.line() << "\n";
-    report = r.to_json();
+    report = report::noc_bench_json(r);
   } else {
     std::vector<NocBenchResult> results;
     report = Json{{"sweep", Json::array()}};
     for (double rate : parse_rates(sweep)) {
       o.rate = rate;
       results.push_back(run_noc_bench(registry, o));
-      report["sweep"].push_back(results.back().to_json());
+      report["sweep"].push_back(report::noc_bench_json(results.back()));
     }
-    std::cout << o.noc << ", " << o.traffic << " traffic, " << o.packet_flits << "-flit packets, " << o.nodes
+    std::cout << o.noc << ", " << o.traffic << " traffic, "
+              << (o.packet_mix.empty() ? std::to_string(o.packet_flits) + "-flit" : std::string("mixed-size")) << " packets, " << o.nodes
               << " nodes, latency in cycles:\n"
               << noc_bench_table(results);
   }

@@ -30,6 +30,7 @@ int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);
 int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
+int cmd_hbm_bench(int argc, char** argv);
 
 inline const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -38,6 +39,7 @@ inline const std::vector<Command>& commands() {
       {"policy-eval", "simulate and estimate every attention policy for one scenario", cmd_policy_eval},
       {"hw-config", "print a hardware config with every default filled in", cmd_hw_config},
       {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)", cmd_noc_bench},
+      {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)", cmd_hbm_bench},
   };
   return list;
 }

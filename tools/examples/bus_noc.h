@@ -12,7 +12,10 @@ namespace ahbm::examples {
 class BusNoc : public Noc {
  public:
   BusNoc(sc_core::sc_module_name name, const NocContext& ctx);
-  Json stats() const override;
+  // What the cost model uses (optional: without it a model gets default_noc_estimate): a
+  // transfer of B bytes takes latency_ns + B / bandwidth_gbps when the bus is free.
+  static NocEstimate estimate(const NocEstimateInput& in);
+  void report_stats(StatsNode& node) const override;
   uint64_t flit_bytes() const override { return flit_bytes_; }
   std::vector<NocLink> links() const override { return {{"bus", "link", busy_flits_}}; }
 

@@ -1,0 +1,210 @@
+#include "hw/hbm/dram_spec.h"
+
+#include <sstream>
+
+#include "hw/common/error.h"
+
+namespace ahbm::hbm {
+
+namespace {
+
+using Field = AddressMapping::Field;
+
+const char* field_name(Field f) {
+  switch (f) {
+    case Field::byte: return "byte";
+    case Field::column: return "column";
+    case Field::bankgroup: return "bankgroup";
+    case Field::bank: return "bank";
+    case Field::sid: return "sid";
+    case Field::row: return "row";
+  }
+  return "?";
+}
+
+int log2_exact(uint64_t v) {
+  int b = 0;
+  while ((uint64_t(1) << b) < v) ++b;
+  return (uint64_t(1) << b) == v ? b : -1;
+}
+
+}  // namespace
+
+DramSpec hbm3_6400() {
+  DramSpec s;
+  s.mapping = mapping_preset("bg_interleaved", s.org);
+  return s;
+}
+
+const std::vector<std::string>& mapping_preset_names() {
+  static const std::vector<std::string> names = {"bg_interleaved", "row_interleaved", "bank_above_row"};
+  return names;
+}
+
+AddressMapping mapping_preset(const std::string& name, const DramOrg& org) {
+  const int byte = log2_exact(uint64_t(org.burst_bytes)), col = log2_exact(uint64_t(org.columns())),
+            bg = log2_exact(uint64_t(org.bank_groups)), bank = log2_exact(uint64_t(org.banks_per_group)),
+            sid = log2_exact(uint64_t(org.stack_ids)), row = log2_exact(org.rows);
+  AddressMapping m;
+  m.name = name;
+  if (name == "bg_interleaved")
+    m.layout = {{Field::byte, byte}, {Field::bankgroup, bg}, {Field::column, col}, {Field::bank, bank}, {Field::sid, sid}, {Field::row, row}};
+  else if (name == "row_interleaved")
+    m.layout = {{Field::byte, byte}, {Field::column, col}, {Field::bankgroup, bg}, {Field::bank, bank}, {Field::sid, sid}, {Field::row, row}};
+  else if (name == "bank_above_row")
+    m.layout = {{Field::byte, byte}, {Field::column, col}, {Field::row, row}, {Field::bankgroup, bg}, {Field::bank, bank}, {Field::sid, sid}};
+  else {
+    std::string all;
+    for (const std::string& n : mapping_preset_names()) all += (all.empty() ? "" : ", ") + n;
+    throw InputError("mapping \"" + name + "\": not a preset (allowed: " + all + ")");
+  }
+  return m;
+}
+
+AddressMapping parse_mapping(const std::string& layout) {
+  AddressMapping m;
+  m.name = layout;
+  std::stringstream in(layout);
+  std::string item;
+  while (in >> item) {
+    const size_t colon = item.find(':');
+    const std::string f = item.substr(0, colon);
+    int bits = -1;
+    try {
+      bits = colon == std::string::npos ? -1 : std::stoi(item.substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+    Field field;
+    if (f == "byte") field = Field::byte;
+    else if (f == "column") field = Field::column;
+    else if (f == "bankgroup") field = Field::bankgroup;
+    else if (f == "bank") field = Field::bank;
+    else if (f == "sid") field = Field::sid;
+    else if (f == "row") field = Field::row;
+    else throw InputError("mapping \"" + layout + "\": unknown field \"" + f + "\" (allowed: byte, column, bankgroup, bank, sid, row)");
+    if (bits < 0 || bits > 40) throw InputError("mapping \"" + layout + "\": \"" + item + "\" needs field:bits with bits in [0, 40]");
+    m.layout.push_back({field, bits});
+  }
+  return m;
+}
+
+std::string mapping_string(const AddressMapping& m) {
+  std::string s;
+  for (const auto& x : m.layout) s += (s.empty() ? "" : " ") + std::string(field_name(x.field)) + ":" + std::to_string(x.bits);
+  return s;
+}
+
+DramAddress DramSpec::decode(uint64_t addr) const {
+  DramAddress a;
+  for (const auto& x : mapping.layout) {
+    const uint64_t v = addr & ((uint64_t(1) << x.bits) - 1);
+    addr >>= x.bits;
+    switch (x.field) {
+      case Field::byte: break;
+      case Field::column: a.column = int(v); break;
+      case Field::bankgroup: a.bankgroup = int(v); break;
+      case Field::bank: a.bank = int(v); break;
+      case Field::sid: a.sid = int(v); break;
+      case Field::row: a.row = v; break;
+    }
+  }
+  return a;
+}
+
+void DramSpec::validate(const std::string& where) const {
+  auto need = [&](bool ok, const std::string& field, const std::string& value, const std::string& allowed) {
+    if (!ok) throw InputError(where + ": " + field + " = " + value + " (allowed: " + allowed + ")");
+  };
+  need(log2_exact(uint64_t(org.stack_ids)) >= 0, "stack_ids", std::to_string(org.stack_ids), "a power of two >= 1");
+  need(log2_exact(uint64_t(org.bank_groups)) >= 0, "bank_groups", std::to_string(org.bank_groups), "a power of two >= 1");
+  need(log2_exact(uint64_t(org.banks_per_group)) >= 0, "banks_per_group", std::to_string(org.banks_per_group), "a power of two >= 1");
+  need(log2_exact(org.rows) >= 0, "rows", std::to_string(org.rows), "a power of two >= 1");
+  need(org.burst_bytes > 0 && log2_exact(uint64_t(org.burst_bytes)) >= 0, "burst_bytes", std::to_string(org.burst_bytes), "a power of two");
+  need(org.page_bytes >= org.burst_bytes && log2_exact(uint64_t(org.page_bytes)) >= 0, "page_bytes",
+       std::to_string(org.page_bytes), "a power of two >= burst_bytes");
+  need(t.tck_ns > 0, "tck_ns", std::to_string(t.tck_ns), "> 0");
+  const std::pair<const char*, int> cycles[] = {
+      {"burst", t.burst}, {"rcd_rd", t.rcd_rd}, {"rcd_wr", t.rcd_wr}, {"rp", t.rp},     {"ras", t.ras},
+      {"rc", t.rc},       {"ccd_l", t.ccd_l},   {"ccd_s", t.ccd_s},   {"ccd_r", t.ccd_r}, {"rrd_l", t.rrd_l},
+      {"rrd_s", t.rrd_s}, {"faw", t.faw},       {"rtp", t.rtp},       {"wr", t.wr},       {"rtw", t.rtw},
+      {"wtr_l", t.wtr_l}, {"wtr_s", t.wtr_s},   {"rl", t.rl},         {"wl", t.wl},       {"refi", t.refi},
+      {"rfc_ab", t.rfc_ab}, {"rfc_pb", t.rfc_pb}};
+  for (const auto& [name, v] : cycles) need(v >= 1 && v <= 1000000, name, std::to_string(v), "[1, 1000000] tCK");
+  need(t.ccd_s >= t.burst, "ccd_s", std::to_string(t.ccd_s), ">= burst (the data bus carries one burst at a time)");
+  need(t.ccd_l >= t.ccd_s && t.ccd_r >= t.ccd_s, "ccd_l/ccd_r", std::to_string(t.ccd_l) + "/" + std::to_string(t.ccd_r), ">= ccd_s");
+  need(t.rrd_l >= t.rrd_s, "rrd_l", std::to_string(t.rrd_l), ">= rrd_s");
+  need(t.rc >= t.ras + t.rp, "rc", std::to_string(t.rc), ">= ras + rp");
+  need(queue_depth >= 1 && queue_depth <= 4096, "queue_depth", std::to_string(queue_depth), "[1, 4096]");
+  if (refresh != RefreshPolicy::off)
+    need(t.refi > (refresh == RefreshPolicy::all_bank ? t.rfc_ab : t.rfc_pb), "refi", std::to_string(t.refi), "> tRFC");
+  // The mapping: every field once, widths that match the organisation.
+  const std::pair<Field, int> widths[] = {{Field::byte, log2_exact(uint64_t(org.burst_bytes))},
+                                          {Field::column, log2_exact(uint64_t(org.columns()))},
+                                          {Field::bankgroup, log2_exact(uint64_t(org.bank_groups))},
+                                          {Field::bank, log2_exact(uint64_t(org.banks_per_group))},
+                                          {Field::sid, log2_exact(uint64_t(org.stack_ids))},
+                                          {Field::row, log2_exact(org.rows)}};
+  for (const auto& [f, bits] : widths) {
+    int seen = 0, got = -1;
+    for (const auto& x : mapping.layout)
+      if (x.field == f) ++seen, got = x.bits;
+    need(seen == 1 && got == bits, std::string("mapping ") + field_name(f), seen ? std::to_string(got) + " bits" : "missing",
+         "exactly once, " + std::to_string(bits) + " bits for this organisation");
+  }
+}
+
+DramSpec read_dram_spec(JsonReader r, DramSpec s) {
+  if (r.has_object("org")) {
+    JsonReader o = r.object("org");
+    s.org.stack_ids = int(o.integer("stack_ids", s.org.stack_ids, 1, 16));
+    s.org.bank_groups = int(o.integer("bank_groups", s.org.bank_groups, 1, 64));
+    s.org.banks_per_group = int(o.integer("banks_per_group", s.org.banks_per_group, 1, 64));
+    s.org.rows = uint64_t(o.integer("rows", int64_t(s.org.rows), 1, int64_t(1) << 24));
+    s.org.page_bytes = int(o.integer("page_bytes", s.org.page_bytes, 1, 1 << 16));
+    s.org.burst_bytes = int(o.integer("burst_bytes", s.org.burst_bytes, 1, 1 << 10));
+    o.finish();
+  }
+  if (r.has_object("timing")) {
+    JsonReader t = r.object("timing");
+    s.t.tck_ns = t.number("tck_ns", s.t.tck_ns, 1e-3, 100.0);
+    const std::pair<const char*, int*> cycles[] = {
+        {"burst", &s.t.burst}, {"rcd_rd", &s.t.rcd_rd}, {"rcd_wr", &s.t.rcd_wr}, {"rp", &s.t.rp},
+        {"ras", &s.t.ras},     {"rc", &s.t.rc},         {"ccd_l", &s.t.ccd_l},   {"ccd_s", &s.t.ccd_s},
+        {"ccd_r", &s.t.ccd_r}, {"rrd_l", &s.t.rrd_l},   {"rrd_s", &s.t.rrd_s},   {"faw", &s.t.faw},
+        {"rtp", &s.t.rtp},     {"wr", &s.t.wr},         {"rtw", &s.t.rtw},       {"wtr_l", &s.t.wtr_l},
+        {"wtr_s", &s.t.wtr_s}, {"rl", &s.t.rl},         {"wl", &s.t.wl},         {"refi", &s.t.refi},
+        {"rfc_ab", &s.t.rfc_ab}, {"rfc_pb", &s.t.rfc_pb}};
+    for (const auto& [name, v] : cycles) *v = int(t.integer(name, *v, 1, 1000000));
+    t.finish();
+  }
+  const std::string mapping = r.string("mapping", s.mapping.name);
+  s.mapping = mapping.find(':') == std::string::npos ? mapping_preset(mapping, s.org) : parse_mapping(mapping);
+  s.page = r.string("page", s.page == PagePolicy::open ? "open" : "closed", {"open", "closed"}) == "open"
+               ? PagePolicy::open
+               : PagePolicy::closed;
+  parse_refresh(r.string("refresh", refresh_name(s.refresh), {"all", "per-bank", "off"}), &s.refresh);
+  s.queue_depth = int(r.integer("queue_depth", s.queue_depth, 1, 4096));
+  r.finish();
+  s.validate(r.file() + (r.path().empty() ? "" : " " + r.path()));
+  return s;
+}
+
+const char* refresh_name(RefreshPolicy r) {
+  switch (r) {
+    case RefreshPolicy::all_bank: return "all";
+    case RefreshPolicy::per_bank: return "per-bank";
+    case RefreshPolicy::off: return "off";
+  }
+  return "?";
+}
+
+bool parse_refresh(const std::string& name, RefreshPolicy* out) {
+  for (RefreshPolicy r : {RefreshPolicy::all_bank, RefreshPolicy::per_bank, RefreshPolicy::off})
+    if (name == refresh_name(r)) {
+      *out = r;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace ahbm::hbm

@@ -1,0 +1,30 @@
+#include "runtime/report/stats_tree.h"
+
+namespace ahbm::report {
+
+namespace {
+
+void fill(Json& obj, const StatsNode& node, const std::string& prefix) {
+  for (const stats::Counter& c : node.counters())
+    obj[prefix + c.name] = std::visit([](const auto& v) { return Json(v); }, c.value);
+  for (const StatsNode& child : node.children()) {
+    if (!child.inline_prefix.empty()) {
+      fill(obj, child, prefix + child.inline_prefix);
+    } else if (child.is_list()) {
+      Json& a = obj[prefix + child.name()] = Json::array();
+      for (const StatsNode& e : child.children()) a.push_back(stats_json(e));
+    } else {
+      obj[prefix + child.name()] = stats_json(child);
+    }
+  }
+}
+
+}  // namespace
+
+Json stats_json(const StatsNode& node) {
+  Json obj = Json::object();
+  fill(obj, node, "");
+  return obj;
+}
+
+}  // namespace ahbm::report

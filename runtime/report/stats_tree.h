@@ -1,0 +1,13 @@
+#pragma once
+// The one place a statistics tree (hw/common/stats.h) becomes JSON: summary.json "stats" and
+// "noc", stats.json "chip", "noc" and the per-component counters, noc-bench "noc_stats".
+#include "hw/common/json_reader.h"
+#include "hw/common/stats.h"
+
+namespace ahbm::report {
+
+// An object per node: its counters by name, its object children by name (or, with an
+// inline_prefix, their counters as prefix + name), its lists as arrays of their elements.
+Json stats_json(const StatsNode& node);
+
+}  // namespace ahbm::report

@@ -1,0 +1,120 @@
+// Configs for the testbench (docs/noc.md, "Configs"): BookSim2 config files mapped onto our
+// options (comments, the common keys, an unknown key named with exit code 2), --hw with --set,
+// and a BookSim config run end to end through the command line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "hw/noc/booksim_config.h"
+#include "test_support.h"
+
+using namespace ahbm;
+
+TEST(NocConfigs, BooksimKeysMapOntoTheTestbench) {
+  const std::string text = R"(
+// A BookSim2 config (examples/mesh88_lat style)
+topology = mesh;
+k = 4;   n = 2;
+routing_function = dim_order;
+/* flow control */
+num_vcs = 4;
+vc_buf_size = 4;
+credit_delay = 0;
+routing_delay = 1; vc_alloc_delay = 1; sw_alloc_delay = 1;
+st_prepare_delay = 0; st_final_delay = 1;
+vc_allocator = islip; sw_allocator = islip; alloc_iters = 1;
+traffic = transpose;
+injection_rate = 0.05;
+injection_rate_uses_flits = 0;
+packet_size = 4;
+sim_type = latency;
+warmup_periods = 2; sample_period = 500; max_samples = 8;
+seed = 7;
+print_csv_results = 1;
+)";
+  const NocBenchOptions o = parse_booksim_config(text, "mesh44.cfg");
+  EXPECT_EQ(o.noc, "mesh");
+  EXPECT_EQ(o.nodes, 16);
+  EXPECT_EQ(o.params["cols"], 4);
+  EXPECT_EQ(o.params["rows"], 4);
+  EXPECT_EQ(o.params["router"], "booksim-iq");
+  EXPECT_EQ(o.params["vcs"], 4);
+  EXPECT_EQ(o.params["buffer_flits"], 4);
+  EXPECT_EQ(o.params["st_delay"], 1);
+  EXPECT_EQ(o.params["credit_delay"], 1);  // BookSim's 0 + the cycle its router takes to read a credit
+  EXPECT_EQ(o.traffic, "transpose");
+  EXPECT_TRUE(o.rate_in_packets);
+  EXPECT_DOUBLE_EQ(o.rate, 0.05);
+  EXPECT_EQ(o.packet_flits, 4);
+  EXPECT_EQ(o.warmup, 1000);
+  EXPECT_EQ(o.cycles, 3000);
+  EXPECT_EQ(o.seed, 7u);
+  // BookSim's uniform includes the source; a torus with n = 1 is our ring; --set overrides.
+  const NocBenchOptions ring = parse_booksim_config("topology = torus; k = 8; n = 1; traffic = uniform;", "t.cfg",
+                                                    {"injection_rate=0.2", "num_vcs = 2"});
+  EXPECT_EQ(ring.noc, "ring");
+  EXPECT_EQ(ring.params["nodes"], 8);
+  EXPECT_TRUE(ring.include_self);
+  EXPECT_DOUBLE_EQ(ring.rate, 0.2);
+  EXPECT_EQ(ring.params["vcs"], 2);
+}
+
+TEST(NocConfigs, KeysWeDoNotModelAreNamed) {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_booksim_config(text, "x.cfg");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; vc_priority_donation = 1;").find("vc_priority_donation"),
+            std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; alloc_iters = 2;").find("alloc_iters"), std::string::npos);
+  EXPECT_NE(error_of("topology = fly; k = 4; n = 2;").find("topology"), std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; routing_function = min_adapt;").find("routing_function"),
+            std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; num_vcs = many;").find("num_vcs"), std::string::npos);
+  EXPECT_NE(error_of("topology = mesh k = 4;").find("x.cfg"), std::string::npos);
+}
+
+TEST(NocConfigs, CommandLineRunsBooksimAndHwConfigs) {
+  const std::string dir = test::temp_dir("noc-configs");
+  {
+    std::ofstream f(dir + "/mesh.cfg");
+    f << "topology = mesh; k = 4; n = 2; routing_function = dim_order;\n"
+         "num_vcs = 4; vc_buf_size = 4; traffic = uniform; injection_rate = 0.02; packet_size = 2;\n"
+         "sample_period = 1000; max_samples = 3;\n";
+  }
+  const auto ok = test::run_cli("noc-bench --booksim '" + dir + "/mesh.cfg' --set seed=3 --out '" + dir + "/r.json'");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  const Json r = load_json_file(dir + "/r.json");
+  EXPECT_EQ(r["noc_stats"]["router"]["preset"], "booksim-iq");
+  EXPECT_EQ(r["rate_unit"], "packets");
+  EXPECT_NEAR(r["offered_flits_per_node_cycle"].get<double>(), 0.04, 0.006);
+  {
+    std::ofstream f(dir + "/bad.cfg");
+    f << "topology = mesh; k = 4; n = 2; channel_width = 128;\n";
+  }
+  const auto bad = test::run_cli("noc-bench --booksim '" + dir + "/bad.cfg'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("channel_width"), std::string::npos) << bad.output;
+  const auto mixed = test::run_cli("noc-bench --booksim '" + dir + "/mesh.cfg' --rate 0.3");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.output.find("--rate"), std::string::npos) << mixed.output;
+
+  // --hw: the hardware config's NoC; --set changes a field of it.
+  {
+    std::ofstream f(dir + "/hw.json");
+    f << R"({"noc": {"model": "ring", "params": {"vcs": 2}}})";
+  }
+  const auto hw = test::run_cli("noc-bench --hw '" + dir + "/hw.json' --set noc.params.vcs=4 --nodes 8 --rate 0.05 "
+                                "--cycles 2000 --out '" + dir + "/h.json'");
+  EXPECT_EQ(hw.exit_code, 0) << hw.output;
+  const Json h = load_json_file(dir + "/h.json");
+  EXPECT_EQ(h["noc"], "ring");
+  EXPECT_EQ(h["noc_stats"]["vcs"], 4);
+  const auto badhw = test::run_cli("noc-bench --hw '" + dir + "/hw.json' --set noc.params.vcs=3 --nodes 8");
+  EXPECT_EQ(badhw.exit_code, 2);
+  EXPECT_NE(badhw.output.find("vcs"), std::string::npos) << badhw.output;
+}

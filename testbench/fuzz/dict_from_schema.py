@@ -1,0 +1,34 @@
+#!/usr/bin/python3
+"""Prints the libFuzzer dictionary: testbench/fuzz/json.dict (JSON syntax, scenario keys) plus
+every key and enum name of the hardware-config schema (docs/schema/hw_config.schema.json, which
+is generated from the parameter table in hw/common/hw_config.h), so a new parameter is fuzzed
+without editing the dictionary.  usage: dict_from_schema.py [REPO_ROOT]"""
+import json
+import pathlib
+import sys
+
+
+def schema_words(node, out):
+    for key, sub in node.get("properties", {}).items():
+        out.append(key)
+        out.extend(v for v in sub.get("enum", []) if isinstance(v, str))
+        schema_words(sub, out)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2])
+    lines = (root / "testbench/fuzz/json.dict").read_text().splitlines()
+    seen = {l for l in lines if l and not l.startswith("#")}
+    words = []
+    schema_words(json.loads((root / "docs/schema/hw_config.schema.json").read_text()), words)
+    lines.append("# generated from docs/schema/hw_config.schema.json")
+    for w in words:
+        entry = json.dumps(json.dumps(w))  # the quoted key, quoted again as a dictionary entry
+        if entry not in seen:
+            seen.add(entry)
+            lines.append(entry)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+// Router micro-architecture (docs/noc.md, "Router micro-architecture"): the zero-load latency of
+// every preset and pipeline variant on every topology equals its closed form
+//   T0 = inject + H * head + (H - 1) * link + eject + (F - 1),
+//   head = routing + VC alloc + switch alloc + traversal (speculative: routing + max(VA, SA) + ST),
+// for 1- to 64-flit packets; the credit loops of booksim-iq in cycles; what each allocation
+// change costs in saturation throughput; parameter errors; and the attention model on the preset.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include "hw/noc/noc_bench.h"
+#include "test_noc_support.h"
+
+using namespace ahbm;
+using namespace ahbm::test;
+
+namespace {
+
+// The router timing a parameter set stands for, written out independently of the engine.
+struct Pipeline {
+  int head;    // cycles a head spends in a router at zero load
+  int link;    // router-to-router channel
+  int inject;  // source to first router
+  int eject;   // last router to destination
+};
+
+int64_t closed_form(int hops, int64_t flits, const Pipeline& p) {
+  return p.inject + int64_t(hops) * p.head + int64_t(hops - 1) * p.link + p.eject + (flits - 1);
+}
+
+// Sends each (src, dst) alone, for 1, 2, 7, 64 flits, and checks arrival time and hops.
+void check_unicasts(const std::string& model, const Json& params, int nodes, const Pipeline& p,
+                    const std::vector<std::pair<int, int>>& pairs, const std::function<int(int, int)>& hops) {
+  const std::vector<int64_t> flits = {1, 2, 7, 64};
+  std::vector<ProbeSend> sends;
+  for (const auto& [s, d] : pairs)
+    for (int64_t f : flits) sends.push_back({int64_t(sends.size()) * 2000, s, {d}, uint64_t(f) * 64});
+  const ProbeResult r = run_probe(model, params, node_names(nodes), sends);
+  ASSERT_EQ(r.arrivals.size(), sends.size()) << model << " " << params.dump();
+  for (const auto& a : r.arrivals) {
+    const ProbeSend& s = sends[size_t(a.send)];
+    const int h = hops(s.src, s.dsts[0]);
+    EXPECT_EQ(a.hops, h);
+    EXPECT_EQ(a.cycle - s.cycle, closed_form(h, int64_t(s.bytes / 64), p))
+        << model << " " << params.dump() << " " << s.src << "->" << s.dsts[0] << " flits " << s.bytes / 64;
+  }
+}
+
+// The parameter sets checked on every topology, with the timing each stands for.
+std::vector<std::pair<Json, Pipeline>> variants(int classic_router_cycles) {
+  return {
+      {Json::object(), {classic_router_cycles, 1, 0, 1}},                         // classic (default)
+      {{{"router", "booksim-iq"}}, {4, 1, 2, 1}},                                   // 1+1+1+1, injection 2
+      {{{"router", "booksim-iq"}, {"speculative", true}}, {3, 1, 2, 1}},            // VA and SA in parallel
+      {{{"router", "booksim-iq"}, {"routing_delay", 0}, {"vc_alloc_delay", 2}, {"st_delay", 2}, {"link_cycles", 2},
+        {"eject_cycles", 3}, {"inject_cycles", 0}, {"buffer_flits", 16}},  // buffers cover the 10-cycle loop
+       {5, 2, 0, 3}},
+      {{{"pipeline", "staged"}, {"vc_select", "round-robin"}}, {4, 1, 0, 1}},     // staged, greedy allocator
+      {{{"router_cycles", 3}, {"inject_cycles", 1}, {"eject_cycles", 2}, {"credit_delay", 2}}, {3, 1, 1, 2}},
+  };
+}
+
+}  // namespace
+
+TEST(NocRouter, ZeroLoadMatchesClosedFormOnEveryTopology) {
+  for (const auto& [params, p] : variants(4)) {
+    check_unicasts("mesh", params, 16, p, {{0, 15}, {5, 6}, {3, 12}, {9, 9}}, mesh_hops(4));
+    check_unicasts("ring", params, 8, p, {{0, 3}, {0, 5}, {7, 0}, {4, 4}}, ring_hops(8));
+  }
+  for (const auto& [params, p] : variants(2)) check_unicasts("crossbar", params, 8, p, {{0, 7}, {5, 5}}, [](int, int) { return 1; });
+}
+
+TEST(NocRouter, TreeMulticastZeroLoadOnTheStagedRouter) {
+  // Each destination of a tree multicast at its own unicast time, on booksim-iq as on classic.
+  const std::vector<int> dsts = {0, 7, 13, 15};
+  const ProbeResult r = run_probe("mesh", {{"router", "booksim-iq"}}, node_names(16), {{0, 5, dsts, 16 * 64}});
+  ASSERT_EQ(r.arrivals.size(), dsts.size());
+  for (const auto& a : r.arrivals) EXPECT_EQ(a.cycle, closed_form(mesh_hops(4)(5, a.endpoint), 16, {4, 1, 2, 1}));
+}
+
+// The credit loop of a channel, measured with one 1-flit buffer behind it: the upstream router
+// may send the next flit only when the credit of the previous one is back. On booksim-iq a
+// head's loop is link 1 + head 4 + credit wire 1 + credit delay 1 = 7 cycles and a body flit's
+// link 1 + body (switch allocation + traversal) 2 + 1 + 1 = 5; classic's is 1 + 4 + 1 = 6 for
+// every flit. A packet of F >= 2 flits from node 0 to node 1 of a 2 x 1 mesh then arrives at
+//   booksim-iq: inject 2 + head 4 (router 0) + 7 (flit 1 follows the head) + 5 (F - 2) + 1 + 2 + 1
+//   classic:    4 + 6 (F - 1) + 1 + 4 + 1
+TEST(NocRouter, CreditLoopsInCycles) {
+  for (int64_t F : {1, 2, 3, 10}) {
+    const uint64_t bytes = uint64_t(F) * 64;
+    const Json one_slot = {{"buffer_flits", 1}, {"vcs", 1}, {"cols", 2}, {"rows", 1}};
+    Json bk = one_slot;
+    bk["router"] = "booksim-iq";
+    const ProbeResult b = run_probe("mesh", bk, node_names(2), {{0, 0, {1}, bytes}});
+    const ProbeResult c = run_probe("mesh", one_slot, node_names(2), {{0, 0, {1}, bytes}});
+    ASSERT_EQ(b.arrivals.size(), 1u);
+    ASSERT_EQ(c.arrivals.size(), 1u);
+    EXPECT_EQ(b.arrivals[0].cycle, F == 1 ? 12 : 2 + 4 + 7 + 5 * (F - 2) + 4) << "flits " << F;
+    EXPECT_EQ(c.arrivals[0].cycle, 4 + 6 * (F - 1) + 6) << "flits " << F;
+  }
+  // Buffers of 8 cover both loops: a 64-flit packet streams at one flit per cycle (zero load).
+  const ProbeResult s = run_probe("mesh", {{"router", "booksim-iq"}, {"cols", 2}, {"rows", 1}}, node_names(2), {{0, 0, {1}, 64 * 64}});
+  ASSERT_EQ(s.arrivals.size(), 1u);
+  EXPECT_EQ(s.arrivals[0].cycle, closed_form(2, 64, {4, 1, 2, 1}));
+}
+
+namespace {
+double saturation_accepted(const Json& params, uint64_t seed = 1) {
+  NocBenchOptions o;
+  o.noc = "mesh";
+  o.params = params;
+  o.packet_flits = 1;
+  o.rate = 0.95;  // well beyond saturation: accepted = saturation throughput
+  o.cycles = 3000;
+  o.warmup = 1000;
+  o.seed = seed;
+  const NocBenchResult r = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  EXPECT_TRUE(r.saturated) << params.dump();
+  return r.accepted;
+}
+}  // namespace
+
+// What each change costs (4 x 4 mesh, uniform traffic, 1-flit packets, 4 VCs x 4 flits as in the
+// issue's BookSim comparison): a VC-allocation stage of its own and the one-nominee input-first
+// switch allocator each lower the saturation throughput of the classic router.
+TEST(NocRouter, AllocationChangesLowerSaturationThroughput) {
+  const Json base = {{"vcs", 4}, {"buffer_flits", 4}};
+  Json staged = base;  // separate VC allocation stage, greedy switch allocator
+  staged["pipeline"] = "staged";
+  Json input_first = staged;
+  input_first["sw_allocator"] = "input-first";
+  const double classic = saturation_accepted(base);
+  const double with_va = saturation_accepted(staged);
+  const double with_if = saturation_accepted(input_first);
+  EXPECT_LT(with_va, classic);
+  EXPECT_LT(with_if, with_va);
+  EXPECT_GT(with_if, 0.2);  // still a working network
+}
+
+TEST(NocRouter, ParameterErrorsNameTheField) {
+  auto error_of = [](const Json& params) {
+    try {
+      run_probe("mesh", params, node_names(4), {});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of({{"router", "booksim"}}).find("router"), std::string::npos);
+  EXPECT_NE(error_of({{"router", "booksim-iq"}, {"router_cycles", 4}}).find("router_cycles"), std::string::npos);
+  EXPECT_NE(error_of({{"vc_alloc_delay", 2}}).find("staged"), std::string::npos);
+  EXPECT_NE(error_of({{"sw_allocator", "input-first"}}).find("staged"), std::string::npos);
+  EXPECT_NE(error_of({{"pipeline", "staged"}, {"st_delay", 0}}).find("st_delay"), std::string::npos);
+  EXPECT_NE(error_of({{"vc_select", "random"}}).find("vc_select"), std::string::npos);
+}
+
+// The attention model on booksim-iq: the same O as on ideal; the Q multicast (1280 flits to the
+// CUBEs, the farthest 3 routers away on the default 3 x 2 mesh) at its closed form.
+TEST(NocRouter, AttentionRunsOnTheBooksimPreset) {
+  const RunOutput bk = run_default_scenario("mesh", {{"router", "booksim-iq"}});
+  const RunOutput ideal = run_default_scenario("ideal");
+  EXPECT_TRUE((bk.sim.outputs[0].array() == ideal.sim.outputs[0].array()).all());
+  const Json& mc = bk.summary["noc"]["multicast_completion"];
+  EXPECT_DOUBLE_EQ(mc["max_ns"].get<double>(), double(closed_form(3, 1280, {4, 1, 2, 1})));
+  EXPECT_EQ(bk.summary["noc"]["router"]["preset"], "booksim-iq");
+}

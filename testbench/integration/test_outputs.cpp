@@ -1,0 +1,258 @@
+// Report files of a simulated run: waves.vcd/.gtkw (GTKWave), trace.json (Perfetto),
+// stats.json, latency percentiles in summary.json, progress reporting. (The percentile
+// arithmetic is in unit/test_report_spans.cpp; vcd2fst and the terminal progress line in
+// e2e/test_outputs_cli.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "test_outputs_common.h"
+
+using namespace ahbm;
+using ahbm::test::Scratch;
+using ahbm::test::slurp;
+
+namespace {
+
+// Full names of the variables a VCD declares ("ahbm.group0.cube0.pe0.activity[2:0]"), with
+// the identifier code of each; parsed line by line, independently of the writer's code.
+std::map<std::string, std::string> vcd_signals(const std::string& vcd) {
+  std::map<std::string, std::string> out;
+  std::vector<std::string> scope;
+  std::istringstream in(vcd);
+  std::string line;
+  while (std::getline(in, line) && line.rfind("$enddefinitions", 0) != 0) {
+    std::istringstream ls(line);
+    std::vector<std::string> w;
+    for (std::string t; ls >> t;) w.push_back(t);
+    if (w.empty()) continue;
+    if (w[0] == "$scope") scope.push_back(w[2]);
+    if (w[0] == "$upscope") scope.pop_back();
+    if (w[0] == "$var") {
+      std::string name;
+      for (const auto& s : scope) name += s + ".";
+      name += w[4];
+      if (w[5] != "$end") name += w[5];
+      out[name] = w[3];
+    }
+  }
+  return out;
+}
+
+double sum_busy(const Json& by_activity) {
+  double t = 0;
+  for (const auto& [k, v] : by_activity.items()) t += v.get<double>();
+  return t;
+}
+
+}  // namespace
+
+TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
+  Scratch s("gtkw");
+  const RunOutput run = test::default_run(s.path("run"));
+  const auto signals = vcd_signals(slurp(s.path("run/waves.vcd")));
+  ASSERT_GT(signals.size(), 32u * 2);
+  std::istringstream gtkw(slurp(s.path("run/waves.gtkw")));
+  std::set<std::string> listed;
+  std::vector<std::string> groups, filters;
+  int open = 0;
+  std::string line, flags;
+  while (std::getline(gtkw, line)) {
+    if (line.empty() || line[0] == '[' || line[0] == '*') continue;
+    if (line[0] == '@') flags = line;
+    else if (line[0] == '^') filters.push_back(line.substr(line.find(' ') + 1));
+    else if (line[0] == '-') {
+      // Group begin (0x800000) / end (0x1000000) flags precede the label.
+      const unsigned long f = std::stoul(flags.substr(1), nullptr, 16);
+      if (f & 0x800000) groups.push_back(line.substr(1)), ++open;
+      if (f & 0x1000000) --open;
+      EXPECT_GE(open, 0);
+    } else {
+      std::string name = line;
+      if (name[0] == '+') name = name.substr(name.find("} ") + 2);  // alias
+      EXPECT_TRUE(signals.count(name)) << "waves.gtkw names " << name << ", absent from waves.vcd";
+      listed.insert(name);
+    }
+  }
+  EXPECT_EQ(open, 0);
+  EXPECT_EQ(listed.size(), signals.size()) << "every VCD signal is shown";
+  const std::vector<std::string> expected_groups = {"Q source + NoC", "group0 / cube0", "group0 / cube1", "group0 / cube2",
+                                                    "group0 / cube3", "group0 inter-CUBE links", "host"};
+  EXPECT_EQ(groups, expected_groups);
+  EXPECT_TRUE(signals.count("ahbm.host.phase[7:0]"));
+
+  // Each filter file exists next to the save file and names every code the VCD uses.
+  ASSERT_FALSE(filters.empty());
+  for (const auto& f : std::set<std::string>(filters.begin(), filters.end())) {
+    const std::string text = slurp(s.path("run/" + f));
+    ASSERT_FALSE(text.empty()) << f;
+    if (f.find("activity") != std::string::npos)
+      for (const char* name : {"idle", "q_read", "gemm_qk", "softmax", "gemm_pv", "send_state"})
+        EXPECT_NE(text.find(name), std::string::npos) << name;
+    else
+      EXPECT_NE(text.find(" " + run.plan.jobs[0].phase + "\n"), std::string::npos);
+  }
+  // PE activity values that occur in the VCD are all 0..5 (= the filter's entries).
+  const std::string vcd = slurp(s.path("run/waves.vcd"));
+  const std::string id = signals.at("ahbm.group0.cube2.pe5.activity[2:0]");
+  std::set<int> seen;
+  std::istringstream vin(vcd.substr(vcd.find("$enddefinitions")));
+  while (std::getline(vin, line))
+    if (line[0] == 'b' && line.substr(line.find(' ') + 1) == id) seen.insert(std::stoi(line.substr(1, line.find(' ') - 1), nullptr, 2));
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
+  Scratch s("trace");
+  const RunOutput run = test::default_run(s.path("run"));
+  const Json doc = Json::parse(slurp(s.path("run/trace.json")));
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  std::map<int, std::string> process;
+  std::map<std::pair<int, int>, std::string> thread;
+  std::map<std::pair<int, int>, std::vector<const Json*>> slices;
+  for (const Json& e : doc["traceEvents"]) {
+    for (const char* k : {"ph", "name", "pid", "tid"}) ASSERT_TRUE(e.contains(k)) << e.dump();
+    const std::string ph = e["ph"];
+    const int pid = e["pid"], tid = e["tid"];
+    if (ph == "M") {
+      if (e["name"] == "process_name") process[pid] = e["args"]["name"];
+      if (e["name"] == "thread_name") thread[{pid, tid}] = e["args"]["name"];
+      continue;
+    }
+    ASSERT_EQ(ph, "X");
+    for (const char* k : {"ts", "dur", "cat", "args"}) ASSERT_TRUE(e.contains(k)) << e.dump();
+    EXPECT_GE(e["ts"].get<double>(), 0.0);
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    slices[{pid, tid}].push_back(&e);
+  }
+  // Every track is named; PEs sit in their CUBE's process; one track per agent.
+  std::set<std::string> agents;
+  for (const auto& [key, list] : slices) {
+    ASSERT_TRUE(thread.count(key) && process.count(key.first));
+    const std::string comp = (*list.front())["args"]["component"];
+    if (comp.rfind("agent.", 0) == 0) {
+      EXPECT_EQ(process[key.first], "agents");
+      agents.insert(thread[key]);
+    }
+    const auto pos = comp.find(".pe");
+    if (comp.rfind("group0.cube", 0) == 0 && pos != std::string::npos) {
+      EXPECT_EQ(process[key.first], "group0 / cube" + comp.substr(11, pos - 11)) << comp;
+    }
+  }
+  EXPECT_EQ(agents.size(), run.plan.jobs[0].agents.size());
+
+  // Slices on one track nest or are disjoint; every span lies inside a phase slice.
+  const double eps = 1e-9;
+  std::map<std::string, double> span_total;
+  for (auto& [key, list] : slices) {
+    std::sort(list.begin(), list.end(), [](const Json* a, const Json* b) {
+      const double ta = (*a)["ts"], tb = (*b)["ts"];
+      if (ta != tb) return ta < tb;
+      return (*a)["dur"].get<double>() > (*b)["dur"].get<double>();
+    });
+    std::vector<std::pair<double, const Json*>> stack;  // (end, slice)
+    for (const Json* e : list) {
+      const double ts = (*e)["ts"], end = ts + (*e)["dur"].get<double>();
+      while (!stack.empty() && stack.back().first <= ts + eps && !(end <= stack.back().first + eps)) stack.pop_back();
+      if (!stack.empty()) {
+        EXPECT_LE(end, stack.back().first + eps) << "overlap without nesting: " << e->dump();
+      }
+      if ((*e)["cat"] == "phase") {
+        EXPECT_TRUE(stack.empty()) << "phase slices are outermost";
+      } else {
+        ASSERT_FALSE(stack.empty()) << "span outside any phase slice: " << e->dump();
+        EXPECT_EQ((*stack.front().second)["name"], (*e)["args"]["phase"]);
+        span_total[(*e)["args"]["component"]] += (*e)["args"]["end_ns"].get<double>() - (*e)["args"]["start_ns"].get<double>();
+      }
+      stack.emplace_back(end, e);
+    }
+  }
+  // Span totals per component = busy times in summary.json.
+  const Json& busy = run.summary["busy_ns_by_component"];
+  ASSERT_FALSE(busy.empty());
+  for (const auto& [comp, acts] : busy.items()) {
+    ASSERT_TRUE(span_total.count(comp)) << comp;
+    EXPECT_NEAR(span_total[comp], sum_busy(acts), 1e-6 * std::max(1.0, sum_busy(acts))) << comp;
+  }
+  for (const auto& [comp, t] : span_total)
+    if (comp.rfind("agent.", 0) != 0 && comp.rfind("runtime.", 0) != 0) {
+      EXPECT_TRUE(busy.contains(comp)) << comp;
+    }
+}
+
+TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
+  Scratch s("latency");
+  const RunOutput run = test::default_run(s.path("run"));
+  const Json& lat = run.summary["latency"];
+  const std::string phase = run.plan.jobs[0].phase;
+  for (const auto& [name, a] : run.summary["agents"].items()) {
+    const Json& d = lat["agents"][name];
+    EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), a["latency_ns"].get<double>());
+    EXPECT_DOUBLE_EQ(d["by_phase_ns"][phase].get<double>(), a["latency_ns"].get<double>());
+  }
+  const Json& pl = lat["phases"][phase]["agent_latency"];
+  EXPECT_LE(pl["p50_ns"].get<double>(), pl["p90_ns"].get<double>());
+  EXPECT_LE(pl["p90_ns"].get<double>(), pl["p99_ns"].get<double>());
+  EXPECT_LE(pl["p99_ns"].get<double>(), run.summary["total_ns"].get<double>());
+  for (const char* cls : {"Q multicast", "local GEMM", "softmax", "reduction"})
+    EXPECT_GT(lat["phases"][phase]["span_ns_by_class"][cls]["count"].get<int>(), 0) << cls;
+}
+
+TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
+  Scratch s("stats");
+  const RunOutput run = test::default_run(s.path("run"));
+  const Json st = Json::parse(slurp(s.path("run/stats.json")));
+  const double total = run.summary["total_ns"];
+  EXPECT_DOUBLE_EQ(st["total_ns"].get<double>(), total);
+  for (const auto& [comp, acts] : run.summary["busy_ns_by_component"].items()) {
+    const Json& c = st["components"][comp];
+    EXPECT_NEAR(c["busy_ns"].get<double>(), sum_busy(acts), 1e-6 * sum_busy(acts)) << comp;
+    EXPECT_EQ(c["busy_cycles"].get<uint64_t>(), uint64_t(std::llround(c["busy_ns"].get<double>())));  // 1 GHz
+    EXPECT_GE(c["utilisation"].get<double>(), 0.0);
+    EXPECT_LE(c["utilisation"].get<double>(), 1.0 + 1e-12);
+    EXPECT_LE(c["occupied_ns"].get<double>(), c["busy_ns"].get<double>() + 1e-6);
+  }
+  // One Q tile of all rows: every Q buffer's high-water mark is that tile's bytes.
+  const uint64_t tile_bytes = uint64_t(run.plan.jobs[0].tiles[0].rows()) * uint64_t(run.plan.jobs[0].head_dim) * 4;
+  const HwConfig hw;
+  for (int c = 0; c < hw.group.cubes; ++c) {
+    const Json& q = st["components"]["group0.cube" + std::to_string(c) + ".q_buffer"]["counters"];
+    EXPECT_EQ(q["high_water_bytes"].get<uint64_t>(), tile_bytes);
+    EXPECT_EQ(q["capacity_bytes"].get<uint64_t>(), hw.cube.q_buffer.bytes);
+    EXPECT_DOUBLE_EQ(q["high_water_fraction"].get<double>(), double(tile_bytes) / double(hw.cube.q_buffer.bytes));
+  }
+  // HBM bytes per PE: its shard's K and V, fp32.
+  const Json& pe = st["components"]["group0.cube1.pe3"]["counters"];
+  EXPECT_EQ(pe["hbm_bytes_read"].get<uint64_t>(),
+            2 * uint64_t(run.plan.jobs[0].shards[11].tokens) * uint64_t(run.plan.jobs[0].head_dim) * 4);
+}
+
+TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
+  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
+  RunOptions plain;
+  const RunOutput a = execute(sc, HwConfig{}, plain);
+  std::vector<SimProgress> seen;
+  RunOptions with = plain;
+  with.progress = [&seen](const SimProgress& p) { seen.push_back(p); };
+  const RunOutput b = execute(sc, HwConfig{}, with);
+  ASSERT_GE(seen.size(), 3u);
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i].fraction, seen[i - 1].fraction);
+    EXPECT_GE(seen[i].sim_ns, seen[i - 1].sim_ns);
+  }
+  EXPECT_EQ(seen.front().fraction, 0.0);
+  EXPECT_EQ(seen.front().phase, a.plan.jobs[0].phase);
+  EXPECT_TRUE(seen.back().done);
+  EXPECT_DOUBLE_EQ(seen.back().fraction, 1.0);
+  EXPECT_GE(seen.back().sim_ns, a.sim.end_ns);
+  std::ostringstream va, vb;
+  a.sim.trace->write_vcd(va);
+  b.sim.trace->write_vcd(vb);
+  EXPECT_EQ(va.str(), vb.str());
+  EXPECT_EQ(a.sim.tile_done_ns, b.sim.tile_done_ns);
+  EXPECT_EQ(a.summary.dump(), b.summary.dump());
+}

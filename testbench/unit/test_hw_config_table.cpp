@@ -1,0 +1,210 @@
+// The hardware parameter table (hw/common/hw_config.h) is the one declaration of every
+// parameter: these tests fail when a checked-in artefact generated from it drifts
+// (hw/configs/default.json, docs/schema/hw_config.schema.json, the table in docs/model.md, the
+// fuzz seeds), when a field does not survive JSON, or when a range is not enforced with the
+// message the docs show.
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hw/common/error.h"
+#include "hw/common/hw_config.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace ahbm;
+
+namespace {
+
+Json::json_pointer pointer(const std::string& path) {
+  std::string p;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) p += "/" + path.substr(start, dot - start);
+  return Json::json_pointer(p + "/" + path.substr(start));
+}
+
+// {"a": {"b": v}} for "a.b".
+Json with_field(const std::string& path, const Json& v) {
+  Json j = Json::object();
+  j[pointer(path)] = v;
+  return j;
+}
+
+// The message of the InputError parsing `j` throws, "" when it parses.
+std::string parse_error(const Json& j) {
+  try {
+    parse_hw_config(j, "t.json");
+    return "";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+bool is_param(const std::string& path) {
+  for (const HwParam& p : hw_params())
+    if (p.path == path) return true;
+  return false;
+}
+
+// Paths of the parameters a JSON config sets ("_comment"-style keys are not parameters).
+void leaf_paths(const Json& j, const std::string& path, std::set<std::string>& out) {
+  if (!path.empty() && (is_param(path) || !j.is_object())) {
+    out.insert(path);
+    return;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key()[0] != '_') leaf_paths(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+}
+
+// Values of a parameter worth trying: its bounds, a middle value, every allowed name.
+std::vector<Json> candidates(const HwParam& p) {
+  const ParamAllowed& a = p.allowed;
+  switch (p.type) {
+    case ParamType::integer:
+      return {int64_t(a.hi), int64_t(a.lo), int64_t(a.lo) + 1, (int64_t(a.lo) + int64_t(a.hi)) / 2};
+    case ParamType::number: return {a.hi, a.lo, (a.lo + a.hi) / 2};
+    case ParamType::boolean: return {true, false};
+    case ParamType::string:
+      if (!a.values.empty()) return {a.values.begin(), a.values.end()};
+      return {"mesh", "any_model_name"};  // noc.model: the chip checks the registry
+    case ParamType::object: return {Json{{"latency_ns", 5}}, Json::object()};
+  }
+  return {};
+}
+
+std::string source(const std::string& rel) { return test::read_file(test::source_path(rel)); }
+
+TEST(HwConfigTable, DefaultJsonIsGenerated) {
+  EXPECT_EQ(source("hw/configs/default.json"), to_json(HwConfig{}).dump(2) + "\n")
+      << "hw/configs/default.json differs from the parameter table: run tools/gen-hw-config.sh";
+}
+
+TEST(HwConfigTable, SchemaFileIsGenerated) {
+  EXPECT_EQ(source("docs/schema/hw_config.schema.json"), hw_config_schema().dump(2) + "\n")
+      << "docs/schema/hw_config.schema.json differs from the parameter table: run tools/gen-hw-config.sh";
+}
+
+TEST(HwConfigTable, ModelDocTableIsGenerated) {
+  const std::string doc = source("docs/model.md");
+  const size_t begin = doc.find("<!-- BEGIN hw-config table");
+  const size_t end = doc.find("<!-- END hw-config table");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  const size_t first = doc.find('\n', begin) + 1;
+  ASSERT_LE(first, end);
+  EXPECT_EQ(doc.substr(first, end - first), hw_config_markdown_table())
+      << "the table in docs/model.md differs from the parameter table: run tools/gen-hw-config.sh";
+}
+
+TEST(HwConfigTable, ToJsonHasExactlyTheTableFields) {
+  std::set<std::string> in_json, in_table;
+  leaf_paths(to_json(HwConfig{}), "", in_json);
+  for (const HwParam& p : hw_params()) {
+    if (!p.test_only) in_table.insert(p.path);
+    EXPECT_EQ(to_json(HwConfig{}).value(pointer(p.path), Json()), p.test_only ? Json() : p.default_value) << p.path;
+  }
+  EXPECT_EQ(in_json, in_table);
+  EXPECT_GE(in_table.size(), 35u);  // the table is walked, not empty
+}
+
+TEST(HwConfigTable, FuzzSeedsCoverEveryParameter) {
+  // The fuzzers start from hw/configs/ and testbench/fuzz/corpus/hw/ (testbench/fuzz/run.sh):
+  // together they must set every parameter, test-only ones included, so no field goes unfuzzed.
+  std::set<std::string> seeded;
+  for (const char* dir : {"hw/configs", "testbench/fuzz/corpus/hw"})
+    for (const auto& e : fs::directory_iterator(test::source_path(dir)))
+      if (e.path().extension() == ".json") leaf_paths(load_json_file(e.path().string()), "", seeded);
+  for (const HwParam& p : hw_params()) EXPECT_TRUE(seeded.count(p.path)) << p.path << " is in no fuzz seed";
+}
+
+TEST(HwConfigTable, EveryFieldRoundTrips) {
+  for (const HwParam& p : hw_params()) {
+    int accepted_changes = 0;
+    for (const Json& v : candidates(p)) {
+      const Json in = with_field(p.path, v);
+      HwConfig c;
+      try {
+        c = parse_hw_config(in, "t.json");
+      } catch (const InputError& e) {
+        // Only a relation to another field may refuse a value inside the range.
+        EXPECT_EQ(std::string(e.what()).find("out of range"), std::string::npos) << p.path << " = " << v << ": " << e.what();
+        continue;
+      }
+      const Json out = to_json(c);
+      if (v != p.default_value) {
+        ++accepted_changes;
+        ASSERT_TRUE(out.contains(pointer(p.path))) << p.path;
+        EXPECT_EQ(out.at(pointer(p.path)), v) << p.path;
+      }
+      // parse(to_json(x)) == x, field by field.
+      EXPECT_EQ(to_json(parse_hw_config(out, "roundtrip")), out) << p.path << " = " << v;
+    }
+    EXPECT_GE(accepted_changes, 1) << p.path << ": no value other than the default was accepted";
+  }
+}
+
+TEST(HwConfigTable, RangeBoundsAreEnforcedWithTheDocumentedMessage) {
+  const std::string table = hw_config_markdown_table();
+  int checked = 0;
+  for (const HwParam& p : hw_params()) {
+    if (p.type != ParamType::integer && p.type != ParamType::number) continue;
+    const std::string range = p.type == ParamType::integer ? range_text(int64_t(p.allowed.lo), int64_t(p.allowed.hi))
+                                                           : range_text(p.allowed.lo, p.allowed.hi);
+    // The docs table shows the same range the error message gives.
+    if (!p.test_only) {
+      const size_t row = table.find("| `" + p.path + "` |");
+      ASSERT_NE(row, std::string::npos) << p.path;
+      const std::string line = table.substr(row, table.find('\n', row) - row);
+      EXPECT_NE(line.find("| " + range + " |"), std::string::npos) << line;
+    }
+    std::vector<Json> outside;
+    if (p.type == ParamType::integer) {
+      outside = {int64_t(p.allowed.hi) + 1, int64_t(p.allowed.lo) - 1};
+    } else {
+      outside = {std::nextafter(p.allowed.hi, std::numeric_limits<double>::infinity()),
+                 std::nextafter(p.allowed.lo, -std::numeric_limits<double>::infinity())};
+    }
+    for (const Json& v : outside) {
+      EXPECT_EQ(parse_error(with_field(p.path, v)),
+                "t.json: " + p.path + ": value " + v.dump() + " is out of range (allowed: " + range + ")");
+      ++checked;
+    }
+    // The bounds themselves are inside (a relation to another field may still refuse them).
+    for (const Json& v : {Json(p.allowed.lo), Json(p.allowed.hi)})
+      EXPECT_EQ(parse_error(with_field(p.path, v)).find("out of range"), std::string::npos) << p.path << " = " << v;
+  }
+  EXPECT_GE(checked, 80);
+}
+
+TEST(HwConfigTable, NamesAndObjectsAreChecked) {
+  for (const HwParam& p : hw_params()) {
+    if (p.type == ParamType::string && !p.allowed.values.empty()) {
+      std::string list;
+      for (const auto& v : p.allowed.values) list += (list.empty() ? "" : ", ") + v;
+      EXPECT_EQ(parse_error(with_field(p.path, "no_such_value")),
+                "t.json: " + p.path + ": unknown value \"no_such_value\" (allowed: " + list + ")");
+    }
+    if (p.type == ParamType::object) {
+      EXPECT_EQ(parse_error(with_field(p.path, 3)), "t.json: " + p.path + ": must be a JSON object");
+    }
+    if (p.type == ParamType::boolean) {
+      EXPECT_EQ(parse_error(with_field(p.path, 1)),
+                "t.json: " + p.path + ": value 1 is not a boolean (allowed: true, false)");
+    }
+  }
+}
+
+TEST(HwConfigTable, EverySectionRejectsUnknownKeys) {
+  for (const HwSection& s : hw_sections()) {
+    const std::string key = s.path.empty() ? "no_such_field" : s.path + ".no_such_field";
+    const std::string msg = parse_error(with_field(key, 1));
+    EXPECT_EQ(msg.rfind("t.json: " + key + ": unknown key", 0), 0u) << msg;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,73 @@
+// `ahbm-sim hbm-bench`: the bank-level HBM pseudo-channel testbench (hw/hbm/hbm_bench.h).
+#include <fstream>
+#include <iostream>
+
+#include "hw/common/error.h"
+#include "hw/hbm/hbm_bench.h"
+#include "tools/cli/commands.h"
+
+namespace po = boost::program_options;
+
+namespace ahbm::cli {
+
+int cmd_hbm_bench(int argc, char** argv) {
+  po::options_description desc(
+      "usage: ahbm-sim hbm-bench [--pattern sequential|random|stream-write] [--chunk-bytes N] [--bytes N]\n"
+      "                          [--write-bytes N --write-every N] [--mapping NAME|LAYOUT] [--refresh all|per-bank|off]\n"
+      "                          [--page open|closed] [--queue N] [--inflight N] [--pseudo-channels N] [--seed S]\n"
+      "                          [--check] [--hw FILE]\n"
+      "                          [--out FILE]\n\n"
+      "Chunked traffic on one HBM3-6400 pseudo-channel of the bank-level model (docs/hbm.md). --bytes are read\n"
+      "in chunks of --chunk-bytes (consecutive, or at random chunk-aligned addresses); a write chunk of\n"
+      "--write-bytes follows every --write-every bytes read (stream-write: 512 B per 16 KiB by default).\n"
+      "--inflight chunks are outstanding at once (1: one after another, like the PE DMA). Prints one line,\n"
+      "then the JSON report (or writes it to --out). --hw FILE: a JSON file whose \"dram\" object overrides\n"
+      "the preset (org, timing in tCK, mapping, page, refresh, queue_depth); the options above override it.\n\noptions");
+  hbm::HbmBenchOptions o;
+  std::string mapping, refresh, page, hw, out;
+  int queue = 0;
+  desc.add_options()
+      ("help,h", "show this help")
+      ("pattern", po::value<std::string>(&o.pattern)->default_value(o.pattern), "sequential | random | stream-write")
+      ("chunk-bytes", po::value<uint64_t>(&o.chunk_bytes)->default_value(o.chunk_bytes), "bytes per chunk")
+      ("bytes", po::value<uint64_t>(&o.bytes)->default_value(o.bytes), "bytes read in all")
+      ("write-bytes", po::value<uint64_t>(&o.write_bytes)->default_value(o.write_bytes), "bytes per write chunk")
+      ("write-every", po::value<uint64_t>(&o.write_every)->default_value(o.write_every), "bytes read between writes")
+      ("mapping", po::value<std::string>(&mapping), "bg_interleaved | row_interleaved | bank_above_row | \"field:bits ...\"")
+      ("refresh", po::value<std::string>(&refresh), "all | per-bank | off (default all)")
+      ("page", po::value<std::string>(&page), "open | closed (default open)")
+      ("queue", po::value<int>(&queue), "controller queue depth (default 32)")
+      ("inflight", po::value<int>(&o.inflight)->default_value(o.inflight), "chunks outstanding at once")
+      ("pseudo-channels", po::value<int>(&o.pseudo_channels)->default_value(o.pseudo_channels),
+       "pseudo-channels side by side, bursts interleaved over them (a PE's slice: 12)")
+      ("seed", po::value<uint64_t>(&o.seed)->default_value(o.seed), "random-pattern seed")
+      ("check", po::bool_switch(&o.check), "check every command against the timing rules")
+      ("hw", po::value<std::string>(&hw), "JSON file with a \"dram\" object")
+      ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
+  if (!parse_command_line(argc, argv, desc)) return 0;  // --help
+  Json over = Json::object();
+  if (!hw.empty()) {
+    const Json file = load_json_file(hw);
+    if (!file.is_object() || !file.contains("dram") || !file["dram"].is_object())
+      throw InputError(hw + ": needs a \"dram\" object");
+    over = file["dram"];
+  }
+  if (!mapping.empty()) over["mapping"] = mapping;
+  if (!refresh.empty()) over["refresh"] = refresh;
+  if (!page.empty()) over["page"] = page;
+  if (queue) over["queue_depth"] = queue;
+  o.spec = hbm::read_dram_spec(JsonReader(over, hw.empty() ? "hbm-bench options" : hw, hw.empty() ? "" : "dram"),
+                               hbm::hbm3_6400());
+  const hbm::HbmBenchResult r = hbm::run_hbm_bench(o);
+  std::cout << r.line() << "\n";
+  if (out.empty()) {
+    std::cout << r.to_json().dump(2) << "\n";
+  } else {
+    std::ofstream f(out);
+    f << r.to_json().dump(2) << "\n";
+    if (!f) throw InputError("--out " + out + ": cannot write");
+  }
+  return 0;
+}
+
+}  // namespace ahbm::cli
