@@ -30,5 +30,7 @@ struct NumericCheck {
   double ref_max_abs = 0;
 };
 NumericCheck compare_to_reference(const MatrixRM& o, const Eigen::MatrixXd& ref);
+// Each field's maximum over two checks (several jobs, several steps).
+NumericCheck worst_of(const NumericCheck& a, const NumericCheck& b);
 
 }  // namespace ahbm

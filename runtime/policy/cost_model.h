@@ -8,6 +8,7 @@
 // with max-plus recurrences (a stage starts when its input is ready and its resource is free),
 // which is what makes the pipelining of Q tiles, the Q-buffer read ports, the shared intra-CUBE
 // bus and the merge units visible without running the event simulation. docs/policies.md.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,24 +45,32 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
                                const NocEstimate& noc);
 PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p);
 
-struct PolicyDecision {
-  Policy chosen = Policy::A;
-  bool automatic = false;
-  std::vector<PolicyEstimate> estimates;  // every policy that can run, in all_policies() order
-  std::vector<std::string> unavailable;   // "B3: <reason>" for policies that cannot run
-  Json to_json() const;
+// A job set laid out for one candidate (runtime/policy/apply_policy.h).
+struct LaidOut {
+  Layout layout;
+  std::vector<AttentionJob> jobs;
 };
 
-// Estimates every policy for the Policy-A jobs and picks the lowest (`requested` = "auto") or
-// records the requested one. Throws InputError for an unknown name or a requested policy that
-// cannot run. Without `noc`: noc_estimate(hw).
-PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
-                             const std::string& requested, const NocEstimate& noc);
-PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
-                             const std::string& requested);
+// The cost model as a step's choose stage enters it: once per job set, estimating every
+// candidate layout of it in that one call (one NoC estimate, one set of closed forms), and
+// counting its entries (test_step_pipeline.cpp holds a step to one). The NoC estimate is asked
+// of the model (noc_estimate with `nocs` and `hw_file`) at the first entry.
+class CostModel {
+ public:
+  explicit CostModel(const HwConfig& hw, const NocRegistry* nocs = nullptr, std::string hw_file = "hw config")
+      : hw_(hw), nocs_(nocs), hw_file_(std::move(hw_file)) {}
+  // With a given NoC estimate (tests, tools comparing NoCs).
+  CostModel(const HwConfig& hw, const NocEstimate& noc) : hw_(hw), nocs_(nullptr), noc_(noc) {}
+  // One estimate per laid-out candidate, in order.
+  std::vector<PolicyEstimate> estimate(const std::vector<LaidOut>& candidates);
+  int calls() const { return calls_; }
 
-// The jobs laid out for the decision.
-std::vector<AttentionJob> apply_decision(std::vector<AttentionJob> policy_a_jobs, const HwConfig& hw,
-                                         const PolicyDecision& d);
+ private:
+  const HwConfig& hw_;
+  const NocRegistry* nocs_;
+  std::string hw_file_;
+  std::optional<NocEstimate> noc_;
+  int calls_ = 0;
+};
 
 }  // namespace ahbm
