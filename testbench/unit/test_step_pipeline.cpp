@@ -85,14 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, StepPipeline, ::testing::Values("A", "B2", "a
 // Decode steps with the unbatched baseline: every step plans, estimates and simulates its batched
 // job set once; the baseline plans and simulates one job set per agent and estimates none.
 TEST(StepPipelineRun, EveryJobSetOfARunIsPlannedOnceAndEstimatedOncePerStep) {
-  const Scenario sc = test::inline_scenario(R"({
-    "name": "decode", "model": {"head_dim": 16, "num_q_heads": 2, "num_kv_heads": 1},
-    "kv": {"page_tokens": 4}, "shared_prefix_tokens": 70, "seed": 3,
-    "agents": [{"name": "a", "new_tokens": 3, "decode_tokens": 2},
-               {"name": "b", "new_tokens": 6, "decode_tokens": 5},
-               {"name": "c", "new_tokens": 1}],
-    "phases": [{"type": "fanout"}, {"type": "decode", "steps": 4}, {"type": "join", "tokens": 5}]
-  })", "decode");
+  const Scenario sc = test::decode_scenario();
   RunOptions opt = test::in_memory_options();
   opt.policy = "auto";
   opt.compare_unbatched = true;
