@@ -4,6 +4,8 @@
 A 40-point timing-only grid runs locally (-j 2) and on the cluster (5 points per array task, at most
 2 tasks at once). While the array runs, one running task is cancelled: the sweep's retry round must
 rerun only that task's unfinished points, and results.csv must be byte-identical to the local one.
+Points inside array tasks wait at a gate (a wrapper around ahbm-sim) until the cancel is sent: a
+point takes under 0.1 s, so on a fast machine an ungated task could finish before scancel lands.
 Then a grid change makes 4 points stale: a detached submission reruns only those (a second
 submission while it is queued is refused with exit 2), --collect merges them; lost results are
 listed as missing by --collect (exit 1) and a resubmission reruns only them.
@@ -76,8 +78,25 @@ def same_results(a, b):
     return slurp(os.path.join(a, "results.csv")) == slurp(os.path.join(b, "results.csv"))
 
 
-def run(c, work, cli):
+def gated_cli(work, cli):
+    """A wrapper that holds every point run inside a Slurm array task while WORK/gate exists (120 s
+    at most, so a failing test cannot hang a task), then execs the real ahbm-sim."""
+    gate, path = os.path.join(work, "gate"), os.path.join(work, "ahbm-sim-gated")
+    with open(gate, "w"):
+        pass
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n"
+                'if [ -n "$SLURM_ARRAY_TASK_ID" ]; then\n'
+                f"  n=0; while [ -e '{gate}' ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n + 1)); done\n"
+                "fi\n"
+                f"exec '{cli}' \"$@\"\n")
+    os.chmod(path, 0o755)
+    return gate, path
+
+
+def run(c, work, real_cli):
     env = dict(c.env, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1")
+    gate, cli = gated_cli(work, real_cli)
     g = os.path.join(work, "grid.json")
     grid(g, NEW_TOKENS)
     local, cluster = os.path.join(work, "local"), os.path.join(work, "slurm")
@@ -108,8 +127,11 @@ def run(c, work, cli):
                     killed = running[0]
                     r = c.run(["scancel", killed])
                     print(f"  cancelled array task {killed} while it ran (scancel rc {r.returncode})", flush=True)
+                    os.remove(gate)  # the other tasks go on
             time.sleep(0.1)
     finally:
+        if os.path.exists(gate):
+            os.remove(gate)
         if proc.poll() is None:
             proc.kill()
     log = slurp(log_path)
