@@ -75,12 +75,13 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.watchdog_ns = opt.watchdog_ns;
   SimulatorPool sims;  // every step of the run on the same few elaborated chips
   set.sims = &sims;
+  StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step
 
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;
   KvReport rep;
   const auto record = [&](const Step& step, StepRun&& sr) {
-    if (sr.record.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.kv;
+    if (sr.record.id.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.id.kv;
     records.push_back(sr.record);
     if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs, sr.sim.stats});
     if (step.phase == PhaseType::fanout) {
@@ -89,10 +90,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
     }
   };
   AgentSession session(sc, kv);
-  session.run([&](const Step& step) { record(step, run_step(sc, hw, kv, step, set, timeline)); });
+  session.run([&](const Step& step) { record(step, steps.run(kv, step, timeline)); });
   std::optional<join::JoinOutcome> joined;
-  if (sc.join)
-    joined = join::run_join_phase(session, hw, set, timeline, record, opt.join_compare || sc.join->compare);
+  if (sc.join) joined = join::run_join_phase(session, steps, timeline, record, opt.join_compare || sc.join->compare);
+  run.stage_calls = steps.calls();
   timeline.finish_into(run.sim);
 
   rep.slot_bytes = kv_page_bytes(sc, hw.groups);

@@ -14,6 +14,7 @@
 #include "runtime/planner.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"
+#include "runtime/step_runner.h"
 
 namespace ahbm {
 
@@ -48,6 +49,7 @@ struct RunOutput {
   Json summary;
   std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
   std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv
+  StageCalls stage_calls;  // how often the run's steps entered each stage (join strategies compared aside excluded)
 };
 
 // Documented tolerance of O against the float64 reference on the tensors before rounding to

@@ -11,7 +11,11 @@
 
 namespace ahbm {
 
-int auto_q_tile_rows(const HwConfig& hw, int rows, int head_dim, uint64_t elem) {
+namespace {
+
+// Largest Q tile (a multiple of the GEMM tile_m, or all rows) that fits the Q buffer and SRAM
+// at `elem` bytes per Q/K/V element; 0 when not even one GEMM tile of rows fits.
+int fitting_rows(const HwConfig& hw, int rows, int head_dim, uint64_t elem) {
   auto fits = [&](int r) {
     return sram_budget(hw.pe, uint64_t(r), uint64_t(head_dim), elem).total() <= hw.pe.sram_bytes &&
            uint64_t(r) * uint64_t(head_dim) * elem <= hw.cube.q_buffer.bytes;
@@ -23,17 +27,71 @@ int auto_q_tile_rows(const HwConfig& hw, int rows, int head_dim, uint64_t elem) 
   return 0;
 }
 
+// As few tiles of at most `max_rows` as cover `rows`, sized evenly (multiples of `align`): the
+// rows of each but the last.
+int even_tile_rows(int rows, int max_rows, int align) {
+  if (rows <= max_rows) return std::max(rows, 1);
+  const int n = int(ceil_div(uint64_t(rows), uint64_t(max_rows)));
+  const int even = int(ceil_div(ceil_div(uint64_t(rows), uint64_t(n)), uint64_t(align)) * uint64_t(align));
+  return std::min(max_rows, even);
+}
+
 std::vector<QTile> cut_q_tiles(int rows, int tile_rows) {
   std::vector<QTile> tiles;
   for (int b = 0; b < rows; b += tile_rows) tiles.push_back({b, std::min(rows, b + tile_rows)});
   return tiles;
 }
 
-std::vector<QTile> even_q_tiles(int rows, int max_rows, int align) {
-  if (rows <= max_rows) return cut_q_tiles(rows, std::max(rows, 1));
-  const int n = int(ceil_div(uint64_t(rows), uint64_t(max_rows)));
-  const int even = int(ceil_div(ceil_div(uint64_t(rows), uint64_t(n)), uint64_t(align)) * uint64_t(align));
-  return cut_q_tiles(rows, std::min(max_rows, even));
+}  // namespace
+
+int q_tile_rows(const HwConfig& hw, int fixed_rows, int64_t rows_in, int head_dim, uint64_t elem_bytes) {
+  if (fixed_rows > 0) return int(std::min<int64_t>(fixed_rows, rows_in));
+  const int rows = int(std::min<int64_t>(rows_in, 1 << 30));
+  const int max_rows = fitting_rows(hw, rows, head_dim, elem_bytes);
+  return max_rows > 0 ? even_tile_rows(rows, max_rows, hw.pe.gemm.tile_m) : 0;
+}
+
+std::vector<Candidate> layout_candidates(const HwConfig& hw, const AttentionJob& a, int fixed_rows) {
+  const int rows = a.row_count();
+  // Largest tile rows (<= want) that fit the PE SRAM and the Q buffer.
+  std::string no_fit;
+  const auto fitting = [&](int want) {
+    if (fixed_rows > 0) return std::min(want, fixed_rows);
+    const int r = fitting_rows(hw, want, a.head_dim, a.elem_bytes());
+    if (r == 0)
+      no_fit = "no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) +
+               " rows (pe.gemm.tile_m) exceed pe.sram_bytes or cube.q_buffer.bytes";
+    return r;
+  };
+  const auto ceil_rows = [&](int parts) { return int(ceil_div(uint64_t(rows), uint64_t(parts))); };
+  std::vector<Candidate> out;
+  out.push_back({{Policy::A, a.tiles.empty() ? 0 : a.tiles.front().rows()}, ""});
+  if (rows == 0) {  // nothing to lay out: every policy runs the empty job as it is
+    for (Policy p : all_policies())
+      if (p != Policy::A) out.push_back({{p, 0}, ""});
+    return out;
+  }
+  // One Q group per CUBE (B1..B4): ceil(rows / cubes) rows, cut further if they do not fit.
+  const int per_cube = fitting(ceil_rows(hw.group.cubes));
+  const std::string cube_error = no_fit;
+  for (Policy p : {Policy::B1, Policy::B2, Policy::B3, Policy::B4}) out.push_back({{p, per_cube}, cube_error});
+  // B5: ceil(rows / PEs) rows per PE (only where a CUBE's group fits, as it always did).
+  const int per_pe = cube_error.empty() ? fitting(ceil_rows(hw.pes_per_group())) : 0;
+  out.push_back({{Policy::B5, per_pe}, cube_error.empty() ? no_fit : cube_error});
+  return out;
+}
+
+Layout layout_of(const HwConfig& hw, const AttentionJob& a, Policy p) {
+  for (const Candidate& c : layout_candidates(hw, a, hw.q_tile_rows))
+    if (c.layout.policy == p) {
+      if (!c.unavailable.empty()) throw InputError(c.unavailable);
+      return c.layout;
+    }
+  throw std::logic_error("layout_of: no candidate for policy " + policy_name(p));
+}
+
+AttentionJob policy_job(const AttentionJob& a, const HwConfig& hw, Policy p) {
+  return apply_policy(a, hw, layout_of(hw, a, p));
 }
 
 namespace {
@@ -41,10 +99,10 @@ namespace {
 // Writes the K and V rows (rounded to the storage type) of (KV head, owner, position).
 using KvRowFn = std::function<void(int head, int owner, int32_t pos, float* k, float* v)>;
 
-// `values` null: timing only.
+// `values` null: timing only. `fixed_rows` > 0: Q tiles of that many rows (q_tile_rows).
 AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
                       const std::vector<int>& subset, int kv_head, uint64_t seed, const KvRowFn* values,
-                      JobMeta& meta) {
+                      int fixed_rows, JobMeta& meta) {
   const int d = sc.model.head_dim, qpk = sc.model.q_per_kv();
   AttentionJob job;
   job.phase = phase_name(step.phase);
@@ -125,51 +183,54 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
   }
 
   const int rows = job.row_count();
-  int max_rows = hw.q_tile_rows;
-  if (max_rows == 0) {
-    max_rows = auto_q_tile_rows(hw, rows, d, job.elem_bytes());
-    if (max_rows == 0)
-      throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) + " rows (pe.gemm.tile_m) of " +
-                       dtype_name(job.dtype) + " exceed pe.sram_bytes = " + std::to_string(hw.pe.sram_bytes) +
-                       " or cube.q_buffer.bytes = " + std::to_string(hw.cube.q_buffer.bytes) + " (" +
-                       sram_budget(hw.pe, uint64_t(hw.pe.gemm.tile_m), uint64_t(d), job.elem_bytes()).describe() +
-                       ")");
-    job.tiles = even_q_tiles(rows, max_rows, hw.pe.gemm.tile_m);
-  } else {
-    job.tiles = cut_q_tiles(rows, std::min(max_rows, rows));
-  }
+  const int tile_rows = q_tile_rows(hw, fixed_rows, rows, d, job.elem_bytes());
+  if (tile_rows == 0 && fixed_rows <= 0)
+    throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) + " rows (pe.gemm.tile_m) of " +
+                     dtype_name(job.dtype) + " exceed pe.sram_bytes = " + std::to_string(hw.pe.sram_bytes) +
+                     " or cube.q_buffer.bytes = " + std::to_string(hw.cube.q_buffer.bytes) + " (" +
+                     sram_budget(hw.pe, uint64_t(hw.pe.gemm.tile_m), uint64_t(d), job.elem_bytes()).describe() +
+                     ")");
+  job.tiles = cut_q_tiles(rows, tile_rows);
   return job;
 }
 
-}  // namespace
-
-namespace {
-
+// The job set of `only` (>= 0) or every agent of the step, with its layout candidates.
 Plan plan_rows(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               const KvRowFn* values, int only) {
+               const KvRowFn* values, int only, int fixed_rows) {
   Plan plan;
   std::vector<int> subset;
   for (int i = 0; i < int(step.agents.size()); ++i)
     if (only < 0 || i == only) subset.push_back(i);
   for (int h = 0; h < sc.model.num_kv_heads; ++h) {
     plan.meta.emplace_back();
-    plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, plan.meta.back()));
+    plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, fixed_rows, plan.meta.back()));
   }
   for (int i : subset) plan.rows_per_kv_head += step.agents[size_t(i)].new_tokens * sc.model.q_per_kv();
+  // Every job of the step has the same rows, head dim and storage type: one set of candidates.
+  if (!plan.jobs.empty()) plan.candidates = layout_candidates(hw, plan.jobs.front(), fixed_rows);
   return plan;
 }
 
 }  // namespace
 
-Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               KvValues* values, int only) {
-  const int d = sc.model.head_dim;
+Planner::Planner(const Scenario& sc, const HwConfig& hw, uint64_t seed, KvValues* values)
+    : sc_(sc), hw_(hw), seed_(seed), values_(values) {}
+
+Plan Planner::plan(const KvPageManager& kv, const Step& step, const JobSet& set) {
+  ++calls_;
+  const int d = sc_.model.head_dim;
+  KvValues* values = set.timing_only ? nullptr : values_;
   const KvRowFn cached = [values, d](int head, int owner, int32_t pos, float* k, float* v) {
     const KvValues::Row row = values->row(head, owner, pos);
     std::copy(row.k, row.k + d, k);
     std::copy(row.v, row.v + d, v);
   };
-  return plan_rows(sc, hw, kv, step, seed, values ? &cached : nullptr, only);
+  const int fixed = set.q_tile_rows > 0 ? set.q_tile_rows : hw_.q_tile_rows;
+  return plan_rows(sc_, hw_, kv, step, seed_, values ? &cached : nullptr, set.only, fixed);
+}
+
+int Planner::tile_rows(int64_t rows) const {
+  return q_tile_rows(hw_, hw_.q_tile_rows, rows, sc_.model.head_dim, dtype_bytes(sc_.model.dtype));
 }
 
 Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool values) {
@@ -193,7 +254,7 @@ Plan plan_fanout(const Scenario& sc_in, const HwConfig& hw, uint64_t seed, bool 
   };
   Plan plan;
   AgentSession(sc, kv).run([&](const Step& step) {
-    if (step.phase == PhaseType::fanout) plan = plan_rows(sc, hw, kv, step, seed, values ? &direct : nullptr, -1);
+    if (step.phase == PhaseType::fanout) plan = plan_rows(sc, hw, kv, step, seed, values ? &direct : nullptr, -1, hw.q_tile_rows);
   });
   return plan;
 }

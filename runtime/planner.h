@@ -11,12 +11,16 @@
 //    read.
 //  - Q tiles: as few as fit the CUBE Q buffer and the PE SRAM, rows spread evenly in multiples
 //    of the GEMM tile_m; tiling changes the schedule, not the arithmetic.
-// The unbatched baseline plans one agent at a time (`only`): each branch attends on its own.
+//  - candidates: the layouts (policy, Q tile rows) the job set can run with, fitted by the same
+//    rule once here, for the choose stage (runtime/policy/choose.h).
+// The first stage of a step (runtime/step_runner.h: plan -> choose -> apply -> simulate ->
+// report). The unbatched baseline plans one agent at a time: each branch attends on its own.
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "runtime/kv/page_manager.h"
+#include "runtime/policy/apply_policy.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"
 #include "runtime/tensor_gen.h"
@@ -31,23 +35,66 @@ struct JobMeta {
   std::vector<std::vector<int>> shard_origin;  // per PE, per token: tensor owner of its K/V
 };
 
-struct Plan {
-  std::vector<AttentionJob> jobs;
-  std::vector<JobMeta> meta;
-  int rows_per_kv_head = 0;  // rows of one KV head over all agents of the step
+// A layout the job set can run with, or why it cannot (`unavailable` names the limit).
+struct Candidate {
+  Layout layout;
+  std::string unavailable;  // empty: it can run
 };
 
-// Largest Q tile (a multiple of the GEMM tile_m, or all rows) that fits the Q buffer and SRAM
-// at `elem_bytes` per Q/K/V element. Returns 0 when not even one GEMM tile of rows fits.
-int auto_q_tile_rows(const HwConfig& hw, int rows, int head_dim, uint64_t elem_bytes);
-std::vector<QTile> cut_q_tiles(int rows, int tile_rows);
-// As few tiles of at most `max_rows` as cover `rows`, sized evenly (multiples of `align`).
-std::vector<QTile> even_q_tiles(int rows, int max_rows, int align);
+struct Plan {
+  std::vector<AttentionJob> jobs;  // in the Policy-A layout
+  std::vector<JobMeta> meta;
+  int rows_per_kv_head = 0;  // rows of one KV head over all agents of the step
+  std::vector<Candidate> candidates;  // one per policy, all_policies() order
+};
 
-// `values` null: timing only (no tensors). `only` >= 0: just that agent of the step (index
-// into Step::agents) instead of all of them batched.
-Plan plan_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step, uint64_t seed,
-               KvValues* values, int only = -1);
+// Q tile rows of the Policy-A layout of `rows` rows of `head_dim` at `elem_bytes` per element:
+// `fixed_rows` > 0 (hw.q_tile_rows or a join prefill's tile) caps the tile at it; otherwise the
+// largest tile (all rows, or a multiple of pe.gemm.tile_m) that fits the Q buffer and the PE
+// SRAM, the rows spread evenly over as few tiles as that needs. 0 when not even one GEMM tile
+// of rows fits.
+int q_tile_rows(const HwConfig& hw, int fixed_rows, int64_t rows, int head_dim, uint64_t elem_bytes);
+
+// The candidates of a job set like `policy_a` (its rows, head dim and storage type: every job
+// of a step has the same): A at its own tiling, B1..B4 one Q group per CUBE, B5 one per PE,
+// each cut to fit the PE SRAM and the Q buffer, or to `fixed_rows` when > 0.
+std::vector<Candidate> layout_candidates(const HwConfig& hw, const AttentionJob& policy_a, int fixed_rows);
+// The candidate of `p` for a job like `policy_a` at hw.q_tile_rows (tools and tests lay out one
+// policy without choosing); throws InputError when it cannot run.
+Layout layout_of(const HwConfig& hw, const AttentionJob& policy_a, Policy p);
+// `policy_a` laid out at that candidate.
+AttentionJob policy_job(const AttentionJob& policy_a, const HwConfig& hw, Policy p);
+
+// The plan stage of a run: knows the scenario, the hardware, the seed and the run's KV values
+// (null: timing only), and counts the job sets it planned (one per step, plus one per agent for
+// the unbatched baseline and one per join probe; test_step_pipeline.cpp holds it to that).
+class Planner {
+ public:
+  Planner(const Scenario& sc, const HwConfig& hw, uint64_t seed, KvValues* values);
+
+  // Which job set of a step: every agent batched or one (`only`, index into Step::agents);
+  // `q_tile_rows` > 0 fixes the Q tile rows (a join prefill's); `timing_only` plans no tensors.
+  struct JobSet {
+    int only = -1;
+    int q_tile_rows = 0;
+    bool timing_only = false;
+  };
+  Plan plan(const KvPageManager& kv, const Step& step, const JobSet& set);
+  Plan plan(const KvPageManager& kv, const Step& step) { return plan(kv, step, JobSet{}); }
+
+  // The Q tile rows a job set of `rows` rows of this scenario gets (a join prefill sizes its
+  // simulated part with it); 0 when none fits.
+  int tile_rows(int64_t rows) const;
+
+  int calls() const { return calls_; }
+
+ private:
+  const Scenario& sc_;
+  const HwConfig& hw_;
+  uint64_t seed_;
+  KvValues* values_;
+  int calls_ = 0;
+};
 
 // The fan-out step's plan alone (benchmarks, tools): replays the scenario's KV operations up to
 // the fork (page pools unbounded; simulate() still checks HBM capacity).

@@ -114,4 +114,12 @@ NumericCheck compare_to_reference(const MatrixRM& o, const Eigen::MatrixXd& ref)
   return c;
 }
 
+NumericCheck worst_of(const NumericCheck& a, const NumericCheck& b) {
+  NumericCheck w;
+  w.max_abs_err = std::max(a.max_abs_err, b.max_abs_err);
+  w.max_rel_err = std::max(a.max_rel_err, b.max_rel_err);
+  w.ref_max_abs = std::max(a.ref_max_abs, b.ref_max_abs);
+  return w;
+}
+
 }  // namespace ahbm

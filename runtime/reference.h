@@ -6,8 +6,8 @@
 
 #include <Eigen/Core>
 
-#include "hw/chip/job.h"
 #include "hw/common/attn_state.h"
+#include "hw/common/job.h"
 
 namespace ahbm {
 
@@ -16,7 +16,7 @@ namespace ahbm {
 Eigen::MatrixXd reference_attention_masked(const std::vector<float>& q, const std::vector<float>& k,
                                            const std::vector<float>& v, const std::vector<uint8_t>& mask, int d,
                                            double scale);
-// The mask from the rows' and keys' metadata (hw/chip/job.h visible()).
+// The mask from the rows' and keys' metadata (hw/common/job.h visible()).
 std::vector<uint8_t> visibility_mask(const std::vector<RowInfo>& rows, const std::vector<KvInfo>& kv);
 Eigen::MatrixXd reference_attention(const std::vector<float>& q, const std::vector<RowInfo>& rows,
                                     const std::vector<float>& k, const std::vector<float>& v,
@@ -30,5 +30,7 @@ struct NumericCheck {
   double ref_max_abs = 0;
 };
 NumericCheck compare_to_reference(const MatrixRM& o, const Eigen::MatrixXd& ref);
+// Each field's maximum over two checks (several jobs, several steps).
+NumericCheck worst_of(const NumericCheck& a, const NumericCheck& b);
 
 }  // namespace ahbm

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "hw/pe/engines.h"
+#include "hw/common/engines.h"
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {
@@ -74,7 +74,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
                    const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run) {
   const StepRecord* fan = nullptr;
   for (const auto& s : steps)
-    if (s.phase == "fanout") fan = &s;
+    if (s.id.phase == "fanout") fan = &s;
 
   // Phases: extent, rows, traffic, and each agent's completion within the phase.
   Json phases = Json::object();
@@ -86,54 +86,50 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   double unbatched_total = 0, unbatched_diff = 0;
   uint64_t macs_expected = 0, macs_simulated = 0;
   for (const StepRecord& s : steps) {
-    Json& ph = phases[s.phase];
+    const StepTiming& t = s.timing;
+    Json& ph = phases[s.id.phase];
     if (ph.is_null())
-      ph = {{"start_ns", s.start_ns}, {"steps", 0}, {"rows_per_kv_head", 0}, {"jobs", 0}, {"hbm_bytes_read", 0},
+      ph = {{"start_ns", t.start_ns}, {"steps", 0}, {"rows_per_kv_head", 0}, {"jobs", 0}, {"hbm_bytes_read", 0},
             {"agents", Json::object()}};
-    ph["end_ns"] = s.start_ns + s.ns;
-    ph["ns"] = s.start_ns + s.ns - ph["start_ns"].get<double>();
+    const StepId& id = s.id;
+    const StepShape& sh = s.shape;
+    ph["end_ns"] = t.start_ns + t.ns;
+    ph["ns"] = t.start_ns + t.ns - ph["start_ns"].get<double>();
     ph["steps"] = ph["steps"].get<int>() + 1;
-    ph["rows_per_kv_head"] = ph["rows_per_kv_head"].get<int>() + s.rows_per_kv_head;
-    ph["jobs"] = ph["jobs"].get<int>() + s.jobs;
-    ph["hbm_bytes_read"] = ph["hbm_bytes_read"].get<uint64_t>() + s.hbm_bytes;
-    ph["kv_pages_in_use"] = s.kv.in_use;
-    if (s.unbatched_ns) ph["unbatched_ns"] = ph.value("unbatched_ns", 0.0) + *s.unbatched_ns;
-    for (size_t a = 0; a < s.agents.size(); ++a) {
-      Json& aj = ph["agents"][s.agents[a]];
+    ph["rows_per_kv_head"] = ph["rows_per_kv_head"].get<int>() + sh.rows_per_kv_head;
+    ph["jobs"] = ph["jobs"].get<int>() + sh.jobs;
+    ph["hbm_bytes_read"] = ph["hbm_bytes_read"].get<uint64_t>() + t.hbm_bytes;
+    ph["kv_pages_in_use"] = id.kv.in_use;
+    if (s.unbatched) ph["unbatched_ns"] = ph.value("unbatched_ns", 0.0) + s.unbatched->ns;
+    for (size_t a = 0; a < id.agents.size(); ++a) {
+      Json& aj = ph["agents"][id.agents[a]];
       if (aj.is_null()) aj = {{"tokens", 0}, {"steps", 0}};
-      aj["tokens"] = aj["tokens"].get<int>() + s.agent_tokens[a];
+      aj["tokens"] = aj["tokens"].get<int>() + id.agent_tokens[a];
       aj["steps"] = aj["steps"].get<int>() + 1;
-      aj["done_ns"] = s.start_ns + s.agent_done_ns[a];
-      aj["latency_ns"] = s.start_ns + s.agent_done_ns[a] - ph["start_ns"].get<double>();
+      aj["done_ns"] = t.start_ns + t.agent_done_ns[a];
+      aj["latency_ns"] = t.start_ns + t.agent_done_ns[a] - ph["start_ns"].get<double>();
     }
-    Json sj = {{"label", s.label}, {"phase", s.phase}, {"start_ns", s.start_ns}, {"ns", s.ns},
-               {"rows_per_kv_head", s.rows_per_kv_head}, {"agents", s.agents.size()}, {"jobs", s.jobs},
-               {"kv_tokens_per_kv_head", s.kv_tokens_per_job.empty() ? 0 : s.kv_tokens_per_job[0]},
-               {"max_shard_tokens", s.max_shard_tokens}, {"hbm_bytes_read", s.hbm_bytes},
-               {"dma_busy_max_pe_ns", s.dma_busy_max_ns}, {"kv_pages_in_use", s.kv.in_use}};
-    if (s.checked) sj["max_abs_err"] = s.datapath.max_abs_err;
-    if (s.storage) sj["max_abs_err_vs_unrounded"] = s.storage->max_abs_err;
-    if (s.unbatched_ns) sj["unbatched_ns"] = *s.unbatched_ns;
+    Json sj = {{"label", id.label}, {"phase", id.phase}, {"start_ns", t.start_ns}, {"ns", t.ns},
+               {"rows_per_kv_head", sh.rows_per_kv_head}, {"agents", id.agents.size()}, {"jobs", sh.jobs},
+               {"kv_tokens_per_kv_head", sh.kv_tokens_per_job.empty() ? 0 : sh.kv_tokens_per_job[0]},
+               {"max_shard_tokens", sh.max_shard_tokens}, {"hbm_bytes_read", t.hbm_bytes},
+               {"dma_busy_max_pe_ns", t.dma_busy_max_ns}, {"kv_pages_in_use", id.kv.in_use}};
+    if (s.check) sj["max_abs_err"] = s.check->datapath.max_abs_err;
+    if (s.check && s.check->storage) sj["max_abs_err_vs_unrounded"] = s.check->storage->max_abs_err;
+    if (s.unbatched) sj["unbatched_ns"] = s.unbatched->ns;
     steps_j.push_back(sj);
-    if (s.checked) {
+    if (s.check) {
       checked = true;
-      datapath.max_abs_err = std::max(datapath.max_abs_err, s.datapath.max_abs_err);
-      datapath.max_rel_err = std::max(datapath.max_rel_err, s.datapath.max_rel_err);
-      datapath.ref_max_abs = std::max(datapath.ref_max_abs, s.datapath.ref_max_abs);
+      datapath = worst_of(datapath, s.check->datapath);
+      if (s.check->storage) storage = worst_of(storage.value_or(NumericCheck{}), *s.check->storage);
     }
-    if (s.storage) {
-      if (!storage) storage = NumericCheck{};
-      storage->max_abs_err = std::max(storage->max_abs_err, s.storage->max_abs_err);
-      storage->max_rel_err = std::max(storage->max_rel_err, s.storage->max_rel_err);
-      storage->ref_max_abs = std::max(storage->ref_max_abs, s.storage->ref_max_abs);
+    if (s.unbatched) {
+      unbatched_total += s.unbatched->ns;
+      unbatched_diff = std::max(unbatched_diff, s.unbatched->max_abs_diff);
+      unbatched_identical = unbatched_identical && s.unbatched->identical;
     }
-    if (s.unbatched_ns) {
-      unbatched_total += *s.unbatched_ns;
-      unbatched_diff = std::max(unbatched_diff, s.unbatched_max_abs_diff);
-      unbatched_identical = unbatched_identical && s.unbatched_identical;
-    }
-    macs_expected += s.macs_expected;
-    macs_simulated += s.macs_simulated;
+    macs_expected += sh.macs_expected;
+    macs_simulated += t.macs_simulated;
   }
 
   // Per agent: the fan-out rows and latency (as before), plus decode progress.
@@ -142,8 +138,8 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   for (const auto& a : sc.agents) {
     Json aj = {{"rows", a.new_tokens * qpk}, {"new_tokens", a.new_tokens}};
     if (fan)
-      for (size_t i = 0; i < fan->agents.size(); ++i)
-        if (fan->agents[i] == a.name) aj["latency_ns"] = fan->agent_done_ns[i];
+      for (size_t i = 0; i < fan->id.agents.size(); ++i)
+        if (fan->id.agents[i] == a.name) aj["latency_ns"] = fan->timing.agent_done_ns[i];
     if (phases.contains("decode") && phases["decode"]["agents"].contains(a.name)) {
       aj["decoded_tokens"] = phases["decode"]["agents"][a.name]["tokens"];
       aj["decode_done_ns"] = phases["decode"]["agents"][a.name]["done_ns"];
@@ -203,7 +199,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"seed", seed},
       {"policy", fan ? fan->policy : Json()},
       {"total_ns", total},
-      {"rows", fan ? fan->rows_per_kv_head : 0},
+      {"rows", fan ? fan->shape.rows_per_kv_head : 0},
       {"q_tiles", fj ? fj->tiles.size() : 0},
       {"q_tile_rows", fj && !fj->tiles.empty() ? fj->tiles[0].rows() : 0},
       {"model", {{"num_q_heads", sc.model.num_q_heads}, {"num_kv_heads", sc.model.num_kv_heads},
@@ -224,7 +220,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"baselines", baselines},
       {"busy_ns_by_activity", by_activity},
       {"busy_ns_by_component", busy},
-      {"gemm_batching", gemm_batching(hw, sc, fan ? fan->max_shard_tokens : 0)},
+      {"gemm_batching", gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0)},
       {"numerics", numerics},
       {"stats", report::stats_json(run.sim.stats)},
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hw/common/json_reader.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 #include "runtime/kv/placement.h"
 
 namespace ahbm {

@@ -40,7 +40,7 @@ struct Step {
   std::string label() const;  // "fanout", "decode[3]", "join.reduce_prefill"
 };
 
-// Tensor owners: the shared prefix (kSharedOwner = -1 in hw/chip/job.h), sub-agent i = i, the
+// Tensor owners: the shared prefix (kSharedOwner = -1 in hw/common/job.h), sub-agent i = i, the
 // parent after the fork = number of sub-agents.
 inline int tensor_origin_prefix() { return -1; }
 inline int tensor_origin_main(const Scenario& sc) { return int(sc.agents.size()); }

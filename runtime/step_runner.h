@@ -1,21 +1,32 @@
 #pragma once
-// Plans, simulates and checks one step of a scenario: the batched jobs (and, if asked, the
-// unbatched baseline of the same step), the numeric checks against the float64 reference,
-// the per-agent completion times, and the bookkeeping the summary reports.
-#include <map>
-#include <optional>
+// One step of a scenario as a straight line of stages, each taking the typed output of the one
+// before and only the settings it needs:
+//   plan      Planner::plan            runtime/planner.h              Plan: the Policy-A jobs (rows,
+//                                                                      pages, masks) and the candidate
+//                                                                      layouts (policy, Q tile rows)
+//   choose    choose                   runtime/policy/choose.h        Choice: the requested policy or the
+//                                                                      cost model's pick (one entry)
+//   apply     apply_layout             runtime/policy/apply_policy.h  the jobs laid out for the choice
+//   simulate  StepRunner::simulate     hw/chip/simulate.h             SimResult
+//   report    step_record.h, policy_report.h                          StepRecord, placed on the timeline
+// and, when asked, the unbatched baseline (every agent planned and simulated alone, Policy A).
+// The planner and the cost model are each entered once per job set; StepRunner::calls() counts
+// the entries (testbench: test_step_pipeline.cpp).
 #include <string>
 #include <vector>
 
 #include "hw/chip/simulate.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/planner.h"
+#include "runtime/policy/cost_model.h"
 #include "runtime/reference.h"
 #include "runtime/session.h"
+#include "runtime/step_record.h"
 #include "runtime/timeline.h"
 
 namespace ahbm {
 
+// What a run's steps share (the driver fills it from RunOptions).
 struct StepSettings {
   uint64_t seed = 1;
   KvValues* values = nullptr;  // null: timing only
@@ -26,48 +37,46 @@ struct StepSettings {
   SimulatorPool* sims = nullptr;
 };
 
-// simulate(), through the settings' simulator pool when there is one.
-SimResult simulate_step(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const SimOptions& opt,
-                        const StepSettings& set);
-
-struct KvSnapshot {
-  int64_t in_use = 0, shared = 0, priv = 0, saved = 0;
-};
-KvSnapshot kv_snapshot(const KvPageManager& kv);
-
-struct StepRecord {
-  std::string phase, label;
-  int index = 0;
-  double start_ns = 0, ns = 0;
-  int rows_per_kv_head = 0;
-  int jobs = 0;
-  std::vector<std::string> agents;            // in step order
-  std::vector<int> agent_tokens;              // new tokens per agent
-  std::vector<double> agent_done_ns;          // relative to the step start
-  std::vector<int64_t> kv_tokens_per_job;     // KV tokens each job reads
-  int max_shard_tokens = 0;                   // busiest PE of the first job
-  uint64_t macs_expected = 0, macs_simulated = 0, hbm_bytes = 0;
-  double dma_busy_max_ns = 0;
-  bool checked = false;
-  NumericCheck datapath;                      // vs float64 on the stored (rounded) tensors
-  std::optional<NumericCheck> storage;        // vs float64 on the tensors before rounding
-  std::optional<double> unbatched_ns;
-  double unbatched_max_abs_diff = 0;
-  bool unbatched_identical = true;
-  KvSnapshot kv;
-  Json policy;  // runtime/policy/policy_report.h: decision, every estimate, roofline, launch
+// How often each stage was entered.
+struct StageCalls {
+  int plan = 0;        // job sets planned
+  int cost_model = 0;  // entries into the cost model
+  int simulate = 0;    // job sets simulated
 };
 
 struct StepRun {
   StepRecord record;
-  Plan plan;
+  Plan plan;      // jobs laid out for the choice
   SimResult sim;  // of the batched jobs (its spans were appended to the timeline)
 };
 
-// A step's record before anything ran: phase, label, index, and the KV pages at its start.
-StepRecord begin_record(const Step& step, const KvPageManager& kv);
+class StepRunner {
+ public:
+  StepRunner(const Scenario& sc, const HwConfig& hw, const StepSettings& set);
 
-StepRun run_step(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
-                 const StepSettings& set, Timeline& timeline);
+  // The step on the run's timeline. `q_tile_rows` > 0 fixes its Q tile rows (a join prefill's).
+  StepRun run(const KvPageManager& kv, const Step& step, Timeline& tl, int q_tile_rows = 0);
+  // The step's simulated time off the timeline: planned timing only, Policy A, no VCD (a join
+  // prefill's extrapolation probe).
+  double probe(const KvPageManager& kv, const Step& step, int q_tile_rows);
+  // Q tile rows the planner gives `rows` rows (a join prefill sizes its simulated part by it).
+  int tile_rows(int64_t rows) const { return planner_.tile_rows(rows); }
+  // The same stages for a join strategy run beside the run: no unbatched baseline, VCD or progress.
+  StepRunner quiet() const;
+
+  StageCalls calls() const { return {planner_.calls(), cost_model_.calls(), simulations_}; }
+
+ private:
+  SimResult simulate(const std::vector<AttentionJob>& jobs, const SimOptions& opt);
+  UnbatchedRun unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
+                         const SimResult& batched);
+
+  const Scenario& sc_;
+  const HwConfig& hw_;
+  StepSettings set_;
+  Planner planner_;
+  CostModel cost_model_;
+  int simulations_ = 0;
+};
 
 }  // namespace ahbm

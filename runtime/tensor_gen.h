@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 

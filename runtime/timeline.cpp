@@ -18,6 +18,7 @@ sc_core::sc_time Timeline::append(const SimResult& step) {
   for (const Span& s : from.spans())
     spans_->record(s.start + start, s.end + start, map(s.component), map(s.activity), map(s.phase), map(s.agent),
                    s.rows, s.bytes);
+  spans_->declare_all(from.components());
   trace_->append(*step.trace, uint64_t(std::llround(now_ns())));
   for (size_t gt = 0; gt < step.tile_done_ns.size(); ++gt) {
     tile_done_ns_.push_back(now_ns() + step.tile_done_ns[gt]);

@@ -1,6 +1,6 @@
 #pragma once
-// The chip: host interface, Q source, NoC, and the KV-head groups (CUBEs + inter-CUBE
-// reduction) given as active. One Chip per simulation context, elaborated once and reused for
+// The chip: host interface, Q source, NoC, and the KV-head groups (hw/group: CUBEs,
+// inter-CUBE reduction, KV mover) given as active. One Chip per simulation context, elaborated once and reused for
 // every run whose jobs use the same groups (Simulator, simulate.h): begin_run() places a run's
 // KV and starts it.
 #include <memory>
@@ -10,8 +10,7 @@
 #include "hw/chip/chip_stats.h"
 #include "hw/chip/host.h"
 #include "hw/chip/q_source.h"
-#include "hw/cube/cube.h"
-#include "hw/link/reduction_network.h"
+#include "hw/group/group.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -19,7 +18,7 @@ namespace ahbm {
 class Chip : public sc_core::sc_module, public StatsProvider {
  public:
   Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
-       std::vector<int> groups);
+       std::vector<int> group_ids);
   // The run's jobs are in SimShared (begin_run called, simulated time at the run's start): puts
   // every module back in its built state, places the jobs' KV in the HBM slices and starts them.
   void begin_run();
@@ -34,10 +33,7 @@ class Chip : public sc_core::sc_module, public StatsProvider {
   std::unique_ptr<Noc> noc;
   std::unique_ptr<Host> host;
   std::unique_ptr<QSource> q_source;
-  std::vector<std::unique_ptr<ReductionNetwork>> networks;  // per active group
-  std::vector<std::vector<std::unique_ptr<Cube>>> cubes;    // per active group
-  std::vector<std::unique_ptr<GroupFabric>> fabrics;        // per active group
-  std::vector<std::unique_ptr<KvMover>> movers;             // per active group
+  std::vector<std::unique_ptr<Group>> groups;  // per active group, ascending
   std::vector<int> active_groups;
 
  private:

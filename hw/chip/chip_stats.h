@@ -6,7 +6,8 @@
 // `pes` (PE and HBM slice counters in one node per PE).
 #include "hw/common/stats.h"
 #include "hw/cube/cube.h"
-#include "hw/cube/kv_mover.h"
+#include "hw/group/group.h"
+#include "hw/group/kv_mover.h"
 #include "hw/link/reduction_network.h"
 #include "hw/noc/noc.h"
 #include "hw/pe/hbm_slice.h"
@@ -17,8 +18,9 @@ namespace ahbm {
 struct ChipStats {
   static constexpr const char* groups = "groups";         // list, elements group<g>
   static constexpr const char* noc = "noc";               // child: the NoC model's counters
-  static constexpr stats::Label<int64_t> group{"group"};  // a group element's index
-  static constexpr const char* cubes = "cubes";           // list in a group element, elements cube<c>
+  // A group element (Group::report_stats, GroupStats): its index, its list of CUBEs.
+  static constexpr stats::Label<int64_t> group = GroupStats::group;
+  static constexpr const char* cubes = GroupStats::cubes;
 };
 
 // Calls f(group index, PE node) for every PE of a chip tree: group by group, CUBE by CUBE.

@@ -1,13 +1,15 @@
 #include "hw/chip/host.h"
 
+#include "hw/common/component.h"
 #include "hw/common/tlm_payload.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
 Host::Host(sc_core::sc_module_name name, SimShared& sh)
-    : sc_core::sc_module(name), q_out("q_out"), sh_(sh), component_(sh.spans.intern("host")) {
-  sh.waits.add("host", [this] { return describe_wait(); });
+    : sc_core::sc_module(name), q_out("q_out"), sh_(sh), component_(sh.spans.intern(component_path(*this))) {
+  sh.spans.declare(component_path(*this), {ComponentInfo::Kind::host, -1, -1, -1, component_path(*this)});
+  sh.waits.add(component_path(*this), [this] { return describe_wait(); });
   SC_HAS_PROCESS(Host);
   SC_THREAD(send_loop);
 }

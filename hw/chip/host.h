@@ -9,8 +9,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/chip/q_address_map.h"
-#include "hw/chip/sim_shared.h"
 #include "hw/common/attn_state.h"
+#include "hw/common/sim_shared.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/sim_shared.h"
 
 namespace ahbm {
 

@@ -1,12 +1,13 @@
 #include "hw/chip/q_source.h"
 
+#include "hw/common/component.h"
 #include "hw/common/tlm_payload.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
 QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endpoint,
-                 std::vector<std::vector<QBuffer*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
+                 std::vector<std::vector<QCredits*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
                  int staging_tiles)
     : sc_core::sc_module(name),
       socket("socket"),
@@ -16,10 +17,11 @@ QSource::QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endp
       group_buffers_(std::move(group_buffers)),
       group_endpoints_(std::move(group_endpoints)),
       staging_tiles_(staging_tiles),
-      component_(sh.spans.intern("q_source")) {
-  sig_staged_ = sh.trace.add_signal("q_source.staged_tiles", 8);
+      component_(sh.spans.intern(component_path(*this))) {
+  sig_staged_ = sh.trace.add_signal(component_path(*this) + ".staged_tiles", 8);
   socket.register_b_transport(this, &QSource::b_transport);
-  sh.waits.add("q_source", [this] { return describe_wait(); });
+  sh.spans.declare(component_path(*this), {ComponentInfo::Kind::q_source, -1, -1, -1, component_path(*this)});
+  sh.waits.add(component_path(*this), [this] { return describe_wait(); });
   SC_HAS_PROCESS(QSource);
   SC_THREAD(multicast_loop);
 }

@@ -10,9 +10,9 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "hw/common/interfaces.h"
+#include "hw/common/sim_shared.h"
 #include "hw/chip/q_address_map.h"
-#include "hw/chip/sim_shared.h"
-#include "hw/cube/q_buffer.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -21,9 +21,11 @@ class QSource : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<QSource> socket;
 
-  // `group_buffers[g]`: the Q buffers of group g's CUBEs; `group_endpoints[g]`: their endpoints.
+  // `group_buffers[g]`: the credits of group g's CUBEs' Q buffers (interface pointers, not
+  // ports: which groups exist is decided per chip at elaboration); `group_endpoints[g]`: the
+  // CUBEs' NoC endpoints.
   QSource(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int endpoint,
-          std::vector<std::vector<QBuffer*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
+          std::vector<std::vector<QCredits*>> group_buffers, std::vector<std::vector<int>> group_endpoints,
           int staging_tiles = 2);
   // Maps the run's tiles into the address window (SimShared::begin_run has been called).
   void begin_run();
@@ -45,7 +47,7 @@ class QSource : public sc_core::sc_module {
   QAddressMap q_map_;
   Noc& noc_;
   int endpoint_;
-  std::vector<std::vector<QBuffer*>> group_buffers_;
+  std::vector<std::vector<QCredits*>> group_buffers_;
   std::vector<std::vector<int>> group_endpoints_;
   int staging_tiles_;
   int staged_ = 0;

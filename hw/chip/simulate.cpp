@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "hw/chip/chip.h"
+#include "hw/chip/watchdog.h"
+#include "hw/common/component.h"
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
 #include "hw/pe/sram_budget.h"
@@ -70,8 +72,8 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
     for (const KvShard& s : j.shards) planned += 2 * uint64_t(j.row_count()) * uint64_t(s.tokens) * uint64_t(j.head_dim);
   return [&chip, &sh, report, planned](bool done) {
     uint64_t macs = 0;
-    for (const auto& group : chip.cubes)
-      for (const auto& cube : group)
+    for (const auto& group : chip.groups)
+      for (const auto& cube : group->cubes)
         for (const auto& pe : cube->pes) macs += pe->macs();
     SimProgress p;
     p.sim_ns = to_ns(sc_core::sc_time_stamp() - sh.epoch);
@@ -96,7 +98,7 @@ struct Simulator::Elaborated {
     SimContext::Scope use(context);
     if (opt.check_tlm) shared.tlm_checks = &tlm_checks;
     chip = std::make_unique<Chip>("chip", shared, nocs, opt.hw_file, std::move(groups));
-    shared.waits.add("noc", [this, model = cfg.noc.model] {
+    shared.waits.add(component_path(*chip->noc), [this, model = cfg.noc.model] {
       const uint64_t n = chip->noc->packets_in_flight();
       return n ? std::to_string(n) + " packets in flight (model " + model + ")" : std::string();
     });
@@ -142,7 +144,8 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const bool fresh = !chip_;
   if (fresh) {
     const NocRegistry builtin = NocRegistry::with_builtin_models();
-    chip_ = std::make_unique<Elaborated>(cfg_, opt_, opt_.nocs ? *opt_.nocs : builtin, std::move(groups));
+    chip_ = with_internal_errors(
+        [&] { return std::make_unique<Elaborated>(cfg_, opt_, opt_.nocs ? *opt_.nocs : builtin, std::move(groups)); });
     ++elaborations_;
   }
   Elaborated& e = *chip_;
@@ -156,8 +159,24 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const sc_core::sc_time epoch =
       fresh ? now : sc_core::sc_time::from_value((now.value() / period + 1) * period);
   if (epoch > now) sc_core::sc_start(epoch - now);  // nothing is pending: time just advances
-  shared.begin_run(jobs, epoch);
-  chip.begin_run();
+  // A run that fails leaves threads mid-run: the chip goes now (its threads unwound) and the
+  // next run gets a new one. A SystemC error report (a broken invariant) becomes InternalError.
+  auto or_drop_chip = [this](auto&& step) {
+    try {
+      step();
+    } catch (const sc_core::sc_report& report) {
+      const InternalError error = internal_error(report);
+      chip_.reset();
+      throw error;
+    } catch (...) {
+      chip_.reset();
+      throw;
+    }
+  };
+  or_drop_chip([&] {
+    shared.begin_run(jobs, epoch);
+    chip.begin_run();
+  });
 
   WatchdogSetup w;
   w.window_ns = opt_.watchdog_ns;
@@ -171,12 +190,7 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   w.waits = &shared.waits;
   w.guard = &shared.guard;
   if (opt_.progress) w.on_slice = progress_reporter(chip, shared, opt_.progress);
-  try {
-    run_with_watchdog(w);
-  } catch (...) {
-    chip_.reset();  // threads are left mid-run: unwind them now; the next run gets a new chip
-    throw;
-  }
+  or_drop_chip([&] { run_with_watchdog(w); });
 
   SimResult r;
   r.outputs = std::move(chip.host->outputs);
@@ -196,8 +210,10 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   // normally also when the chip goes idle; anything still scheduled (a progress slice can end
   // earlier) runs out here, outside this run's results.
   if (sc_core::sc_pending_activity()) {
-    sc_core::sc_start(sc_core::sc_time(opt_.watchdog_ns > 0 ? opt_.watchdog_ns : 1e6, sc_core::SC_NS),
-                      sc_core::SC_EXIT_ON_STARVATION);
+    or_drop_chip([&] {
+      sc_core::sc_start(sc_core::sc_time(opt_.watchdog_ns > 0 ? opt_.watchdog_ns : 1e6, sc_core::SC_NS),
+                        sc_core::SC_EXIT_ON_STARVATION);
+    });
     resync_sanitizer_stack();
     e.trace.take_run();
     e.spans.take_run();

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/attn_state.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/stats.h"
 #include "hw/common/tlm_checker.h"

@@ -2,108 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <limits>
 #include <sstream>
 
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
-#include "hw/common/span_recorder.h"
-#include "hw/common/timing.h"
-
 
 namespace ahbm {
 
 namespace {
 
-
-// The current simulated time in ns since `epoch` (the run's start), for messages.
-std::string now_ns(const sc_core::sc_time& epoch) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", to_ns(sc_core::sc_time_stamp() - epoch));
-  return buf;
-}
-
-}  // namespace
-
-std::string WaitNote::str() const {
-  if (!what) return "";
-  return tile >= 0 ? std::string(what) + " (tile " + std::to_string(tile) + ")" : std::string(what);
-}
-
-void WaitRegistry::add(std::string module, std::function<std::string()> describe) {
-  entries_.emplace_back(std::move(module), std::move(describe));
-}
-
-std::string id_list(std::vector<int> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::string out;
-  for (size_t i = 0; i < ids.size();) {
-    size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(ids[i]) + (j > i ? "-" + std::to_string(ids[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> WaitRegistry::report() const {
-  // 32 PEs waiting for the same Q tile make one line, not 32.
-  std::vector<std::pair<std::string, std::string>> lines;  // modules, description
-  for (const auto& [module, describe] : entries_) {
-    const std::string d = describe();
-    if (d.empty()) continue;
-    auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.second == d; });
-    if (it == lines.end()) lines.emplace_back(module, d);
-    else it->first += ", " + module;
-  }
-  std::vector<std::string> out;
-  for (const auto& [modules, d] : lines) out.push_back(modules + ": " + d);
-  return out;
-}
-
-void NumericGuard::record(const char* part, long row, long col, float value, int component, int tile) {
-  if (tripped()) return;  // the first appearance is the one worth reporting
-  std::ostringstream os;
-  os << (std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf") << " in " << part << " at row " << row;
-  if (col >= 0) os << ", column " << col;
-  os << " of tile " << tile << " in " << names_.name(component) << " at " << now_ns(epoch_) << " ns";
-  fault_ = os.str();
-}
-
-bool NumericGuard::check(const MatrixRM& o, int component, int tile) {
-  if (o.allFinite()) return true;
-  for (long r = 0; r < o.rows(); ++r)
-    for (long c = 0; c < o.cols(); ++c)
-      if (!std::isfinite(o(r, c))) {
-        record("o", r, c, o(r, c), component, tile);
-        return false;
-      }
-  return false;
-}
-
-bool NumericGuard::check(const AttnState& s, int component, int tile) {
-  for (long r = 0; r < s.m.size(); ++r)
-    if (std::isnan(s.m[r]) || s.m[r] == std::numeric_limits<float>::infinity()) {
-      record("softmax state m", r, -1, s.m[r], component, tile);
-      return false;
-    }
-  if (!s.l.allFinite())
-    for (long r = 0; r < s.l.size(); ++r)
-      if (!std::isfinite(s.l[r])) {
-        record("softmax state l", r, -1, s.l[r], component, tile);
-        return false;
-      }
-  return check(s.o, component, tile);
-}
-
-namespace {
-
 [[noreturn]] void stall(const WatchdogSetup& w, const std::string& kind) {
   std::ostringstream os;
-  os << "simulation stalled at " << now_ns(w.epoch) << " ns (" << kind
+  os << "simulation stalled at " << ns_since(w.epoch) << " ns (" << kind
      << "): " << w.status() << "\nwaiting:";
   const std::vector<std::string> lines = w.waits->report();
   for (const auto& l : lines) os << "\n  " << l;

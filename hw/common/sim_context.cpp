@@ -9,7 +9,25 @@
 
 namespace ahbm {
 
-SimContext::SimContext() : mine_(new sc_core::sc_simcontext) {}
+namespace {
+
+// Error and fatal reports throw (no display: whoever catches prints the message once).
+void throw_error_reports() {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
+}
+
+}  // namespace
+
+SimContext::SimContext() : mine_(new sc_core::sc_simcontext) { throw_error_reports(); }
+
+InternalError internal_error(const sc_core::sc_report& r) {
+  std::string msg = std::string("SystemC ") + (r.get_severity() == sc_core::SC_FATAL ? "fatal" : "error") + " " +
+                    r.get_msg_type() + ": " + r.get_msg();
+  const char* where = r.get_process_name();
+  if (where && *where) msg += " (in " + std::string(where) + " at " + r.get_time().to_string() + ")";
+  return InternalError(msg);
+}
 
 SimContext::~SimContext() {
   Scope current(*this);

@@ -3,7 +3,18 @@
 // the current one through process-wide pointers; a SimContext is made current only inside a
 // Scope, so several simulations (with different configs) can live in one process, each with its
 // own elaborated chip, and run in any order.
+//
+// Error reports: SystemC aborts the process on a fatal report (exit 134, outside the exit codes
+// of error.h). Every SimContext makes SC_ERROR and SC_FATAL reports throw their sc_report
+// instead (SystemC's report actions are process-wide; the setting is the same for every
+// context). A report thrown inside a process leaves sc_start as that sc_report; where the model
+// is run (hw/chip/simulate.cpp) it becomes an InternalError (exit 1) via internal_error().
+#include <string>
+#include <utility>
+
 #include <systemc>
+
+#include "hw/common/error.h"
 
 namespace ahbm {
 
@@ -30,6 +41,22 @@ class SimContext {
  private:
   sc_core::sc_simcontext* mine_;
 };
+
+// The InternalError for a SystemC error report: its severity, message type and text, the
+// process that raised it and when ("SystemC fatal ahbm/hbm: overlapping placement ... (in
+// chip.group0.cube0.pe3.dma_loop at 12 ns)").
+InternalError internal_error(const sc_core::sc_report& report);
+
+// Runs `f` (something that elaborates or calls sc_start) and throws internal_error(r) for a
+// SystemC error report r it raises.
+template <class F>
+decltype(auto) with_internal_errors(F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const sc_core::sc_report& r) {
+    throw internal_error(r);
+  }
+}
 
 // AddressSanitizer builds: SystemC's coroutines tell ASan about each stack switch but announce
 // the main coroutine's stack as empty when they switch back to it, after which a throw on the

@@ -15,6 +15,7 @@ SpanRecorder SpanRecorder::take_run() {
   run.names_ = names_;
   run.ids_ = ids_;
   run.spans_ = std::move(spans_);
+  run.components_ = components_;
   spans_.clear();
   return run;
 }

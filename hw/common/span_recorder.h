@@ -9,6 +9,8 @@
 
 #include <systemc>
 
+#include "hw/common/component.h"
+
 namespace ahbm {
 
 struct Span {
@@ -31,6 +33,11 @@ class SpanRecorder {
     spans_.push_back({start - epoch_, end - epoch_, component, activity, phase, agent, rows, bytes});
   }
   const std::vector<Span>& spans() const { return spans_; }
+  // What component `path` is (a module declares the names it records or signals under).
+  void declare(const std::string& path, ComponentInfo info) { components_[path] = std::move(info); }
+  // Every declared component, with those of `other` (a recorder whose spans were copied here).
+  const ComponentTable& components() const { return components_; }
+  void declare_all(const ComponentTable& other) { components_.insert(other.begin(), other.end()); }
 
   // A chip reused for several runs (hw/chip/simulate.h) starts each run at a later simulated
   // time, its epoch; recorded times count from it, so a run's spans do not depend on what ran
@@ -45,6 +52,7 @@ class SpanRecorder {
   std::vector<std::string> names_;
   std::map<std::string, int> ids_;
   std::vector<Span> spans_;
+  ComponentTable components_;
 };
 
 }  // namespace ahbm

@@ -1,29 +1,36 @@
 #include "hw/cube/cube.h"
 
+#include "hw/common/component.h"
+#include "hw/common/kv_read.h"
+
 namespace ahbm {
 
-Cube::Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cube,
-           ReductionNetwork& net, GroupFabric& fabric)
+Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int cube)
     : sc_core::sc_module(name),
-      q_buffer("q_buffer", sh, path + ".q_buffer", cube, sh.cfg.cube.pes),
-      reducer("reducer", sh, path + ".reducer", cube, sh.cfg.cube.pes, net),
+      kv("kv"),
+      q_buffer("q_buffer", sh, cube, sh.cfg.cube.pes),
+      reducer("reducer", sh, cube, sh.cfg.cube.pes),
       slice_port("slice_port"),
       sh_(sh),
       cube_(cube),
-      fabric_(fabric),
-      responder_("responder", *fabric.noc) {
+      responder_("responder", noc) {
+  sh.spans.declare(component_path(q_buffer), {ComponentInfo::Kind::q_buffer, group, cube, -1, q_buffer.basename()});
+  sh.spans.declare(component_path(reducer), {ComponentInfo::Kind::reducer, group, cube, -1, reducer.basename()});
   q_buffer.fault_leak_credit = sh.cfg.fault.leak_q_credit_cube == cube;  // FAULT INJECTION (tests)
   for (int p = 0; p < sh.cfg.cube.pes; ++p) {
-    const std::string pe_name = "pe" + std::to_string(p);
     slices.push_back(std::make_unique<HbmSlice>(("hbm" + std::to_string(p)).c_str(), sh.cfg.pe.hbm));
-    pes.push_back(std::make_unique<Pe>(pe_name.c_str(), sh, path + "." + pe_name, group,
-                                       cube * sh.cfg.cube.pes + p, p, q_buffer, reducer, fabric));
+    pes.push_back(std::make_unique<Pe>(("pe" + std::to_string(p)).c_str(), sh, noc, group, cube * sh.cfg.cube.pes + p, p));
+    Pe& pe = *pes.back();
+    sh.spans.declare(component_path(pe), {ComponentInfo::Kind::pe, group, cube, p, pe.basename()});
+    sh.spans.declare(component_path(pe) + ".dma",
+                     {ComponentInfo::Kind::pe_dma, group, cube, p, std::string(pe.basename()) + ".dma"});
     HbmSlice& slice = *slices.back();
     const TlmRange range = [s = &slice] { return std::make_pair(uint64_t(0), s->last()); };
-    links_.bind(pes.back()->hbm, slice.socket, pe_name + "_hbm_check", sh.tlm_checks, range);
+    links_.bind(pe.hbm, slice.socket, std::string(pe.basename()) + "_hbm_check", sh.tlm_checks, range);
     links_.bind(slice_port, slice.socket, "serve_hbm" + std::to_string(p) + "_check", sh.tlm_checks, range);
-    fabric.pes.push_back(pes.back().get());
-    fabric.slices.push_back(slices.back().get());
+    pe.q_in.bind(q_buffer);
+    pe.state_out.bind(reducer);
+    pe.kv.bind(kv);
   }
   SC_HAS_PROCESS(Cube);
   SC_THREAD(serve_loop);
@@ -54,11 +61,11 @@ void Cube::noc_receive(int, const NocPacket& packet) {
       break;
     case KvMsgKind::remap:
       for (int p : m->dst_pes)
-        if (fabric_.cube_of(p) == cube_) pes[size_t(p - first_pe)]->remap_arrived(*m);
+        if (kv->cube_of(p) == cube_) pes[size_t(p - first_pe)]->remap_arrived(*m);
       break;
     case KvMsgKind::broadcast:
       for (size_t i = 0; i < m->dst_pes.size(); ++i)
-        if (fabric_.cube_of(m->dst_pes[i]) == cube_) pes[size_t(m->dst_pes[i] - first_pe)]->broadcast_arrived(*m, m->slots[i]);
+        if (kv->cube_of(m->dst_pes[i]) == cube_) pes[size_t(m->dst_pes[i] - first_pe)]->broadcast_arrived(*m, m->slots[i]);
       break;
   }
 }
@@ -70,12 +77,12 @@ void Cube::serve_loop() {
     auto resp = std::make_shared<KvMessage>(*req);
     resp->kind = KvMsgKind::response;
     sc_core::sc_time delay;
-    resp->data = read_kv(sh_, fabric_, req->job, req->src_pe, uint64_t(req->first), req->count,
-                         *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay);
+    resp->data = read_kv(sh_, req->job, req->src_pe, kv->kv_base(req->src_pe, req->job), uint64_t(req->first),
+                         req->count, *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay);
     ++served_;
     NocPacket p;
-    p.src = fabric_.cube_endpoints[size_t(cube_)];
-    p.dsts = {fabric_.cube_endpoints[size_t(fabric_.cube_of(req->requester))]};
+    p.src = kv->endpoint_of(req->src_pe);  // this CUBE, the owner's
+    p.dsts = {kv->endpoint_of(req->requester)};
     p.bytes = resp->wire_bytes(job);
     p.tag = kKvTag;
     p.payload = std::move(resp);

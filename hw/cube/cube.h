@@ -3,17 +3,19 @@
 // is a NoC endpoint: Q tiles multicast to it land in the Q buffer; KV packets (kv_traffic.h)
 // are dispatched: a remote-read request is served by the owning PE's slice after the
 // symmetric-memory overhead (remote.overhead_ns) and answered with the data; remote-read data,
-// remap copies and broadcast blocks go to the receiving PEs.
+// remap copies and broadcast blocks go to the receiving PEs. The CUBE binds its PEs' Q and
+// state ports to its Q buffer and reducer; its group binds `kv` and the reducer's state_out.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
+#include "hw/common/interfaces.h"
 #include "hw/common/tlm_checker.h"
 #include "hw/cube/cube_reducer.h"
-#include "hw/cube/kv_mover.h"
 #include "hw/cube/q_buffer.h"
+#include "hw/noc/delayed_sender.h"
 #include "hw/noc/noc.h"
 #include "hw/pe/hbm_slice.h"
 #include "hw/pe/pe.h"
@@ -31,9 +33,10 @@ struct CubeStats {
 class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
  public:
   void report_stats(StatsNode& node) const override;
-  // Registers its PEs and slices in `fabric` (CUBE-major).
-  Cube(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cube,
-       ReductionNetwork& net, GroupFabric& fabric);
+  sc_core::sc_port<KvFabric> kv;  // its group's KV layout and KV traffic (its PEs' kv too)
+
+  // CUBE `cube` of KV-head group `group`; remote-read answers go out on `noc`.
+  Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int cube);
   void noc_receive(int endpoint, const NocPacket& packet) override;
   uint64_t remote_requests_served() const { return served_; }
 
@@ -54,7 +57,6 @@ class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
   std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   SimShared& sh_;
   int cube_;
-  GroupFabric& fabric_;
   TimedQueue<KvMessagePtr> requests_;
   DelayedSender responder_;
   uint64_t served_ = 0;

@@ -1,13 +1,18 @@
 #include "hw/cube/cube_reducer.h"
 
-#include "hw/link/reduction_network.h"
-#include "hw/pe/engines.h"
+#include "hw/common/component.h"
+#include "hw/common/engines.h"
 
 namespace ahbm {
 
-CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube,
-                         int pes, ReductionNetwork& net)
-    : sc_core::sc_module(name), sh_(sh), cube_(cube), pes_(pes), net_(net), component_(sh.spans.intern(path)) {
+CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes)
+    : sc_core::sc_module(name),
+      state_out("state_out"),
+      sh_(sh),
+      cube_(cube),
+      pes_(pes),
+      component_(sh.spans.intern(component_path(*this))) {
+  const std::string path = component_path(*this);
   sig_rows_merged_ = sh.trace.add_signal(path + ".rows_merged", 32);
   sig_busy_ = sh.trace.add_signal(path + ".busy", 1);
   sh.waits.add(path, [this] { return describe_wait(); });
@@ -70,7 +75,7 @@ void CubeReducer::merge_loop() {
       ++dropped_;
       continue;
     }
-    net_.submit(cube_, cube_, a.tile, std::move(cube_state));
+    state_out->send_state(cube_, a.tile, std::move(cube_state), component_);
   }
 }
 

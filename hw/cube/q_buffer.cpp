@@ -1,15 +1,18 @@
 #include "hw/cube/q_buffer.h"
 
+#include "hw/common/component.h"
+
 namespace ahbm {
 
-QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes_per_cube)
+QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_per_cube)
     : sc_core::sc_module(name),
       sh_(sh),
       cfg_(sh.cfg.cube.q_buffer),
       cube_(cube),
       pes_per_cube_(pes_per_cube),
-      component_(sh.spans.intern(path)),
+      component_(sh.spans.intern(component_path(*this))),
       ports_(sh.cfg.cube.q_buffer.read_ports) {
+  const std::string path = component_path(*this);
   sig_occupancy_ = sh.trace.add_signal(path + ".occupancy_bytes", 32);
   sh.waits.add(path, [this] { return describe_wait(); });
   SC_HAS_PROCESS(QBuffer);
@@ -58,7 +61,7 @@ void QBuffer::write_loop() {
   }
 }
 
-TileData QBuffer::read(int tile, int component_id) {
+TileData QBuffer::read_q(int tile, int component_id) {
   for (;;) {
     auto it = entries_.find(tile);
     if (it != entries_.end() && it->second.ready) break;

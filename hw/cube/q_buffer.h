@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/interfaces.h"
+#include "hw/common/sim_shared.h"
 #include "hw/common/stats.h"
 
 namespace ahbm {
-
-using TileData = std::shared_ptr<const std::vector<float>>;
 
 // Counters of the Q buffer (QBuffer::report_stats).
 struct QBufferStats {
@@ -20,18 +19,18 @@ struct QBufferStats {
   static constexpr stats::BusyNs port_busy{"port_busy_ns"};               // read ports busy, summed over ports
 };
 
-class QBuffer : public sc_core::sc_module, public StatsProvider {
+class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, public StatsProvider {
  public:
   void report_stats(StatsNode& node) const override;
   // Each tile is read by the participating PEs of CUBE `cube` (all `pes_per_cube` by default).
-  QBuffer(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int cube, int pes_per_cube);
+  QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_per_cube);
 
-  // Q source side: blocks the calling thread until `bytes` fit, then books them.
-  void reserve(uint64_t bytes);
+  // Q source side (QCredits): blocks the calling thread until `bytes` fit, then books them.
+  void reserve(uint64_t bytes) override;
   // Network side: a tile arrived (called from the NoC's process; does not wait).
   void arrive(int tile, uint64_t bytes, TileData data);
-  // PE side: blocks until tile `tile` is written, then reads it through a free port.
-  TileData read(int tile, int component_id);
+  // PE side (QTileSource): blocks until tile `tile` is written, then reads it through a free port.
+  TileData read_q(int tile, int component_id) override;
 
   uint64_t high_water() const { return high_water_; }
   // FAULT INJECTION (tests only, fault_injection.leak_q_credit_cube): space is never freed.

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "hw/pe/engines.h"
+#include "hw/common/component.h"
+#include "hw/common/engines.h"
 
 namespace ahbm {
 
@@ -17,13 +18,11 @@ std::vector<int> reduction_parents(const std::string& topology, int cubes) {
   return p;
 }
 
-ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, const std::string& path,
-                                   int group, int cubes, Noc& noc, std::vector<int> cube_endpoints,
-                                   int host_endpoint)
+ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, int group, int cubes, Noc& noc,
+                                   std::vector<int> cube_endpoints, int host_endpoint,
+                                   const std::vector<std::string>& node_components)
     : sc_core::sc_module(name),
       sh_(sh),
-      path_(path),
-      group_(group),
       noc_(noc),
       cube_endpoints_(std::move(cube_endpoints)),
       host_endpoint_(host_endpoint),
@@ -31,15 +30,21 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
       pending_(size_t(cubes)),
       uplink_(size_t(cubes), ServerPool(1)),
       link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
+  const std::string group_path = component_path(*get_parent_object());
   for (int c = 0; c < cubes; ++c) {
     inbox_.push_back(std::make_unique<TimedQueue<Arrival>>());
-    const std::string link = path + ".link.cube" + std::to_string(c) + "_to_cube" +
-                             std::to_string(parents_[size_t(c)] < 0 ? 0 : parents_[size_t(c)]);
+    inputs_.push_back(std::make_unique<NodeInput>(*this, c));
+    node_in.push_back(std::make_unique<sc_core::sc_export<StateSink>>(("cube" + std::to_string(c) + "_in").c_str()));
+    node_in.back()->bind(*inputs_.back());
+    const std::string link_item =
+        "cube" + std::to_string(c) + "_to_cube" + std::to_string(parents_[size_t(c)] < 0 ? 0 : parents_[size_t(c)]);
+    const std::string link = group_path + ".link." + link_item;
+    sh.spans.declare(link, {ComponentInfo::Kind::link, group, c, -1, link_item});
     link_component_.push_back(sh.spans.intern(link));
     sig_link_busy_.push_back(parents_[size_t(c)] >= 0 ? sh.trace.add_signal(link + ".busy", 1) : -1);
-    node_component_.push_back(sh.spans.intern(path + ".cube" + std::to_string(c) + ".reducer"));
+    node_component_.push_back(sh.spans.intern(node_components.at(size_t(c))));
   }
-  sh.waits.add(path + ".reduction", [this] { return describe_wait(); });
+  sh.waits.add(component_path(*this), [this] { return describe_wait(); });
   for (int c = 0; c < cubes; ++c) sc_core::sc_spawn(sc_bind(&ReductionNetwork::node_loop, this, c));
 }
 
@@ -48,10 +53,6 @@ void ReductionNetwork::begin_run() {
   for (auto& p : pending_) p.clear();
   for (auto& u : uplink_) u.reset();
   std::fill(link_busy_.begin(), link_busy_.end(), sc_core::SC_ZERO_TIME);
-}
-
-void ReductionNetwork::submit(int to, int from, int tile, StatePtr state) {
-  inbox_[size_t(to)]->push({from, tile, std::move(state)});
 }
 
 ReductionNetwork::TileTree ReductionNetwork::tree_of(const TileRef& t) const {

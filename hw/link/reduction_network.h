@@ -9,15 +9,16 @@
 // Every CUBE waits for its own state and its children's, merges them (one merge per extra
 // state), and sends the result up its link (serialisation at the link bandwidth plus latency).
 // The root normalises and returns O to the host over the NoC. Values are merged own-state
-// first, then children in index order, independent of arrival times.
+// first, then children in index order, independent of arrival times. Each CUBE's reducer
+// sends its state into the CUBE's node through `node_in[cube]`.
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "hw/chip/sim_shared.h"
+#include "hw/common/interfaces.h"
+#include "hw/common/sim_shared.h"
 #include "hw/common/stats.h"
-#include "hw/cube/cube_reducer.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -38,10 +39,13 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
  public:
   // Adds the list of links to the group's node.
   void report_stats(StatsNode& group_node) const override;
-  ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int cubes,
-                   Noc& noc, std::vector<int> cube_endpoints, int host_endpoint);
-  // A state for `tile` arriving at CUBE `to` from CUBE `from` (from == to: the CUBE's own).
-  void submit(int to, int from, int tile, StatePtr state);
+  // The network of KV-head group `group`'s `cubes` CUBEs (NoC endpoints `cube_endpoints`), returning O to
+  // `host_endpoint`. Its links are named after the group that holds it; the merges of node c
+  // are recorded on component `node_components[c]` (CUBE c's reducer, where they run).
+  ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, int group, int cubes, Noc& noc,
+                   std::vector<int> cube_endpoints, int host_endpoint, const std::vector<std::string>& node_components);
+  // One input per CUBE: the CUBE's own merged state for a tile.
+  std::vector<std::unique_ptr<sc_core::sc_export<StateSink>>> node_in;
   const std::vector<int>& parents() const { return parents_; }
   const std::vector<sc_core::sc_time>& link_busy() const { return link_busy_; }
 
@@ -53,6 +57,13 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
     int from, tile;
     StatePtr state;
   };
+  // CUBE `cube`'s own state enters its node.
+  struct NodeInput : StateSink {
+    NodeInput(ReductionNetwork& n, int c) : net(n), cube(c) {}
+    void send_state(int, int tile, StatePtr state, int) override { net.inbox_[size_t(cube)]->push({cube, tile, std::move(state)}); }
+    ReductionNetwork& net;
+    int cube;
+  };
   struct TileTree {
     std::vector<int> members;                 // participating CUBEs, ascending
     std::vector<int> parent;                  // per CUBE, -1 for the root and non-members
@@ -63,13 +74,12 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
-  std::string path_;
-  int group_;
   Noc& noc_;
   std::vector<int> cube_endpoints_;
   int host_endpoint_;
   std::vector<int> parents_;
   std::vector<std::unique_ptr<TimedQueue<Arrival>>> inbox_;
+  std::vector<std::unique_ptr<NodeInput>> inputs_;
   std::vector<std::map<int, std::map<int, StatePtr>>> pending_;  // per CUBE: tile -> from -> state
   std::vector<ServerPool> uplink_;  // link c -> parent[c]
   std::vector<sc_core::sc_time> link_busy_;

@@ -32,7 +32,7 @@
 #include "hw/common/hw_config.h"
 #include "hw/common/stats.h"
 #include "hw/common/tlm_payload.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 

@@ -3,25 +3,26 @@
 #include <algorithm>
 #include <limits>
 
-#include "hw/noc/noc.h"
-#include "hw/pe/engines.h"
+#include "hw/common/component.h"
+#include "hw/common/engines.h"
 #include "hw/common/tlm_payload.h"
 
 namespace ahbm {
 
-Pe::Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,
-       int local_index, QBuffer& qbuf, CubeReducer& reducer, GroupFabric& fabric)
+Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_in_group, int local_index)
     : sc_core::sc_module(name),
       hbm("hbm"),
+      q_in("q_in"),
+      state_out("state_out"),
+      kv("kv"),
       sh_(sh),
+      noc_(noc),
       group_(group),
       pe_(pe_in_group),
       local_(local_index),
-      qbuf_(qbuf),
-      reducer_(reducer),
-      fabric_(fabric),
-      component_(sh.spans.intern(path)),
-      dma_component_(sh.spans.intern(path + ".dma")) {
+      component_(sh.spans.intern(component_path(*this))),
+      dma_component_(sh.spans.intern(component_path(*this) + ".dma")) {
+  const std::string path = component_path(*this);
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
   slots_.resize(size_t(sh.cfg.pe.dma.buffers));
@@ -130,7 +131,7 @@ void Pe::remap_arrived(const KvMessage& m) {
   const uint64_t row = kv_row_bytes(job);
   const uint64_t h = replica_offset_tokens(job, pe_, m.src_pe, m.first);
   const uint64_t held = pe_held_tokens(job, pe_);
-  const uint64_t base = fabric_.base[size_t(pe_)][size_t(m.job)];
+  const uint64_t base = kv->kv_base(pe_, m.job);
   const uint64_t n = uint64_t(m.count) * row;
   // The copy arrives over the NoC and is written through the PE's port into its slice.
   unsigned char* k = m.data ? const_cast<unsigned char*>(m.data->data()) : scratch(2 * n);  // WRITE: read only
@@ -209,7 +210,7 @@ void Pe::dma_tiles() {
           // K and V bursts issued together: their latencies overlap, their transfers do not.
           const uint64_t h = seg.src_pe == pe_ ? uint64_t(first) : replica_offset_tokens(job, pe_, seg.src_pe, first);
           const uint64_t held = pe_held_tokens(job, pe_);
-          const uint64_t base = fabric_.base[size_t(pe_)][size_t(t.job)];
+          const uint64_t base = kv->kv_base(pe_, t.job);
           sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
           const uint64_t k_addr = base + h * row_bytes, v_addr = base + (held + h) * row_bytes;
           // Values: read in place through (cached) DMI when the slice grants it, and the bursts
@@ -244,12 +245,12 @@ void Pe::dma_tiles() {
           m->first = first;
           m->count = n;
           NocPacket p;
-          p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(pe_))];
-          p.dsts = {fabric_.cube_endpoints[size_t(fabric_.cube_of(seg.src_pe))]};
+          p.src = kv->endpoint_of(pe_);
+          p.dsts = {kv->endpoint_of(seg.src_pe)};
           p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
           p.tag = kKvTag;
           p.payload = m;
-          fabric_.noc->send(std::move(p));
+          noc_.send(std::move(p));
           KvMessagePtr r = responses_.pop();
           fill_slot(slot, r->data.get(), n, job);
           remote_bytes_ += 2 * bytes;
@@ -313,7 +314,7 @@ void Pe::compute_tiles() {
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
     compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
-    TileData q = qbuf_.read(gt, component_);
+    TileData q = q_in->read_q(gt, component_);
     compute_wait_.clear();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
@@ -346,7 +347,7 @@ void Pe::compute_tiles() {
       free_slots_.push(blk.slot);
     }
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::send_state));
-    reducer_.send_state(local_, gt, std::move(acc), component_);
+    state_out->send_state(local_, gt, std::move(acc), component_);
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
     ++tiles_done_;
   }

@@ -7,10 +7,10 @@
 //    one is a request over the NoC answered by the owner's slice (Policy B2). Before a remapped
 //    job (B1) it waits for the incoming copies and rebuilds its page table. In a KV-broadcast
 //    job (B5) the DMA is idle: the group's KV mover fills the slots.
-//  - compute: per Q tile, reads Q from the CUBE's Q buffer, then per KV tile runs
+//  - compute: per Q tile, reads Q from the CUBE's Q buffer (q_in), then per KV tile runs
 //    S = Q K^T (GEMM engine), the online-softmax update (vector unit: scale, mask, exp, sums,
 //    state rescale) and O += P V (GEMM engine), and finally sends its (m, l, o) state to the
-//    CUBE reducer. Each step waits its closed-form cycle count (engines.h); values are
+//    CUBE reducer (state_out). Each step waits its closed-form cycle count (engines.h); values are
 //    computed on whole blocks with Eigen when the job carries values.
 #include <map>
 #include <memory>
@@ -20,12 +20,12 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "hw/chip/sim_shared.h"
-#include "hw/cube/cube_reducer.h"
+#include "hw/common/engines.h"
+#include "hw/common/interfaces.h"
+#include "hw/common/kv_traffic.h"
+#include "hw/common/sim_shared.h"
 #include "hw/common/stats.h"
-#include "hw/cube/kv_traffic.h"
-#include "hw/cube/q_buffer.h"
-#include "hw/pe/engines.h"
+#include "hw/noc/noc.h"
 
 namespace ahbm {
 
@@ -42,23 +42,27 @@ struct PeStats {
   static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes"};  // KV read from other PEs (B2)
 };
 
-class Pe : public sc_core::sc_module, public StatsProvider {
+class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
  public:
   void report_stats(StatsNode& node) const override;
-  tlm_utils::simple_initiator_socket<Pe> hbm;
+  tlm_utils::simple_initiator_socket<Pe> hbm;   // its HBM slice
+  sc_core::sc_port<QTileSource> q_in;           // its CUBE's Q buffer
+  sc_core::sc_port<StateSink> state_out;        // its CUBE's reducer
+  sc_core::sc_port<KvFabric> kv;                // its group's KV layout and KV traffic
 
-  Pe(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group, int pe_in_group,
-     int local_index, QBuffer& qbuf, CubeReducer& reducer, GroupFabric& fabric);
+  // PE `pe_in_group` of KV-head group `group` (CUBE-major), `local_index` in its CUBE. Remote
+  // KV reads (Policy B2) go out on `noc`.
+  Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_in_group, int local_index);
 
   // Back to the state of a new PE and starts the run's tiles (SimShared::begin_run has been
   // called; the chip is reused: simulate.h).
   void begin_run();
-  // Called from the CUBE's NoC handler (never waits).
-  void remote_response(KvMessagePtr m);
-  void remap_arrived(const KvMessage& m);
-  void broadcast_arrived(const KvMessage& m, int slot);
-  // The KV mover reserves a slot for a broadcast block (blocks until one is free).
-  int reserve_slot() { return free_slots_.pop(); }
+  // KvEndpoint: KV delivered by the CUBE's NoC handler (never waits); the KV mover reserves a
+  // slot for a broadcast block (blocks until one is free).
+  void remote_response(KvMessagePtr m) override;
+  void remap_arrived(const KvMessage& m) override;
+  void broadcast_arrived(const KvMessage& m, int slot) override;
+  int reserve_slot() override { return free_slots_.pop(); }
   // Tiles (global indices) this PE takes part in, in send order.
   const std::vector<int>& my_tiles() const { return my_tiles_; }
 
@@ -96,10 +100,8 @@ class Pe : public sc_core::sc_module, public StatsProvider {
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
+  Noc& noc_;
   int group_, pe_, local_;
-  QBuffer& qbuf_;
-  CubeReducer& reducer_;
-  GroupFabric& fabric_;
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
   std::vector<int> my_tiles_;

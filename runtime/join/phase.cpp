@@ -17,45 +17,30 @@ JoinHost no_hardware() {
   return h;
 }
 
-JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const StepSettings& set,
-                       Timeline& tl, RecordStep record) {
+JoinHost hardware_host(StepRunner& steps, const KvPageManager& kv, Timeline& tl, RecordStep record) {
   JoinHost h;
-  h.run = [&sc, &hw, &kv, &set, &tl, record](const Step& step, int q_tile_rows) {
-    HwConfig tiled = hw;
-    if (q_tile_rows > 0) tiled.q_tile_rows = q_tile_rows;
-    StepRun sr = run_step(sc, tiled, kv, step, set, tl);
+  h.run = [&steps, &kv, &tl, record](const Step& step, int q_tile_rows) {
+    StepRun sr = steps.run(kv, step, tl, q_tile_rows);
     StepRecord rec = sr.record;
     record(step, std::move(sr));
     return rec;
   };
   h.wait = [&kv, &tl, record](const Step& step, double ns) {
     StepRun sr;
-    sr.record = begin_record(step, kv);
     StepRecord& rec = sr.record;
-    rec.ns = ns;
+    rec.id = identify(step, kv);
+    rec.timing.ns = ns;
     const sc_core::sc_time start = tl.advance(ns);
-    rec.start_ns = to_ns(start);
+    rec.timing.start_ns = to_ns(start);
     SpanRecorder& spans = tl.spans();
     spans.record(start, start + sc_core::sc_time(ns, sc_core::SC_NS), spans.intern("host.join"),
-                 spans.intern(step.part), spans.intern(rec.phase), spans.intern(kMainAgentName), 0, 0);
+                 spans.intern(step.part), spans.intern(rec.id.phase), spans.intern(kMainAgentName), 0, 0);
     StepRecord out = rec;
     record(step, std::move(sr));
     return out;
   };
-  h.probe = [&sc, &hw, &kv, &set](const Step& step, int q_tile_rows) {
-    HwConfig tiled = hw;
-    if (q_tile_rows > 0) tiled.q_tile_rows = q_tile_rows;
-    SimOptions so = set.sim;
-    so.vcd = false;
-    so.progress = nullptr;
-    return simulate_step(tiled, plan_step(sc, tiled, kv, step, set.seed, nullptr).jobs, so, set).end_ns;
-  };
-  h.tile_rows = [&sc, &hw](int64_t rows) {
-    if (hw.q_tile_rows > 0) return int(std::min<int64_t>(hw.q_tile_rows, rows));
-    const int r = int(std::min<int64_t>(rows, 1 << 30));
-    const int max_rows = auto_q_tile_rows(hw, r, sc.model.head_dim, dtype_bytes(sc.model.dtype));
-    return max_rows > 0 ? even_q_tiles(r, max_rows, hw.pe.gemm.tile_m).front().rows() : 0;
-  };
+  h.probe = [&steps, &kv](const Step& step, int q_tile_rows) { return steps.probe(kv, step, q_tile_rows); };
+  h.tile_rows = [&steps](int64_t rows) { return steps.tile_rows(rows); };
   return h;
 }
 
@@ -113,7 +98,7 @@ PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, cons
   }
   t.simulated_tokens = r1;
   *rec = host.run(step, tile);
-  t.simulated_ns = t.ns = rec->ns;
+  t.simulated_ns = t.ns = rec->timing.ns;
   if (t.tokens > r1 && r1 > r2) {
     t.extrapolated = true;
     t.probe_ns = host.probe(probe, tile);
@@ -134,7 +119,7 @@ double decode_steps(AgentSession& s, std::vector<StepAgent*> agents, const std::
       s.append(*agents[i], 1);
       step.agents.push_back(*agents[i]);
     }
-    ns += host.run(step, 0).ns;
+    ns += host.run(step, 0).timing.ns;
     ++*count;
   }
   return ns;
@@ -174,7 +159,7 @@ JoinRun run_join(AgentSession& s, const JoinPlan& plan, const JoinSpec& spec, co
     for (StepAgent& r : reducers) ptrs.push_back(&r);
     StepRecord rec;
     run.reduce_prefill = prefill_step(s, ptrs, in, "reduce_prefill", spec.max_simulated_tokens, host, &rec);
-    run.reducer_prefill_done_ns = rec.agent_done_ns;
+    run.reducer_prefill_done_ns = rec.timing.agent_done_ns;
     run.reduce_decode_ns = decode_steps(s, ptrs, out, "reduce_decode", host, &run.reduce_decode_steps);
     for (const StepAgent& r : reducers) {
       collect(kv, r.seq, touched);
@@ -194,7 +179,7 @@ JoinRun run_join(AgentSession& s, const JoinPlan& plan, const JoinSpec& spec, co
   parent.origin = tensor_origin_main(sc);
   StepRecord rec;
   run.prefill = prefill_step(s, {&parent}, {plan.join_tokens}, "prefill", spec.max_simulated_tokens, host, &rec);
-  if (rec.checked) run.prefill_check = rec.datapath;
+  if (rec.check) run.prefill_check = rec.check->datapath;
   run.fan_in_ns = run.reduce_prefill.ns + run.reduce_decode_ns + run.evidence_ns + run.prefill.ns;
 
   // Reference counts now: only the parent is live, it references the prefix once, and every
@@ -255,8 +240,7 @@ Json run_json(const JoinRun& r) {
 
 }  // namespace
 
-JoinOutcome run_join_phase(AgentSession& s, const HwConfig& hw, const StepSettings& set, Timeline& tl,
-                           const RecordStep& record, bool compare) {
+JoinOutcome run_join_phase(AgentSession& s, StepRunner& steps, Timeline& tl, const RecordStep& record, bool compare) {
   const Scenario& sc = s.scenario();
   const JoinSpec& spec = *sc.join;
   const JoinStrategyRegistry reg = builtin_join_strategies();
@@ -268,10 +252,7 @@ JoinOutcome run_join_phase(AgentSession& s, const HwConfig& hw, const StepSettin
 
   // The other strategies first, each on a copy of the page state and its own timeline (its
   // steps are not part of the run's trace), then the scenario's strategy on the run itself.
-  StepSettings side = set;
-  side.compare_unbatched = false;
-  side.sim.vcd = false;
-  side.sim.progress = nullptr;
+  StepRunner side = steps.quiet();
   o.runs.resize(o.plans.size());
   size_t primary = 0;
   for (size_t i = 0; i < o.plans.size(); ++i) {
@@ -282,10 +263,10 @@ JoinOutcome run_join_phase(AgentSession& s, const HwConfig& hw, const StepSettin
     KvPageManager kv = s.kv();
     AgentSession copy(s, kv);
     Timeline own(false);
-    o.runs[i] = run_join(copy, o.plans[i], spec, hardware_host(sc, hw, kv, side, own, [](const Step&, StepRun&&) {}));
+    o.runs[i] = run_join(copy, o.plans[i], spec, hardware_host(side, kv, own, [](const Step&, StepRun&&) {}));
   }
   const double start = tl.now_ns();
-  o.runs[primary] = run_join(s, o.plans[primary], spec, hardware_host(sc, hw, s.kv(), set, tl, record));
+  o.runs[primary] = run_join(s, o.plans[primary], spec, hardware_host(steps, s.kv(), tl, record));
   o.runs[primary].start_ns = start;
 
   Json strategies = Json::array();

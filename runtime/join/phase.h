@@ -35,8 +35,8 @@ struct JoinHost {
 };
 JoinHost no_hardware();
 using RecordStep = std::function<void(const Step&, StepRun&&)>;
-JoinHost hardware_host(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const StepSettings& set,
-                       Timeline& tl, RecordStep record);
+// Steps through `steps` (runtime/step_runner.h) on `tl`, reading the pages of `kv`.
+JoinHost hardware_host(StepRunner& steps, const KvPageManager& kv, Timeline& tl, RecordStep record);
 
 // One prefill step (one or several agents batched).
 struct PrefillTiming {
@@ -93,7 +93,6 @@ struct JoinOutcome {
 // Runs the join phase of `s` (stopped before it) for the scenario's strategy on the run's
 // timeline and, with `compare`, every other strategy on copies of the page state and private
 // timelines (same step times: each step is simulated on a fresh chip).
-JoinOutcome run_join_phase(AgentSession& s, const HwConfig& hw, const StepSettings& set, Timeline& tl,
-                           const RecordStep& record, bool compare);
+JoinOutcome run_join_phase(AgentSession& s, StepRunner& steps, Timeline& tl, const RecordStep& record, bool compare);
 
 }  // namespace ahbm::join

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "hw/common/error.h"
-#include "runtime/planner.h"
 
 namespace ahbm {
 
@@ -23,18 +22,7 @@ Policy parse_policy(const std::string& name, const std::string& field) {
   throw InputError(field + ": unknown policy \"" + name + "\" (allowed: A, B1, B2, B3, B4, B5, auto)");
 }
 
-int fitting_tile_rows(const HwConfig& hw, int want, int head_dim, uint64_t elem_bytes) {
-  if (hw.q_tile_rows > 0) return std::min(want, hw.q_tile_rows);
-  const int r = auto_q_tile_rows(hw, want, head_dim, elem_bytes);
-  if (r == 0)
-    throw InputError("no Q tile fits: even " + std::to_string(hw.pe.gemm.tile_m) +
-                     " rows (pe.gemm.tile_m) exceed pe.sram_bytes or cube.q_buffer.bytes");
-  return r;
-}
-
 namespace {
-
-int ceil_div_i(int a, int b) { return (a + b - 1) / b; }
 
 // Tiles of at most `per_tile` rows in row order; tile k runs on `on(k)`.
 template <class On>
@@ -45,23 +33,31 @@ std::vector<QTile> round_robin_tiles(int rows, int per_tile, On on) {
   return tiles;
 }
 
-}  // namespace
-
-AttentionJob apply_policy(const AttentionJob& a, const HwConfig& hw, Policy p) {
-  AttentionJob j = a;
+// Lays `j` (in the planner's Policy-A layout) out in place: its tensors stay where they are.
+void lay_out(AttentionJob& j, const HwConfig& hw, const Layout& layout) {
+  const AttentionJob& a = j;  // the shards the layout reads are left unchanged
+  const Policy p = layout.policy;
   const int rows = a.row_count(), cubes = hw.group.cubes, per_cube = hw.cube.pes, pes = hw.pes_per_group();
-  if (p == Policy::A || rows == 0) return j;
+  if (rows == 0) return;
+  if (layout.tile_rows <= 0)
+    throw std::logic_error("apply_policy: policy " + policy_name(p) + " without Q tile rows (the planner's candidate)");
+  const auto on_all = [](int) { return std::vector<int>{}; };
+  if (p == Policy::A) {
+    j.tiles = round_robin_tiles(rows, layout.tile_rows, on_all);
+    return;
+  }
   j.segments.clear();
   j.replicas.clear();
   j.remap = false;
   j.kv_broadcast = false;
-  // One Q group per CUBE (B1..B4): ceil(rows / cubes) rows, cut further if they do not fit.
-  const int group_rows = fitting_tile_rows(hw, ceil_div_i(rows, cubes), a.head_dim, a.elem_bytes());
+  // B1..B4: one Q group per CUBE (ceil(rows / cubes) rows, cut further by the planner if they
+  // do not fit); B5: ceil(rows / PEs) rows per PE, likewise.
+  const int group_rows = layout.tile_rows;
   switch (p) {
     case Policy::A:
       break;
     case Policy::B4:
-      j.tiles = round_robin_tiles(rows, group_rows, [](int) { return std::vector<int>{}; });
+      j.tiles = round_robin_tiles(rows, group_rows, on_all);
       break;
     case Policy::B1:
     case Policy::B2:
@@ -99,12 +95,23 @@ AttentionJob apply_policy(const AttentionJob& a, const HwConfig& hw, Policy p) {
     }
     case Policy::B5: {
       j.kv_broadcast = true;
-      const int per_pe = fitting_tile_rows(hw, ceil_div_i(rows, pes), a.head_dim, a.elem_bytes());
-      j.tiles = round_robin_tiles(rows, per_pe, [&](int k) { return std::vector<int>{k % pes}; });
+      j.tiles = round_robin_tiles(rows, layout.tile_rows, [&](int k) { return std::vector<int>{k % pes}; });
       break;
     }
   }
+}
+
+}  // namespace
+
+AttentionJob apply_policy(const AttentionJob& a, const HwConfig& hw, const Layout& layout) {
+  AttentionJob j = a;
+  lay_out(j, hw, layout);
   return j;
+}
+
+std::vector<AttentionJob> apply_layout(std::vector<AttentionJob> a_jobs, const HwConfig& hw, const Layout& layout) {
+  for (AttentionJob& j : a_jobs) lay_out(j, hw, layout);
+  return a_jobs;
 }
 
 }  // namespace ahbm

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 
 namespace ahbm {
 
@@ -29,11 +29,20 @@ std::string policy_name(Policy p);
 // "A", "B1" .. "B5"; throws InputError naming `field` and the allowed names otherwise.
 Policy parse_policy(const std::string& name, const std::string& field = "--policy");
 
-// The step laid out for `p`. Throws InputError when it cannot run on `hw` (e.g. B3's replicas
-// exceed pe.hbm.capacity_bytes, or no Q tile fits).
-AttentionJob apply_policy(const AttentionJob& policy_a, const HwConfig& hw, Policy p);
+// One way to run a job set: a policy and the Q tile rows its layout cuts the rows into (per
+// tile for A, per CUBE group for B1..B4, per PE for B5). The planner proposes one per policy
+// (runtime/planner.h: candidates), the choose stage picks one (runtime/policy/choose.h).
+struct Layout {
+  Policy policy = Policy::A;
+  int tile_rows = 0;  // > 0 whenever the job has rows
+};
 
-// Largest tile rows (<= want) that fits the PE SRAM and the Q buffer (planner's rule).
-int fitting_tile_rows(const HwConfig& hw, int want, int head_dim, uint64_t elem_bytes);
+// The apply stage: the step laid out for `layout`. Throws InputError when it cannot run on `hw`
+// (B3's replicas exceed pe.hbm.capacity_bytes). Takes the tile rows as given: fitting them to
+// the SRAM and Q buffer is the planner's job.
+AttentionJob apply_policy(const AttentionJob& policy_a, const HwConfig& hw, const Layout& layout);
+// Every job of a step (one per KV head) laid out for `layout`; the tensors are moved, not copied.
+std::vector<AttentionJob> apply_layout(std::vector<AttentionJob> policy_a_jobs, const HwConfig& hw,
+                                       const Layout& layout);
 
 }  // namespace ahbm

@@ -7,21 +7,15 @@
 #include <tuple>
 
 #include "hw/common/attn_state.h"
+#include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "hw/link/reduction_network.h"
-#include "hw/pe/engines.h"
 
 namespace ahbm {
 
 Json PolicyEstimate::to_json() const {
   return Json{{"policy", policy_name(policy)}, {"total_ns", total_ns}, {"q_ns", q_ns},   {"remap_ns", remap_ns},
               {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns}};
-}
-
-Json PolicyDecision::to_json() const {
-  Json e = Json::array();
-  for (const auto& x : estimates) e.push_back(x.to_json());
-  return Json{{"chosen", policy_name(chosen)}, {"automatic", automatic}, {"estimates", e}, {"unavailable", unavailable}};
 }
 
 NocEstimate noc_estimate(const HwConfig& hw, const NocRegistry* nocs, const std::string& hw_file) {
@@ -69,7 +63,7 @@ struct PeTrack {
 // The group's resources one job leaves to the next. Streamed jobs (A..B4) start from a fresh
 // one each (the Q source interleaves the heads of a group; the model approximates them as
 // running side by side). KV-broadcast jobs (B5) of one group share one: the Q source sends them
-// head after head and the KV mover broadcasts them in that order (hw/chip/sim_shared.cpp), so
+// head after head and the KV mover broadcasts them in that order (hw/common/sim_shared.cpp), so
 // a head starts where the previous one left the PEs, their SRAM slots, the Q buffer ports, the
 // CUBE buses, reducers and links.
 struct GroupState {
@@ -351,15 +345,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   return res;
 }
 
-}  // namespace
-
-PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p) {
-  return estimate_policy(jobs, hw, p, noc_estimate(hw));
-}
-
-PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p,
-                               const NocEstimate& noc) {
-  const Model m(hw, noc);
+PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jobs, Policy p) {
+  const HwConfig& hw = m.hw;
   std::vector<double> host_free(1, 0.0);
   PolicyEstimate best;
   best.policy = p;
@@ -381,54 +368,24 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
   return best;
 }
 
-PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw, const std::string& requested) {
-  return decide_policy(a_jobs, hw, requested, noc_estimate(hw));
+}  // namespace
+
+PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p) {
+  return estimate_policy(jobs, hw, p, noc_estimate(hw));
 }
 
-PolicyDecision decide_policy(const std::vector<AttentionJob>& a_jobs, const HwConfig& hw, const std::string& requested,
-                             const NocEstimate& noc) {
-  PolicyDecision d;
-  d.automatic = requested == "auto";
-  const Policy want = d.automatic ? Policy::A : parse_policy(requested);
-  double best = std::numeric_limits<double>::infinity();
-  // The estimates read layouts and shapes only: lay out tensor-free copies, not the tensors.
-  std::vector<AttentionJob> shapes;
-  for (const AttentionJob& j : a_jobs) shapes.push_back(timing_copy(j));
-  for (Policy p : all_policies()) {
-    try {
-      d.estimates.push_back(estimate_policy(apply_decision(shapes, hw, [&] {
-                                              PolicyDecision x;
-                                              x.chosen = p;
-                                              return x;
-                                            }()),
-                                            hw, p, noc));
-    } catch (const InputError& e) {
-      if (!d.automatic && p == want) throw;
-      d.unavailable.push_back(policy_name(p) + ": " + e.what());
-    }
-  }
-  if (d.automatic) {
-    // Lowest estimate; estimates within 0.1% are a tie, broken towards the policy that moves
-    // less KV per step and keeps less extra state: A, B4, B3, B2, B1, B5.
-    for (const auto& e : d.estimates) best = std::min(best, e.total_ns);
-    static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
-    for (Policy p : preference) {
-      auto it = std::find_if(d.estimates.begin(), d.estimates.end(), [&](const PolicyEstimate& e) { return e.policy == p; });
-      if (it != d.estimates.end() && it->total_ns <= best * 1.001) {
-        d.chosen = p;
-        break;
-      }
-    }
-  }
-  if (!d.automatic) d.chosen = want;
-  return d;
+PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p,
+                               const NocEstimate& noc) {
+  return estimate_with(Model(hw, noc), jobs, p);
 }
 
-std::vector<AttentionJob> apply_decision(std::vector<AttentionJob> a_jobs, const HwConfig& hw,
-                                         const PolicyDecision& d) {
-  if (d.chosen == Policy::A) return a_jobs;  // A is the planner's layout: nothing to copy
-  for (AttentionJob& j : a_jobs) j = apply_policy(j, hw, d.chosen);
-  return a_jobs;
+std::vector<PolicyEstimate> CostModel::estimate(const std::vector<LaidOut>& candidates) {
+  ++calls_;
+  if (!noc_) noc_ = noc_estimate(hw_, nocs_, hw_file_);
+  const Model m(hw_, *noc_);
+  std::vector<PolicyEstimate> out;
+  for (const LaidOut& c : candidates) out.push_back(estimate_with(m, c.jobs, c.layout.policy));
+  return out;
 }
 
 }  // namespace ahbm

@@ -3,17 +3,18 @@
 //   T_A = T_Q_multicast + T_local_GEMM + T_hierarchical_reduce
 //   T_B = T_Q_partition + T_remote_or_replicated_KV + T_local_GEMM + T_group_reduce + T_remap
 // computed from the same HwConfig the simulator uses: the engine cycle counts of
-// hw/pe/engines.h, transfer_time's bandwidth rule, the reduction tree of hw/link, and the NoC's
+// hw/common/engines.h, transfer_time's bandwidth rule, the reduction tree of hw/link, and the NoC's
 // zero-load latency. Each stage is a closed form per tile; tiles, PEs and CUBEs are combined
 // with max-plus recurrences (a stage starts when its input is ready and its resource is free),
 // which is what makes the pipelining of Q tiles, the Q-buffer read ports, the shared intra-CUBE
 // bus and the merge units visible without running the event simulation. docs/policies.md.
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/chip/simulate.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "hw/common/json_reader.h"
 #include "runtime/policy/apply_policy.h"
 
@@ -44,24 +45,32 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
                                const NocEstimate& noc);
 PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p);
 
-struct PolicyDecision {
-  Policy chosen = Policy::A;
-  bool automatic = false;
-  std::vector<PolicyEstimate> estimates;  // every policy that can run, in all_policies() order
-  std::vector<std::string> unavailable;   // "B3: <reason>" for policies that cannot run
-  Json to_json() const;
+// A job set laid out for one candidate (runtime/policy/apply_policy.h).
+struct LaidOut {
+  Layout layout;
+  std::vector<AttentionJob> jobs;
 };
 
-// Estimates every policy for the Policy-A jobs and picks the lowest (`requested` = "auto") or
-// records the requested one. Throws InputError for an unknown name or a requested policy that
-// cannot run. Without `noc`: noc_estimate(hw).
-PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
-                             const std::string& requested, const NocEstimate& noc);
-PolicyDecision decide_policy(const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
-                             const std::string& requested);
+// The cost model as a step's choose stage enters it: once per job set, estimating every
+// candidate layout of it in that one call (one NoC estimate, one set of closed forms), and
+// counting its entries (test_step_pipeline.cpp holds a step to one). The NoC estimate is asked
+// of the model (noc_estimate with `nocs` and `hw_file`) at the first entry.
+class CostModel {
+ public:
+  explicit CostModel(const HwConfig& hw, const NocRegistry* nocs = nullptr, std::string hw_file = "hw config")
+      : hw_(hw), nocs_(nocs), hw_file_(std::move(hw_file)) {}
+  // With a given NoC estimate (tests, tools comparing NoCs).
+  CostModel(const HwConfig& hw, const NocEstimate& noc) : hw_(hw), nocs_(nullptr), noc_(noc) {}
+  // One estimate per laid-out candidate, in order.
+  std::vector<PolicyEstimate> estimate(const std::vector<LaidOut>& candidates);
+  int calls() const { return calls_; }
 
-// The jobs laid out for the decision.
-std::vector<AttentionJob> apply_decision(std::vector<AttentionJob> policy_a_jobs, const HwConfig& hw,
-                                         const PolicyDecision& d);
+ private:
+  const HwConfig& hw_;
+  const NocRegistry* nocs_;
+  std::string hw_file_;
+  std::optional<NocEstimate> noc_;
+  int calls_ = 0;
+};
 
 }  // namespace ahbm

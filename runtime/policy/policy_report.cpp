@@ -13,14 +13,13 @@ void set_launch_schedule(std::vector<AttentionJob>& jobs, const std::string& sch
   for (size_t j = 0; j < jobs.size(); ++j) jobs[j].kernel = schedule == "unified" ? 0 : int(j);
 }
 
-Json policy_summary(const PolicyDecision& d, const HwConfig& hw, const std::vector<AttentionJob>& jobs,
+Json policy_summary(const Choice& d, const HwConfig& hw, const std::vector<AttentionJob>& jobs,
                     const SimResult& sim) {
   Json j = d.to_json();
-  for (const auto& e : d.estimates)
-    if (e.policy == d.chosen) {
-      j["chosen_estimate_ns"] = e.total_ns;
-      j["estimate_error"] = sim.end_ns > 0 ? (e.total_ns - sim.end_ns) / sim.end_ns : 0.0;
-    }
+  if (const PolicyEstimate* e = d.chosen_estimate()) {
+    j["chosen_estimate_ns"] = e->total_ns;
+    j["estimate_error"] = sim.end_ns > 0 ? (e->total_ns - sim.end_ns) / sim.end_ns : 0.0;
+  }
   j["simulated_ns"] = sim.end_ns;
   // Launch overhead: T_create_group + T_launch_group per kernel, paid serially on the host.
   std::set<int> kernels;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "runtime/policy/cost_model.h"
+#include "runtime/policy/choose.h"
 
 namespace ahbm {
 
@@ -13,7 +13,9 @@ namespace ahbm {
 // Throws InputError for another name.
 void set_launch_schedule(std::vector<AttentionJob>& jobs, const std::string& schedule);
 
-Json policy_summary(const PolicyDecision& d, const HwConfig& hw, const std::vector<AttentionJob>& jobs,
+// The step's summary.json "policy": the choice, the simulated time against the chosen estimate,
+// the launch overhead and the roofline (part of the report stage).
+Json policy_summary(const Choice& d, const HwConfig& hw, const std::vector<AttentionJob>& jobs,
                     const SimResult& sim);
 
 }  // namespace ahbm

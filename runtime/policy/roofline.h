@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 #include "hw/common/json_reader.h"
 #include "hw/common/stats.h"
 

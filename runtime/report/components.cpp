@@ -1,52 +1,54 @@
 #include "runtime/report/components.h"
 
-#include <cstdlib>
-#include <regex>
-
 namespace ahbm::report {
 
 namespace {
 
+using Kind = ComponentInfo::Kind;
+
 // Rank of an item inside a CUBE: Q buffer first, each PE followed by its DMA, reducer last.
-int cube_item_rank(const std::string& item) {
-  static const std::regex pe(R"(pe(\d+)(\.dma)?(\..*)?)");
-  std::smatch m;
-  if (item.rfind("q_buffer", 0) == 0) return 0;
-  if (std::regex_match(item, m, pe)) return 1 + 2 * std::atoi(m[1].str().c_str()) + (m[2].matched ? 1 : 0);
-  if (item.rfind("reducer", 0) == 0) return 1 << 20;
-  return (1 << 20) + 1;
+int cube_item_rank(const ComponentInfo& c) {
+  switch (c.kind) {
+    case Kind::q_buffer: return 0;
+    case Kind::pe: return 1 + 2 * c.pe;
+    case Kind::pe_dma: return 2 + 2 * c.pe;
+    case Kind::reducer: return 1 << 20;
+    default: return (1 << 20) + 1;
+  }
 }
+
+Placement other(const std::string& name) { return {"other", "other", name, {4, 0, 0, 0, name}}; }
 
 }  // namespace
 
-Placement place(const std::string& name) {
-  static const std::regex cube(R"(group(\d+)\.cube(\d+)\.(.+))");
-  static const std::regex link(R"(group(\d+)\.link\.(.+))");
-  std::smatch m;
-  if (std::regex_match(name, m, cube)) {
-    const int g = std::atoi(m[1].str().c_str()), c = std::atoi(m[2].str().c_str());
-    const std::string item = m[3].str();
-    return {"group" + m[1].str() + ".cube" + m[2].str(), item, {1, g, c, cube_item_rank(item), item}};
+Placement place(const std::string& name, const ComponentTable& components) {
+  const auto* owner = owner_of(components, name);
+  if (!owner) {
+    if (name.rfind("agent.", 0) == 0) return {"agents", "agents", name.substr(6), {3, 0, 0, 0, name.substr(6)}};
+    return other(name);
   }
-  if (std::regex_match(name, m, link)) {
-    const int g = std::atoi(m[1].str().c_str());
-    return {"group" + m[1].str() + ".links", m[2].str(), {1, g, 1 << 20, 0, m[2].str()}};
+  const ComponentInfo& c = owner->second;
+  const std::string item = c.item + name.substr(owner->first.size());  // plus the signal leaf, if any
+  const std::string group = "group" + std::to_string(c.group);
+  switch (c.kind) {
+    case Kind::q_source:
+    case Kind::noc:
+      return {"q_source+noc", "Q source + NoC", name, {0, 0, 0, c.kind == Kind::noc ? 1 : 0, name}};
+    case Kind::host:
+      return {"host", "host", name, {2, 0, 0, 0, name}};
+    case Kind::q_buffer:
+    case Kind::pe:
+    case Kind::pe_dma:
+    case Kind::reducer: {
+      const std::string cube = "cube" + std::to_string(c.cube);
+      return {group + "." + cube, group + " / " + cube, item, {1, c.group, c.cube, cube_item_rank(c), item}};
+    }
+    case Kind::link:
+      return {group + ".links", group + " inter-CUBE links", item, {1, c.group, 1 << 20, 0, item}};
+    case Kind::kv_mover:
+      break;
   }
-  if (name.rfind("q_source", 0) == 0 || name.rfind("noc", 0) == 0)
-    return {"q_source+noc", name, {0, 0, 0, name.rfind("noc", 0) == 0 ? 1 : 0, name}};
-  if (name.rfind("host", 0) == 0) return {"host", name, {2, 0, 0, 0, name}};
-  if (name.rfind("agent.", 0) == 0) return {"agents", name.substr(6), {3, 0, 0, 0, name.substr(6)}};
-  return {"other", name, {4, 0, 0, 0, name}};
-}
-
-std::string section_label(const std::string& section) {
-  static const std::regex cube(R"(group(\d+)\.cube(\d+))");
-  static const std::regex links(R"(group(\d+)\.links)");
-  std::smatch m;
-  if (section == "q_source+noc") return "Q source + NoC";
-  if (std::regex_match(section, m, cube)) return "group" + m[1].str() + " / cube" + m[2].str();
-  if (std::regex_match(section, m, links)) return "group" + m[1].str() + " inter-CUBE links";
-  return section;
+  return other(name);
 }
 
 }  // namespace ahbm::report

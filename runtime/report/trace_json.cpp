@@ -49,6 +49,7 @@ double us(const sc_core::sc_time& t) { return to_ns(t) / 1e3; }
 }  // namespace
 
 void for_each_trace_event(const SpanRecorder& spans, const std::function<void(const Json&)>& emit) {
+  const ComponentTable& components = spans.components();
   // Component -> its spans, and per (component, phase) the extent of those spans.
   std::map<std::string, std::vector<const Span*>> by_comp;
   for (const Span& s : spans.spans()) by_comp[spans.name(s.component)].push_back(&s);
@@ -71,7 +72,7 @@ void for_each_trace_event(const SpanRecorder& spans, const std::function<void(co
       }
     }
     for (const auto& [ph, ext] : phase_ext) slices.push_back({ext.first, ext.second, nullptr, ph});
-    processes[place(comp).section].push_back({comp, nest_into_tracks(std::move(slices))});
+    processes[place(comp, components).section].push_back({comp, nest_into_tracks(std::move(slices))});
   }
 
   // Processes and their tracks in the order of components.h.
@@ -79,21 +80,23 @@ void for_each_trace_event(const SpanRecorder& spans, const std::function<void(co
   for (auto& [sec, tracks] : processes) {
     sections.push_back(sec);
     std::sort(tracks.begin(), tracks.end(),
-              [](const Track& a, const Track& b) { return place(a.component).key < place(b.component).key; });
+              [&](const Track& a, const Track& b) {
+                return place(a.component, components).key < place(b.component, components).key;
+              });
   }
   std::sort(sections.begin(), sections.end(), [&](const std::string& a, const std::string& b) {
-    return place(processes[a].front().component).key < place(processes[b].front().component).key;
+    return place(processes[a].front().component, components).key < place(processes[b].front().component, components).key;
   });
 
   for (size_t pi = 0; pi < sections.size(); ++pi) {
     const int pid = int(pi) + 1;
     emit(Json({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-               {"args", {{"name", section_label(sections[pi])}}}}));
+               {"args", {{"name", place(processes[sections[pi]].front().component, components).label}}}}));
     emit(Json({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
                {"args", {{"sort_index", pid}}}}));
     int tid = 0;
     for (const Track& track : processes[sections[pi]]) {
-      const std::string item = place(track.component).item;
+      const std::string item = place(track.component, components).item;
       for (size_t lane = 0; lane < track.lanes.size(); ++lane) {
         ++tid;
         const std::string tname = lane == 0 ? item : item + " #" + std::to_string(lane + 1);

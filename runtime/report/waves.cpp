@@ -140,7 +140,8 @@ TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, c
   return t;
 }
 
-GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns) {
+GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
+                    const ComponentTable& components) {
   GtkwFiles f;
   {
     std::ostringstream a;
@@ -167,8 +168,9 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
     std::string n = full.substr(full.find('.') + 1);
     return n.substr(0, n.find('['));
   };
-  std::stable_sort(vars.begin(), vars.end(),
-                   [&](const VcdVar& a, const VcdVar& b) { return place(dotted(a.name)).key < place(dotted(b.name)).key; });
+  std::stable_sort(vars.begin(), vars.end(), [&](const VcdVar& a, const VcdVar& b) {
+    return place(dotted(a.name), components).key < place(dotted(b.name), components).key;
+  });
 
   // Zoom: the view shows 2^(-zoom) / kGtkwaveZoomScale ns per pixel of the wave pane. The scale
   // was measured on GTKWave 3.3.118 with this 1 ns VCD (zoom -16 shows 328 ns per pixel, at
@@ -189,7 +191,7 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
     << '*' << zbuf << " -1";
   for (int i = 0; i < 26; ++i) g << " -1";
   g << "\n[sst_expanded] 0\n[signals_width] " << signals_width << "\n[sst_vpaned_height] 200\n";
-  std::string section;
+  std::string section, label;
   unsigned flags = 0;
   auto set_flags = [&](unsigned fl) {
     if (fl != flags) {
@@ -202,16 +204,17 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
   auto close_group = [&] {
     if (section.empty()) return;
     set_flags(kGroupEnd | kBlank);
-    g << '-' << section_label(section) << '\n';
+    g << '-' << label << '\n';
   };
   for (const VcdVar& v : vars) {
     const std::string n = dotted(v.name);
-    const Placement p = place(n);
+    const Placement p = place(n, components);
     if (p.section != section) {
       close_group();
       section = p.section;
+      label = p.label;
       set_flags(kGroupBegin | kBlank);
-      g << '-' << section_label(section) << '\n';
+      g << '-' << label << '\n';
     }
     const bool activity = n.size() > 9 && n.compare(n.size() - 9, 9, ".activity") == 0;
     if (activity || n == "host.phase") {
@@ -235,7 +238,7 @@ void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecor
                  const std::vector<double>& tile_done_ns, double total_ns) {
   std::ostringstream vcd;
   with_host_signals(trace, spans, tile_done_ns).write_vcd(vcd);
-  const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns);
+  const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns, spans.components());
   const std::pair<const char*, const std::string*> files[] = {
       {"waves.vcd", nullptr}, {"waves.gtkw", &f.gtkw}, {kActivityFilter, &f.activity_filter}, {kPhaseFilter, &f.phase_filter}};
   for (const auto& [name, text] : files) {

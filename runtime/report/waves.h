@@ -37,7 +37,9 @@ struct GtkwFiles {
   std::string gtkw, activity_filter, phase_filter;
 };
 // `vcd_text`: the VCD the save file opens (its variables are what the save file lists).
-GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns);
+// `components`: the hardware's component table (SpanRecorder::components()), which places signals.
+GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
+                    const ComponentTable& components);
 
 // Writes waves.vcd, waves.gtkw and the filter files into `dir`.
 void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecorder& spans,

@@ -15,7 +15,6 @@
 #include "hw/common/error.h"
 #include "hw/noc/ideal_noc.h"
 #include "runtime/planner.h"
-#include "runtime/policy/apply_policy.h"
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {
@@ -62,12 +61,12 @@ Scenario fanout(int agents, int new_tokens, int prefix, int head_dim) {
 std::vector<std::vector<AttentionJob>> mixed_runs(const HwConfig& hw) {
   std::vector<std::vector<AttentionJob>> runs;
   const Plan small = plan_fanout(fanout(4, 8, 1024, 64), hw, 3, true);
-  for (Policy p : all_policies()) runs.push_back({apply_policy(small.jobs.at(0), hw, p)});
+  for (Policy p : all_policies()) runs.push_back({policy_job(small.jobs.at(0), hw, p)});
   runs.push_back(plan_fanout(fanout(8, 20, 2048, 128), hw, 5, false).jobs);  // timing only
   Scenario half = fanout(3, 5, 700, 64);
   half.model.dtype = DType::fp16;
   runs.push_back(plan_fanout(half, hw, 7, true).jobs);
-  runs.push_back({apply_policy(small.jobs.at(0), hw, Policy::A)});  // the first run again
+  runs.push_back({policy_job(small.jobs.at(0), hw, Policy::A)});  // the first run again
   return runs;
 }
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/noc/noc_bench.h"
-#include "runtime/policy/cost_model.h"
+#include "runtime/policy/choose.h"
 #include "test_noc_support.h"
 #include "test_support.h"
 #include "tools/examples/bus_noc.h"
@@ -113,8 +113,10 @@ TEST(NocEstimate, PluginModelsGiveTheirOwnOrTheDefault) {
   // at least the extra latency of the Q multicast, and the per-policy Q term grows with it.
   hw.noc.params = {{"bandwidth_gbps", 8.0}, {"latency_ns", 500.0}};
   const AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 64, 3);
-  const PolicyDecision slow = decide_policy({a}, hw, "auto", bus);
-  const PolicyDecision plain = decide_policy({a}, hw, "auto", dflt);
+  const std::vector<Candidate> candidates = layout_candidates(hw, a, hw.q_tile_rows);
+  CostModel bus_model(hw, bus), plain_model(hw, dflt);
+  const Choice slow = choose({a}, candidates, hw, "auto", bus_model);
+  const Choice plain = choose({a}, candidates, hw, "auto", plain_model);
   ASSERT_EQ(slow.estimates.size(), plain.estimates.size());
   for (size_t i = 0; i < slow.estimates.size(); ++i) {
     EXPECT_GE(slow.estimates[i].total_ns, plain.estimates[i].total_ns + (bus.latency_ns - dflt.latency_ns))

@@ -8,7 +8,6 @@
 
 #include "hw/chip/simulate.h"
 #include "runtime/planner.h"
-#include "runtime/policy/apply_policy.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/report/stats_tree.h"
 #include "test_outputs_common.h"
@@ -74,7 +73,7 @@ TEST(PerfTimingOnly, DecodePhasesIdenticalTimes) { expect_same_timing("decode_he
 
 // timing_copy drops the tensors and nothing else: under every policy's layout (segments,
 // replicas, remap, broadcast) the copy simulates to the same times and statistics as the job,
-// and the cost model estimates it the same (decide_policy estimates on such copies).
+// and the cost model estimates it the same (the choose stage estimates on such copies).
 TEST(PerfTimingOnly, TimingCopyKeepsEveryLayoutField) {
   const HwConfig hw;
   Scenario sc;
@@ -84,7 +83,7 @@ TEST(PerfTimingOnly, TimingCopyKeepsEveryLayoutField) {
   for (int a = 0; a < 4; ++a) sc.agents.push_back({"agent" + std::to_string(a), 8});
   const Plan plan = plan_fanout(sc, hw, 3, true);
   for (Policy p : all_policies()) {
-    const AttentionJob job = apply_policy(plan.jobs.at(0), hw, p);
+    const AttentionJob job = policy_job(plan.jobs.at(0), hw, p);
     const AttentionJob copy = timing_copy(job);
     EXPECT_FALSE(copy.values);
     EXPECT_TRUE(copy.q.empty());

@@ -7,7 +7,7 @@
 
 #include "hw/chip/simulate.h"
 #include "hw/common/error.h"
-#include "runtime/policy/cost_model.h"
+#include "runtime/policy/choose.h"
 #include "runtime/policy/policy_eval.h"
 #include "runtime/policy/policy_report.h"
 #include "test_support.h"
@@ -56,18 +56,20 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
 TEST(PolicyModel, AutoRecordsEveryEstimateAndTheChoiceIsTheLowest) {
   const HwConfig hw;
   const AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 64, 3);
-  const PolicyDecision d = decide_policy({a}, hw, "auto");
+  const std::vector<Candidate> candidates = layout_candidates(hw, a, hw.q_tile_rows);
+  CostModel model(hw);
+  const Choice d = choose({a}, candidates, hw, "auto", model);
+  EXPECT_EQ(model.calls(), 1);  // every candidate estimated in one entry
   ASSERT_EQ(d.estimates.size(), all_policies().size());
   double lowest = 1e300;
   for (const auto& e : d.estimates) {
     lowest = std::min(lowest, e.total_ns);
     EXPECT_NEAR(e.q_ns + e.remap_ns + e.gemm_ns + e.kv_ns + e.reduce_ns + e.other_ns, e.total_ns, 1e-6);
   }
-  for (const auto& e : d.estimates)
-    if (e.policy == d.chosen) {
-      EXPECT_LE(e.total_ns, lowest * 1.001);  // ties within 0.1% go to the simpler policy
-    }
-  EXPECT_THROW(decide_policy({a}, hw, "C"), InputError);
+  ASSERT_NE(d.chosen_estimate(), nullptr);
+  EXPECT_EQ(d.chosen_estimate()->policy, d.chosen.policy);
+  EXPECT_LE(d.chosen_estimate()->total_ns, lowest * 1.001);  // ties within 0.1% go to the simpler policy
+  EXPECT_THROW(choose({a}, candidates, hw, "C", model), InputError);
 }
 
 TEST(LaunchOverhead, PerHeadLaunchesDelayTheStepByTheExtraLaunches) {

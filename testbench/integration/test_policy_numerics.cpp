@@ -8,7 +8,6 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/error.h"
 #include "runtime/planner.h"
-#include "runtime/policy/apply_policy.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/reference.h"
 #include "runtime/scenario.h"
@@ -58,7 +57,7 @@ TEST_P(PolicyNumerics, DefaultScenarioMatchesFloat64) {
   const HwConfig hw;
   const Plan plan = plan_fanout(sc, hw, sc.seed, true);
   ASSERT_EQ(plan.jobs.size(), 1u);
-  const AttentionJob job = apply_policy(plan.jobs[0], hw, GetParam());
+  const AttentionJob job = policy_job(plan.jobs[0], hw, GetParam());
   const SimResult r = simulate(hw, {job});
   EXPECT_LE(max_err_vs_reference(job, r.outputs[0]), 1e-5) << policy_name(GetParam());
   EXPECT_GT(r.end_ns, 0.0);
@@ -68,7 +67,7 @@ TEST_P(PolicyNumerics, GqaTwoGroupsWithPrivateKeysMatchesFloat64) {
   HwConfig hw;
   hw.groups = 2;
   std::vector<AttentionJob> jobs;
-  for (const AttentionJob& j : gqa_jobs(hw)) jobs.push_back(apply_policy(j, hw, GetParam()));
+  for (const AttentionJob& j : gqa_jobs(hw)) jobs.push_back(policy_job(j, hw, GetParam()));
   const SimResult r = simulate(hw, jobs);
   ASSERT_EQ(r.outputs.size(), 2u);
   for (size_t i = 0; i < jobs.size(); ++i)
@@ -84,7 +83,7 @@ TEST(PolicyTraffic, EachVariantMovesTheKvItClaims) {
   const HwConfig hw;
   const AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 32, 5);
   const uint64_t kv_bytes = 2ull * 64 * hw.pes_per_group() * 32 * 4;  // K and V of the whole sequence
-  auto stats = [&](Policy p) { return simulate(hw, {apply_policy(a, hw, p)}).stats; };
+  auto stats = [&](Policy p) { return simulate(hw, {policy_job(a, hw, p)}).stats; };
   auto group0 = [](const StatsNode& chip) { return chip.at(ChipStats::groups).children().at(0); };
   auto sum_pe = [](const StatsNode& chip, stats::Sum<uint64_t> key) {
     uint64_t s = 0;
@@ -113,12 +112,12 @@ TEST(PolicyTraffic, ReplicationBeyondHbmCapacityIsAClearError) {
   hw.pe.hbm.capacity_bytes = 3 * 2 * 64 * 32 * 4;  // room for three shards' K and V, not four
   const AttentionJob a = test::random_job(hw, 16, 64 * hw.pes_per_group(), 32, 5);
   try {
-    apply_policy(a, hw, Policy::B3);
+    policy_job(a, hw, Policy::B3);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("pe.hbm.capacity_bytes"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(apply_policy(a, hw, Policy::B2));  // remote reads need no extra capacity
+  EXPECT_NO_THROW(policy_job(a, hw, Policy::B2));  // remote reads need no extra capacity
 }
 
 // Regression: traces/llama_gqa.json under B5 stalled (watchdog deadlock, no Q tile returned).
@@ -138,7 +137,7 @@ TEST(PolicyB5, SeveralHeadsPerGroupCompleteAndMatchFloat64) {
     const int pes = hw.pes_per_group();
     std::vector<AttentionJob> jobs;
     for (int h = 0; h < kHeads; ++h) {
-      jobs.push_back(apply_policy(test::random_job(hw, 2 * kTileRows * pes, 64 * pes, kD, 31u + unsigned(h)), hw,
+      jobs.push_back(policy_job(test::random_job(hw, 2 * kTileRows * pes, 64 * pes, kD, 31u + unsigned(h)), hw,
                                   Policy::B5));
       ASSERT_EQ(jobs.back().tiles.size(), size_t(2 * pes));  // two lock-step passes per head
     }

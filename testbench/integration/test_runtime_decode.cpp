@@ -10,25 +10,10 @@
 
 using namespace ahbm;
 
-namespace {
-
-Scenario decode_scenario() {
-  return test::inline_scenario(R"({
-    "name": "decode", "model": {"head_dim": 16, "num_q_heads": 2, "num_kv_heads": 1},
-    "kv": {"page_tokens": 4}, "shared_prefix_tokens": 70, "seed": 3,
-    "agents": [{"name": "a", "new_tokens": 3, "decode_tokens": 2},
-               {"name": "b", "new_tokens": 6, "decode_tokens": 5},
-               {"name": "c", "new_tokens": 1}],
-    "phases": [{"type": "fanout"}, {"type": "decode", "steps": 4}, {"type": "join", "tokens": 5}]
-  })", "decode");
-}
-
-}  // namespace
-
 TEST(RuntimeDecode, OneTokenPerLiveBranchPerStepAndLaterStepsAttendToIt) {
   RunOptions opt = test::in_memory_options();
   opt.keep_steps = true;
-  const RunOutput run = execute(decode_scenario(), HwConfig{}, opt);
+  const RunOutput run = execute(test::decode_scenario(), HwConfig{}, opt);
   ASSERT_EQ(run.steps.size(), 1u + 4u + 1u);
 
   std::map<std::string, int32_t> len = {{"a", 73}, {"b", 76}, {"c", 71}};  // after the fan-out

@@ -16,7 +16,6 @@
 #include "hw/common/sim_context.h"
 #include "hw/common/tlm_checker.h"
 #include "runtime/planner.h"
-#include "runtime/policy/apply_policy.h"
 #include "runtime/scenario.h"
 #include "test_support.h"
 
@@ -68,7 +67,7 @@ TEST(TlmProtocol, RemoteReadsRemapAndBroadcastKeepTheBaseProtocol) {
     AttentionJob a = test::random_job(hw, 64, 64 * hw.pes_per_group(), 32, 5);
     if (!values) a = timing_copy(a);
     for (Policy p : {Policy::B1, Policy::B2, Policy::B5})
-      expect_clean_and_identical(hw, {apply_policy(a, hw, p)}, std::string(policy_name(p)) + (values ? "" : " timing-only"),
+      expect_clean_and_identical(hw, {policy_job(a, hw, p)}, std::string(policy_name(p)) + (values ? "" : " timing-only"),
                                  values && p != Policy::B5);
   }
 }

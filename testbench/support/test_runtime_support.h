@@ -11,6 +11,19 @@ inline Scenario inline_scenario(const char* json, const std::string& name) {
   return parse_scenario(Json::parse(json), name);
 }
 
+// Three agents decoding 2, 5 and every one of 4 steps after the fan-out, then a join
+// (test_runtime_decode.cpp, test_step_pipeline.cpp).
+inline Scenario decode_scenario() {
+  return inline_scenario(R"({
+    "name": "decode", "model": {"head_dim": 16, "num_q_heads": 2, "num_kv_heads": 1},
+    "kv": {"page_tokens": 4}, "shared_prefix_tokens": 70, "seed": 3,
+    "agents": [{"name": "a", "new_tokens": 3, "decode_tokens": 2},
+               {"name": "b", "new_tokens": 6, "decode_tokens": 5},
+               {"name": "c", "new_tokens": 1}],
+    "phases": [{"type": "fanout"}, {"type": "decode", "steps": 4}, {"type": "join", "tokens": 5}]
+  })", "decode");
+}
+
 // Options for a run in memory: no VCD waveform (these tests do not read it).
 inline RunOptions in_memory_options() {
   RunOptions opt;

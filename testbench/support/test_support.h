@@ -10,8 +10,8 @@
 
 #include <sys/wait.h>
 
-#include "hw/chip/job.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
 
 namespace ahbm::test {
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "hw/common/attn_state.h"
-#include "hw/pe/engines.h"
+#include "hw/common/engines.h"
 
 using namespace ahbm;
 

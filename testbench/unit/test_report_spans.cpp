@@ -20,6 +20,8 @@ TEST(Outputs, OverlappingSpansOfOneComponentGoToSeparateTracks) {
   SimContext ctx;  // sc_time needs a simulation context
   SimContext::Scope use_ctx(ctx);
   SpanRecorder rec;
+  // Declared as the CUBE reducer declares itself: the track is named by its item in the CUBE.
+  rec.declare("group0.cube0.reducer", ComponentInfo{ComponentInfo::Kind::reducer, 0, 0, -1, "reducer"});
   const int comp = rec.intern("group0.cube0.reducer"), phase = rec.intern("p"), none = rec.intern("-");
   auto ns = [](double t) { return sc_core::sc_time(t, sc_core::SC_NS); };
   rec.record(ns(0), ns(10), comp, rec.intern("merge"), phase, none, 1, 0);

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "hw/chip/simulate.h"
+#include "hw/common/engines.h"
 #include "hw/common/timing.h"
-#include "hw/pe/engines.h"
 #include "test_support.h"
 
 using namespace ahbm;

@@ -1,4 +1,4 @@
-#include "hw/chip/job.h"
+#include "hw/common/job.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "hw/chip/sim_shared.h"
+#include "hw/common/sim_shared.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "hw/pe/engines.h"
+#include "hw/common/engines.h"
 
 #include <limits>
 

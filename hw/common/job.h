@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 
@@ -143,7 +143,7 @@ inline uint64_t pe_held_tokens(const AttentionJob& j, int pe) {
 // Lock-step pass of each tile of a KV-broadcast job (Policy B5), in tile order: a tile's pass
 // is the number of earlier tiles of the job on the same PE. Pass k broadcasts the whole KV once
 // to the PEs of its tiles (hw/cube/kv_mover.cpp), and the Q source sends a broadcast job's tiles
-// pass by pass (hw/chip/sim_shared.cpp) so that every tile of a pass can reach its CUBE before
+// pass by pass (hw/common/sim_shared.cpp) so that every tile of a pass can reach its CUBE before
 // tiles of later passes take Q-buffer space.
 inline std::vector<int> broadcast_pass_of_tiles(const AttentionJob& j) {
   std::vector<int> pass, seen;
@@ -169,7 +169,7 @@ inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, d
 
 // Checks the dataflow fields against the hardware (PE indices, segment ranges, replicas that
 // back local segments, one PE per broadcast tile, no broadcast mixed with streamed jobs in one
-// group). Throws InputError naming `where`. Defined in hw/chip/job.cpp.
+// group). Throws InputError naming `where`. Defined in hw/common/job.cpp.
 struct HwConfig;
 void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where);
 

@@ -4,14 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "hw/chip/job.h"
-#include "hw/chip/watchdog.h"
+#include "hw/common/engines.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/job.h"
+#include "hw/common/numeric_guard.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/timing.h"
 #include "hw/common/tlm_checker.h"
 #include "hw/common/trace_sink.h"
-#include "hw/pe/engines.h"
+#include "hw/common/wait_registry.h"
 
 namespace ahbm {
 

@@ -1,65 +1,23 @@
-#include "hw/cube/kv_mover.h"
+#include "hw/group/kv_mover.h"
 
 #include <map>
 #include <set>
 #include <tuple>
 
-#include "hw/common/tlm_payload.h"
-#include "hw/pe/hbm_slice.h"
-#include "hw/pe/pe.h"
+#include "hw/common/component.h"
+#include "hw/common/kv_read.h"
 
 namespace ahbm {
 
-DelayedSender::DelayedSender(sc_core::sc_module_name name, Noc& noc) : sc_core::sc_module(name), noc_(noc) {
-  SC_HAS_PROCESS(DelayedSender);
-  SC_THREAD(loop);
-}
-
-void DelayedSender::loop() {
-  for (;;) noc_.send(queue_.pop());
-}
-
-std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, GroupFabric& f, int job, int pe, uint64_t h,
-                                                          int count, tlm::tlm_fw_transport_if<>& slice,
-                                                          std::vector<unsigned char>& scratch, sc_core::sc_time& delay) {
-  const AttentionJob& j = sh.jobs[size_t(job)];
-  const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe), base = f.base[size_t(pe)][size_t(job)];
-  const uint64_t half = uint64_t(count) * row;
-  std::shared_ptr<std::vector<unsigned char>> data;
-  if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
-  else if (scratch.size() < 2 * half) scratch.resize(2 * half);
-  unsigned char* to = data ? data->data() : scratch.data();
-  // K and V issued together, as the PE's own DMA does.
-  sc_core::sc_time done = sc_core::SC_ZERO_TIME;
-  for (int v = 0; v < 2; ++v) {
-    tlm::tlm_generic_payload r;
-    unsigned char no_bytes;
-    set_payload(r, tlm::TLM_READ_COMMAND, base + (v ? held + h : h) * row, to + v * half, half);
-    if (!data) set_timing_only(r, no_bytes);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    slice.b_transport(r, d);
-    if (r.is_response_error()) SC_REPORT_FATAL("ahbm/kv", "KV read outside the stored shard");
-    done = std::max(done, d);
-  }
-  delay = done;
-  return data;
-}
-
-KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, const std::string& path, int group,
-                 GroupFabric& fabric)
+KvMover::KvMover(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group)
     : sc_core::sc_module(name),
+      kv("kv"),
       slices("slices"),
       sh_(sh),
       group_(group),
-      fabric_(fabric),
-      sender_("sender", *fabric.noc),
-      component_(sh.spans.intern(path + ".kv_mover")) {
-  // One port to every slice of the group, in PE order (reads of the owners' shards).
-  for (size_t p = 0; p < fabric.slices.size(); ++p) {
-    HbmSlice& s = *fabric.slices[p];
-    links_.bind(slices, s.socket, "slice" + std::to_string(p) + "_check", sh.tlm_checks,
-                [sp = &s] { return std::make_pair(uint64_t(0), sp->last()); });
-  }
+      sender_("sender", noc),
+      component_(sh.spans.intern(component_path(*this))) {
+  sh.spans.declare(component_path(*this), {ComponentInfo::Kind::kv_mover, group, -1, -1, "kv_mover"});
   SC_HAS_PROCESS(KvMover);
   SC_THREAD(remap_loop);
   SC_THREAD(broadcast_loop);
@@ -78,7 +36,7 @@ void KvMover::wait_kernel(int job) {
 
 std::vector<int> KvMover::endpoints_of(const std::vector<int>& pes) const {
   std::set<int> eps;
-  for (int p : pes) eps.insert(fabric_.cube_endpoints[size_t(fabric_.cube_of(p))]);
+  for (int p : pes) eps.insert(kv->endpoint_of(p));
   return {eps.begin(), eps.end()};
 }
 
@@ -111,9 +69,9 @@ void KvMover::remap_jobs() {
         m->count = n;
         m->dst_pes = dsts;
         sc_core::sc_time delay;
-        m->data = read_kv(sh_, fabric_, int(j), src, uint64_t(first + off), n, *slices[src], scratch_, delay);
+        m->data = read_kv(sh_, int(j), src, kv->kv_base(src, int(j)), uint64_t(first + off), n, *slices[src], scratch_, delay);
         NocPacket p;
-        p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(src))];
+        p.src = kv->endpoint_of(src);
         p.dsts = endpoints_of(dsts);
         p.bytes = m->wire_bytes(job);
         p.tag = kKvTag;
@@ -165,7 +123,7 @@ void KvMover::broadcast_jobs() {
           m->count = n;
           m->dst_pes = receivers;
           const sc_core::sc_time start = sc_core::sc_time_stamp();
-          for (int r : receivers) m->slots.push_back(fabric_.pes[size_t(r)]->reserve_slot());
+          for (int r : receivers) m->slots.push_back(kv->pe(r).reserve_slot());
           if (sc_core::sc_time_stamp() > start) {
             int first_tile = 0;
             for (int gt : sh_.tiles_of_group[size_t(group_)])
@@ -174,9 +132,9 @@ void KvMover::broadcast_jobs() {
             sh_.span(start, sc_core::sc_time_stamp(), component_, "wait_slots", t, 0, 0);
           }
           sc_core::sc_time delay;
-          m->data = read_kv(sh_, fabric_, int(j), owner, uint64_t(first), n, *slices[owner], scratch_, delay);
+          m->data = read_kv(sh_, int(j), owner, kv->kv_base(owner, int(j)), uint64_t(first), n, *slices[owner], scratch_, delay);
           NocPacket p;
-          p.src = fabric_.cube_endpoints[size_t(fabric_.cube_of(owner))];
+          p.src = kv->endpoint_of(owner);
           p.dsts = eps;
           p.bytes = m->wire_bytes(job);
           p.tag = kKvTag;

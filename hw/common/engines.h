@@ -5,7 +5,7 @@
 
 #include "hw/common/hw_config.h"
 #include "hw/common/timing.h"
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 namespace ahbm {
 

@@ -4,20 +4,17 @@
 // broadcast of THInfer's Q/O-stationary dataflow (B5). Policy A moves no KV at all.
 //
 // Every such packet carries NocPacket::tag = kKvTag (Q tiles and O tiles use tags >= 0) and a
-// KvMessage payload; the CUBE endpoint that receives it dispatches on `kind`.
+// KvMessage payload; the CUBE endpoint that receives it dispatches on `kind` to its PEs' KvEndpoint
+// (interfaces.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include <systemc>
 
-#include "hw/chip/job.h"
+#include "hw/common/job.h"
 
 namespace ahbm {
-
-class Noc;
-class Pe;
-class HbmSlice;
 
 constexpr int kKvTag = -1;
 
@@ -35,17 +32,5 @@ struct KvMessage {
   uint64_t wire_bytes(const AttentionJob& j) const { return 2 * uint64_t(count) * kv_row_bytes(j); }
 };
 using KvMessagePtr = std::shared_ptr<const KvMessage>;
-
-// What the modules of one group need to move KV: the network, each CUBE's endpoint, every
-// PE and HBM slice of the group (filled in as the CUBEs are built), and where each job's data
-// starts in each slice.
-struct GroupFabric {
-  Noc* noc = nullptr;
-  std::vector<int> cube_endpoints;
-  std::vector<Pe*> pes;                       // CUBE-major
-  std::vector<HbmSlice*> slices;              // CUBE-major
-  std::vector<std::vector<uint64_t>> base;    // [pe][job] byte address of the job's K rows
-  int cube_of(int pe) const;
-};
 
 }  // namespace ahbm

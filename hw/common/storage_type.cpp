@@ -1,4 +1,4 @@
-#include "hw/pe/storage_type.h"
+#include "hw/common/storage_type.h"
 
 #include <cstring>
 

@@ -1,0 +1,96 @@
+#include "hw/group/group.h"
+
+#include <string>
+
+#include "hw/common/component.h"
+
+namespace ahbm {
+
+namespace {
+
+std::string cube_name(int c) { return "cube" + std::to_string(c); }
+
+// The components the reduction network records its merges on: each CUBE's reducer (the
+// network is built before the CUBEs, so their paths are spelled here, as the CUBEs are named).
+std::vector<std::string> reducer_paths(const sc_core::sc_object& group, int cubes) {
+  std::vector<std::string> out;
+  for (int c = 0; c < cubes; ++c) out.push_back(component_path(group) + "." + cube_name(c) + ".reducer");
+  return out;
+}
+
+}  // namespace
+
+Group::Group(sc_core::sc_module_name name, SimShared& sh, int group, Noc& noc, std::vector<int> cube_endpoints,
+             int host_endpoint)
+    : sc_core::sc_module(name),
+      network("reduction", sh, group, sh.cfg.group.cubes, noc, cube_endpoints, host_endpoint,
+              reducer_paths(*this, sh.cfg.group.cubes)),
+      sh_(sh),
+      group_(group),
+      cube_endpoints_(std::move(cube_endpoints)) {
+  for (int c = 0; c < sh.cfg.group.cubes; ++c) {
+    cubes.push_back(std::make_unique<Cube>(cube_name(c).c_str(), sh, noc, group, c));
+    Cube& cube = *cubes.back();
+    noc.attach(cube_endpoints_[size_t(c)], &cube);
+    cube.kv.bind(*this);
+    cube.reducer.state_out.bind(*network.node_in[size_t(c)]);
+  }
+  mover = std::make_unique<KvMover>("kv_mover", sh, noc, group);
+  mover->kv.bind(*this);
+  // One port of the KV mover to every slice of the group, in PE order (reads of the owners' shards).
+  for (int p = 0; p < sh.cfg.pes_per_group(); ++p) {
+    HbmSlice& s = slice(p);
+    links_.bind(mover->slices, s.socket, "kv_mover_slice" + std::to_string(p) + "_check", sh.tlm_checks,
+                [sp = &s] { return std::make_pair(uint64_t(0), sp->last()); });
+  }
+}
+
+void Group::begin_run() {
+  const JobList& jobs = sh_.jobs;
+  network.begin_run();
+  for (auto& cube : cubes) cube->begin_run();
+  // Each job of this group gets its own region of every PE's HBM slice: K rows of the tokens
+  // the PE holds (its shard, then its replicas), then their V rows.
+  const int pes = sh_.cfg.pes_per_group();
+  base_.assign(size_t(pes), std::vector<uint64_t>(jobs.size(), 0));
+  std::vector<uint64_t> used(size_t(pes), 0);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].group != group_) continue;
+    for (int p = 0; p < pes; ++p) {
+      base_[size_t(p)][j] = used[size_t(p)];
+      used[size_t(p)] += 2 * pe_held_tokens(jobs[j], p) * kv_row_bytes(jobs[j]);
+    }
+  }
+  // The runtime's KV placement (the slices' backdoor, used for this only): each PE's shard, and the replicas placed at write time (a
+  // remapped job's replicas arrive over the NoC during the step instead).
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const AttentionJob& job = jobs[j];
+    if (job.group != group_ || !job.values) continue;
+    const size_t d = size_t(job.head_dim);
+    for (int p = 0; p < pes; ++p) {
+      HbmSlice& s = slice(p);
+      const uint64_t at = base_[size_t(p)][j], row = kv_row_bytes(job), held = pe_held_tokens(job, p);
+      const KvShard& shard = job.shards[size_t(p)];
+      s.backdoor_write(at, shard.k.data(), shard.k.size(), job.dtype);
+      s.backdoor_write(at + held * row, shard.v.data(), shard.v.size(), job.dtype);
+      if (job.remap || size_t(p) >= job.replicas.size()) continue;
+      for (const KvReplica& r : job.replicas[size_t(p)]) {
+        const KvShard& src = job.shards[size_t(r.src_pe)];
+        const uint64_t h = replica_offset_tokens(job, p, r.src_pe, r.first);
+        s.backdoor_write(at + h * row, src.k.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
+        s.backdoor_write(at + (held + h) * row, src.v.data() + size_t(r.first) * d, size_t(r.count) * d, job.dtype);
+      }
+    }
+  }
+  mover->begin_run();
+}
+
+void Group::report_stats(StatsNode& node) const {
+  node.set(GroupStats::group, int64_t(group_));
+  StatsNode& cubes_node = node.list(GroupStats::cubes);
+  for (const auto& cube : cubes) cube->report_stats(cubes_node.child(cube->basename()));
+  network.report_stats(node);
+  mover->report_stats(node);
+}
+
+}  // namespace ahbm

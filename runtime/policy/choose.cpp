@@ -1,0 +1,75 @@
+#include "runtime/policy/choose.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "hw/common/error.h"
+
+namespace ahbm {
+
+Json Choice::to_json() const {
+  Json e = Json::array();
+  for (const auto& x : estimates) e.push_back(x.to_json());
+  return Json{{"chosen", policy_name(chosen.policy)}, {"automatic", automatic}, {"estimates", e},
+              {"unavailable", unavailable}};
+}
+
+size_t pick(const std::vector<Scored>& scored, const std::string& requested) {
+  if (requested != "auto") {
+    const Policy want = parse_policy(requested);
+    for (size_t i = 0; i < scored.size(); ++i)
+      if (scored[i].layout.policy == want && scored[i].estimate) return i;
+    throw std::logic_error("choose: requested policy " + requested + " has no candidate that can run");
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (const Scored& s : scored)
+    if (s.estimate) best = std::min(best, s.estimate->total_ns);
+  static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
+  for (Policy p : preference)
+    for (size_t i = 0; i < scored.size(); ++i)
+      if (scored[i].layout.policy == p && scored[i].estimate && scored[i].estimate->total_ns <= best * 1.001) return i;
+  throw std::logic_error("choose: no candidate can run");
+}
+
+Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candidate>& candidates, const HwConfig& hw,
+              const std::string& requested, CostModel& model) {
+  Choice c;
+  c.automatic = requested == "auto";
+  const Policy want = c.automatic ? Policy::A : parse_policy(requested);
+  // Lay out every candidate that can run; the estimates read layouts and shapes only, so lay
+  // out tensor-free copies, not the tensors.
+  std::vector<AttentionJob> shapes;
+  for (const AttentionJob& j : a_jobs) shapes.push_back(timing_copy(j));
+  std::vector<LaidOut> laid;
+  std::vector<size_t> of;  // candidate index of each laid-out set
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& cand = candidates[i];
+    std::string why = cand.unavailable;
+    if (why.empty()) {
+      try {
+        laid.push_back({cand.layout, apply_layout(shapes, hw, cand.layout)});
+        of.push_back(i);
+        continue;
+      } catch (const InputError& e) {
+        why = e.what();
+      }
+    }
+    if (!c.automatic && cand.layout.policy == want) throw InputError(why);
+    c.unavailable.push_back(policy_name(cand.layout.policy) + ": " + why);
+  }
+  c.estimates = model.estimate(laid);  // the one entry into the cost model
+  for (const LaidOut& l : laid) c.estimated.push_back(l.layout);
+  std::vector<Scored> scored;
+  std::vector<int> estimate_of;  // per candidate: index into c.estimates, -1 if it cannot run
+  for (size_t i = 0, k = 0; i < candidates.size(); ++i) {
+    const bool ran = k < of.size() && of[k] == i;
+    scored.push_back({candidates[i].layout, ran ? &c.estimates[k] : nullptr});
+    estimate_of.push_back(ran ? int(k++) : -1);
+  }
+  const size_t chosen = pick(scored, requested);
+  c.chosen = scored[chosen].layout;
+  c.chosen_at = estimate_of[chosen];
+  return c;
+}
+
+}  // namespace ahbm

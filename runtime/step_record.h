@@ -1,0 +1,81 @@
+#pragma once
+// The report stage of a step (runtime/step_runner.h: plan -> choose -> apply -> simulate ->
+// report): the step's record, one part per stage that produced it, and the functions that fill
+// each part from that stage's output alone. run_summary.cpp turns the records into summary.json.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/chip/simulate.h"
+#include "runtime/kv/page_manager.h"
+#include "runtime/planner.h"
+#include "runtime/reference.h"
+#include "runtime/session.h"
+#include "runtime/timeline.h"
+
+namespace ahbm {
+
+struct KvSnapshot {
+  int64_t in_use = 0, shared = 0, priv = 0, saved = 0;
+};
+KvSnapshot kv_snapshot(const KvPageManager& kv);
+
+// Which step, before anything ran: its place in the run, its agents, the KV pages at its start.
+struct StepId {
+  std::string phase, label;
+  int index = 0;
+  std::vector<std::string> agents;  // in step order
+  std::vector<int> agent_tokens;    // new tokens per agent
+  KvSnapshot kv;
+};
+StepId identify(const Step& step, const KvPageManager& kv);
+
+// What the plan holds (plan stage; a layout moves tiles, not rows or KV).
+struct StepShape {
+  int rows_per_kv_head = 0;
+  int jobs = 0;
+  std::vector<int64_t> kv_tokens_per_job;  // KV tokens each job reads
+  int max_shard_tokens = 0;                // busiest PE of the first job
+  uint64_t macs_expected = 0;              // 2 x rows x KV tokens x head_dim over the jobs
+};
+StepShape shape_of(const Plan& plan);
+
+// What the simulation measured (simulate stage), and where the step sits on the run's timeline.
+struct StepTiming {
+  double start_ns = 0, ns = 0;
+  std::vector<double> agent_done_ns;  // per step agent, relative to the step start
+  uint64_t macs_simulated = 0, hbm_bytes = 0;
+  double dma_busy_max_ns = 0;
+};
+// Everything but start_ns (set when the step is placed on the timeline).
+StepTiming timing_of(const Step& step, const Plan& plan, const SimResult& sim);
+
+// The step's O against float64 (with values).
+struct StepCheck {
+  NumericCheck datapath;               // on the stored (rounded) tensors
+  std::optional<NumericCheck> storage;  // on the tensors before rounding (fp16, bf16)
+};
+StepCheck check_outputs(const Plan& plan, const std::vector<MatrixRM>& outputs, KvValues& values, uint64_t seed);
+
+// The unbatched baseline of the step: every agent alone, agents in turn.
+struct UnbatchedRun {
+  double ns = 0;
+  double max_abs_diff = 0;  // of each agent's O rows against the batched step's (with values)
+  bool identical = true;
+};
+
+struct StepRecord {
+  StepId id;
+  StepShape shape;
+  Json policy;  // runtime/policy/policy_report.h: choice, every estimate, roofline, launch
+  StepTiming timing;
+  std::optional<StepCheck> check;         // with values
+  std::optional<UnbatchedRun> unbatched;  // with --compare-unbatched
+};
+
+// Appends the step's simulation to the timeline and records the runtime's spans of it: the step,
+// each agent's part, and (GQA) which KV head each group served when. Sets timing.start_ns.
+void place_on_timeline(Timeline& tl, const SimResult& sim, const Step& step, const Plan& plan, const ModelSpec& model,
+                       int groups, StepRecord& rec);
+
+}  // namespace ahbm
