@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "hw/common/hw_config.h"
+#include "runtime/provenance.h"
 #include "tools/cli/commands.h"
 
 namespace ahbm::cli {
@@ -25,7 +26,7 @@ int cmd_hw_config(int argc, char** argv) {
     return arg == "--help" || arg == "-h" ? 0 : 2;
   }
   const HwConfig c = argc == 2 ? load_hw_config(argv[1]) : HwConfig{};
-  std::cout << to_json(c).dump(2) << "\n";
+  std::cout << hw_config_text(c);
   return 0;
 }
 

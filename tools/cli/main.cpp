@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "hw/common/error.h"
+#include "runtime/version.h"
 #include "tools/cli/commands.h"
 
 namespace {
@@ -21,7 +22,7 @@ const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) =
 
 void print_usage(std::ostream& os) {
   os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
-        "usage: ahbm-sim COMMAND [options]\n\ncommands:\n";
+        "usage: ahbm-sim COMMAND [options]\n       ahbm-sim --version\n\ncommands:\n";
   for (const auto& c : ahbm::cli::commands()) os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
   os << "\n'ahbm-sim COMMAND --help' documents each command's options.\n"
         "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric failure (run --check, or NaN/Inf),\n"
@@ -41,6 +42,11 @@ int sc_main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     print_usage(std::cout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "-V") {
+    // The same two strings summary.json records under "simulator".
+    std::cout << "ahbm-sim " << ahbm::simulator_version() << " (commit " << ahbm::simulator_commit() << ")\n";
     return 0;
   }
   for (const auto& c : ahbm::cli::commands()) {
