@@ -554,10 +554,14 @@ void check_stdout() {
   const bool lost = !std::cout;
   errno = 0;
   const int r = std::fflush(stdout);
-  const int e = errno;
+  int e = errno;
   if (g_signal) throw Interrupted(g_signal);
-  if (r != 0 || std::ferror(stdout) || lost)
+  if (r != 0 || std::ferror(stdout) || lost) {
+    // stdio drops a buffer it failed to write, and the errno of that write with it: one more
+    // byte on the broken stream tells the reason (/dev/full: "No space left on device").
+    if (e == 0 && ::write(STDOUT_FILENO, "\n", 1) < 0) e = errno;
     throw OutputError("cannot write standard output: " + (e ? os_reason(e) : std::string("a write failed")));
+  }
 }
 
 }  // namespace ahbm
