@@ -51,21 +51,9 @@ std::vector<std::string> leftovers(const fs::path& dir) {
 // A run directory is complete when it holds exactly the files a healthy run writes, the marker
 // first among them, and its summary parses.
 void expect_complete_run(const fs::path& dir, const std::vector<std::string>& files) {
-  std::vector<std::string> have;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) have.push_back(fs::relative(e.path(), dir).string());
-  std::sort(have.begin(), have.end());
-  EXPECT_EQ(have, files);
+  EXPECT_EQ(files_under(dir), files);
   EXPECT_EQ(read_text(dir / kRunMarker), kRunMarkerText);
   EXPECT_NO_THROW((void)Json::parse(read_text(dir / "summary.json")));
-}
-
-std::vector<std::string> run_files(const fs::path& dir) {
-  std::vector<std::string> have;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) have.push_back(fs::relative(e.path(), dir).string());
-  std::sort(have.begin(), have.end());
-  return have;
 }
 
 int seed_of(const fs::path& dir) { return Json::parse(read_text(dir / "summary.json"))["seed"].get<int>(); }
@@ -164,7 +152,7 @@ TEST(OutputDir, KillAtEachReplaceStepLeavesOldOrNewRunComplete) {
   ScratchDir dir;
   const fs::path out = dir.path() / "out";
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3), dir.path(), "ref")), 0);
-  const std::vector<std::string> files = run_files(out);
+  const std::vector<std::string> files = files_under(out);
   // "aside" exists only on file systems without RENAME_EXCHANGE: the pause never comes here.
   for (const auto& [point, seed_after] : std::vector<std::pair<std::string, int>>{{"claimed", 3}, {"staged", 3}, {"exchanged", 4}}) {
     SCOPED_TRACE(point);
@@ -273,7 +261,7 @@ TEST(OutputDir, FailedWriteOfEachOutputFileLeavesNoPartialOutput) {
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3, {"--dump-tensors"}), dir.path(), "ref")), 0);
   const auto before = snapshot(out);
   std::map<uintmax_t, std::string> by_size;
-  for (const std::string& f : run_files(out)) by_size.emplace(fs::file_size(out / f), f);
+  for (const std::string& f : files_under(out)) by_size.emplace(fs::file_size(out / f), f);
   ASSERT_GE(by_size.size(), 6u);
   for (const auto& [size, file] : by_size) {
     // The limit holds for the child's stdout and stderr files too: below 1 KiB it would cut the
@@ -297,7 +285,7 @@ TEST(OutputDir, FailedWriteOfEachOutputFileLeavesNoPartialOutput) {
     EXPECT_TRUE(left.empty()) << left.front();
   }
   // The report files of noc-bench and hbm-bench: exit 1 and the previous file untouched.
-  for (const std::string& cmd : {"noc-bench --noc ring --cycles 300 --warmup 0", "hbm-bench --bytes 65536"}) {
+  for (const std::string cmd : {"noc-bench --noc ring --cycles 300 --warmup 0", "hbm-bench --bytes 65536"}) {
     SCOPED_TRACE(cmd);
     std::vector<std::string> args;
     std::istringstream words(cmd);
@@ -318,7 +306,7 @@ TEST(OutputDir, FailedWriteOfEachOutputFileLeavesNoPartialOutput) {
 // writes no run directory.
 TEST(OutputDir, StdoutOnAFullDeviceIsAnError) {
   ScratchDir dir;
-  for (const std::string& cmd : {"--help", "nocs", "hw-config --schema", "policy-eval " + quote(kTrace),
+  for (const std::string& cmd : std::vector<std::string>{"--help", "nocs", "hw-config --schema", "policy-eval " + quote(kTrace),
                                  "noc-bench --noc ring --cycles 300 --warmup 0", "hbm-bench --bytes 65536",
                                  "run " + quote(kTrace) + " --out " + quote(dir / "out")}) {
     SCOPED_TRACE(cmd);
