@@ -146,7 +146,7 @@ const std::vector<BadInput>& cases() {
       {"cli.watchdog_nan", "", "", "{sc} --out {out} --watchdog-ns nan", {"--watchdog-ns", "\"nan\"", "not a number"}},
       {"cli.out_is_file", "", "", "{sc} --out {dir}/existing_file", {"--out", "existing_file", "exists and is not a directory"}},
       {"cli.out_not_run_dir", "", "", "{sc} --out {dir}/foreign_dir",
-       {"--out", "foreign_dir", "not an ahbm-sim run directory (no summary.json)"}},
+       {"--out", "foreign_dir", "not an ahbm-sim run directory (it holds notes.txt but no .ahbm-run marker)"}},
       {"cli.out_parent_is_file", "", "", "{sc} --out {dir}/existing_file/sub", {"existing_file is not a directory"}},
       {"cli.unknown_option", "", "", "{sc} --out {out} --frobnicate", {"unrecognised option '--frobnicate'"}},
       {"cli.missing_out", "", "", "{sc}", {"missing --out DIR"}},

@@ -1,5 +1,4 @@
 // `ahbm-sim noc-bench`: the standalone NoC testbench (hw/noc/noc_bench.h) on the command line.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -9,6 +8,7 @@
 #include "hw/common/json_reader.h"
 #include "hw/noc/booksim_config.h"
 #include "hw/noc/noc_bench.h"
+#include "runtime/output_dir.h"
 #include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
 
@@ -113,6 +113,8 @@ int cmd_noc_bench(int argc, char** argv) {
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
   const auto vm = parse_command_line(argc, argv, desc);
   if (!vm) return 0;  // --help
+  std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
+  if (!out.empty()) target.emplace(out, OutputKind::file);
   if (!params_json.empty()) {
     o.params = Json::parse(params_json, nullptr, false);
     if (o.params.is_discarded() || !o.params.is_object())
@@ -172,9 +174,9 @@ int cmd_noc_bench(int argc, char** argv) {
   if (out.empty()) {
     std::cout << report.dump(2) << "\n";
   } else {
-    std::ofstream f(out);
-    f << report.dump(2) << "\n";
-    if (!f) throw InputError("--out " + out + ": cannot write");
+    target->write([&](std::ostream& os) { os << report.dump(2) << "\n"; });
+    check_stdout();
+    target->commit();
   }
   return 0;
 }

@@ -87,7 +87,7 @@ int cmd_run(int argc, char** argv) {
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
-  check_run_dir(out);  // fail before simulating, not after
+  OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
   opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;
@@ -103,7 +103,7 @@ int cmd_run(int argc, char** argv) {
   if (!hw.empty()) opt.hw_file = hw;
   if (!noc.empty()) cfg.noc.model = noc;  // the model's params still come from the hw config
   const RunOutput run = execute(sc, cfg, opt);
-  write_run_dir(out, run, opt);
+  write_run_files(target, run, opt);
 
   const Json& s = run.summary;
   std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows per KV head at the fan-out, "
@@ -116,6 +116,8 @@ int cmd_run(int argc, char** argv) {
               << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
   if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s["join"]["strategy"].get<std::string>() << "):\n" << run.join_table;
   std::cout << "outputs in " << out << "\n";
+  check_stdout();   // a lost summary line fails the run before its directory is put in place
+  target.commit();
   if (vm.count("check") && opt.values && !s["numerics"]["pass"].get<bool>()) return 3;
   return 0;
 }
