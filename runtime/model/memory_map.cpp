@@ -19,15 +19,22 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
   map.kv_bytes_per_token = uint64_t(m.num_hidden_layers) * uint64_t(m.kv_dim()) * 2 * map.bytes_per_element;
 
   const uint64_t P = uint64_t(map.pes), b = map.bytes_per_element;
-  map.weight_bytes_per_pe.assign(P, 0);
-  uint64_t next = 0;  // the PE that takes the next tensor's first extra column
-  // Splits `cols` columns of `rows` elements over the PEs: floor(cols / P) each, the cols mod P
-  // extra columns on the PEs after the previous tensor's extras.
+  std::vector<uint64_t>& load = map.weight_bytes_per_pe;
+  load.assign(P, 0);
+  std::vector<uint64_t> order(P);
+  // Splits `cols` columns of `rows` elements over the PEs: floor(cols / P) each, and the cols mod
+  // P extra columns to the least loaded PEs (ties: lower index). Giving each extra to a least
+  // loaded PE keeps max - min load at most one column of the tallest tensor (list scheduling).
   const auto place = [&](uint64_t rows, uint64_t cols) {
     const uint64_t each = cols / P, extra = cols % P;
-    for (uint64_t p = 0; p < P; ++p) map.weight_bytes_per_pe[p] += each * rows * b;
-    for (uint64_t i = 0; i < extra; ++i) map.weight_bytes_per_pe[(next + i) % P] += rows * b;
-    next = (next + extra) % P;
+    if (extra > 0) {
+      for (uint64_t p = 0; p < P; ++p) order[p] = p;
+      const auto lighter = [&](uint64_t x, uint64_t y) { return load[x] != load[y] ? load[x] < load[y] : x < y; };
+      std::nth_element(order.begin(), order.begin() + long(extra - 1), order.end(), lighter);
+      // nth_element leaves the extra - 1 lightest before the extra-th: together the extra lightest.
+      for (uint64_t i = 0; i < extra; ++i) load[order[i]] += rows * b;
+    }
+    for (uint64_t p = 0; p < P; ++p) load[p] += each * rows * b;
   };
   const auto add = [&](const WeightTensor& t, bool per_layer) {
     const uint64_t copies = per_layer ? uint64_t(m.num_hidden_layers) : 1;
@@ -100,7 +107,7 @@ Json memory_map_json(const MemoryMap& map, const std::string& config_file, uint6
       {"kv", {{"bytes_per_token", map.kv_bytes_per_token},
               {"page_slot_bytes", slot_bytes},
               {"pages_per_pe_capacity", pages_per_pe},
-              {"peak_bytes", kv_total}}},
+              {"pe_peak_bytes_sum", kv_total}}},
       {"free_bytes", capacity - std::min(capacity, map.weight_bytes + kv_total)},
       {"free_bytes_min_pe", *std::min_element(free_pe.begin(), free_pe.end())},
       {"per_pe", {{"weight_bytes", map.weight_bytes_per_pe}, {"kv_peak_bytes", kv_pe}, {"free_bytes", free_pe},

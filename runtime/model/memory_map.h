@@ -6,9 +6,9 @@
 // Placement: every weight tensor is split along its output dimension (N, the columns of
 // y = x W; the vocabulary for the embedding and LM head; each expert separately) over every PE
 // of the chip, groups x group.cubes x cube.pes of them, in contiguous column shards of
-// floor(N / P) or ceil(N / P) columns. The PEs that take the N mod P extra columns rotate from
-// tensor to tensor, so no PE holds more than the average plus one column of the tallest
-// tensor. Weights are stored in the scenario's model.dtype. The KV cache takes what is left:
+// floor(N / P) or ceil(N / P) columns. The N mod P extra columns of a tensor go to the PEs
+// holding the fewest bytes so far (ties: lower index), so no PE holds more than the average plus
+// one column of the tallest tensor (nor less than the average minus one). Weights are stored// in the scenario's model.dtype. The KV cache takes what is left:
 // the page pool of every PE is (pe.hbm.capacity_bytes - weight bytes of the most loaded PE)
 // / page slot bytes.
 #include <cstdint>
