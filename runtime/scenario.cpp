@@ -65,10 +65,7 @@ void read_model(JsonReader m, ModelSpec& s) {
         if (m.has(k))
           m.fail(k, "not allowed next to \"config\" (the config file gives the model; give either the file or the fields)");
       s.config_file = resolve_model_config(m, m.string("config"));
-      const Json cj = load_json_file(s.config_file);
-      JsonReader cr(cj, s.config_file);
-      cfg = read_model_config(cr);
-      cr.finish();
+      cfg = load_model_config(s.config_file);
     } else {
       cfg = read_model_config(m);
     }

@@ -75,6 +75,14 @@ ModelConfig read_model_config(JsonReader& r) {
   return m;
 }
 
+ModelConfig load_model_config(const std::string& path) {
+  const Json j = load_json_file(path);
+  JsonReader r(j, path);
+  ModelConfig m = read_model_config(r);
+  r.finish();
+  return m;
+}
+
 Json to_json(const ModelConfig& m) {
   Json j = {{"hidden_size", m.hidden_size},
             {"intermediate_size", m.intermediate_size},

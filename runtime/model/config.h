@@ -45,6 +45,8 @@ struct ModelConfig {
 // (kModelMetadataKeys) are accepted and ignored.
 ModelConfig read_model_config(JsonReader& r);
 extern const std::vector<std::string> kModelMetadataKeys;
+// A config file: read_model_config on its root, unknown keys rejected (messages name `path`).
+ModelConfig load_model_config(const std::string& path);
 // The HuggingFace keys read_model_config understands (for callers that tell them apart).
 const std::vector<std::string>& model_config_keys();
 Json to_json(const ModelConfig& m);  // every field, resolved (head_dim filled in)

@@ -5,6 +5,7 @@
 
 #include "hw/common/error.h"
 #include "runtime/driver.h"
+#include "test_runtime_support.h"
 #include "runtime/model/memory_map.h"
 #include "test_support.h"
 
@@ -12,12 +13,7 @@ using namespace ahbm;
 
 namespace {
 
-RunOutput run(const Scenario& sc, const HwConfig& hw = {}) {
-  RunOptions opt;
-  opt.vcd = false;
-  opt.values = false;
-  return execute(sc, hw, opt);
-}
+RunOutput run(const Scenario& sc, const HwConfig& hw = {}) { return test::timing_only_run(sc, hw); }
 
 }  // namespace
 

@@ -16,10 +16,7 @@ using namespace ahbm;
 namespace {
 
 ModelConfig load_model(const std::string& name) {
-  const std::string path = test::source_path("traces/models/" + name + ".json");
-  const Json j = load_json_file(path);
-  JsonReader r(j, path);
-  return read_model_config(r);
+  return load_model_config(test::source_path("traces/models/" + name + ".json"));
 }
 
 // The KV page slot of one PE for `groups` groups (the scenario's kv_page_bytes with 16-token pages).

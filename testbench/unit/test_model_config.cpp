@@ -16,12 +16,7 @@ using namespace ahbm;
 namespace {
 
 ModelConfig load_model(const std::string& name) {
-  const std::string path = test::source_path("traces/models/" + name + ".json");
-  const Json j = load_json_file(path);
-  JsonReader r(j, path);
-  ModelConfig m = read_model_config(r);
-  r.finish();
-  return m;
+  return load_model_config(test::source_path("traces/models/" + name + ".json"));
 }
 
 // The LLaMA-family parameter count, written out from the architecture (not from
