@@ -158,8 +158,8 @@ const std::vector<BadInput>& cases() {
        "", {"sc.json", "agents[0] must be a JSON object, got 5"}},
       // ---- scenario: whole model (docs/models.md) ----
       {"sc.model_unknown_field", "", model_scenario(R"("num_expert": 8)"), "", {"sc.json", "model.num_expert: unknown key"}},
-      {"sc.model_heads_vs_hidden", "", model_scenario(R"("hidden_size": 4000)"), "",
-       {"sc.json", "model.num_attention_heads: value 32 does not divide hidden_size = 4000", "head_dim is not given"}},
+      {"sc.model_heads_vs_hidden", "", model_scenario(R"("hidden_size": 4100)"), "",
+       {"sc.json", "model.num_attention_heads: value 32 does not divide hidden_size = 4100", "head_dim is not given"}},
       {"sc.model_kv_heads", "", model_scenario(R"("num_key_value_heads": 5)"), "",
        {"sc.json", "model.num_key_value_heads: value 5 does not divide num_attention_heads = 32"}},
       {"sc.model_experts_per_tok", "", model_scenario(R"("num_local_experts": 8, "num_experts_per_tok": 9)"), "",
