@@ -10,6 +10,7 @@
 #include "hw/chip/chip_stats.h"
 #include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
+#include "runtime/model/memory_map.h"
 #include "runtime/npy.h"
 #include "runtime/output_dir.h"
 #include "runtime/preflight.h"
@@ -36,12 +37,18 @@ double storage_tolerance(DType t) {
 
 namespace {
 
-// Pages one PE can hold: its HBM capacity over the bytes of one page slot.
-int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, std::string* note) {
+// Pages one PE can hold: its HBM capacity, less the weights of a full model on the most loaded
+// PE (runtime/model/memory_map.h), over the bytes of one page slot.
+int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, const MemoryMap* weights,
+                     std::string* note) {
   const uint64_t slot = kv_page_bytes(sc, hw.groups);
-  const int64_t pages = int64_t(hw.pe.hbm.capacity_bytes / slot);
-  *note = opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) + " holds " +
-          std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
+  const uint64_t room = weights ? weights->free_for_kv() : hw.pe.hbm.capacity_bytes;
+  const int64_t pages = int64_t(room / slot);
+  *note = opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) +
+          (weights ? " less " + std::to_string(weights->weight_bytes_max_pe) +
+                         " bytes of model weights on the most loaded PE (summary memory_map)"
+                   : std::string()) +
+          " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
           ": kv.page_tokens x model.head_dim x 2 (K, V) x " + dtype_name(sc.model.dtype) +
           " x model.layers x KV heads per group)";
   if (pages < 1) throw InputError("KV capacity exceeded: " + *note);
@@ -54,8 +61,13 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   preflight(sc, hw, opt);
+  std::optional<MemoryMap> weights;  // a full model's weights in the HBM slices
+  if (sc.model.full) {
+    weights = plan_memory(*sc.model.full, sc.model.dtype, hw);
+    check_weights_fit(*weights, kv_page_bytes(sc, hw.groups), opt.hw_file, opt.scenario_file);
+  }
   std::string note;
-  const int64_t pool = pages_per_pe(sc, hw, opt, &note);
+  const int64_t pool = pages_per_pe(sc, hw, opt, weights ? &*weights : nullptr, &note);
   KvPageManager kv(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
   std::optional<KvValues> values;
   if (opt.values) values.emplace(seed, sc.model.head_dim, sc.model.dtype);
@@ -110,6 +122,9 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
 
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
+  if (weights)
+    run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
+                                                rep.peak_per_pe);
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
   run.summary["noc"] = report::stats_json(run.sim.stats.at(ChipStats::noc));
   run.summary["noc"]["model"] = hw.noc.model;

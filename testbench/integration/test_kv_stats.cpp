@@ -7,17 +7,13 @@
 #include "hw/common/error.h"
 #include "hw/pe/sram_budget.h"
 #include "runtime/driver.h"
+#include "test_runtime_support.h"
 
 using namespace ahbm;
 
 namespace {
 
-RunOutput run(const Scenario& sc, const HwConfig& hw = {}) {
-  RunOptions opt;
-  opt.vcd = false;
-  opt.values = false;
-  return execute(sc, hw, opt);
-}
+RunOutput run(const Scenario& sc, const HwConfig& hw = {}) { return test::timing_only_run(sc, hw); }
 
 }  // namespace
 

@@ -31,4 +31,11 @@ inline RunOptions in_memory_options() {
   return opt;
 }
 
+// A timing-only run in memory (no values, no VCD) on `hw`.
+inline RunOutput timing_only_run(const Scenario& sc, const HwConfig& hw = {}) {
+  RunOptions opt = in_memory_options();
+  opt.values = false;
+  return execute(sc, hw, opt);
+}
+
 }  // namespace ahbm::test
