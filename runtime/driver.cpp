@@ -2,18 +2,17 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "hw/common/error.h"
 #include "hw/chip/chip_stats.h"
 #include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
+#include "runtime/model/memory_map.h"
 #include "runtime/npy.h"
+#include "runtime/output_dir.h"
 #include "runtime/preflight.h"
 #include "runtime/reference.h"
 #include "runtime/run_summary.h"
@@ -23,8 +22,6 @@
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {
-
-namespace fs = std::filesystem;
 
 double storage_tolerance(DType t) {
   // 8 units of roundoff of the storage type (fp16 u = 2^-11, bf16 u = 2^-8; values are standard
@@ -40,12 +37,18 @@ double storage_tolerance(DType t) {
 
 namespace {
 
-// Pages one PE can hold: its HBM capacity over the bytes of one page slot.
-int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, std::string* note) {
+// Pages one PE can hold: its HBM capacity, less the weights of a full model on the most loaded
+// PE (runtime/model/memory_map.h), over the bytes of one page slot.
+int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, const MemoryMap* weights,
+                     std::string* note) {
   const uint64_t slot = kv_page_bytes(sc, hw.groups);
-  const int64_t pages = int64_t(hw.pe.hbm.capacity_bytes / slot);
-  *note = opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) + " holds " +
-          std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
+  const uint64_t room = weights ? weights->free_for_kv() : hw.pe.hbm.capacity_bytes;
+  const int64_t pages = int64_t(room / slot);
+  *note = opt.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw.pe.hbm.capacity_bytes) +
+          (weights ? " less " + std::to_string(weights->weight_bytes_max_pe) +
+                         " bytes of model weights on the most loaded PE (summary memory_map)"
+                   : std::string()) +
+          " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
           ": kv.page_tokens x model.head_dim x 2 (K, V) x " + dtype_name(sc.model.dtype) +
           " x model.layers x KV heads per group)";
   if (pages < 1) throw InputError("KV capacity exceeded: " + *note);
@@ -58,8 +61,13 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   preflight(sc, hw, opt);
+  std::optional<MemoryMap> weights;  // a full model's weights in the HBM slices
+  if (sc.model.full) {
+    weights = plan_memory(*sc.model.full, sc.model.dtype, hw);
+    check_weights_fit(*weights, kv_page_bytes(sc, hw.groups), opt.hw_file, opt.scenario_file);
+  }
   std::string note;
-  const int64_t pool = pages_per_pe(sc, hw, opt, &note);
+  const int64_t pool = pages_per_pe(sc, hw, opt, weights ? &*weights : nullptr, &note);
   KvPageManager kv(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
   std::optional<KvValues> values;
   if (opt.values) values.emplace(seed, sc.model.head_dim, sc.model.dtype);
@@ -114,6 +122,9 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
 
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
+  if (weights)
+    run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
+                                                rep.peak_per_pe);
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
   run.summary["noc"] = report::stats_json(run.sim.stats.at(ChipStats::noc));
   run.summary["noc"]["model"] = hw.noc.model;
@@ -134,79 +145,44 @@ std::string fmt_ns(const sc_core::sc_time& t) {
   return buf;
 }
 
-void write_latency_csv(const std::string& path, const SpanRecorder& spans) {
+void write_latency_csv(OutputTarget& out, const SpanRecorder& spans) {
   std::vector<const Span*> order;
   for (const Span& s : spans.spans()) order.push_back(&s);
   std::stable_sort(order.begin(), order.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
-  std::ofstream out(path);
-  out << "start_ns,end_ns,component,activity,phase,agent,rows,bytes\n";
-  for (const Span* s : order)
-    out << fmt_ns(s->start) << ',' << fmt_ns(s->end) << ',' << spans.name(s->component) << ','
-        << spans.name(s->activity) << ',' << spans.name(s->phase) << ',' << spans.name(s->agent) << ',' << s->rows
-        << ',' << s->bytes << '\n';
-  out.close();  // flush now: a write error in the last buffer must not go unnoticed
-  if (!out) throw std::runtime_error("cannot write " + path);
+  out.write("latency.csv", [&](std::ostream& os) {
+    os << "start_ns,end_ns,component,activity,phase,agent,rows,bytes\n";
+    for (const Span* s : order)
+      os << fmt_ns(s->start) << ',' << fmt_ns(s->end) << ',' << spans.name(s->component) << ','
+         << spans.name(s->activity) << ',' << spans.name(s->phase) << ',' << spans.name(s->agent) << ',' << s->rows
+         << ',' << s->bytes << '\n';
+  });
 }
 
-void dump_tensors(const std::string& dir, const RunOutput& run) {
-  fs::create_directories(dir);
+void dump_tensors(OutputTarget& out, const RunOutput& run) {
   const AttentionJob& job = run.plan.jobs.at(0);  // KV head 0 of the fan-out step
   const FlatKv kv = flatten_kv(job);
   const uint64_t d = uint64_t(job.head_dim), rows = uint64_t(job.row_count()), n = kv.info.size();
-  write_npy_f32(dir + "/q.npy", job.q.data(), rows, d);
-  write_npy_f32(dir + "/k.npy", kv.k.data(), n, d);
-  write_npy_f32(dir + "/v.npy", kv.v.data(), n, d);
-  write_npy_f32(dir + "/o.npy", run.sim.outputs.at(0).data(), rows, d);
-  write_npy_bool(dir + "/mask.npy", visibility_mask(job.rows, kv.info), rows, n);
+  out.write("tensors/q.npy", [&](std::ostream& os) { write_npy_f32(os, job.q.data(), rows, d); });
+  out.write("tensors/k.npy", [&](std::ostream& os) { write_npy_f32(os, kv.k.data(), n, d); });
+  out.write("tensors/v.npy", [&](std::ostream& os) { write_npy_f32(os, kv.v.data(), n, d); });
+  out.write("tensors/o.npy", [&](std::ostream& os) { write_npy_f32(os, run.sim.outputs.at(0).data(), rows, d); });
+  out.write("tensors/mask.npy", [&](std::ostream& os) { write_npy_bool(os, visibility_mask(job.rows, kv.info), rows, n); });
 }
 
 }  // namespace
 
-std::filesystem::path check_run_dir(const std::string& dir_in) {
-  const fs::path dir = fs::absolute(dir_in).lexically_normal();
-  const fs::path target = dir.filename().empty() ? dir.parent_path() : dir;
-  if (fs::exists(target) && !fs::is_directory(target))
-    throw InputError("--out " + dir_in + ": exists and is not a directory; not overwriting it");
-  if (fs::exists(target) && !fs::is_empty(target) && !fs::exists(target / "summary.json"))
-    throw InputError("--out " + dir_in + ": exists and is not an ahbm-sim run directory (no summary.json); not overwriting it");
-  for (fs::path up = target.parent_path(); !up.empty(); up = up.parent_path()) {
-    if (fs::exists(up)) {
-      if (!fs::is_directory(up))
-        throw InputError("--out " + dir_in + ": " + up.string() + " is not a directory");
-      break;
-    }
-    if (up == up.parent_path()) break;
-  }
-  return target;
+void write_run_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt) {
+  out.write("summary.json", [&](std::ostream& os) { os << run.summary.dump(2) << '\n'; });
+  write_latency_csv(out, *run.sim.spans);
+  report::write_report_files(out, run, opt);
+  if (!run.join_csv.empty()) out.write("join.csv", [&](std::ostream& os) { os << run.join_csv; });
+  if (opt.dump_tensors && opt.values) dump_tensors(out, run);
 }
 
-void write_run_dir(const std::string& dir_in, const RunOutput& run, const RunOptions& opt) {
-  const fs::path target = check_run_dir(dir_in);
-  fs::create_directories(target.parent_path());
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  try {
-    {
-      std::ofstream s(tmp / "summary.json");
-      s << run.summary.dump(2) << '\n';
-      s.close();
-      if (!s) throw std::runtime_error("cannot write summary.json");
-    }
-    write_latency_csv((tmp / "latency.csv").string(), *run.sim.spans);
-    report::write_report_files(tmp.string(), run, opt);
-    if (!run.join_csv.empty()) {
-      std::ofstream j(tmp / "join.csv");
-      j << run.join_csv;
-      if (!j) throw std::runtime_error("cannot write join.csv");
-    }
-    if (opt.dump_tensors && opt.values) dump_tensors((tmp / "tensors").string(), run);
-    if (fs::exists(target)) fs::remove_all(target);
-    fs::rename(tmp, target);
-  } catch (...) {
-    fs::remove_all(tmp);
-    throw;
-  }
+void write_run_dir(const std::string& dir, const RunOutput& run, const RunOptions& opt) {
+  OutputTarget out(dir, OutputKind::directory);
+  write_run_files(out, run, opt);
+  out.commit();
 }
 
 }  // namespace ahbm

@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 
 #include "hw/chip/simulate.h"
+#include "runtime/output_dir.h"
 #include "runtime/planner.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"
@@ -60,13 +61,12 @@ double storage_tolerance(DType t);
 // SimStall (deadlock/livelock) or NumericFault (NaN/Inf in the datapath).
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 
-// Writes summary.json, latency.csv, waves.vcd (if enabled) and tensors/*.npy (if asked) into
-// `dir`, all or nothing: files go to a temporary sibling directory renamed into place at the
-// end. An existing `dir` is replaced only if it holds a previous run (summary.json).
-// Throws InputError unless `dir` can receive a run: it does not exist (its nearest existing
-// ancestor being a directory), is empty, or holds a previous run. Returns the absolute path.
-// write_run_dir checks it again; the CLI calls it before simulating to fail early.
-std::filesystem::path check_run_dir(const std::string& dir);
+// Writes summary.json, latency.csv, trace.json, stats.json, waves.* (if enabled), join.csv (with
+// a join) and tensors/*.npy (if asked) into the staging tree of `out` (a claimed --out directory,
+// runtime/output_dir.h); out.commit() puts them in place. Throws OutputError on a failed write.
+void write_run_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt);
+// Claims `dir`, writes the run and commits it: all or nothing (InputError if `dir` may not be
+// replaced, OutputError if a write fails).
 void write_run_dir(const std::string& dir, const RunOutput& run, const RunOptions& opt);
 
 }  // namespace ahbm

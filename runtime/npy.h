@@ -1,13 +1,15 @@
 #pragma once
 // NumPy .npy v1.0 files, little-endian: float32 ('<f4') and bool ('|b1') 2-D arrays.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
 namespace ahbm {
 
-void write_npy_f32(const std::string& path, const float* data, uint64_t rows, uint64_t cols);
-void write_npy_bool(const std::string& path, const std::vector<uint8_t>& data, uint64_t rows, uint64_t cols);
+// The caller checks the stream (OutFile::close, runtime/output_dir.h).
+void write_npy_f32(std::ostream& out, const float* data, uint64_t rows, uint64_t cols);
+void write_npy_bool(std::ostream& out, const std::vector<uint8_t>& data, uint64_t rows, uint64_t cols);
 
 // Reads back a 2-D array these writers produced ('<f4' or '|b1', C order); throws
 // std::runtime_error on anything else.

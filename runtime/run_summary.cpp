@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hw/common/engines.h"
+#include "runtime/provenance.h"
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {
@@ -225,6 +226,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"stats", report::stats_json(run.sim.stats)},
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},
+      {"simulator", simulator_json(hw)},
   };
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/scenario.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "runtime/join/spec.h"
@@ -30,14 +31,58 @@ const PhaseSpec* Scenario::phase(PhaseType t) const {
 
 namespace {
 
+// model.config: absolute; else relative to the scenario file's directory; else relative to
+// traces/ under the working directory (so a scenario kept elsewhere can still name a shipped
+// config as "models/llama-3-8b.json").
+std::string resolve_model_config(const JsonReader& m, const std::string& name) {
+  namespace fs = std::filesystem;
+  if (name.empty()) m.fail("config", "must not be empty (a path to a HuggingFace-style config.json)");
+  const fs::path p(name);
+  std::vector<fs::path> tried;
+  if (p.is_absolute()) tried.push_back(p);
+  else tried = {fs::path(m.file()).parent_path() / p, fs::path("traces") / p};
+  std::error_code ec;
+  for (const auto& t : tried)
+    if (fs::is_regular_file(t, ec)) return t.lexically_normal().string();
+  std::string where;
+  for (const auto& t : tried) where += (where.empty() ? "" : ", ") + t.lexically_normal().string();
+  m.fail("config", "file \"" + name + "\" not found (looked for " + where +
+                       "; allowed: a path relative to the scenario file or to traces/, or absolute)");
+}
+
 void read_model(JsonReader m, ModelSpec& s) {
-  s.head_dim = int(m.integer("head_dim", 1, 1024));
-  s.num_q_heads = int(m.integer("num_q_heads", 1, 1, 1024));
-  s.num_kv_heads = int(m.integer("num_kv_heads", 1, 1, s.num_q_heads));
-  if (s.num_q_heads % s.num_kv_heads != 0)
-    m.fail("num_kv_heads", "value " + std::to_string(s.num_kv_heads) + " does not divide num_q_heads = " +
-                               std::to_string(s.num_q_heads) + " (each KV head serves the same number of query heads)");
-  s.layers = int(m.integer("layers", 1, 1, 1024));
+  if (m.has("config") || m.has("hidden_size")) {
+    // A whole model: the attention-only names would be a second, possibly different, value.
+    const std::vector<std::pair<std::string, std::string>> renamed = {
+        {"num_q_heads", "num_attention_heads"}, {"num_kv_heads", "num_key_value_heads"}, {"layers", "num_hidden_layers"}};
+    for (const auto& [old_name, hf] : renamed)
+      if (m.has(old_name))
+        m.fail(old_name, "not allowed with a full model description (\"config\" or \"hidden_size\"): its " + hf +
+                             " gives the " + (old_name == "layers" ? "layer count" : "head count"));
+    ModelConfig cfg;
+    if (m.has("config")) {
+      for (const auto& k : model_config_keys())
+        if (m.has(k))
+          m.fail(k, "not allowed next to \"config\" (the config file gives the model; give either the file or the fields)");
+      s.config_file = resolve_model_config(m, m.string("config"));
+      cfg = load_model_config(s.config_file);
+    } else {
+      cfg = read_model_config(m);
+    }
+    s.head_dim = cfg.head_dim;
+    s.num_q_heads = cfg.num_attention_heads;
+    s.num_kv_heads = cfg.num_key_value_heads;
+    s.layers = cfg.num_hidden_layers;
+    s.full = std::make_shared<const ModelConfig>(cfg);
+  } else {
+    s.head_dim = int(m.integer("head_dim", 1, 1024));
+    s.num_q_heads = int(m.integer("num_q_heads", 1, 1, 1024));
+    s.num_kv_heads = int(m.integer("num_kv_heads", 1, 1, s.num_q_heads));
+    if (s.num_q_heads % s.num_kv_heads != 0)
+      m.fail("num_kv_heads", "value " + std::to_string(s.num_kv_heads) + " does not divide num_q_heads = " +
+                                 std::to_string(s.num_q_heads) + " (each KV head serves the same number of query heads)");
+    s.layers = int(m.integer("layers", 1, 1, 1024));
+  }
   const std::string dt = m.string("dtype", "fp32", dtype_names());
   parse_dtype(dt, &s.dtype);
   m.finish();
@@ -118,6 +163,19 @@ Scenario parse_scenario(const Json& j, const std::string& file) {
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(load_json_file(path), path); }
 
+namespace {
+
+// A full model is echoed with its fields inline (resolved), so the echo parses on its own.
+Json model_json(const ModelSpec& m) {
+  Json j = m.full ? to_json(*m.full)
+                  : Json{{"head_dim", m.head_dim}, {"num_q_heads", m.num_q_heads}, {"num_kv_heads", m.num_kv_heads},
+                         {"layers", m.layers}};
+  j["dtype"] = dtype_name(m.dtype);
+  return j;
+}
+
+}  // namespace
+
 Json to_json(const Scenario& s) {
   Json agents = Json::array();
   for (const auto& a : s.agents) {
@@ -134,9 +192,7 @@ Json to_json(const Scenario& s) {
   }
   Json j = Json{{"name", s.name},
               {"description", s.description},
-              {"model", {{"head_dim", s.model.head_dim}, {"num_q_heads", s.model.num_q_heads},
-                         {"num_kv_heads", s.model.num_kv_heads}, {"layers", s.model.layers},
-                         {"dtype", dtype_name(s.model.dtype)}}},
+              {"model", model_json(s.model)},
               {"kv", {{"page_tokens", s.kv.page_tokens}, {"prefix_placement", placement_name(s.kv.prefix_placement)},
                       {"private_placement", s.kv.private_placement}}},
               {"shared_prefix_tokens", s.shared_prefix_tokens},

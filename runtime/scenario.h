@@ -10,6 +10,7 @@
 #include "hw/common/json_reader.h"
 #include "hw/common/storage_type.h"
 #include "runtime/kv/placement.h"
+#include "runtime/model/config.h"
 
 namespace ahbm {
 
@@ -23,12 +24,17 @@ struct AgentSpec {
   int decode_tokens = -1;  // tokens it decodes before it finishes; -1: every decode step
 };
 
+// The model: either the attention-only fields (head_dim, num_q_heads, num_kv_heads, layers), or
+// a whole model (`full`, from a config file or inline HuggingFace fields, docs/models.md) from
+// which those four are derived. The attention core reads only the four.
 struct ModelSpec {
   int head_dim = 128;
   int num_q_heads = 1;
   int num_kv_heads = 1;
   int layers = 1;
-  DType dtype = DType::fp32;  // storage type of Q, K, V
+  DType dtype = DType::fp32;  // storage type of Q, K, V (and of the weights of a full model)
+  std::shared_ptr<const ModelConfig> full;  // null: attention only
+  std::string config_file;  // the resolved model.config path ("" when inline or attention only)
   int q_per_kv() const { return num_q_heads / num_kv_heads; }
 };
 

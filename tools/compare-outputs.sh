@@ -8,6 +8,8 @@
 # OLD_BIN is usually the binary built from the commit before the change (git worktree add
 # ../base HEAD~1 && build it there). Both runs use the same output path, one after the other,
 # so paths recorded in outputs cannot differ; each finished run is moved aside before the next.
+# The one thing not compared: summary.json's "simulator" block (which binary wrote the run),
+# removed from both copies before the comparison.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 OLD_BIN NEW_BIN [WORK_DIR]" >&2; exit 2; }
 old=$(realpath "$1") new=$(realpath "$2")
@@ -49,6 +51,23 @@ for c in "${cases[@]}"; do
     mkdir -p "$work/run"
     mv "$work/stdout" "$work/stderr" "$work/run/"
     mv "$work/run" "$work/$side-$name"
+  done
+  # summary.json's "simulator" block records which binary wrote the run: its version and
+  # commit differ between two builds by design, so the block is removed from both copies before
+  # comparing. Nothing else is lost: its config_sha256 hashes "config"."hw", which is compared.
+  for side in old new; do
+    f="$work/$side-$name/summary.json"
+    [ -f "$f" ] && /usr/bin/python3 - "$f" <<'PY'
+import re, sys
+path = sys.argv[1]
+text = open(path, encoding="utf-8").read()
+# The block as json.dump(2) writes it: a top-level key whose members are all indented 4 spaces.
+new = re.sub(r',\n  "simulator": \{\n(?:    [^\n]*\n)*?  \}(?=[,\n])', '', text, count=1)
+if new == text:
+    new = re.sub(r'\n  "simulator": \{\n(?:    [^\n]*\n)*?  \},(?=\n)', '', text, count=1)
+if new != text:
+    open(path, "w", encoding="utf-8").write(new)
+PY
   done
   if diff -rq "$work/old-$name" "$work/new-$name" >/dev/null; then
     echo "same  [$i/${#cases[@]}] $cmd $(basename "$trace") $args"

@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${AHBM_BUILD_DIR:-$root/build}"
-bash "$root/tools/build.sh"
+bash "$root/tools/build.sh" ahbm-sim  # only what this script runs, not the test suite
 out="${1:-$root/out/fanout_8x20}"
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 "$build/bin/ahbm-sim" run "$root/traces/fanout_8x20.json" --out "$out"

@@ -7,6 +7,10 @@
 //   InternalError 1 a broken invariant of the model: a SystemC error or fatal report (an
 //                   SC_REPORT_FATAL of ours, a binding error, a kernel assertion), turned into
 //                   an exception where the simulation is run (hw/common/sim_context.h)
+//   OutputError  1  an output (a file of --out, standard output) could not be written: the
+//                   message names the path and the OS reason (runtime/output_dir.h)
+//   Interrupted     SIGINT/SIGTERM arrived while outputs were written: the partial output is
+//                   removed, then the CLI dies of the same signal (exit status 128 + signal)
 // Everything else is an internal error too (exit 1).
 #include <stdexcept>
 #include <string>
@@ -31,6 +35,17 @@ class SimStall : public std::runtime_error {
 class InternalError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int sig) : std::runtime_error("interrupted by signal " + std::to_string(sig)), signal(sig) {}
+  int signal;
 };
 
 }  // namespace ahbm

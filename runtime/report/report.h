@@ -10,6 +10,6 @@ namespace ahbm::report {
 // Adds summary["latency"] (per-phase and per-agent percentiles).
 void add_latency(RunOutput& run);
 
-void write_report_files(const std::string& dir, const RunOutput& run, const RunOptions& opt);
+void write_report_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt);
 
 }  // namespace ahbm::report

@@ -1,6 +1,8 @@
 #include "runtime/report/trace_json.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <vector>
 
@@ -44,7 +46,22 @@ std::vector<std::vector<Slice>> nest_into_tracks(std::vector<Slice> slices) {
   return tracks;
 }
 
-double us(const sc_core::sc_time& t) { return to_ns(t) / 1e3; }
+// Times are written in whole nanoseconds (sub-ns times, from clocks whose period is not a whole
+// ns, round to the nearest; rounding keeps every child inside its parent), as microseconds, the
+// unit of the trace-event format. Perfetto's JSON importer converts ts and dur to integer ns each
+// on its own, by truncation: ns = int64(value * 1000) (displayTimeUnit does not change it). ns /
+// 1e3 as a double is often a hair below the exact decimal (94.329 is 94.32899999...), so its
+// truncation would lose 1 ns and a child could end 1 ns after its parent, which Perfetto drops.
+// The value written is the smallest double at or above ns / 1e3 that truncates back to ns; it
+// prints as the exact decimal (94.329) or, when that would truncate short, one ulp above it
+// (94.32900000000001). Then ts + dur read back is end exactly and slices nest as they do here.
+int64_t whole_ns(const sc_core::sc_time& t) { return std::llround(to_ns(t)); }
+
+double perfetto_us(int64_t ns) {
+  double us = double(ns) / 1e3;
+  while (int64_t(us * 1e3) < ns) us = std::nextafter(us, INFINITY);
+  return us;
+}
 
 }  // namespace
 
@@ -105,7 +122,9 @@ void for_each_trace_event(const SpanRecorder& spans, const std::function<void(co
         emit(Json({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
                    {"args", {{"sort_index", tid}}}}));
         for (const Slice& s : track.lanes[lane]) {
-          Json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", us(s.start)}, {"dur", us(s.end) - us(s.start)}};
+          const int64_t start_ns = whole_ns(s.start), end_ns = whole_ns(s.end);
+          Json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", perfetto_us(start_ns)},
+                    {"dur", perfetto_us(end_ns - start_ns)}};
           if (!s.span) {
             e["name"] = s.phase;
             e["cat"] = "phase";

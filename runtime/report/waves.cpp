@@ -234,19 +234,14 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
   return f;
 }
 
-void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecorder& spans,
+void write_waves(OutputTarget& out, const TraceSink& trace, const SpanRecorder& spans,
                  const std::vector<double>& tile_done_ns, double total_ns) {
   std::ostringstream vcd;
   with_host_signals(trace, spans, tile_done_ns).write_vcd(vcd);
   const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns, spans.components());
   const std::pair<const char*, const std::string*> files[] = {
       {"waves.vcd", nullptr}, {"waves.gtkw", &f.gtkw}, {kActivityFilter, &f.activity_filter}, {kPhaseFilter, &f.phase_filter}};
-  for (const auto& [name, text] : files) {
-    std::ofstream out(dir + "/" + name);
-    out << (text ? *text : vcd.str());
-    out.close();  // flush now: a write error in the last buffer must not go unnoticed
-    if (!out) throw std::runtime_error(std::string("cannot write ") + name);
-  }
+  for (const auto& [name, text] : files) out.write(name, [&](std::ostream& os) { os << (text ? *text : vcd.str()); });
 }
 
 }  // namespace ahbm::report

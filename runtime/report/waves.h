@@ -13,6 +13,7 @@
 
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
+#include "runtime/output_dir.h"
 
 namespace ahbm::report {
 
@@ -42,7 +43,7 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
                     const ComponentTable& components);
 
 // Writes waves.vcd, waves.gtkw and the filter files into `dir`.
-void write_waves(const std::string& dir, const TraceSink& trace, const SpanRecorder& spans,
+void write_waves(OutputTarget& out, const TraceSink& trace, const SpanRecorder& spans,
                  const std::vector<double>& tile_done_ns, double total_ns);
 
 }  // namespace ahbm::report

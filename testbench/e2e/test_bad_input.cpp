@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "test_reliability_support.h"
 
 using namespace ahbm::testing;
@@ -17,6 +19,23 @@ namespace {
 // A small valid scenario and the placeholders a case's text may use.
 const char* kScenario = R"({"name": "small", "model": {"head_dim": 64}, "shared_prefix_tokens": 1024,
   "agents": [{"name": "a", "new_tokens": 4}, {"name": "b", "new_tokens": 4}]})";
+
+// A scenario whose model block is a small whole model (32 heads of 128), with the fields of the
+// JSON object `extra` added or replaced.
+std::string model_scenario(const std::string& extra) {
+  nlohmann::json model = nlohmann::json::parse(R"({"hidden_size": 4096, "intermediate_size": 1024,
+     "num_attention_heads": 32, "num_hidden_layers": 1, "vocab_size": 1000})");
+  model.update(nlohmann::json::parse("{" + extra + "}"));
+  nlohmann::json sc = nlohmann::json::parse(R"({"name": "m", "shared_prefix_tokens": 64, "agents": [{"name": "a", "new_tokens": 1}]})");
+  sc["model"] = model;
+  return sc.dump();
+}
+
+// A scenario naming a model config file.
+std::string config_scenario(const std::string& path) {
+  return R"({"name": "m", "model": {"config": ")" + path + R"(", "dtype": "fp16"}, "shared_prefix_tokens": 64,
+     "agents": [{"name": "a", "new_tokens": 1}]})";
+}
 
 struct BadInput {
   std::string id;
@@ -137,6 +156,27 @@ const std::vector<BadInput>& cases() {
        "", {"sc.json", "shared_prefix_tokens", "value \"8k\" is not an integer"}},
       {"sc.agent_not_object", "", R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64, "agents": [5]})",
        "", {"sc.json", "agents[0] must be a JSON object, got 5"}},
+      // ---- scenario: whole model (docs/models.md) ----
+      {"sc.model_unknown_field", "", model_scenario(R"("num_expert": 8)"), "", {"sc.json", "model.num_expert: unknown key"}},
+      {"sc.model_heads_vs_hidden", "", model_scenario(R"("hidden_size": 4100)"), "",
+       {"sc.json", "model.num_attention_heads: value 32 does not divide hidden_size = 4100", "head_dim is not given"}},
+      {"sc.model_kv_heads", "", model_scenario(R"("num_key_value_heads": 5)"), "",
+       {"sc.json", "model.num_key_value_heads: value 5 does not divide num_attention_heads = 32"}},
+      {"sc.model_experts_per_tok", "", model_scenario(R"("num_local_experts": 8, "num_experts_per_tok": 9)"), "",
+       {"sc.json", "model.num_experts_per_tok: value 9 is out of range (allowed: [1, 8])"}},
+      {"sc.model_hidden_act", "", model_scenario(R"("hidden_act": "relu")"), "",
+       {"sc.json", "model.hidden_act: unknown value \"relu\" (allowed: silu, gelu, gelu_pytorch_tanh)"}},
+      {"sc.model_twice", "", model_scenario(R"("num_q_heads": 32)"), "",
+       {"sc.json", "model.num_q_heads: not allowed with a full model description", "num_attention_heads"}},
+      {"sc.model_config_missing", "", config_scenario("models/none.json"), "",
+       {"sc.json", "model.config: file \"models/none.json\" not found", "traces/models/none.json"}},
+      {"sc.model_config_bad_field", R"({"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+           "num_hidden_layers": 2, "vocab_size": 100, "rope_theta": 0})",
+       config_scenario("hw.json"), "{sc} --out {out}", {"hw.json: rope_theta: value 0 is out of range (allowed: [1, 1e+12])"}},
+      {"fit.model_weights", R"({"pe": {"hbm": {"capacity_bytes": 268435456}}})",
+       config_scenario(source_path("traces/models/llama-3-8b.json")), "",
+       {"model weights do not fit", "8030261248 parameters", "hw.json: pe.hbm.capacity_bytes = 268435456: short by",
+        "raise pe.hbm.capacity_bytes to at least", "groups to about"}},
       // ---- command line ----
       {"cli.seed_negative", "", "", "{sc} --out {out} --seed=-1", {"--seed", "\"-1\"", "[0, 9223372036854775807]"}},
       {"cli.seed_text", "", "", "{sc} --out {out} --seed abc", {"--seed", "\"abc\"", "not an integer"}},
@@ -146,7 +186,7 @@ const std::vector<BadInput>& cases() {
       {"cli.watchdog_nan", "", "", "{sc} --out {out} --watchdog-ns nan", {"--watchdog-ns", "\"nan\"", "not a number"}},
       {"cli.out_is_file", "", "", "{sc} --out {dir}/existing_file", {"--out", "existing_file", "exists and is not a directory"}},
       {"cli.out_not_run_dir", "", "", "{sc} --out {dir}/foreign_dir",
-       {"--out", "foreign_dir", "not an ahbm-sim run directory (no summary.json)"}},
+       {"--out", "foreign_dir", "not an ahbm-sim run directory (it holds notes.txt but no .ahbm-run marker)"}},
       {"cli.out_parent_is_file", "", "", "{sc} --out {dir}/existing_file/sub", {"existing_file is not a directory"}},
       {"cli.unknown_option", "", "", "{sc} --out {out} --frobnicate", {"unrecognised option '--frobnicate'"}},
       {"cli.missing_out", "", "", "{sc}", {"missing --out DIR"}},

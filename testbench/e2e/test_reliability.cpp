@@ -133,14 +133,6 @@ TEST(Check, PerturbedOutputFailsCheckWithExitThree) {
   EXPECT_NE(unchecked.out.find("FAIL"), std::string::npos) << unchecked.out;
 }
 
-std::vector<std::string> files_under(const fs::path& root) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.is_regular_file()) out.push_back(fs::relative(e.path(), root).string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 TEST(Determinism, SameInputsAndSeedGiveByteIdenticalOutputs) {
   ScratchDir dir;
   const std::string base = "run " + quote(kTrace) + " --dump-tensors --seed 7 --out ";

@@ -7,17 +7,13 @@
 #include "hw/common/error.h"
 #include "hw/pe/sram_budget.h"
 #include "runtime/driver.h"
+#include "test_runtime_support.h"
 
 using namespace ahbm;
 
 namespace {
 
-RunOutput run(const Scenario& sc, const HwConfig& hw = {}) {
-  RunOptions opt;
-  opt.vcd = false;
-  opt.values = false;
-  return execute(sc, hw, opt);
-}
+RunOutput run(const Scenario& sc, const HwConfig& hw = {}) { return test::timing_only_run(sc, hw); }
 
 }  // namespace
 
@@ -70,15 +66,11 @@ TEST(KvStats, OutOfCapacityNamesTheHbmField) {
   const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/long_prefix_32k.json");
   HwConfig hw;
   hw.pe.hbm.capacity_bytes = 60 * 16 * 128 * 2 * 4;  // 60 pages per PE; the prefix needs 64
-  try {
-    run(sc, hw);
-    FAIL() << "accepted";
-  } catch (const InputError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("KV capacity exceeded"), std::string::npos) << m;
-    EXPECT_NE(m.find("pe.hbm.capacity_bytes"), std::string::npos) << m;
-    EXPECT_NE(m.find("60 pages"), std::string::npos) << m;
-  }
+  const std::string m = test::refusal_of(sc, hw);
+  ASSERT_FALSE(m.empty()) << "accepted";
+  EXPECT_NE(m.find("KV capacity exceeded"), std::string::npos) << m;
+  EXPECT_NE(m.find("pe.hbm.capacity_bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("60 pages"), std::string::npos) << m;
 }
 
 TEST(KvStats, QTilingKeepsArithmeticAndFitsBuffers) {

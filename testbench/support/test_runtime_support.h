@@ -2,6 +2,7 @@
 // Shared by the runtime tests: scenarios written inline as JSON, run in memory.
 #include <string>
 
+#include "hw/common/error.h"
 #include "runtime/driver.h"
 
 namespace ahbm::test {
@@ -29,6 +30,23 @@ inline RunOptions in_memory_options() {
   RunOptions opt;
   opt.vcd = false;
   return opt;
+}
+
+// A timing-only run in memory (no values, no VCD) on `hw`.
+inline RunOutput timing_only_run(const Scenario& sc, const HwConfig& hw = {}) {
+  RunOptions opt = in_memory_options();
+  opt.values = false;
+  return execute(sc, hw, opt);
+}
+
+// The InputError message a timing-only run of `sc` on `hw` is refused with ("" when it runs).
+inline std::string refusal_of(const Scenario& sc, const HwConfig& hw) {
+  try {
+    timing_only_run(sc, hw);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace ahbm::test

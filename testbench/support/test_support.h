@@ -20,10 +20,10 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `ahbm-sim ARGS` (a shell-quoted string) and captures its output and exit code.
-inline CliResult run_cli(const std::string& args) {
+// Runs a shell command and captures its stdout (and stderr when the command redirects it) and
+// exit code.
+inline CliResult run_shell(const std::string& cmd) {
   CliResult r;
-  const std::string cmd = std::string("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 '") + AHBM_CLI + "' " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -32,6 +32,11 @@ inline CliResult run_cli(const std::string& args) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `ahbm-sim ARGS` (a shell-quoted string) and captures its output and exit code.
+inline CliResult run_cli(const std::string& args) {
+  return run_shell(std::string("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 '") + AHBM_CLI + "' " + args + " 2>&1");
 }
 
 inline std::string read_file(const std::string& path) {

@@ -1,31 +1,42 @@
 #include <iostream>
 
 #include "hw/common/hw_config.h"
+#include "hw/common/hw_config_override.h"
+#include "runtime/provenance.h"
 #include "tools/cli/commands.h"
+
+namespace po = boost::program_options;
 
 namespace ahbm::cli {
 
 // Prints a hardware config with every field filled in: the built-in defaults, or the given file
-// resolved against them (what a run will actually use). With --schema or --markdown-table it
-// prints what the parameter table generates (tools/gen-hw-config.sh writes them to the repo).
+// resolved against them, with any --set applied (what a run will actually use; its SHA-256 is
+// summary.json's simulator.config_sha256). With --schema or --markdown-table it prints what the
+// parameter table generates (tools/gen-hw-config.sh writes them to the repo).
 int cmd_hw_config(int argc, char** argv) {
-  const std::string arg = argc == 2 ? argv[1] : "";
-  if (arg == "--schema") {
+  po::options_description desc(
+      "usage: ahbm-sim hw-config [HW.json] [--set KEY=VALUE ...] | --schema | --markdown-table\n\n"
+      "Prints the resolved hardware config (defaults filled in, overrides applied) as JSON; --schema\n"
+      "prints its JSON Schema, --markdown-table the parameter table of docs/model.md.\n\noptions");
+  std::string hw;
+  std::vector<std::string> overrides;
+  desc.add_options()("help,h", "show this help")("hw", po::value<std::string>(&hw), "hardware config JSON (positional)")(
+      "schema", "print the config's JSON Schema")("markdown-table", "print the parameter table of docs/model.md");
+  add_set_option(desc, overrides);
+  const auto vm = parse_command_line(argc, argv, desc, "hw");
+  if (!vm) return 0;  // --help
+  const bool schema = vm->count("schema") > 0, table = vm->count("markdown-table") > 0;
+  if ((schema || table) && (schema + table > 1 || !hw.empty() || !overrides.empty()))
+    throw UsageError("--schema and --markdown-table take no config and exclude each other");
+  if (schema) {
     std::cout << hw_config_schema().dump(2) << "\n";
     return 0;
   }
-  if (arg == "--markdown-table") {
+  if (table) {
     std::cout << hw_config_markdown_table();
     return 0;
   }
-  if (argc > 2 || arg.rfind("-", 0) == 0) {
-    std::cout << "usage: ahbm-sim hw-config [HW.json | --schema | --markdown-table]\n"
-                 "Prints the resolved hardware config (defaults filled in) as JSON; --schema prints its\n"
-                 "JSON Schema, --markdown-table the parameter table of docs/model.md.\n";
-    return arg == "--help" || arg == "-h" ? 0 : 2;
-  }
-  const HwConfig c = argc == 2 ? load_hw_config(argv[1]) : HwConfig{};
-  std::cout << to_json(c).dump(2) << "\n";
+  std::cout << hw_config_text(load_hw_config(hw, overrides));
   return 0;
 }
 

@@ -1,9 +1,9 @@
 // `ahbm-sim hbm-bench`: the bank-level HBM pseudo-channel testbench (hw/hbm/hbm_bench.h).
-#include <fstream>
 #include <iostream>
 
 #include "hw/common/error.h"
 #include "hw/hbm/hbm_bench.h"
+#include "runtime/output_dir.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -45,6 +45,8 @@ int cmd_hbm_bench(int argc, char** argv) {
       ("hw", po::value<std::string>(&hw), "JSON file with a \"dram\" object")
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
   if (!parse_command_line(argc, argv, desc)) return 0;  // --help
+  std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
+  if (!out.empty()) target.emplace(out, OutputKind::file);
   Json over = Json::object();
   if (!hw.empty()) {
     const Json file = load_json_file(hw);
@@ -63,9 +65,9 @@ int cmd_hbm_bench(int argc, char** argv) {
   if (out.empty()) {
     std::cout << r.to_json().dump(2) << "\n";
   } else {
-    std::ofstream f(out);
-    f << r.to_json().dump(2) << "\n";
-    if (!f) throw InputError("--out " + out + ": cannot write");
+    target->write([&](std::ostream& os) { os << r.to_json().dump(2) << "\n"; });
+    check_stdout();
+    target->commit();
   }
   return 0;
 }

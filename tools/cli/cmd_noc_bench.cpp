@@ -1,13 +1,14 @@
 // `ahbm-sim noc-bench`: the standalone NoC testbench (hw/noc/noc_bench.h) on the command line.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "hw/common/error.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/hw_config_override.h"
 #include "hw/common/json_reader.h"
 #include "hw/noc/booksim_config.h"
 #include "hw/noc/noc_bench.h"
+#include "runtime/output_dir.h"
 #include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
 
@@ -16,25 +17,6 @@ namespace po = boost::program_options;
 namespace ahbm::cli {
 
 namespace {
-
-// "key=value": value as JSON when it parses (numbers, true, [1,2], "text"), else as a string.
-// A dotted key ("placement.n0") sets a nested field.
-void apply_param(Json& params, const std::string& kv) {
-  const size_t eq = kv.find('=');
-  if (eq == std::string::npos || eq == 0) throw UsageError("--param " + kv + ": expected key=value");
-  Json value = Json::parse(kv.substr(eq + 1), nullptr, false);
-  if (value.is_discarded()) value = kv.substr(eq + 1);
-  Json* at = &params;
-  std::stringstream path(kv.substr(0, eq));
-  std::string part, next;
-  std::getline(path, part, '.');
-  while (std::getline(path, next, '.')) {
-    if (!(*at)[part].is_object()) (*at)[part] = Json::object();
-    at = &(*at)[part];
-    part = next;
-  }
-  (*at)[part] = value;
-}
 
 std::vector<double> parse_rates(const std::string& list) {
   std::vector<double> rates;
@@ -131,6 +113,8 @@ int cmd_noc_bench(int argc, char** argv) {
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
   const auto vm = parse_command_line(argc, argv, desc);
   if (!vm) return 0;  // --help
+  std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
+  if (!out.empty()) target.emplace(out, OutputKind::file);
   if (!params_json.empty()) {
     o.params = Json::parse(params_json, nullptr, false);
     if (o.params.is_discarded() || !o.params.is_object())
@@ -149,14 +133,12 @@ int cmd_noc_bench(int argc, char** argv) {
         throw UsageError(std::string("--") + opt + ": the --booksim config sets it; change it with --set KEY=VALUE");
     o = load_booksim_config(booksim_file, set_kv);
   } else if (!hw_file.empty()) {
-    // The config as a JSON tree, --set applied, then parsed and checked like `run --hw`.
-    Json hw = load_json_file(hw_file);
-    for (const auto& kv : set_kv) apply_param(hw, kv);
-    const HwConfig cfg = parse_hw_config(hw, hw_file);
+    // --set applied, then parsed and checked like `run --hw ... --set ...`.
+    const HwConfig cfg = load_hw_config(hw_file, set_kv);
     o.noc = cfg.noc.model;
     o.params = cfg.noc.params;
   }
-  for (const auto& kv : param_kv) apply_param(o.params, kv);
+  for (const auto& kv : param_kv) set_json_path(o.params, kv, "--param");
   if (rate_unit != "flits" && rate_unit != "packets")
     throw UsageError("--rate-unit " + rate_unit + ": expected flits or packets");
   if (booksim_file.empty()) o.rate_in_packets = rate_unit == "packets";
@@ -192,9 +174,9 @@ int cmd_noc_bench(int argc, char** argv) {
   if (out.empty()) {
     std::cout << report.dump(2) << "\n";
   } else {
-    std::ofstream f(out);
-    f << report.dump(2) << "\n";
-    if (!f) throw InputError("--out " + out + ": cannot write");
+    target->write([&](std::ostream& os) { os << report.dump(2) << "\n"; });
+    check_stdout();
+    target->commit();
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // `ahbm-sim policy-eval`: one point of the policy validation sweep (tools/policy_sweep).
 #include <iostream>
 
+#include "hw/common/hw_config_override.h"
 #include "runtime/policy/policy_eval.h"
 #include "tools/cli/commands.h"
 
@@ -10,16 +11,18 @@ namespace ahbm::cli {
 
 int cmd_policy_eval(int argc, char** argv) {
   po::options_description desc(
-      "usage: ahbm-sim policy-eval SCENARIO.json [--hw HW.json]\n\n"
+      "usage: ahbm-sim policy-eval SCENARIO.json [--hw HW.json] [--set KEY=VALUE ...]\n\n"
       "Simulates the scenario's step under every policy (A, B1..B5; timing only), estimates each\n"
       "with the cost model and prints one JSON object: per policy simulated_ns, estimate_ns, error\n"
       "and the estimate's terms; the auto choice, the simulated winner and whether they agree.\n\noptions");
   std::string scenario, hw;
+  std::vector<std::string> overrides;
   desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(&scenario), "scenario JSON")(
       "hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults)");
+  add_set_option(desc, overrides);
   if (!parse_command_line(argc, argv, desc, "scenario")) return 0;  // --help
   if (scenario.empty()) throw UsageError("missing SCENARIO.json");
-  const HwConfig cfg = hw.empty() ? HwConfig{} : load_hw_config(hw);
+  const HwConfig cfg = load_hw_config(hw, overrides);
   std::cout << evaluate_policies(load_scenario(scenario), cfg).dump() << "\n";
   return 0;
 }

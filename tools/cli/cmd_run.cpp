@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "hw/common/error.h"
+#include "hw/common/hw_config_override.h"
 #include "runtime/driver.h"
 #include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
@@ -30,9 +31,15 @@ std::optional<po::variables_map> parse_command_line(int argc, char** argv, const
   return vm;
 }
 
+void add_set_option(po::options_description& desc, std::vector<std::string>& overrides) {
+  desc.add_options()("set", po::value<std::vector<std::string>>(&overrides)->composing(),
+                     "override one hardware-config field, e.g. --set pe.hbm.bandwidth_gbps=25.6 (repeatable; "
+                     "dotted path as in the --hw file, checked as the file is; docs/model.md)");
+}
+
 int cmd_run(int argc, char** argv) {
   po::options_description desc(
-      "usage: ahbm-sim run SCENARIO.json --out DIR [options]\n\n"
+      "usage: ahbm-sim run SCENARIO.json --out DIR [--hw HW.json] [--set KEY=VALUE ...] [options]\n\n"
       "Simulates one scenario on the AHBM model and writes, into DIR:\n"
       "  summary.json  total simulated time, per-phase and per-component busy time, numeric check\n"
       "                against a float64 reference, resolved configuration\n"
@@ -47,6 +54,7 @@ int cmd_run(int argc, char** argv) {
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog;
   std::string policy = "A";
+  std::vector<std::string> overrides;
   desc.add_options()
       ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
       ("help,h", "show this help")
@@ -64,6 +72,7 @@ int cmd_run(int argc, char** argv) {
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
       ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
       ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
+  add_set_option(desc, overrides);
   // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
   // 4 simulation stalled (tools/cli/main.cpp).
   const std::optional<po::variables_map> parsed = parse_command_line(argc, argv, desc, "scenario");
@@ -78,7 +87,7 @@ int cmd_run(int argc, char** argv) {
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
-  check_run_dir(out);  // fail before simulating, not after
+  OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
   opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;
@@ -90,14 +99,11 @@ int cmd_run(int argc, char** argv) {
   const Scenario sc = load_scenario(scenario);
   if (opt.join_compare && !sc.join)
     throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");
-  HwConfig cfg;
-  if (!hw.empty()) {
-    cfg = load_hw_config(hw);
-    opt.hw_file = hw;
-  }
+  HwConfig cfg = load_hw_config(hw, overrides);
+  if (!hw.empty()) opt.hw_file = hw;
   if (!noc.empty()) cfg.noc.model = noc;  // the model's params still come from the hw config
   const RunOutput run = execute(sc, cfg, opt);
-  write_run_dir(out, run, opt);
+  write_run_files(target, run, opt);
 
   const Json& s = run.summary;
   std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows per KV head at the fan-out, "
@@ -110,6 +116,8 @@ int cmd_run(int argc, char** argv) {
               << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
   if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s["join"]["strategy"].get<std::string>() << "):\n" << run.join_table;
   std::cout << "outputs in " << out << "\n";
+  check_stdout();   // a lost summary line fails the run before its directory is put in place
+  target.commit();
   if (vm.count("check") && opt.values && !s["numerics"]["pass"].get<bool>()) return 3;
   return 0;
 }

@@ -25,6 +25,10 @@ struct Command {
 std::optional<boost::program_options::variables_map> parse_command_line(
     int argc, char** argv, const boost::program_options::options_description& desc, const char* positional = nullptr);
 
+// Adds `--set KEY=VALUE` (repeatable): overrides of the hardware config given by --hw (or of the
+// built-in defaults), checked as the file is (load_hw_config with overrides).
+void add_set_option(boost::program_options::options_description& desc, std::vector<std::string>& overrides);
+
 int cmd_run(int argc, char** argv);
 int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);

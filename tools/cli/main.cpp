@@ -2,6 +2,7 @@
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
 // 3 numeric failure (run --check beyond tolerance, or a NaN/Inf in the datapath), 4 simulation
 // stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -11,6 +12,8 @@
 #include <cblas.h>
 
 #include "hw/common/error.h"
+#include "runtime/output_dir.h"
+#include "runtime/version.h"
 #include "tools/cli/commands.h"
 
 namespace {
@@ -21,11 +24,23 @@ const bool kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0) =
 
 void print_usage(std::ostream& os) {
   os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
-        "usage: ahbm-sim COMMAND [options]\n\ncommands:\n";
+        "usage: ahbm-sim COMMAND [options]\n       ahbm-sim --version\n\ncommands:\n";
   for (const auto& c : ahbm::cli::commands()) os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
   os << "\n'ahbm-sim COMMAND --help' documents each command's options.\n"
         "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric failure (run --check, or NaN/Inf),\n"
         "            4 simulation stalled (deadlock or livelock)\n";
+}
+
+// Exit code after printing to stdout: 0, or 1 when the output was lost (a full disk, a closed
+// pipe): a command's answer that did not arrive is not a success.
+int stdout_written() {
+  try {
+    ahbm::check_stdout();
+  } catch (const ahbm::OutputError& e) {
+    std::cerr << "ahbm-sim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -41,12 +56,28 @@ int sc_main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     print_usage(std::cout);
-    return 0;
+    return stdout_written();
+  }
+  if (cmd == "--version" || cmd == "-V") {
+    // The same two strings summary.json records under "simulator".
+    std::cout << "ahbm-sim " << ahbm::simulator_version() << " (commit " << ahbm::simulator_commit() << ")\n";
+    return stdout_written();
   }
   for (const auto& c : ahbm::cli::commands()) {
     if (c.name != cmd) continue;
     try {
-      return c.run(argc - 1, argv + 1);
+      const int code = c.run(argc - 1, argv + 1);
+      ahbm::check_stdout();  // what a command printed must have arrived (a full disk, /dev/full)
+      return code;
+    } catch (const ahbm::Interrupted& e) {
+      // The unwinding removed the partial output; die of the signal as an uncaught one would.
+      std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "; partial output removed\n";
+      std::signal(e.signal, SIG_DFL);
+      std::raise(e.signal);
+      return 128 + e.signal;
+    } catch (const ahbm::OutputError& e) {
+      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n";
+      return 1;
     } catch (const ahbm::SimStall& e) {
       std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "\n";
       return 4;

@@ -1,0 +1,144 @@
+#include "runtime/model/config.h"
+
+#include <algorithm>
+
+namespace ahbm {
+
+const char* hidden_act_name(HiddenAct a) {
+  switch (a) {
+    case HiddenAct::gelu: return "gelu";
+    case HiddenAct::gelu_pytorch_tanh: return "gelu_pytorch_tanh";
+    default: return "silu";
+  }
+}
+
+const std::vector<std::string>& hidden_act_names() {
+  static const std::vector<std::string> names = {"silu", "gelu", "gelu_pytorch_tanh"};
+  return names;
+}
+
+// Fields of HuggingFace config files that name or package the model but do not change its
+// shape: accepted so that a downloaded config.json loads, and ignored.
+const std::vector<std::string> kModelMetadataKeys = {"architectures", "model_type", "torch_dtype",
+                                                     "transformers_version", "bos_token_id", "eos_token_id",
+                                                     "max_position_embeddings"};
+
+const std::vector<std::string>& model_config_keys() {
+  static const std::vector<std::string> keys = {
+      "hidden_size",  "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+      "num_hidden_layers", "vocab_size",   "rms_norm_eps",        "rope_theta",          "hidden_act",
+      "tie_word_embeddings", "attention_bias", "num_local_experts", "num_experts_per_tok"};
+  return keys;
+}
+
+ModelConfig read_model_config(JsonReader& r) {
+  ModelConfig m;
+  // Bounds: head counts, head_dim and layers as the attention-only model block allows; widths
+  // up to 2^20 (hidden) and 2^22 (FFN), vocabularies up to 2^24: far beyond public models, and
+  // small enough that every byte count below stays well inside 64 bits.
+  m.hidden_size = r.integer("hidden_size", 1, 1 << 20);
+  m.num_attention_heads = int(r.integer("num_attention_heads", 1, 1024));
+  m.num_key_value_heads = int(r.integer("num_key_value_heads", m.num_attention_heads, 1, m.num_attention_heads));
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    r.fail("num_key_value_heads", "value " + std::to_string(m.num_key_value_heads) +
+                                      " does not divide num_attention_heads = " + std::to_string(m.num_attention_heads) +
+                                      " (each KV head serves the same number of query heads)");
+  if (r.has("head_dim")) {
+    m.head_dim = int(r.integer("head_dim", 1, 1024));
+  } else {
+    if (m.hidden_size % m.num_attention_heads != 0)
+      r.fail("num_attention_heads", "value " + std::to_string(m.num_attention_heads) + " does not divide hidden_size = " +
+                                        std::to_string(m.hidden_size) +
+                                        " and head_dim is not given (give head_dim, or a head count dividing hidden_size)");
+    const int64_t d = m.hidden_size / m.num_attention_heads;
+    if (d > 1024)
+      r.fail("hidden_size", "value " + std::to_string(m.hidden_size) + " gives head_dim = hidden_size / num_attention_heads = " +
+                                std::to_string(d) + " (allowed: head_dim in " + range_text(int64_t(1), int64_t(1024)) + "; give head_dim)");
+    m.head_dim = int(d);
+  }
+  m.intermediate_size = r.integer("intermediate_size", 1, 1 << 22);
+  m.num_hidden_layers = int(r.integer("num_hidden_layers", 1, 1024));
+  m.vocab_size = r.integer("vocab_size", 1, 1 << 24);
+  m.rms_norm_eps = r.number("rms_norm_eps", m.rms_norm_eps, 1e-12, 1.0);
+  m.rope_theta = r.number("rope_theta", m.rope_theta, 1.0, 1e12);
+  const std::string act = r.string("hidden_act", hidden_act_name(m.hidden_act), hidden_act_names());
+  m.hidden_act = HiddenAct(std::find(hidden_act_names().begin(), hidden_act_names().end(), act) - hidden_act_names().begin());
+  m.tie_word_embeddings = r.boolean("tie_word_embeddings", m.tie_word_embeddings);
+  m.attention_bias = r.boolean("attention_bias", m.attention_bias);
+  m.num_local_experts = int(r.integer("num_local_experts", 1, 1, 1024));
+  if (m.moe())
+    m.num_experts_per_tok = int(r.integer("num_experts_per_tok", 1, m.num_local_experts));
+  else
+    m.num_experts_per_tok = int(r.integer("num_experts_per_tok", 1, 1, 1));  // a dense FFN is one expert
+  for (const auto& k : kModelMetadataKeys)
+    if (r.has(k)) r.raw(k);
+  return m;
+}
+
+ModelConfig load_model_config(const std::string& path) {
+  const Json j = load_json_file(path);
+  JsonReader r(j, path);
+  ModelConfig m = read_model_config(r);
+  r.finish();
+  return m;
+}
+
+Json to_json(const ModelConfig& m) {
+  Json j = {{"hidden_size", m.hidden_size},
+            {"intermediate_size", m.intermediate_size},
+            {"num_attention_heads", m.num_attention_heads},
+            {"num_key_value_heads", m.num_key_value_heads},
+            {"head_dim", m.head_dim},
+            {"num_hidden_layers", m.num_hidden_layers},
+            {"vocab_size", m.vocab_size},
+            {"rms_norm_eps", m.rms_norm_eps},
+            {"rope_theta", m.rope_theta},
+            {"hidden_act", hidden_act_name(m.hidden_act)},
+            {"tie_word_embeddings", m.tie_word_embeddings},
+            {"attention_bias", m.attention_bias}};
+  if (m.moe()) j.update({{"num_local_experts", m.num_local_experts}, {"num_experts_per_tok", m.num_experts_per_tok}});
+  return j;
+}
+
+std::vector<WeightTensor> layer_weights(const ModelConfig& m) {
+  const int64_t h = m.hidden_size, q = m.q_dim(), kv = m.kv_dim(), f = m.intermediate_size;
+  std::vector<WeightTensor> t = {{"input_layernorm", 1, h, 1},
+                                 {"self_attn.q_proj", h, q, 1},
+                                 {"self_attn.k_proj", h, kv, 1},
+                                 {"self_attn.v_proj", h, kv, 1}};
+  if (m.attention_bias)
+    t.insert(t.end(), {{"self_attn.q_proj.bias", 1, q, 1}, {"self_attn.k_proj.bias", 1, kv, 1},
+                       {"self_attn.v_proj.bias", 1, kv, 1}});
+  t.insert(t.end(), {{"self_attn.o_proj", q, h, 1}, {"post_attention_layernorm", 1, h, 1}});
+  const int64_t e = m.num_local_experts;
+  if (m.moe()) t.push_back({"mlp.router", h, e, 1});
+  t.insert(t.end(), {{"mlp.gate_proj", h, f, e}, {"mlp.up_proj", h, f, e}, {"mlp.down_proj", f, h, e}});
+  return t;
+}
+
+std::vector<WeightTensor> global_weights(const ModelConfig& m) {
+  // The embedding table is vocab rows of hidden; held as (hidden x vocab) like the LM head so
+  // that it is split along the vocabulary (a lookup reads one column).
+  std::vector<WeightTensor> t = {{"embed_tokens", m.hidden_size, m.vocab_size, 1}, {"norm", 1, m.hidden_size, 1}};
+  if (!m.tie_word_embeddings) t.push_back({"lm_head", m.hidden_size, m.vocab_size, 1});
+  return t;
+}
+
+namespace {
+int64_t sum(const std::vector<WeightTensor>& ts) {
+  int64_t n = 0;
+  for (const auto& t : ts) n += t.elements();
+  return n;
+}
+}  // namespace
+
+int64_t layer_params(const ModelConfig& m) { return sum(layer_weights(m)); }
+int64_t total_params(const ModelConfig& m) { return layer_params(m) * m.num_hidden_layers + sum(global_weights(m)); }
+
+int64_t active_params(const ModelConfig& m) {
+  int64_t per_layer = 0;
+  for (const auto& t : layer_weights(m)) per_layer += t.rows * t.cols * (t.count > 1 ? m.num_experts_per_tok : 1);
+  return per_layer * m.num_hidden_layers + sum(global_weights(m));
+}
+
+}  // namespace ahbm

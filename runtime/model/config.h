@@ -1,0 +1,73 @@
+#pragma once
+// A whole decoder-only transformer model, described as a HuggingFace-style config.json
+// (docs/models.md): the dimensions every decoder layer, the embedding and the LM head follow.
+// The attention core (today's simulation) takes its head counts and head_dim from it; the
+// capacity planner (memory_map.h) takes the weight shapes from it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/common/json_reader.h"
+
+namespace ahbm {
+
+// The gate activation of the feed-forward block. Every layer is LLaMA-style gated
+// (down(act(gate(x)) * up(x))); the name only selects the activation.
+enum class HiddenAct { silu, gelu, gelu_pytorch_tanh };
+const char* hidden_act_name(HiddenAct a);
+const std::vector<std::string>& hidden_act_names();
+
+struct ModelConfig {
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;  // per expert for MoE
+  int num_attention_heads = 0;
+  int num_key_value_heads = 0;
+  int head_dim = 0;               // default hidden_size / num_attention_heads
+  int num_hidden_layers = 0;
+  int64_t vocab_size = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  HiddenAct hidden_act = HiddenAct::silu;
+  bool tie_word_embeddings = false;  // LM head shares the embedding table
+  bool attention_bias = false;       // Q, K, V projections carry a bias (Qwen2)
+  int num_local_experts = 1;         // 1: a dense FFN; > 1: MoE with a router
+  int num_experts_per_tok = 1;
+
+  bool moe() const { return num_local_experts > 1; }
+  int64_t q_dim() const { return int64_t(num_attention_heads) * head_dim; }    // Q projection outputs
+  int64_t kv_dim() const { return int64_t(num_key_value_heads) * head_dim; }  // K (and V) projection outputs
+};
+
+// Reads the HuggingFace fields from `r` (a config file's root, or the scenario's inline
+// "model" object; other keys of that object are the caller's) and validates them: ranges and
+// relations, each error naming the field, the value and the allowed range. Does not call
+// r.finish(). Metadata keys of HuggingFace files that do not change the model's shape
+// (kModelMetadataKeys) are accepted and ignored.
+ModelConfig read_model_config(JsonReader& r);
+extern const std::vector<std::string> kModelMetadataKeys;
+// A config file: read_model_config on its root, unknown keys rejected (messages name `path`).
+ModelConfig load_model_config(const std::string& path);
+// The HuggingFace keys read_model_config understands (for callers that tell them apart).
+const std::vector<std::string>& model_config_keys();
+Json to_json(const ModelConfig& m);  // every field, resolved (head_dim filled in)
+
+// One weight tensor of the model: `count` matrices of rows x cols elements (count > 1: the
+// experts of an MoE layer). cols is the output dimension (N of the GEMM y = x W), rows the
+// input (K); vectors (norm weights, biases) have rows = 1.
+struct WeightTensor {
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  int64_t count = 1;
+  int64_t elements() const { return rows * cols * count; }
+};
+
+// The tensors of one decoder layer (every layer has the same) and those outside the layers
+// (embedding, final norm, LM head unless tied), in the order the memory map lists them.
+std::vector<WeightTensor> layer_weights(const ModelConfig& m);
+std::vector<WeightTensor> global_weights(const ModelConfig& m);
+int64_t layer_params(const ModelConfig& m);
+int64_t total_params(const ModelConfig& m);
+// Parameters one token touches: the layers with only num_experts_per_tok experts each.
+int64_t active_params(const ModelConfig& m);
+
+}  // namespace ahbm
