@@ -18,16 +18,13 @@
 #include "runtime/planner.h"
 #include "runtime/scenario.h"
 #include "test_support.h"
+#include "test_text.h"
 
 using namespace ahbm;
 
 namespace {
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += x + "\n";
-  return s;
-}
+using test::joined;
 
 // `dmi`: whether PE DMA bursts read stored values (values, and not a B5 job, whose KV the mover
 // broadcasts): the PEs then hold DMI grants.

@@ -11,16 +11,13 @@
 
 #include "hw/common/sim_context.h"
 #include "hw/common/tlm_checker.h"
+#include "test_text.h"
 
 using namespace ahbm;
 
 namespace {
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += x + "\n";
-  return s;
-}
+using test::joined;
 
 }  // namespace
 
