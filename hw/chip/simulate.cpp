@@ -7,6 +7,7 @@
 #include "hw/chip/chip.h"
 #include "hw/chip/watchdog.h"
 #include "hw/common/component.h"
+#include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "hw/common/sim_context.h"
 #include "hw/pe/sram_budget.h"
@@ -59,6 +60,54 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
         throw InputError(where + ": KV shard of PE " + std::to_string(p) + " lacks token metadata");
     }
   }
+  check_run_length(cfg, jobs, hw_file);
+}
+
+void check_run_length(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file) {
+  // Lower bounds of each PE's busy time in closed form: its GEMM and vector work (one block per
+  // Q tile with all the KV the tile meets: Q tiles of ceil(n / tile) engine tiles summed over
+  // KV blocks are at least that), and the KV bytes it streams from its own HBM slice. A PE
+  // does both for every job of the run one after another, so the run lasts at least as long.
+  const size_t pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
+  std::vector<uint64_t> cycles(pes, 0), local_bytes(pes, 0);
+  for (const AttentionJob& job : jobs) {
+    const uint64_t d = uint64_t(job.head_dim);
+    for (int p = 0; p < cfg.pes_per_group(); ++p) {
+      const size_t at = size_t(job.group) * size_t(cfg.pes_per_group()) + size_t(p);
+      uint64_t met = 0, local = 0;  // KV tokens one Q tile of this PE meets, and of them local
+      if (job.kv_broadcast) {
+        for (const KvShard& s : job.shards) met += uint64_t(s.tokens);
+      } else {
+        for (const KvSegment& s : pe_segments(job, p)) {
+          met += uint64_t(s.count);
+          if (!s.remote) local += uint64_t(s.count);
+        }
+      }
+      for (const QTile& t : job.tiles) {
+        if (!tile_has_pe(t, p) || met == 0) continue;
+        cycles[at] = add_sat(cycles[at], block_cycles(cfg.pe, uint64_t(t.rows()), met, d, job.dtype));
+        local_bytes[at] = add_sat(local_bytes[at], mul_sat(2 * local, kv_row_bytes(job)));
+      }
+    }
+  }
+  const double limit = max_run_ns();
+  for (size_t at = 0; at < pes; ++at) {
+    const double compute_ns = double(cycles[at]) / cfg.clock_ghz;
+    const double dma_ns = double(local_bytes[at]) / cfg.pe.hbm.bandwidth_gbps;
+    if (std::max(compute_ns, dma_ns) < limit) continue;
+    std::ostringstream os;
+    os << hw_file << ": the run would last longer than simulated time can represent (" << limit
+       << " ns = 2^62 ps from its start): PE " << at % size_t(cfg.pes_per_group()) << " of group "
+       << at / size_t(cfg.pes_per_group()) << " alone ";
+    if (compute_ns >= dma_ns)
+      os << "computes for at least " << compute_ns << " ns (" << cycles[at] << " GEMM and vector cycles at clock_ghz = "
+         << cfg.clock_ghz << ")";
+    else
+      os << "streams " << local_bytes[at] << " KV bytes from its HBM slice, at least " << dma_ns
+         << " ns at pe.hbm.bandwidth_gbps = " << cfg.pe.hbm.bandwidth_gbps;
+    os << "; " << slow_parameters(cfg);
+    throw InputError(os.str());
+  }
 }
 
 namespace {
@@ -110,6 +159,13 @@ struct Simulator::Elaborated {
     unwind_threads();  // idle loops are suspended: free what their stacks hold
     chip.reset();
   }
+  // Whether a run may start on this chip: its epoch must stay below 2^61 time units, so that
+  // the run's whole range (max_run_ns() from the epoch, hw/common/timing.h) stays representable.
+  // Runs that went on for weeks of simulated time get a new chip (same results: see above).
+  bool young() {
+    SimContext::Scope use(context);
+    return sc_core::sc_time_stamp().value() < kMaxRunUnits / 2;
+  }
 
   SimContext context;
   TlmCheckLog tlm_checks;  // with SimOptions::check_tlm
@@ -120,7 +176,9 @@ struct Simulator::Elaborated {
   bool reusable = true;  // false after a run that did not end cleanly
 };
 
-Simulator::Simulator(HwConfig cfg, SimOptions opt) : cfg_(std::move(cfg)), opt_(std::move(opt)) {}
+Simulator::Simulator(HwConfig cfg, SimOptions opt) : cfg_(std::move(cfg)), opt_(std::move(opt)) {
+  check_watchdog_window(opt_.watchdog_ns, "SimOptions::watchdog_ns");
+}
 
 Simulator::~Simulator() = default;
 
@@ -140,7 +198,9 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
   std::vector<int> groups = Chip::groups_of(cfg_, jobs);
-  if (chip_ && !(chip_->reusable && chip_->chip->restartable() && chip_->chip->active_groups == groups)) chip_.reset();
+  if (chip_ && !(chip_->reusable && chip_->chip->restartable() && chip_->chip->active_groups == groups &&
+                 chip_->young()))
+    chip_.reset();
   const bool fresh = !chip_;
   if (fresh) {
     const NocRegistry builtin = NocRegistry::with_builtin_models();
@@ -187,6 +247,8 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
            " Q tiles returned to the host";
   };
+  w.progress_at = [&] { return e.spans.spans().empty() ? epoch : epoch + e.spans.spans().back().end; };
+  w.too_long_hint = [this] { return slow_parameters(cfg_); };
   w.waits = &shared.waits;
   w.guard = &shared.guard;
   if (opt_.progress) w.on_slice = progress_reporter(chip, shared, opt_.progress);

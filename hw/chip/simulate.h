@@ -56,6 +56,11 @@ struct SimResult {
 
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
 void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
+// Part of check_jobs: throws InputError, naming the PE and the slow parameters, when a closed-form
+// lower bound of the run's simulated time (a PE's GEMM and vector cycles, its KV bytes from HBM)
+// is beyond what simulated time can represent (max_run_ns(), hw/common/timing.h). Runs that
+// pass it and still run too long stop with the watchdog's InputError (hw/chip/watchdog.h).
+void check_run_length(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 
 // One hardware configuration, simulated run after run. Elaborating a chip (SystemC objects,
 // coroutine stacks for its threads) costs more than a timing-only run of the default scenario,

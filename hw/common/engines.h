@@ -13,15 +13,17 @@ namespace ahbm {
 // edges padded), issued one every issue_interval cycles (fp16/bf16 inputs: mac_multiple_16bit
 // times as often, the interval rounded up to whole cycles); the last result lands
 // pipeline_latency cycles after the last issue. `t` is the storage type of the job's Q, K, V.
+// Counts saturate at UINT64_MAX (timing.h: mul_sat) rather than wrap: a 2^20-row tile of 1x1x1
+// engine tiles at the largest issue interval is 2^66 cycles.
 inline uint64_t gemm_tiles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k) {
-  return ceil_div(m, g.tile_m) * ceil_div(n, g.tile_n) * ceil_div(k, g.tile_k);
+  return mul_sat(mul_sat(ceil_div(m, g.tile_m), ceil_div(n, g.tile_n)), ceil_div(k, g.tile_k));
 }
 inline uint64_t gemm_issue_interval(const GemmConfig& g, DType t) {
   return t == DType::fp32 ? uint64_t(g.issue_interval) : ceil_div(uint64_t(g.issue_interval), uint64_t(g.mac_multiple_16bit));
 }
 inline uint64_t gemm_cycles(const GemmConfig& g, uint64_t m, uint64_t n, uint64_t k, DType t) {
   if (m == 0 || n == 0 || k == 0) return 0;
-  return gemm_tiles(g, m, n, k) * gemm_issue_interval(g, t) + g.pipeline_latency;
+  return add_sat(mul_sat(gemm_tiles(g, m, n, k), gemm_issue_interval(g, t)), uint64_t(g.pipeline_latency));
 }
 // Useful MACs over MACs the issued tiles could have done (padding and pipeline fill excluded
 // from the numerator).
@@ -30,21 +32,31 @@ inline double gemm_tile_utilization(const GemmConfig& g, uint64_t m, uint64_t n,
   return t ? double(m) * double(n) * double(k) / (double(t) * g.tile_m * g.tile_n * g.tile_k) : 0.0;
 }
 
+// One merge of two (m, l, o) states of `rows` rows on a unit with `lanes` fp32 lanes.
+inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64_t d) {
+  return ceil_div(mul_sat(mul_sat(rows, d + 2), uint64_t(ops_per_merge)), uint64_t(lanes));
+}
+
 // Vector unit, one KV tile of the online softmax: ops_per_score passes over the rows x n scores
 // (scale, mask, max, exp, sum) and ops_per_merge passes over the rows x (d + 2) state to rescale
 // and accumulate it.
 inline uint64_t softmax_cycles(const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d) {
   if (rows == 0 || n == 0) return 0;
-  return ceil_div(rows * n * v.ops_per_score, v.lanes) + ceil_div(rows * (d + 2) * v.ops_per_merge, v.lanes);
-}
-
-// One merge of two (m, l, o) states of `rows` rows on a unit with `lanes` fp32 lanes.
-inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64_t d) {
-  return ceil_div(rows * (d + 2) * ops_per_merge, lanes);
+  return add_sat(ceil_div(mul_sat(mul_sat(rows, n), uint64_t(v.ops_per_score)), uint64_t(v.lanes)),
+                 merge_cycles(v.lanes, v.ops_per_merge, rows, d));
 }
 
 // Final o / l.
-inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) { return ceil_div(rows * d, lanes); }
+inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) {
+  return ceil_div(mul_sat(rows, d), uint64_t(lanes));
+}
+
+// The GEMM and vector work of one KV block of `n` tokens against a `rows`-row Q tile: Q K^T,
+// the softmax step, P V, one after another on the PE (hw/pe/pe.cpp, compute_tiles).
+inline uint64_t block_cycles(const PeConfig& pe, uint64_t rows, uint64_t n, uint64_t d, DType t) {
+  return add_sat(add_sat(gemm_cycles(pe.gemm, rows, n, d, t), softmax_cycles(pe.vector, rows, n, d)),
+                 gemm_cycles(pe.gemm, rows, d, n, t));
+}
 
 }  // namespace ahbm
 

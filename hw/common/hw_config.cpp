@@ -1,6 +1,8 @@
 #include "hw/common/hw_config.h"
 
 #include <functional>
+#include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 namespace ahbm {
@@ -35,6 +37,14 @@ Field field(const char* key, T S::*member, ParamAllowed allowed, const char* uni
   f.key = key;
   f.param.type = type_of<T>();
   f.param.default_value = Json(S{}.*member);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // The declared range must fit the member's width (an int field may not allow 2^31): the
+    // parser range-checks against it, then converts.
+    f.param.type_lo = double(std::numeric_limits<T>::min());
+    f.param.type_hi = double(std::numeric_limits<T>::max());
+    if (allowed.lo < f.param.type_lo || allowed.hi > f.param.type_hi || allowed.lo > allowed.hi)
+      throw std::logic_error(std::string("hw_config.h: the range of ") + key + " does not fit its C++ type");
+  }
   f.param.allowed = allowed;
   f.param.unit = unit;
   f.param.meaning = meaning;

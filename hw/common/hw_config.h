@@ -209,6 +209,11 @@ Json to_json(const HwConfig& c);
 // tiles, the groups fit the chip, fault-injection targets exist. Throws InputError naming `file`.
 void check_hw_config(const HwConfig& c, const std::string& file);
 
+// The timing parameters of `c` that make the model slower than the defaults, with their values
+// and defaults ("timing parameters slower than their defaults: clock_ghz = 0.01 (default 1.0),
+// ..."): what a run too long for simulated time names (docs/reliability.md).
+std::string slow_parameters(const HwConfig& c);
+
 // The table, in declaration order (sections depth first, each section's own fields first).
 const std::vector<HwParam>& hw_params();
 const std::vector<HwSection>& hw_sections();

@@ -32,6 +32,8 @@ struct HwParam {
   ParamType type = ParamType::integer;
   Json default_value;
   ParamAllowed allowed;
+  // Integers: the range of the C++ member (int: [-2^31, 2^31 - 1]); `allowed` lies inside it.
+  double type_lo = 0, type_hi = 0;
   std::string unit;
   std::string meaning;
   std::string source;      // why this default: the public figure it follows

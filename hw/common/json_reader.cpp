@@ -94,31 +94,39 @@ const Json& JsonReader::get(const std::string& key) {
 
 const Json& JsonReader::raw(const std::string& key) { return get(key); }
 
-int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
-  const Json& v = get(key);
-  const std::string range = range_text(lo, hi);
-  // 4.0 is accepted as 4; 4.5, strings, booleans and null are not integers. Values beyond
-  // int64 (huge integers, 1e30) are reported as out of range without being converted.
-  const bool whole = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                                               std::floor(v.get<double>()) == v.get<double>());
-  if (!whole) fail(key, "value " + show(v) + " is not an integer (allowed: integers in " + range + ")");
-  bool in_range;
+bool is_whole_number(const Json& v) {
+  return v.is_number_integer() ||
+         (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>());
+}
+
+std::optional<int64_t> integer_in(const Json& v, int64_t lo, int64_t hi) {
+  // Compared exactly, before any conversion to a narrower type: 2^32 is out of [0, 7], not 0.
+  // Values beyond int64 (huge integers, 1e30) are out of range without being converted.
+  if (!is_whole_number(v)) return std::nullopt;
   int64_t x = 0;
   if (v.is_number_unsigned()) {
-    in_range = v.get<uint64_t>() <= uint64_t(hi) && int64_t(v.get<uint64_t>()) >= lo;
-    x = in_range ? int64_t(v.get<uint64_t>()) : 0;
+    if (v.get<uint64_t>() > uint64_t(INT64_MAX)) return std::nullopt;
+    x = int64_t(v.get<uint64_t>());
   } else if (v.is_number_integer()) {
     x = v.get<int64_t>();
-    in_range = x >= lo && x <= hi;
   } else {
     const double d = v.get<double>();
     // double(hi) may round up past hi: convert only inside int64, then compare exactly.
-    in_range = d >= -0x1p63 && d < 0x1p63;
-    x = in_range ? int64_t(d) : 0;
-    in_range = in_range && x >= lo && x <= hi;
+    if (!(d >= -0x1p63 && d < 0x1p63)) return std::nullopt;
+    x = int64_t(d);
   }
-  if (!in_range) fail(key, "value " + show(v) + " is out of range (allowed: " + range + ")");
+  if (x < lo || x > hi) return std::nullopt;
   return x;
+}
+
+int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
+  const Json& v = get(key);
+  const std::string range = range_text(lo, hi);
+  // 4.0 is accepted as 4; 4.5, strings, booleans and null are not integers.
+  if (!is_whole_number(v)) fail(key, "value " + show(v) + " is not an integer (allowed: integers in " + range + ")");
+  const std::optional<int64_t> x = integer_in(v, lo, hi);
+  if (!x) fail(key, "value " + show(v) + " is out of range (allowed: " + range + ")");
+  return *x;
 }
 
 int64_t JsonReader::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {

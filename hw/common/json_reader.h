@@ -3,6 +3,7 @@
 // rejecting keys nobody asked for (with a "did you mean" when a near name exists).
 // Usage: JsonReader r(j, "hw.json"); int x = r.integer("x", 1, 1, 64); r.finish();
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ class JsonReader {
   std::set<std::string> used_;
   mutable std::set<std::string> asked_;  // every key looked up: the "did you mean" candidates
 };
+
+// A JSON integer (4, or 4.0) in [lo, hi], compared exactly before any narrowing: nullopt for
+// anything else (2^32 where an int is wanted is out of range, never 0). JsonReader::integer
+// reads fields with it; code that reads integers inside arrays or maps uses it too.
+bool is_whole_number(const Json& v);
+std::optional<int64_t> integer_in(const Json& v, int64_t lo, int64_t hi);
 
 // An inclusive range as the messages print it ("[1, 1024]", "[0.001, 1e+06]"); the generated
 // docs table and schema descriptions show the same text.

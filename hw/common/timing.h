@@ -14,7 +14,39 @@ namespace ahbm {
 
 using sc_core::sc_time;
 
-inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+// Products and sums of cycle and byte counts that cannot wrap: a result beyond uint64 is held
+// at UINT64_MAX, which every time conversion below turns into the saturated time (and the run
+// into a time-range error) instead of a small wrapped number.
+inline uint64_t mul_sat(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline uint64_t add_sat(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+// THE RANGE OF SIMULATED TIME. sc_time counts 2^64 units of the time resolution (1 ps: 1.8e16 ns),
+// and SystemC converts a longer double duration to garbage (2^63 on x86-64, or 0). A run may
+// therefore last at most kMaxRunUnits from its epoch (2^62 ps = 4.61e15 ns, 53 days), and a
+// single duration of the model at most kSaturatedUnits (2^63): every duration below is computed
+// with that cap, so an epoch below 2^62 plus any number of capped durations the watchdog lets
+// run (it stops a run whose next event lies beyond its limit) stays far from wrapping.
+constexpr uint64_t kMaxRunUnits = uint64_t(1) << 62;
+constexpr uint64_t kSaturatedUnits = uint64_t(1) << 63;
+inline sc_time saturated_time() { return sc_time::from_value(kSaturatedUnits); }
+// The longest run, in ns (4.61e15 at 1 ps resolution), for messages and closed-form checks.
+inline double max_run_ns() { return sc_time::from_value(kMaxRunUnits).to_seconds() * 1e9; }
+// a + b, held at saturated_time().
+inline sc_time sum_sat(const sc_time& a, const sc_time& b) {
+  return a.value() >= kSaturatedUnits || b.value() >= kSaturatedUnits - a.value() ? saturated_time() : a + b;
+}
+// `ns` as a duration, held at saturated_time() (same rounding as sc_time(ns, SC_NS) below it).
+inline sc_time duration_ns(double ns) {
+  return ns >= saturated_time().to_seconds() * 1e9 ? saturated_time() : sc_time(ns, sc_core::SC_NS);
+}
 
 // A simulated time in ns, the unit of every report and trace.
 inline double to_ns(const sc_time& t) { return t.to_seconds() * 1e9; }
@@ -22,7 +54,10 @@ inline double to_ns(const sc_time& t) { return t.to_seconds() * 1e9; }
 class Clock {
  public:
   explicit Clock(double ghz) : period_(1.0 / ghz, sc_core::SC_NS) {}
-  sc_time cycles(uint64_t n) const { return period_ * double(n); }
+  // n periods, held at saturated_time() (n = UINT64_MAX from a saturated product included).
+  sc_time cycles(uint64_t n) const {
+    return double(period_.value()) * double(n) >= double(kSaturatedUnits) ? saturated_time() : period_ * double(n);
+  }
   const sc_time& period() const { return period_; }
 
  private:
@@ -30,9 +65,7 @@ class Clock {
 };
 
 // Time to move `bytes` at `gbps` GB/s (1 GB/s = 1 byte/ns).
-inline sc_time transfer_time(uint64_t bytes, double gbps) {
-  return sc_time(double(bytes) / gbps, sc_core::SC_NS);
-}
+inline sc_time transfer_time(uint64_t bytes, double gbps) { return duration_ns(double(bytes) / gbps); }
 
 // A FIFO whose items become visible at a given time. A consumer SC_THREAD blocks in pop()
 // until the earliest item is due. One event is re-armed for the next due item, so an idle
@@ -84,8 +117,8 @@ class ServerPool {
   std::pair<sc_time, sc_time> reserve(const sc_time& duration) {
     auto it = std::min_element(free_at_.begin(), free_at_.end());
     const sc_time start = std::max(*it, sc_core::sc_time_stamp());
-    *it = start + duration;
-    busy_ += duration;
+    *it = sum_sat(start, duration);
+    busy_ = sum_sat(busy_, duration);
     return {start, *it};
   }
   const sc_time& busy() const { return busy_; }

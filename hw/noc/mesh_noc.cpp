@@ -16,11 +16,11 @@ MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
   const int rows = int(r.integer("rows", (n + cols - 1) / cols, 1, 64));
   const FlitParams p = read_flit_params(r, FlitParams{});
   const std::vector<int> node = read_placement(r, ctx.endpoints, cols * rows, [&](const Json& v, std::string& err) {
-    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
-      const int x = v[0].get<int>(), y = v[1].get<int>();
-      if (x >= 0 && x < cols && y >= 0 && y < rows) return y * cols + x;
-    } else if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() < cols * rows) {
-      return v.get<int>();
+    if (v.is_array() && v.size() == 2) {
+      const auto x = integer_in(v[0], 0, cols - 1), y = integer_in(v[1], 0, rows - 1);
+      if (x && y) return int(*y) * cols + int(*x);
+    } else if (const auto n = integer_in(v, 0, int64_t(cols) * rows - 1)) {
+      return int(*n);
     }
     err = "expected [x, y] with 0 <= x < " + std::to_string(cols) + ", 0 <= y < " + std::to_string(rows) +
           ", or a node index 0.." + std::to_string(cols * rows - 1) + " (row-major)";

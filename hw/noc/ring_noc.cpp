@@ -12,7 +12,7 @@ RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
                                     "half for packets before the dateline, half after");
   p.vc_classes = 2;
   const std::vector<int> node = read_placement(r, ctx.endpoints, N, [&](const Json& v, std::string& err) {
-    if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() < N) return v.get<int>();
+    if (const auto n = integer_in(v, 0, N - 1)) return int(*n);
     err = "expected a node index 0.." + std::to_string(N - 1);
     return 0;
   });

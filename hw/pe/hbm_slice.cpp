@@ -96,7 +96,7 @@ void HbmSlice::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_tim
       trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
+    free_at_ = sum_sat(start, transfer_time(len, cfg_.bandwidth_gbps));
     // Data out: the array has streamed the burst and the first-byte latency has passed.
     delay = free_at_ + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS) - now;
     bytes_read_ += len;
@@ -112,7 +112,7 @@ void HbmSlice::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_tim
       e->bytes = e->owned.data();
     }
     // Stored once the burst has streamed into the array (a write's latency is hidden).
-    free_at_ = start + transfer_time(len, cfg_.bandwidth_gbps);
+    free_at_ = sum_sat(start, transfer_time(len, cfg_.bandwidth_gbps));
     delay = free_at_ - now;
     bytes_written_ += len;
   }

@@ -62,26 +62,85 @@ TEST(Watchdog, LeakedQBufferCreditIsReportedAsDeadlock) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
-TEST(Watchdog, PollingCreditLivelockIsCaughtWithinTwoWindows) {
+namespace {
+
+// The credit leak with the --watchdog-ns `window`: a deadlock (exit 4 at its last event), and
+// with polling a livelock reported after the last progress, within `within_ns` of that event.
+void expect_credit_stalls(const std::string& window, double within_ns) {
   ScratchDir dir;
   write_text(dir / "leak.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1})"));
   write_text(dir / "poll.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1, "poll_q_credit": true})"));
-  const std::string common = "run " + quote(kTrace) + " --no-values --watchdog-ns 100000 --out " + quote(dir / "out");
+  const std::string common = "run " + quote(kTrace) + " --no-values --watchdog-ns " + window + " --out " + quote(dir / "out");
   const CliResult dead = run_cli(common + " --hw " + quote(dir / "leak.json"), dir.path());
   ASSERT_EQ(dead.exit_code, 4) << dead.err;
+  EXPECT_NE(dead.err.find("deadlock: no event is pending"), std::string::npos) << dead.err;
   const double last_progress = stalled_at_ns(dead.err);  // the deadlock stops at the last event
+  EXPECT_GT(last_progress, 0);
 
   const CliResult r = run_cli(common + " --hw " + quote(dir / "poll.json"), dir.path());
   EXPECT_EQ(r.exit_code, 4) << r.err;
-  EXPECT_NE(r.err.find("livelock: processes kept running for 100000 ns of simulated time without progress"),
+  EXPECT_NE(r.err.find("livelock: processes kept running for " + window + " ns of simulated time without progress"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("group0.cube1.q_buffer"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("q_source: waits for Q-buffer credit"), std::string::npos) << r.err;
   const double t = stalled_at_ns(r.err);
   EXPECT_GT(t, last_progress);
-  EXPECT_LE(t, last_progress + 2 * 100000.0);
+  EXPECT_LE(t, last_progress + within_ns);
   EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+}  // namespace
+
+TEST(Watchdog, PollingCreditLivelockIsCaughtWithinTwoWindows) { expect_credit_stalls("100000", 2 * 100000.0); }
+
+// Issue 21: slow in-range hardware, or a window shorter than the first span, was reported as a
+// livelock "at 0.000 ns". A wait for a scheduled event is never a stall, however short the
+// window; the result does not depend on the window.
+TEST(Watchdog, SlowHardwareWithAShortWindowRunsToCompletion) {
+  ScratchDir dir;
+  const std::string common = "run " + quote(kTrace) + " --no-values --no-vcd --set pe.hbm.bandwidth_gbps=0.001";
+  const CliResult r = run_cli(common + " --watchdog-ns 100 --out " + quote(dir / "short"), dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliResult ref = run_cli(common + " --out " + quote(dir / "default"), dir.path());
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  const double total = summary_of(dir / "short")["total_ns"].get<double>();
+  EXPECT_EQ(total, summary_of(dir / "default")["total_ns"].get<double>());
+  // 8192 prefix tokens of 128 fp32 K and V rows on 32 PEs at 1 MB/s: at least 2.6e8 ns of DMA,
+  // millions of 100 ns windows, each far shorter than one KV burst.
+  EXPECT_GT(total, 2.0 * 8192 / 32 * 128 * 4 / 0.001);
+}
+
+// A window after the last progress, then kLivelockWakeups (1000) polls one 1 ns cycle apart.
+TEST(Watchdog, InjectedStallsAreCaughtWithAShortWindowToo) { expect_credit_stalls("100", 100 + 1001.0); }
+
+// Issue 21: with slow in-range hardware SystemC time saturated at 2^63 ps and a plausible
+// 9.22e15 ns came out with exit 0 (on 4 PEs: bad-input case hw.too_slow_for_simulated_time,
+// now refused before the run). On 32 PEs each step is in range (the fan-out 4.47e15 ns, just
+// below 2^62 ps) but the 9 steps together pass 2^62 ps: the chip is replaced once its clock
+// passed 2^61 ps, every step is simulated in full, and equal decode steps take equal times.
+TEST(TimeRange, StepsLongerInTotalThanTheRangeRunInFull) {
+  ScratchDir dir;
+  const CliResult r = run_cli("run " + quote(source_path("traces/long_prefix_32k.json")) +
+                                  " --no-values --no-vcd --set clock_ghz=0.01 --set pe.gemm.issue_interval=1048576"
+                                  " --set pe.gemm.tile_m=1 --set pe.gemm.tile_n=1 --set pe.gemm.tile_k=1 --out " +
+                                  quote(dir / "out"),
+                              dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json summary = summary_of(dir / "out");
+  const Json& steps = summary["steps"];
+  ASSERT_EQ(steps.size(), 9u);
+  // The fan-out: 160 rows x 1024 tokens x 128 per PE, Q K^T and P V, in 1x1x1 engine tiles of
+  // 2^20 cycles at 100 ns: at least 4.398e15 ns.
+  const double fanout = steps[0]["ns"].get<double>();
+  EXPECT_GT(fanout, 2.0 * 160 * 1024 * 128 * 1048576 * 100);
+  EXPECT_LT(fanout, 4611686018427387.904);
+  double total = 0;
+  for (const auto& st : steps) total += st["ns"].get<double>();
+  EXPECT_GT(total, 4611686018427387.904);
+  EXPECT_NEAR(summary["total_ns"].get<double>(), total, total * 1e-12);
+  for (size_t i = 2; i < steps.size(); ++i)
+    EXPECT_EQ(steps[i]["ns"].get<double>(), steps[1]["ns"].get<double>()) << steps[i]["label"];
 }
 
 TEST(Watchdog, ReductionWaitingForSilentCubeIsReported) {

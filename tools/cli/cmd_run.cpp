@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "hw/chip/watchdog.h"
 #include "hw/common/error.h"
 #include "hw/common/hw_config_override.h"
 #include "runtime/driver.h"
@@ -64,8 +65,9 @@ int cmd_run(int argc, char** argv) {
       ("noc", po::value<std::string>(&noc), "NoC model (overrides the hw config's noc.model; 'ahbm-sim nocs' lists them)")
       ("seed", po::value<std::string>(&seed), "tensor seed (overrides the scenario's \"seed\"), 0 to 2^63-1")
       ("watchdog-ns", po::value<std::string>(&watchdog),
-       "stall watchdog window: simulated ns without progress that count as a livelock (default 1e6; "
-       "0 = detect deadlocks only); a stalled run exits 4 with which modules wait on what")
+       "stall watchdog window in [1, 1e15]: simulated ns after the last progress from which processes that "
+       "keep waking without progress count as a livelock (default 1e6); a long wait for a scheduled event "
+       "is never a stall; a deadlock or livelock exits 4 with which modules wait on what")
       ("no-vcd", "do not write waves.vcd")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
@@ -85,7 +87,7 @@ int cmd_run(int argc, char** argv) {
 
   RunOptions opt;
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
-  if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 0.0, 1e15);
+  if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 1.0, kMaxWatchdogNs);
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
