@@ -10,23 +10,14 @@
 
 #include <systemc>
 
+#include "hw/common/checked_math.h"
+
 namespace ahbm {
 
 using sc_core::sc_time;
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-// Products and sums of cycle and byte counts that cannot wrap: a result beyond uint64 is held
-// at UINT64_MAX, which every time conversion below turns into the saturated time (and the run
-// into a time-range error) instead of a small wrapped number.
-inline uint64_t mul_sat(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-inline uint64_t add_sat(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
 
 // THE RANGE OF SIMULATED TIME. sc_time counts 2^64 units of the time resolution (1 ps: 1.8e16 ns),
 // and SystemC converts a longer double duration to garbage (2^63 on x86-64, or 0). A run may

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "hw/common/checked_math.h"
+
 namespace ahbm::join {
 
 JoinPlan make_join_plan(const JoinStrategyRegistry& reg, const std::string& strategy, const JoinInput& in,
@@ -10,19 +12,20 @@ JoinPlan make_join_plan(const JoinStrategyRegistry& reg, const std::string& stra
   JoinPlan p;
   p.strategy = strategy;
   p.body = reg.get(strategy)(in, opt);
-  for (const auto& s : p.body.segments) p.join_tokens += s.tokens;
+  for (const auto& s : p.body.segments) p.join_tokens = checked_add(p.join_tokens, s.tokens, "tokens of the join");
   p.main = prefill_shape(model, prefix_tokens, p.join_tokens);
   for (auto& r : p.body.reducers) {
     r.prefill = prefill_shape(model, prefix_tokens, r.input_tokens);
     r.decode_kv_read_bytes = decode_kv_read_bytes(model, r.prefill.context_tokens, r.output_tokens);
-    r.kv_bytes = (r.input_tokens + r.output_tokens) * model.kv_bytes_per_token();
-    p.reducer_input_tokens += r.input_tokens;
-    p.reducer_output_tokens += r.output_tokens;
+    r.kv_bytes = checked_mul(checked_add(r.input_tokens, r.output_tokens, "tokens of a branch"), model.kv_bytes_per_token(),
+                             "KV bytes of a branch");
+    p.reducer_input_tokens = checked_add(p.reducer_input_tokens, r.input_tokens, "reducer input tokens");
+    p.reducer_output_tokens = checked_add(p.reducer_output_tokens, r.output_tokens, "reducer output tokens");
     p.reducer_max_input_tokens = std::max(p.reducer_max_input_tokens, r.input_tokens);
-    p.reducer_kv_bytes += r.kv_bytes;
-    p.reducer_attention_flops += r.prefill.attention_flops;
+    p.reducer_kv_bytes = checked_add(p.reducer_kv_bytes, r.kv_bytes, "KV bytes of the reducers");
+    p.reducer_attention_flops = checked_add(p.reducer_attention_flops, r.prefill.attention_flops, "attention FLOPs of the reducers");
   }
-  for (const auto& f : p.body.fetches) p.evidence_tokens += f.tokens;
+  for (const auto& f : p.body.fetches) p.evidence_tokens = checked_add(p.evidence_tokens, f.tokens, "evidence tokens");
   if (model.context_window > 0 && p.main.context_tokens > model.context_window)
     p.body.warnings.push_back(strategy + ": context after the join (" + std::to_string(p.main.context_tokens) +
                               " tokens) exceeds the context window (" + std::to_string(model.context_window) + ")");

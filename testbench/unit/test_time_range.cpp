@@ -1,8 +1,8 @@
 // Arithmetic that cannot wrap (docs/reliability.md, "Ranges of time, counts and integers"):
 // durations held at the saturated time instead of SystemC's undefined double conversion, cycle
 // products held at UINT64_MAX instead of wrapping, the closed-form check that refuses a run too
-// long for simulated time before it starts, and integers compared at full width before they are
-// narrowed to the member that holds them.
+// long for simulated time before it starts, integers compared at full width before they are
+// narrowed to the member that holds them, and join-plan counts checked against int64.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "hw/common/hw_config.h"
 #include "hw/common/json_reader.h"
 #include "hw/common/timing.h"
+#include "runtime/join/shape.h"
 #include "test_support.h"
 
 using namespace ahbm;
@@ -69,10 +70,10 @@ TEST(TimeRange, RunTooLongForSimulatedTimeIsRefusedBeforeItStarts) {
   hw.pe.gemm.tile_m = hw.pe.gemm.tile_n = hw.pe.gemm.tile_k = 1;
   // 64 rows x 256 tokens x 64 wide, twice, 2^20 cycles each at 100 ns: 2.2e14 ns, in range.
   EXPECT_NO_THROW(check_run_length(hw, {job}, "hw.json"));
-  const AttentionJob big = test::random_job(hw, 512, 1024, 64, 1);  // 64x: 1.4e16 ns
+  const AttentionJob big = test::random_job(hw, 512, 1024, 64, 1);  // 32x: 7.0e15 ns
   try {
     check_run_length(hw, {big}, "hw.json");
-    FAIL() << "a run of 1.4e16 simulated ns was accepted";
+    FAIL() << "a run of 7.0e15 simulated ns was accepted";
   } catch (const InputError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("hw.json: the run would last longer than simulated time can represent"), std::string::npos) << m;
@@ -134,4 +135,28 @@ TEST(IntegerWidth, EveryHardwareIntegerRangeFitsItsMember) {
     EXPECT_LE(p.allowed.hi, p.type_hi) << p.path << ": allows values its member cannot hold";
   }
   EXPECT_GT(integers, 20);
+}
+
+TEST(CountRange, JoinPlanCountsBeyondInt64AreAnInputError) {
+  join::ModelDims m;
+  m.num_q_heads = m.num_kv_heads = m.head_dim = m.layers = 1024;
+  m.bytes_per_element = 8;
+  // In range: the closed forms, exactly.
+  const join::PrefillShape s = join::prefill_shape(m, 1000, 10);
+  EXPECT_EQ(s.visible_pairs_per_q_head, 10 * 1000 + 10 * 11 / 2);
+  EXPECT_EQ(s.attention_flops, int64_t(4) * 1024 * (10 * 1000 + 55) * 1024 * 1024);
+  EXPECT_EQ(s.new_kv_bytes, int64_t(10) * 2 * 1024 * 8 * 1024 * 1024);
+  // 2^30 new tokens after 2^30 (the largest token counts a join result may give): 1.5 x 2^60
+  // visible pairs, 2^94 FLOPs. They wrapped to a plausible number before.
+  const int64_t max_tokens = int64_t(1) << 30;
+  try {
+    join::prefill_shape(m, max_tokens, max_tokens);
+    FAIL() << "2^94 FLOPs were counted in int64";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("attention FLOPs of a prefill of 1073741824 tokens after 1073741824"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is beyond the range of a 64-bit count"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(join::decode_kv_read_bytes(m, max_tokens, max_tokens), InputError);
+  EXPECT_EQ(join::decode_kv_read_bytes(m, 100, 3), (3 * 100 + 3) * m.kv_bytes_per_token());
 }
