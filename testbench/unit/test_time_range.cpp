@@ -22,9 +22,10 @@ using namespace ahbm;
 TEST(TimeRange, DurationsSaturateInsteadOfWrapping) {
   const Clock slow(0.01);  // 100 ns a cycle
   EXPECT_EQ(slow.cycles(1000), sc_core::sc_time(100000, sc_core::SC_NS));  // in range: unchanged
-  // 2^40 cycles of 100 ns = 1.1e17 ns: beyond 2^64 ps. SystemC's own conversion gives 2^63 ps
+  // 2^50 cycles of 100 ns = 1.1e20 ps: beyond 2^64 ps. SystemC's own conversion gives 2^63 ps
   // or 0 depending on the instruction sequence; here it is the saturated time, every time.
-  EXPECT_EQ(slow.cycles(uint64_t(1) << 40), saturated_time());
+  EXPECT_EQ(slow.cycles(uint64_t(1) << 50), saturated_time());
+  EXPECT_EQ(slow.cycles(uint64_t(1) << 40), sc_core::sc_time(1e2 * double(uint64_t(1) << 40), sc_core::SC_NS));
   EXPECT_EQ(slow.cycles(UINT64_MAX), saturated_time());
   EXPECT_EQ(transfer_time(uint64_t(1) << 50, 0.001), saturated_time());  // 1 PiB at 1 MB/s
   EXPECT_EQ(transfer_time(1000, 0.001), sc_core::sc_time(1e6, sc_core::SC_NS));

@@ -62,7 +62,7 @@ struct Bench : sc_core::sc_module {
 };
 
 // A bench in a context of its own, run under the watchdog until `steps` progress steps are done.
-struct Run {
+struct WatchdogRun {
   SimContext context;
   SimContext::Scope use{context};
   SpanRecorder names;
@@ -70,7 +70,7 @@ struct Run {
   WaitRegistry waits;
   std::unique_ptr<Bench> bench = std::make_unique<Bench>("bench");
   int goal = 0;
-  ~Run() { unwind_threads(); }
+  ~WatchdogRun() { unwind_threads(); }
   void go(double window_ns, int goal_steps) {
     goal = goal_steps;
     WatchdogSetup w;
@@ -96,7 +96,7 @@ double stalled_at_ns(const std::string& err) {
 }  // namespace
 
 TEST(WatchdogProgress, WaitFarLongerThanTheWindowIsNotAStall) {
-  Run r;
+  WatchdogRun r;
   r.bench->work = sc_time(1e9, SC_NS);  // 1 s per step against a 100 ns window
   r.bench->steps = 3;
   r.bench->helper = true;  // and a process that ran in the first window without progress
@@ -106,7 +106,7 @@ TEST(WatchdogProgress, WaitFarLongerThanTheWindowIsNotAStall) {
 }
 
 TEST(WatchdogProgress, PollingWithoutProgressIsALivelockAfterTheWindow) {
-  Run r;
+  WatchdogRun r;
   r.bench->work = sc_time(50, SC_NS);
   r.bench->steps = 1;
   r.bench->poll = sc_time(2, SC_NS);
@@ -127,7 +127,7 @@ TEST(WatchdogProgress, PollingWithoutProgressIsALivelockAfterTheWindow) {
 }
 
 TEST(WatchdogProgress, NothingPendingWithWorkLeftIsADeadlock) {
-  Run r;
+  WatchdogRun r;
   r.bench->work = sc_time(5e8, SC_NS);
   r.bench->steps = 2;
   try {
@@ -143,7 +143,7 @@ TEST(WatchdogProgress, NothingPendingWithWorkLeftIsADeadlock) {
 TEST(WatchdogProgress, RunBeyondTheRangeOfSimulatedTimeIsAnInputError) {
   // Two steps of 3e15 ns: each representable, the second ending beyond 2^62 ps (4.6e15 ns).
   // Before the time limit SystemC ran on to 6e15 ns, and longer steps saturated at 2^63 ps.
-  Run r;
+  WatchdogRun r;
   r.bench->work = sc_time(3e15, SC_NS);
   r.bench->steps = 2;
   try {
@@ -159,7 +159,7 @@ TEST(WatchdogProgress, RunBeyondTheRangeOfSimulatedTimeIsAnInputError) {
 }
 
 TEST(WatchdogProgress, SaturatedDurationIsAnInputErrorNotANumber) {
-  Run r;
+  WatchdogRun r;
   r.bench->work = Clock(0.01).cycles(UINT64_MAX);  // a wrapped product would have been short
   r.bench->steps = 1;
   EXPECT_THROW(r.go(1e6, 1), InputError);
