@@ -9,8 +9,7 @@ void set_json_path(Json& tree, const std::string& assignment, const std::string&
   if (eq == std::string::npos || eq == 0)
     throw InputError(option + " " + assignment + ": expected KEY=VALUE (KEY a dotted field path)");
   const std::string text = assignment.substr(eq + 1);
-  Json value = Json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
+  Json value = parse_json_argument(text, option + " " + assignment.substr(0, eq)).value_or(Json(text));
   if (!tree.is_object()) tree = Json::object();
   Json* at = &tree;
   std::stringstream path(assignment.substr(0, eq));

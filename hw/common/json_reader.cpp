@@ -295,6 +295,14 @@ Json load_json_file(const std::string& path) {
   return parse_json_text(text, path);
 }
 
+std::optional<Json> parse_json_argument(const std::string& text, const std::string& option) {
+  try {
+    return Json::parse(text, DuplicateKeyCheck(option));
+  } catch (const Json::exception&) {
+    return std::nullopt;  // not JSON; a nesting or duplicate-key InputError passes through
+  }
+}
+
 Json parse_json_text(const std::string& text, const std::string& file) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file + ": file is empty (expected a JSON object)");

@@ -76,5 +76,9 @@ std::string closest_name(const std::string& key, const std::vector<std::string>&
 Json load_json_file(const std::string& path);
 // The parsing half of load_json_file, for text already in memory (`file` names it in messages).
 Json parse_json_text(const std::string& text, const std::string& file);
+// A command-line value that may be JSON (`--set key=[1,2]`, `noc-bench --params {...}`): the
+// parsed value under the same nesting and duplicate-key limits, or nullopt when `text` is not
+// JSON (the caller takes it as a string or refuses it).
+std::optional<Json> parse_json_argument(const std::string& text, const std::string& option);
 
 }  // namespace ahbm

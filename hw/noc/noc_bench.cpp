@@ -250,6 +250,15 @@ std::vector<int> pattern_destinations(const NocBenchOptions& o) {
   return d;
 }
 
+NocBenchWork noc_bench_work(const NocBenchOptions& in) {
+  const double drain = double(in.drain < 0 ? in.cycles : in.drain);
+  const double nodes = double(in.nodes), injecting = double(in.warmup + in.cycles);
+  NocBenchWork w;
+  w.node_cycles = nodes * (injecting + drain);
+  w.packets = nodes * injecting * packet_probability(in) * (in.traffic == "multicast" ? double(in.multicast_dests) : 1.0);
+  return w;
+}
+
 NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions& in) {
   NocBenchOptions o = in;
   if (o.drain < 0) o.drain = o.cycles;
@@ -294,6 +303,14 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
   if (o.traffic == "multicast")
     check(o.multicast_dests >= 1 && o.multicast_dests < o.nodes, "--mc-dests " + std::to_string(o.multicast_dests),
           "must be in [1, nodes - 1 = " + std::to_string(o.nodes - 1) + "]");
+  const NocBenchWork work = noc_bench_work(o);
+  if (!o.allow_large && (work.node_cycles > kMaxNocBenchNodeCycles || work.packets > kMaxNocBenchPackets))
+    throw InputError("--nodes " + std::to_string(o.nodes) + " x (--warmup " + std::to_string(o.warmup) + " + --cycles " +
+                     std::to_string(o.cycles) + " + --drain " + std::to_string(o.drain) + ") = " +
+                     fmt("%.3g", work.node_cycles) + " node-cycles and " + fmt("%.3g", work.packets) +
+                     " packets at --rate " + fmt("%g", o.rate) + " exceed the bench's bound (allowed: up to " +
+                     fmt("%.3g", kMaxNocBenchNodeCycles) + " node-cycles and " + fmt("%.3g", kMaxNocBenchPackets) +
+                     " packets, about 10 minutes and 4 GiB; fewer nodes or cycles, or --allow-large)");
 
   NocBenchResult res;
   res.options = o;
@@ -315,8 +332,10 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     const uint64_t period = ctx.clock.period().value();
     // Run in slices until every measured packet has arrived or the drain allowance is used up.
     const int64_t limit = o.warmup + o.cycles + o.drain, slice = 1024;
-    for (int64_t at = 0; at < limit && !h.done(); at += slice)
+    for (int64_t at = 0; at < limit && !h.done(); at += slice) {
       sc_core::sc_start(sc_core::sc_time::from_value(uint64_t(std::min(slice, limit - at)) * period));
+      if (o.progress) o.progress(std::min(limit, at + slice), limit);
+    }
     res.end_cycle = int64_t(sc_core::sc_time_stamp().value() / period);
 
     const double node_cycles = double(o.nodes) * double(o.cycles);

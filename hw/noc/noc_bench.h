@@ -7,6 +7,7 @@
 // continues (injection included) until they have all arrived or `drain` more cycles have passed,
 // so it always stops.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,27 @@ struct NocBenchOptions {
   double hotspot_fraction = 0.2;  // hotspot: share of packets sent to `hotspot_node`
   int hotspot_node = 0;
   int multicast_dests = 4;        // multicast: distinct random destinations per packet
+  // Runs whose work (noc_bench_work) exceeds the bounds below are refused unless this is set
+  // (--allow-large).
+  bool allow_large = false;
+  // Called between slices of simulated time with the cycle reached and the cycle limit
+  // (warm-up + window + drain); the CLI prints progress on stderr for long runs.
+  std::function<void(int64_t cycle, int64_t limit)> progress;
 };
+
+// What a bench run costs at most, known before it starts: node-cycles simulated (nodes x
+// (warm-up + window + drain); the time goes with it) and packets created (nodes x (warm-up +
+// window) x packet probability x destinations; at saturation undelivered packets pile up in the
+// source queues, so the memory goes with it).
+struct NocBenchWork {
+  double node_cycles = 0;
+  double packets = 0;
+};
+NocBenchWork noc_bench_work(const NocBenchOptions& options);
+// Documented bounds (docs/noc.md, "Work bound"): about 10 minutes and 4 GiB on the 2-core
+// reference machine (measured rates there).
+constexpr double kMaxNocBenchNodeCycles = 1e9;
+constexpr double kMaxNocBenchPackets = 2e7;
 
 struct NocBenchResult {
   NocBenchOptions options;

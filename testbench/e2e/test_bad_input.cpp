@@ -120,7 +120,7 @@ const std::vector<BadInput>& cases() {
       {"fit.host_memory", R"({"pe": {"hbm": {"capacity_bytes": 1099511627776}}})",
        R"({"name": "huge", "model": {"head_dim": 1024}, "shared_prefix_tokens": 16777216,
            "agents": [{"name": "a", "new_tokens": 8}]})",
-       "", {"sc.json", "16777216 KV tokens with head_dim 1024", "MiB of host memory", "--no-values"}},
+       "", {"sc.json", "shared_prefix_tokens = 16777216", "model.head_dim = 1024", "MiB of host memory", "--no-values"}},
       // ---- scenario ----
       {"sc.missing_field", "", R"({"name": "s", "model": {"head_dim": 64}, "shared_prefix_tokens": 64})", "",
        {"sc.json", "agents: missing required field"}},

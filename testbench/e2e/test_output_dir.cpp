@@ -58,48 +58,6 @@ void expect_complete_run(const fs::path& dir, const std::vector<std::string>& fi
 
 int seed_of(const fs::path& dir) { return Json::parse(read_text(dir / "summary.json"))["seed"].get<int>(); }
 
-// The binary started directly (no shell), stdout and stderr to files, extra environment
-// variables, an optional file-size limit (bytes; SIGXFSZ ignored so writes fail with EFBIG).
-struct Child {
-  pid_t pid = -1;
-  fs::path err;
-};
-
-Child spawn_cli(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag,
-                const std::vector<std::string>& env = {}, long fsize = -1) {
-  Child c;
-  c.err = dir / (".cli." + tag + ".stderr");
-  const fs::path out = dir / (".cli." + tag + ".stdout");
-  c.pid = fork();
-  if (c.pid == 0) {
-    std::vector<std::string> a = {AHBM_CLI};
-    a.insert(a.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& s : a) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-    for (const auto& kv : env) putenv(strdup(kv.c_str()));
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    if (fsize >= 0) {
-      signal(SIGXFSZ, SIG_IGN);
-      const rlimit r{rlim_t(fsize), rlim_t(fsize)};
-      setrlimit(RLIMIT_FSIZE, &r);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return c;
-}
-
-// Waits for the child; returns its exit code, or -SIGNAL when a signal ended it.
-int wait_child(const Child& c) {
-  int status = 0;
-  waitpid(c.pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-}
-
 // Waits (up to 60 s: a hung binary fails the test, no timing is asserted) for the pause hook.
 bool wait_for_pause(const Child& c, const std::string& point) {
   for (int i = 0; i < 600; ++i) {

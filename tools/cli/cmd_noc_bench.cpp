@@ -1,5 +1,6 @@
 // `ahbm-sim noc-bench`: the standalone NoC testbench (hw/noc/noc_bench.h) on the command line.
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "hw/common/error.h"
@@ -57,6 +58,26 @@ std::vector<std::pair<int, double>> parse_mix(const std::string& list) {
   return mix;
 }
 
+// Progress on stderr at every tenth of the cycle limit, for runs that take long (or when asked):
+// "noc-bench: cycle 2100 of 21000 (10%)". The run may stop earlier, when every measured packet
+// has arrived.
+std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o, bool asked) {
+  constexpr double kLongRunNodeCycles = 1e8;  // about 30 s on the reference machine
+  if (!asked && noc_bench_work(o).node_cycles < kLongRunNodeCycles) return nullptr;
+  struct State {
+    int64_t last = 0;  // cycle of the previous call (a sweep's next run starts again from 0)
+    int64_t next = 1;  // next tenth to report
+  };
+  auto st = std::make_shared<State>();
+  return [st](int64_t cycle, int64_t limit) {
+    if (cycle <= st->last) st->next = 1;
+    st->last = cycle;
+    if (cycle * 10 < limit * st->next) return;
+    st->next = cycle * 10 / limit + 1;
+    std::cerr << "noc-bench: cycle " << cycle << " of " << limit << " (" << cycle * 100 / limit << "%)\n";
+  };
+}
+
 }  // namespace
 
 int cmd_noc_bench(int argc, char** argv) {
@@ -75,7 +96,7 @@ int cmd_noc_bench(int argc, char** argv) {
   std::string params_json, sweep, out, rate_unit, mix;
   std::vector<std::string> param_kv, set_kv;
   std::string hw_file, booksim_file;
-  bool saturation = false;
+  bool saturation = false, progress = false;
   desc.add_options()
       ("help,h", "show this help")
       ("noc", po::value<std::string>(&o.noc)->default_value(o.noc), "NoC model ('ahbm-sim nocs' lists them)")
@@ -110,15 +131,20 @@ int cmd_noc_bench(int argc, char** argv) {
       ("sweep", po::value<std::string>(&sweep), "comma-separated rates: run each, print a latency-vs-load table")
       ("saturation", po::bool_switch(&saturation),
        "search the saturation rate: bisection between 0.01 and 1 to 0.01 (rate unit as --rate-unit)")
-      ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
+      ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout")
+      ("allow-large", po::bool_switch(&o.allow_large),
+       "run beyond the work bound (1e9 node-cycles or 2e7 packets, about 10 minutes and 4 GiB; docs/noc.md)")
+      ("progress", po::bool_switch(&progress),
+       "print progress on stderr (always on for runs above 1e8 node-cycles)");
   const auto vm = parse_command_line(argc, argv, desc);
   if (!vm) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
   if (!out.empty()) target.emplace(out, OutputKind::file);
   if (!params_json.empty()) {
-    o.params = Json::parse(params_json, nullptr, false);
-    if (o.params.is_discarded() || !o.params.is_object())
-      throw UsageError("--params " + params_json + ": not a JSON object");
+    // The file loader's limits (nesting, duplicate keys) apply to the argument too.
+    const std::optional<Json> params = parse_json_argument(params_json, "--params");
+    if (!params || !params->is_object()) throw UsageError("--params " + params_json + ": not a JSON object");
+    o.params = *params;
   }
   if (!hw_file.empty() && !booksim_file.empty()) throw UsageError("--hw and --booksim: give one of them");
   if (!set_kv.empty() && hw_file.empty() && booksim_file.empty())
@@ -144,6 +170,7 @@ int cmd_noc_bench(int argc, char** argv) {
   if (booksim_file.empty()) o.rate_in_packets = rate_unit == "packets";
   if (!mix.empty()) o.packet_mix = parse_mix(mix);
 
+  o.progress = progress_printer(o, progress);
   const NocRegistry registry = NocRegistry::with_builtin_models();
   Json report;
   if (saturation && !sweep.empty()) throw UsageError("--saturation and --sweep: give one of them");

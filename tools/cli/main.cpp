@@ -2,10 +2,14 @@
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
 // 3 numeric failure (run --check beyond tolerance, or a NaN/Inf in the datapath), 4 simulation
 // stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -43,11 +47,27 @@ int stdout_written() {
   return 0;
 }
 
+// OpenBLAS starts its worker threads when the library loads, before any code of ours runs, and
+// each worker takes a 128 MiB buffer at once; under an address-space limit (ulimit -v) that
+// allocation fails and the worker retries it forever, so the process spins and cannot exit
+// (exit joins the workers). Only OPENBLAS_NUM_THREADS=1 in the environment at load time starts
+// none: when it is not so, run this program again with it set (same pid, arguments and output).
+void exec_with_one_blas_thread(int argc, char** argv) {
+  const char* n = std::getenv("OPENBLAS_NUM_THREADS");
+  if (n && std::strcmp(n, "1") == 0) return;
+  if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
+  std::vector<char*> args(argv, argv + argc);
+  args.push_back(nullptr);
+  execv("/proc/self/exe", args.data());
+  // Not possible (no /proc): go on with openblas_set_num_threads(1) below, as before.
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  exec_with_one_blas_thread(argc, argv);
   // One BLAS thread: PEs are simulated one block at a time and several runs or tests share the
-  // machine's cores. (OpenBLAS reads its environment before our static initialisers run.)
+  // machine's cores.
   openblas_set_num_threads(1);
   if (argc < 2) {
     print_usage(std::cerr);
@@ -90,6 +110,11 @@ int sc_main(int argc, char** argv) {
     } catch (const ahbm::cli::UsageError& e) {
       std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n(see 'ahbm-sim " << cmd << " --help')\n";
       return 2;
+    } catch (const std::bad_alloc&) {
+      // The preflight's estimate (runtime/preflight.h) was passed, yet memory ran out.
+      std::cerr << "ahbm-sim " << cmd << ": error: out of memory (an allocation failed; check ulimit -v/-d and "
+                   "free memory)\n";
+      return 1;
     } catch (const std::exception& e) {
       std::cerr << "ahbm-sim " << cmd << ": internal error: " << e.what() << "\n";
       return 1;
