@@ -25,15 +25,15 @@ constexpr uint64_t kCacheEntryBytes = 64;
 constexpr uint64_t kReferenceScoreBytes = uint64_t(16) << 20;
 
 // The largest step of the run, replayed on page bookkeeping alone (no tensors).
-struct StepShape {
+struct RunShape {
   uint64_t rows = 0;         // Q rows per KV head of the largest step
   uint64_t kv_tokens = 0;    // KV tokens a job of the largest step reads
   uint64_t spans = 0;        // spans recorded over the whole run
   uint64_t generated = 0;    // distinct (owner, position) K/V rows generated per KV head
 };
 
-StepShape replay(const Scenario& sc, const HwConfig& hw) {
-  StepShape s;
+RunShape replay(const Scenario& sc, const HwConfig& hw) {
+  RunShape s;
   const uint64_t qpk = uint64_t(sc.model.q_per_kv()), heads = uint64_t(sc.model.num_kv_heads);
   const uint64_t pes = uint64_t(hw.pes_per_group());
   const uint64_t elem = dtype_bytes(sc.model.dtype);
@@ -81,7 +81,7 @@ std::string ResourceEstimate::describe() const {
 
 ResourceEstimate estimate_resources(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   ResourceEstimate e;
-  const StepShape s = replay(sc, hw);
+  const RunShape s = replay(sc, hw);
   const uint64_t d = uint64_t(sc.model.head_dim), heads = uint64_t(sc.model.num_kv_heads);
   const uint64_t stored = dtype_bytes(sc.model.dtype);
   if (opt.values) {
@@ -131,7 +131,7 @@ void check_resources(const ResourceEstimate& e, const HostLimits& host, const Sc
   const std::string chip = opt.hw_file + ": " + std::to_string(e.active_groups) + " of groups = " +
                            std::to_string(hw.groups) + " in use x group.cubes = " + std::to_string(hw.group.cubes) +
                            " x cube.pes = " + std::to_string(hw.cube.pes);
-  const std::string hint = opt.values ? "; run timing only with --no-values, or shrink them" : "; shrink them";
+  const std::string hint = opt.values ? "; run timing only with --no-values, or lower the parameters named" : "; lower the parameters named";
   if (host.mappings && e.mappings > host.mappings->value)
     throw InputError(chip + " need " + std::to_string(e.threads) + " SystemC processes, whose stacks take " +
                      std::to_string(e.mappings) + " memory mappings; " + host.mappings->what + " leaves " +
@@ -154,9 +154,9 @@ void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   // layers and heads a page holds.
   const ResourceEstimate e = estimate_resources(sc, hw, opt);
   if (e.tensor_bytes > kMaxTensorBytes)
-    throw InputError(tensor_parameters(sc, opt) + ": the tensors need about " + mib(e.tensor_bytes) +
-                     " of host memory (" + e.describe() + "; allowed: up to " + mib(kMaxTensorBytes) +
-                     "); run timing only with --no-values");
+    throw InputError(tensor_parameters(sc, opt) + ": the run needs about " + mib(e.resident_bytes) +
+                     " of host memory (" + e.describe() + "), its tensors " + mib(e.tensor_bytes) +
+                     " (allowed: up to " + mib(kMaxTensorBytes) + " on any machine); run timing only with --no-values");
   check_resources(e, read_host_limits(), sc, hw, opt);
   // Checked to fit: take OpenBLAS's buffer now, before the run's allocations could leave it none.
   if (opt.values) reserve_blas_buffer();

@@ -310,7 +310,7 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
                      fmt("%.3g", work.node_cycles) + " node-cycles and " + fmt("%.3g", work.packets) +
                      " packets at --rate " + fmt("%g", o.rate) + " exceed the bench's bound (allowed: up to " +
                      fmt("%.3g", kMaxNocBenchNodeCycles) + " node-cycles and " + fmt("%.3g", kMaxNocBenchPackets) +
-                     " packets, about 10 minutes and 4 GiB; fewer nodes or cycles, or --allow-large)");
+                     " packets, about 10 minutes and 2.5 GiB; fewer nodes or cycles, or --allow-large)");
 
   NocBenchResult res;
   res.options = o;

@@ -60,8 +60,9 @@ struct NocBenchWork {
   double packets = 0;
 };
 NocBenchWork noc_bench_work(const NocBenchOptions& options);
-// Documented bounds (docs/noc.md, "Work bound"): about 10 minutes and 4 GiB on the 2-core
-// reference machine (measured rates there).
+// Documented bounds (docs/noc.md, "Work bound and progress"), from rates measured on the 2-core
+// reference machine: about 1.5e6 node-cycles/s at moderate load (1e9: ~11 minutes); at
+// saturation about 8e4 packets/s and 120 bytes per undelivered packet (2e7: ~4 minutes, 2.4 GB).
 constexpr double kMaxNocBenchNodeCycles = 1e9;
 constexpr double kMaxNocBenchPackets = 2e7;
 

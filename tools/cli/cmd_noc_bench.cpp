@@ -133,7 +133,7 @@ int cmd_noc_bench(int argc, char** argv) {
        "search the saturation rate: bisection between 0.01 and 1 to 0.01 (rate unit as --rate-unit)")
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout")
       ("allow-large", po::bool_switch(&o.allow_large),
-       "run beyond the work bound (1e9 node-cycles or 2e7 packets, about 10 minutes and 4 GiB; docs/noc.md)")
+       "run beyond the work bound (1e9 node-cycles or 2e7 packets, about 10 minutes and 2.5 GiB; docs/noc.md)")
       ("progress", po::bool_switch(&progress),
        "print progress on stderr (always on for runs above 1e8 node-cycles)");
   const auto vm = parse_command_line(argc, argv, desc);
