@@ -4,6 +4,7 @@
 // noc-bench's work bound, progress and --params nesting limit. Every run is the CLI binary.
 #include <sys/resource.h>
 
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -68,24 +69,29 @@ TEST(ResourceGuards, MemoryEstimateIsWithinAFactorOfTwoOfPeakRss) {
     const Outcome o = run_child(args, dir);
     ASSERT_EQ(o.code, 0) << c.trace << ": " << o.err;
     const double measured = double(o.peak_kb) * 1024, estimate = double(est.resident_bytes);
+    std::cout << c.trace << (c.values ? "" : " --no-values") << ": peak RSS " << (o.peak_kb >> 10) << " MiB, estimate "
+              << (est.resident_bytes >> 20) << " MiB, ratio " << measured / estimate << "\n";
     EXPECT_GE(measured, estimate / 2) << c.trace << ": " << est.describe();
     EXPECT_LE(measured, estimate * 2) << c.trace << ": " << est.describe();
   }
 }
 
-// The estimate grows with every KV head (GQA): 8 KV heads hold 8 times the K/V of one.
+// The estimate grows with every KV head (GQA): each one adds the same amount, at least its K and
+// V twice (generated rows and the job's shards, fp32); more query heads per KV head add Q rows.
 TEST(ResourceGuards, MemoryEstimateCountsEveryKvHead) {
   Scenario sc = load_scenario(source_path("traces/long_prefix_32k.json"));
   const HwConfig hw = load_hw_config("", {});
-  RunOptions opt;
-  const uint64_t one = estimate_resources(sc, hw, opt).tensor_bytes;
-  sc.model.num_q_heads = 8;
-  sc.model.num_kv_heads = 8;
-  const uint64_t eight = estimate_resources(sc, hw, opt).tensor_bytes;
-  EXPECT_GE(eight, 7 * one);
-  EXPECT_LE(eight, 9 * one);
-  sc.model.num_q_heads = 32;  // 4 query heads per KV head: four times the Q rows, the same K/V
-  const uint64_t gqa = estimate_resources(sc, hw, opt).tensor_bytes;
+  const RunOptions opt;
+  const auto tensors_with = [&](int kv_heads, int q_heads) {
+    sc.model.num_kv_heads = kv_heads;
+    sc.model.num_q_heads = q_heads;
+    return double(estimate_resources(sc, hw, opt).tensor_bytes);
+  };
+  const double one = tensors_with(1, 1), two = tensors_with(2, 2), eight = tensors_with(8, 8);
+  const double per_head = two - one;
+  EXPECT_GE(per_head, double(sc.shared_prefix_tokens) * sc.model.head_dim * 2 * 4 * 2);
+  EXPECT_NEAR(eight - one, 7 * per_head, 0.01 * per_head);
+  const double gqa = tensors_with(8, 32);  // 4 query heads per KV head: four times the Q rows
   EXPECT_GT(gqa, eight);
   EXPECT_LT(gqa, 2 * eight);
 }
