@@ -14,7 +14,9 @@
 
 namespace ahbm {
 
-enum class TensorKind : uint64_t { q = 1, k = 2, v = 3 };
+// activation, weight: a weight GEMM's X (pos = row, dim = column) and W (pos = K row, dim = column);
+// `head` numbers the operator (runtime/model/layer_plan.h).
+enum class TensorKind : uint64_t { q = 1, k = 2, v = 3, activation = 4, weight = 5 };
 
 // Standard-normal sample for one element.
 float tensor_value(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int64_t dim);

@@ -182,9 +182,14 @@ Simulator::Simulator(HwConfig cfg, SimOptions opt) : cfg_(std::move(cfg)), opt_(
 
 Simulator::~Simulator() = default;
 
-SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
+SimResult Simulator::run(const std::vector<AttentionJob>& jobs) { return run_any(jobs, {}); }
+
+SimResult Simulator::run_gemms(const std::vector<GemmJob>& gemms) { return run_any({}, gemms); }
+
+SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std::vector<GemmJob>& gemms) {
   check_jobs(cfg_, jobs_in, opt_.hw_file);
   check_job_dataflow(cfg_, jobs_in, opt_.hw_file);
+  check_gemm_jobs(cfg_, gemms, opt_.hw_file);
   // The modules read the caller's jobs in place (the HBM slices keep their own stored bytes):
   // no extra copy of the tensors here. Only jobs that leave `scale` unset are copied, to fill it in.
   std::vector<AttentionJob> defaulted;
@@ -198,6 +203,17 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
   std::vector<int> groups = Chip::groups_of(cfg_, jobs);
+  if (!gemms.empty()) {
+    // Groups whose PEs hold a part of a GEMM (a GEMM run has no attention jobs).
+    groups.clear();
+    const auto plans = gemm_pe_plans(cfg_, gemms);
+    for (int g = 0; g < cfg_.groups; ++g) {
+      bool used = false;
+      for (const auto& per_pe : plans)
+        for (int p = 0; p < cfg_.pes_per_group(); ++p) used = used || per_pe[size_t(g * cfg_.pes_per_group() + p)].active();
+      if (used) groups.push_back(g);
+    }
+  }
   if (chip_ && !(chip_->reusable && chip_->chip->restartable() && chip_->chip->active_groups == groups &&
                  chip_->young()))
     chip_.reset();
@@ -235,15 +251,17 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
   };
   or_drop_chip([&] {
     shared.begin_run(jobs, epoch);
+    shared.begin_gemms(gemms);
     chip.begin_run();
   });
 
   WatchdogSetup w;
   w.window_ns = opt_.watchdog_ns;
   w.epoch = epoch;
-  w.done = [&] { return chip.host->tiles_received == shared.tiles.size(); };
+  w.done = [&] { return chip.host->tiles_received == shared.tiles.size() && shared.gemm.blocks_left == 0; };
   w.progress = [&] { return uint64_t(e.spans.spans().size()) + chip.host->tiles_received; };
   w.status = [&] {
+    if (!gemms.empty()) return std::to_string(shared.gemm.blocks_left) + " Y blocks of the weight GEMMs still to finish";
     return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
            " Q tiles returned to the host";
   };
@@ -262,6 +280,9 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     r.end_ns = std::max(r.end_ns, t);
     r.tile_of.emplace_back(shared.tiles[gt].job, shared.tiles[gt].index);
   }
+  r.gemms = shared.gemm.stats;
+  r.gemm_outputs = std::move(shared.gemm.y);
+  for (const GemmOpStats& g : r.gemms) r.end_ns = std::max(r.end_ns, g.end_ns);
   chip.report_stats(r.stats);
   r.tlm_checks = e.tlm_checks;
   e.tlm_checks.violations.clear();
@@ -282,6 +303,7 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs_in) {
     if (sc_core::sc_pending_activity()) e.reusable = false;
   }
   shared.jobs.unbind();  // the caller's jobs may go once this returns
+  shared.gemm.jobs.unbind();
   return r;
 }
 
@@ -289,7 +311,7 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, c
   return Simulator(cfg, opt).run(jobs);
 }
 
-SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt) {
+Simulator& SimulatorPool::simulator(const HwConfig& cfg, const SimOptions& opt) {
   std::ostringstream key;
   key.precision(17);
   key << to_json(cfg).dump() << '|' << opt.vcd << '|' << opt.hw_file << '|' << static_cast<const void*>(opt.nocs)
@@ -297,7 +319,15 @@ SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob
   std::unique_ptr<Simulator>& sim = sims_[key.str()];
   if (!sim) sim = std::make_unique<Simulator>(cfg, opt);
   sim->set_progress(opt.progress);
-  return sim->run(jobs);
+  return *sim;
+}
+
+SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt) {
+  return simulator(cfg, opt).run(jobs);
+}
+
+SimResult SimulatorPool::run_gemms(const HwConfig& cfg, const std::vector<GemmJob>& gemms, const SimOptions& opt) {
+  return simulator(cfg, opt).run_gemms(gemms);
 }
 
 int SimulatorPool::elaborations() const {

@@ -10,6 +10,7 @@
 
 #include "hw/common/attn_state.h"
 #include "hw/common/hw_config.h"
+#include "hw/common/gemm_job.h"
 #include "hw/common/job.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/stats.h"
@@ -52,6 +53,9 @@ struct SimResult {
   std::unique_ptr<SpanRecorder> spans;
   StatsNode stats;  // the chip's statistics tree (layout: hw/chip/chip_stats.h)
   TlmCheckLog tlm_checks;  // this run's (SimOptions::check_tlm)
+  // A run of weight GEMMs: per GEMM job its counters and (values) Y, M × N fp32.
+  std::vector<GemmOpStats> gemms;
+  std::vector<MatrixRM> gemm_outputs;
 };
 
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
@@ -81,6 +85,10 @@ class Simulator {
   // (with which modules wait on what) and NumericFault when a NaN or Inf appears in the datapath.
   // The jobs are read in place during the call.
   SimResult run(const std::vector<AttentionJob>& jobs);
+  // A run of weight GEMMs (hw/common/gemm_job.h): the jobs run one after another on each PE, X
+  // of all of them streamed from the run's start; a GEMM that needs another's Y is a later run.
+  // end_ns is when the last Y block was written back (or gathered). Same errors as run().
+  SimResult run_gemms(const std::vector<GemmJob>& gemms);
   // Chips elaborated so far (tests and benchmarks check reuse with it).
   int elaborations() const { return elaborations_; }
   // Replaces the progress callback for the following runs (results do not depend on it).
@@ -88,6 +96,7 @@ class Simulator {
 
  private:
   struct Elaborated;
+  SimResult run_any(const std::vector<AttentionJob>& jobs, const std::vector<GemmJob>& gemms);
   HwConfig cfg_;
   SimOptions opt_;
   std::unique_ptr<Elaborated> chip_;
@@ -104,9 +113,11 @@ SimResult simulate(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, c
 class SimulatorPool {
  public:
   SimResult run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
+  SimResult run_gemms(const HwConfig& cfg, const std::vector<GemmJob>& gemms, const SimOptions& opt = {});
   int elaborations() const;
 
  private:
+  Simulator& simulator(const HwConfig& cfg, const SimOptions& opt);
   std::map<std::string, std::unique_ptr<Simulator>> sims_;
 };
 

@@ -83,4 +83,28 @@ void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_co
   }
 }
 
+void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
+  gemm.jobs.bind(run_gemms);
+  gemm.plans = gemm_pe_plans(cfg, run_gemms);
+  gemm.y.clear();
+  gemm.stats.clear();
+  gemm.op_ids.clear();
+  gemm.blocks_left = 0;
+  if (run_gemms.empty()) return;
+  gemm.activity_in = spans.intern("w_in");
+  gemm.activity_out = spans.intern("y_out");
+  const size_t pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
+  for (size_t j = 0; j < run_gemms.size(); ++j) {
+    const GemmJob& job = run_gemms[j];
+    gemm.y.push_back(job.values() ? MatrixRM::Zero(job.m, job.n) : MatrixRM());
+    GemmOpStats st;
+    st.op = job.op;
+    st.pe_end_ns.assign(pes, 0.0);
+    gemm.stats.push_back(std::move(st));
+    gemm.op_ids.push_back(spans.intern(job.op));
+    for (const GemmPePlan& pl : gemm.plans[j])
+      if (pl.active()) gemm.blocks_left += uint64_t(pl.m_blocks(job.m)) * uint64_t(pl.n_blocks());
+  }
+}
+
 }  // namespace ahbm

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hw/common/engines.h"
+#include "hw/common/gemm_job.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
 #include "hw/common/numeric_guard.h"
@@ -29,19 +30,35 @@ struct TileRef {
 
 // The jobs of the current run, read in place (the caller keeps them alive for the run). A
 // reference that can be re-pointed: the chip outlives one run (Simulator in simulate.h).
-class JobList {
+template <class Job>
+class RunList {
  public:
-  void bind(const std::vector<AttentionJob>& jobs) { jobs_ = &jobs; }
+  void bind(const std::vector<Job>& jobs) { jobs_ = &jobs; }
   void unbind() { jobs_ = &none_; }
-  const AttentionJob& operator[](size_t i) const { return (*jobs_)[i]; }
+  const Job& operator[](size_t i) const { return (*jobs_)[i]; }
   size_t size() const { return jobs_->size(); }
-  std::vector<AttentionJob>::const_iterator begin() const { return jobs_->begin(); }
-  std::vector<AttentionJob>::const_iterator end() const { return jobs_->end(); }
-  operator const std::vector<AttentionJob>&() const { return *jobs_; }
+  bool empty() const { return jobs_->empty(); }
+  typename std::vector<Job>::const_iterator begin() const { return jobs_->begin(); }
+  typename std::vector<Job>::const_iterator end() const { return jobs_->end(); }
+  operator const std::vector<Job>&() const { return *jobs_; }
 
  private:
-  const std::vector<AttentionJob>* jobs_ = &none_;
-  static inline const std::vector<AttentionJob> none_{};
+  const std::vector<Job>* jobs_ = &none_;
+  static inline const std::vector<Job> none_{};
+};
+using JobList = RunList<AttentionJob>;
+
+// The weight GEMMs of the current run (a run holds attention jobs or GEMM jobs, not both;
+// hw/chip/simulate.h): the jobs, what the PEs gathered and counted, and how many Y blocks are
+// still to finish (the run is over at 0).
+struct GemmRun {
+  RunList<GemmJob> jobs;
+  std::vector<std::vector<GemmPePlan>> plans;  // per job, per chip PE (gemm_pe_plans)
+  std::vector<MatrixRM> y;             // per job, M x N fp32 (values only); K-split parts summed
+  std::vector<GemmOpStats> stats;      // per job
+  uint64_t blocks_left = 0;
+  int activity_in = 0, activity_out = 0;  // interned "w_in", "y_out"
+  std::vector<int> op_ids;             // per job, its interned operator name
 };
 
 struct SimShared {
@@ -49,10 +66,13 @@ struct SimShared {
   // Points everything at a new run's jobs: the tile table, and the epoch (the simulated time the
   // run starts at) of the sinks, so recorded times count from the run's start.
   void begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& epoch);
+  // The run's weight GEMMs (after begin_run; none for a run of attention jobs).
+  void begin_gemms(const std::vector<GemmJob>& run_gemms);
 
   const HwConfig& cfg;
   Clock clock;
   JobList jobs;
+  GemmRun gemm;
   sc_core::sc_time epoch = sc_core::SC_ZERO_TIME;
   TraceSink& trace;
   SpanRecorder& spans;

@@ -1,5 +1,6 @@
 #include "hw/group/group.h"
 
+#include <algorithm>
 #include <string>
 
 #include "hw/common/component.h"
@@ -83,6 +84,33 @@ void Group::begin_run() {
     }
   }
   mover->begin_run();
+  place_gemm_weights();
+}
+
+void Group::place_gemm_weights() {
+  gemm_w_.clear();
+  const GemmRun& g = sh_.gemm;
+  const int pes = sh_.cfg.pes_per_group();
+  for (size_t j = 0; j < g.jobs.size(); ++j) {
+    const GemmJob& job = g.jobs[j];
+    if (!job.values()) continue;
+    for (int p = 0; p < pes; ++p) {
+      const GemmPePlan& pl = g.plans[j][size_t(group_ * pes + p)];
+      if (!pl.active()) continue;
+      // N-block by N-block, each K_p × Nb block row-major: every W tile is one burst.
+      std::vector<float> packed;
+      packed.reserve(size_t(pl.shard.k_count) * size_t(pl.shard.n_count));
+      for (int n0 = 0; n0 < pl.shard.n_count; n0 += pl.blk.nb) {
+        const int nb = std::min(pl.blk.nb, pl.shard.n_count - n0);
+        for (int k = 0; k < pl.shard.k_count; ++k) {
+          const float* row = job.w.data() + size_t(pl.shard.k_begin + k) * size_t(job.n) + size_t(pl.shard.n_begin + n0);
+          packed.insert(packed.end(), row, row + nb);
+        }
+      }
+      gemm_w_.push_back(std::move(packed));
+      slice(p).backdoor_write(pl.w_base, gemm_w_.back().data(), gemm_w_.back().size(), job.dtype);
+    }
+  }
 }
 
 void Group::report_stats(StatsNode& node) const {

@@ -56,6 +56,10 @@ class Group : public sc_core::sc_module, public KvFabric, public StatsProvider {
   int group_;
   std::vector<int> cube_endpoints_;
   std::vector<std::vector<uint64_t>> base_;  // [pe][job] byte address of the job's K rows
+  // The run's W shards as the slices store them (gemm_job.h GemmPePlan), kept for the run: the
+  // slices map fp32 placements in place.
+  std::vector<std::vector<float>> gemm_w_;
+  void place_gemm_weights();
 };
 
 }  // namespace ahbm

@@ -20,6 +20,7 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_
       group_(group),
       pe_(pe_in_group),
       local_(local_index),
+      chip_pe_(group * sh.cfg.pes_per_group() + pe_in_group),
       component_(sh.spans.intern(component_path(*this))),
       dma_component_(sh.spans.intern(component_path(*this) + ".dma")) {
   const std::string path = component_path(*this);
@@ -31,6 +32,9 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_
   SC_HAS_PROCESS(Pe);
   SC_THREAD(dma_loop);
   SC_THREAD(compute_loop);
+  SC_THREAD(gemm_dma_loop);
+  SC_THREAD(gemm_compute_loop);
+  SC_THREAD(gemm_write_loop);
 }
 
 void Pe::begin_run() {
@@ -62,6 +66,28 @@ void Pe::begin_run() {
   dma_wait_.clear();
   sh_.start(dma_start_);
   sh_.start(compute_start_);
+  // A run of weight GEMMs (none in a run of attention jobs: those runs schedule nothing more).
+  gemm_free_.clear();
+  gemm_full_.clear();
+  gemm_out_.clear();
+  gemm_blocks_done_ = gemm_blocks_total_ = 0;
+  if (!has_gemm_work()) return;
+  const GemmRun& g = sh_.gemm;
+  uint64_t slot_bytes = 0;
+  for (size_t j = 0; j < g.jobs.size(); ++j) {
+    const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
+    if (!pl.active()) continue;
+    slot_bytes = std::max(slot_bytes, pl.blk.slot_bytes);
+    gemm_blocks_total_ += uint64_t(pl.m_blocks(g.jobs[j].m)) * uint64_t(pl.n_blocks());
+  }
+  gemm_slots_.resize(size_t(sh_.cfg.pe.dma.buffers));
+  for (int s = 0; s < sh_.cfg.pe.dma.buffers; ++s) {
+    if (gemm_slots_[size_t(s)].size() < slot_bytes) gemm_slots_[size_t(s)].resize(slot_bytes);
+    gemm_free_.push(s);
+  }
+  sh_.start(gemm_dma_start_);
+  sh_.start(gemm_compute_start_);
+  sh_.start(gemm_write_start_);
 }
 
 void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
@@ -354,6 +380,9 @@ void Pe::compute_tiles() {
 }
 
 std::string Pe::describe_wait() const {
+  if (gemm_blocks_done_ < gemm_blocks_total_)
+    return "finished " + std::to_string(gemm_blocks_done_) + " of " + std::to_string(gemm_blocks_total_) +
+           " Y blocks of its weight GEMMs";
   const size_t total = sh_.tiles_of_group[size_t(group_)].size();
   if (tiles_done_ == total) return "";
   std::string out = "computed " + std::to_string(tiles_done_) + " of " + std::to_string(total) + " Q tiles";

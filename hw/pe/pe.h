@@ -12,6 +12,12 @@
 //    state rescale) and O += P V (GEMM engine), and finally sends its (m, l, o) state to the
 //    CUBE reducer (state_out). Each step waits its closed-form cycle count (engines.h); values are
 //    computed on whole blocks with Eigen when the job carries values.
+// A run of weight GEMMs (hw/common/gemm_job.h) uses three more processes instead (pe_gemm.cpp):
+//  - GEMM DMA: the PE's W tiles (Kb × Nb) from its HBM slice into the `buffers` SRAM slots;
+//  - GEMM compute: per W tile, the X block out of the CUBE's Q buffer and the tile on the GEMM
+//    engine into the Y block's fp32 accumulators; a finished Y block goes out through the slot of
+//    its last W tile (write-back) or straight to the gather;
+//  - GEMM write-back: Y blocks from their slots into the HBM slice, freeing the slot.
 #include <map>
 #include <memory>
 #include <string>
@@ -30,7 +36,8 @@
 namespace ahbm {
 
 // Activity codes of the PE's `activity` signal (docs/waveforms in docs/model.md).
-enum class PeActivity : uint64_t { idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5 };
+// gemm_w: a weight GEMM's W tile on the GEMM engine (q_read: its X block out of the Q buffer).
+enum class PeActivity : uint64_t { idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5, gemm_w = 6 };
 
 // Counters of a PE (Pe::report_stats); its HBM slice adds its own to the same node.
 struct PeStats {
@@ -84,6 +91,19 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void compute_loop();
   // One run: computes its Q tiles.
   void compute_tiles();
+  // Weight GEMMs (pe_gemm.cpp): one run's W tiles, their GEMMs, the Y write-backs.
+  struct GemmTile {
+    int job, slot, mi, ni, ki;
+  };
+  void gemm_dma_loop();
+  void gemm_dma();
+  void gemm_compute_loop();
+  void gemm_compute();
+  void gemm_write_loop();
+  void gemm_write();
+  // A Y block is done (written back or gathered): counts it and the operator's end on this PE.
+  void gemm_block_done(int job);
+  bool has_gemm_work() const;
   void wait_for_remap(const TileRef& t);
   // Waits `cycles`, records the span and moves the activity signal.
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
@@ -102,6 +122,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   SimShared& sh_;
   Noc& noc_;
   int group_, pe_, local_;
+  int chip_pe_;  // group × pes_per_group + pe_
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
   std::vector<int> my_tiles_;
@@ -132,6 +153,15 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;
   sc_core::sc_event dma_start_, compute_start_;  // begin_run
+  // Weight GEMMs: the slots' bytes (a W tile or a Y block each), free slots, loaded W tiles,
+  // finished Y blocks waiting for write-back.
+  std::vector<std::vector<unsigned char>> gemm_slots_;
+  TimedQueue<int> gemm_free_;
+  TimedQueue<GemmTile> gemm_full_;
+  TimedQueue<GemmTile> gemm_out_;
+  uint64_t gemm_blocks_done_ = 0, gemm_blocks_total_ = 0;
+  MatrixRM gemm_acc_, gemm_w_;  // the Y block's accumulators; a W tile widened to fp32
+  sc_core::sc_event gemm_dma_start_, gemm_compute_start_, gemm_write_start_;
 };
 
 }  // namespace ahbm

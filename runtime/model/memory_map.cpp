@@ -27,14 +27,19 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
   // loaded PE keeps max - min load at most one column of the tallest tensor (list scheduling).
   const auto place = [&](uint64_t rows, uint64_t cols) {
     const uint64_t each = cols / P, extra = cols % P;
+    std::vector<int> columns(P, int(each));
     if (extra > 0) {
       for (uint64_t p = 0; p < P; ++p) order[p] = p;
       const auto lighter = [&](uint64_t x, uint64_t y) { return load[x] != load[y] ? load[x] < load[y] : x < y; };
       std::nth_element(order.begin(), order.begin() + long(extra - 1), order.end(), lighter);
       // nth_element leaves the extra - 1 lightest before the extra-th: together the extra lightest.
-      for (uint64_t i = 0; i < extra; ++i) load[order[i]] += rows * b;
+      for (uint64_t i = 0; i < extra; ++i) {
+        load[order[i]] += rows * b;
+        ++columns[order[i]];
+      }
     }
     for (uint64_t p = 0; p < P; ++p) load[p] += each * rows * b;
+    return columns;
   };
   const auto add = [&](const WeightTensor& t, bool per_layer) {
     const uint64_t copies = per_layer ? uint64_t(m.num_hidden_layers) : 1;
@@ -45,7 +50,10 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
   for (const auto& t : global) add(t, false);
   for (int l = 0; l < m.num_hidden_layers; ++l)
     for (const auto& t : layer)
-      for (int64_t e = 0; e < t.count; ++e) place(uint64_t(t.rows), uint64_t(t.cols));
+      for (int64_t e = 0; e < t.count; ++e) {
+        std::vector<int> columns = place(uint64_t(t.rows), uint64_t(t.cols));
+        if (l == 0 && e == 0) map.layer0_columns[t.name] = std::move(columns);
+      }
   for (const auto& t : global) place(uint64_t(t.rows), uint64_t(t.cols));
   map.weight_bytes_max_pe = *std::max_element(map.weight_bytes_per_pe.begin(), map.weight_bytes_per_pe.end());
   return map;

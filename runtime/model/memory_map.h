@@ -12,6 +12,7 @@
 // the page pool of every PE is (pe.hbm.capacity_bytes - weight bytes of the most loaded PE)
 // / page slot bytes.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct MemoryMap {
   uint64_t weight_bytes_max_pe = 0;
   uint64_t kv_bytes_per_token = 0;  // K and V of one token, all layers and KV heads
   int kv_heads = 0;                 // groups g >= kv_heads hold no KV
+  // Per tensor of layer 0 (its first expert for an MoE layer), the columns each chip PE holds:
+  // the shards the weight GEMMs read (runtime/model/layer_plan.h).
+  std::map<std::string, std::vector<int>> layer0_columns;
 
   uint64_t free_for_kv() const {
     return capacity_per_pe > weight_bytes_max_pe ? capacity_per_pe - weight_bytes_max_pe : 0;

@@ -1,0 +1,160 @@
+#include "hw/common/gemm_job.h"
+
+#include <algorithm>
+
+#include "hw/common/error.h"
+#include "hw/common/timing.h"
+
+namespace ahbm {
+
+namespace {
+// [begin, count) of part i of `total` cut into `parts`: the first total mod parts one larger.
+std::pair<int, int> even_part(int total, int parts, int i) {
+  const int base = total / parts, extra = total % parts;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+}  // namespace
+
+std::vector<GemmShard> gemm_even_shards(int k, int n, int pes, int k_split) {
+  std::vector<GemmShard> out(static_cast<size_t>(pes));
+  const int columns = pes / k_split;
+  for (int p = 0; p < columns * k_split; ++p) {
+    const auto [nb, nc] = even_part(n, columns, p / k_split);
+    const auto [kb, kc] = even_part(k, k_split, p % k_split);
+    out[size_t(p)] = nc > 0 && kc > 0 ? GemmShard{nb, nc, kb, kc} : GemmShard{};
+  }
+  return out;
+}
+
+std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes) {
+  return j.shards.empty() ? gemm_even_shards(j.k, j.n, pes, j.k_split) : j.shards;
+}
+
+GemmBlocking gemm_block_bytes(const HwConfig& cfg, int mb, int kb, int nb, DType t, bool write_back) {
+  const uint64_t b = dtype_bytes(t), y = uint64_t(mb) * uint64_t(nb) * 4;
+  GemmBlocking g;
+  g.mb = mb;
+  g.kb = kb;
+  g.nb = nb;
+  g.slot_bytes = std::max(uint64_t(kb) * uint64_t(nb) * b, write_back ? y : 0);
+  g.sram_bytes = uint64_t(cfg.pe.dma.buffers) * g.slot_bytes + y + uint64_t(mb) * uint64_t(kb) * b;
+  g.q_bytes = 2 * uint64_t(mb) * uint64_t(kb) * b;
+  return g;
+}
+
+GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t, bool write_back, const std::string& op) {
+  const GemmConfig& e = cfg.pe.gemm;
+  auto fits = [&](const GemmBlocking& g) { return g.sram_bytes <= cfg.pe.sram_bytes && g.q_bytes <= cfg.cube.q_buffer.bytes; };
+  // Candidates of a block edge: the whole extent, then multiples of the engine tile below it.
+  auto candidates = [](int whole, int tile) {
+    std::vector<int> c{whole};
+    for (int v = (whole - 1) / tile * tile; v >= tile; v -= tile) c.push_back(v);
+    return c;
+  };
+  const std::vector<int> ms = candidates(m, e.tile_m), ks = candidates(k_p, e.tile_k);
+  for (int nb : candidates(n_p, e.tile_n))
+    for (int mb : ms) {
+      // The SRAM and Q-buffer bytes grow with Kb: the first (largest) Kb that fits is the one.
+      for (int kb : ks) {
+        const GemmBlocking g = gemm_block_bytes(cfg, mb, kb, nb, t, write_back);
+        if (fits(g)) return g;
+      }
+    }
+  const GemmBlocking least = gemm_block_bytes(cfg, ms.back(), ks.back(), candidates(n_p, e.tile_n).back(), t, write_back);
+  throw InputError("pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " with pe.dma.buffers = " +
+                   std::to_string(cfg.pe.dma.buffers) + " and cube.q_buffer.bytes = " +
+                   std::to_string(cfg.cube.q_buffer.bytes) + " cannot hold the smallest block of " + op + " (" +
+                   std::to_string(m) + " x " + std::to_string(k_p) + " x " + std::to_string(n_p) + " per PE, " +
+                   dtype_name(t) + "): Mb = " + std::to_string(least.mb) + ", Kb = " + std::to_string(least.kb) +
+                   ", Nb = " + std::to_string(least.nb) + " needs " + std::to_string(least.sram_bytes) +
+                   " bytes of SRAM (buffers x slot " + std::to_string(least.slot_bytes) +
+                   " + accumulators + X block) and " + std::to_string(least.q_bytes) +
+                   " bytes of Q buffer (allowed: at most pe.sram_bytes and cube.q_buffer.bytes)");
+}
+
+void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, const std::string& where) {
+  const int pes = cfg.groups * cfg.pes_per_group();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const GemmJob& job = jobs[j];
+    const std::string at = where + ": GEMM " + std::to_string(j) + " (" + job.op + ")";
+    auto range = [&](const char* field, int64_t v, int64_t lo, int64_t hi) {
+      if (v < lo || v > hi)
+        throw InputError(at + ": " + field + " = " + std::to_string(v) + " is out of range (allowed: [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "])");
+    };
+    range("m", job.m, 1, 1 << 24);
+    range("k", job.k, 1, 1 << 24);
+    range("n", job.n, 1, 1 << 24);
+    range("k_split", job.k_split, 1, std::min(pes, job.k));
+    if (!job.shards.empty() && int(job.shards.size()) != pes)
+      throw InputError(at + ": " + std::to_string(job.shards.size()) + " shards for " + std::to_string(pes) +
+                       " PEs (groups x pes per group)");
+    if (job.values() && (job.x.size() != size_t(job.m) * size_t(job.k) || job.w.size() != size_t(job.k) * size_t(job.n)))
+      throw InputError(at + ": X or W has the wrong size for " + std::to_string(job.m) + " x " + std::to_string(job.k) +
+                       " x " + std::to_string(job.n));
+    // Every (column, K row) of W must be held exactly once, so Y is complete.
+    const std::vector<GemmShard> shards = gemm_shards_of(job, pes);
+    uint64_t covered = 0;
+    for (size_t p = 0; p < shards.size(); ++p) {
+      const GemmShard& s = shards[p];
+      if (s.n_count == 0) continue;
+      if (s.n_begin < 0 || s.n_count < 0 || s.n_begin + s.n_count > job.n || s.k_begin < 0 || s.k_count <= 0 ||
+          s.k_begin + s.k_count > job.k)
+        throw InputError(at + ": shard of PE " + std::to_string(p) + " lies outside the " + std::to_string(job.k) +
+                         " x " + std::to_string(job.n) + " weight");
+      covered += uint64_t(s.n_count) * uint64_t(s.k_count);
+      gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
+    }
+    if (covered != uint64_t(job.k) * uint64_t(job.n))
+      throw InputError(at + ": the shards hold " + std::to_string(covered) + " of the " +
+                       std::to_string(uint64_t(job.k) * uint64_t(job.n)) + " weights");
+  }
+  // W and Y of every job must fit each PE's slice.
+  const auto plans = gemm_pe_plans(cfg, jobs);
+  for (int p = 0; p < pes; ++p) {
+    uint64_t end = 0;
+    for (size_t j = 0; j < jobs.size(); ++j)
+      if (plans[j][size_t(p)].active())
+        end = std::max(end, plans[j][size_t(p)].y_base + uint64_t(jobs[j].m) * uint64_t(plans[j][size_t(p)].shard.n_count) * 4);
+    if (end > cfg.pe.hbm.capacity_bytes)
+      throw InputError(where + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
+                       " is exceeded on chip PE " + std::to_string(p) + " (the GEMMs' W shards and Y need " +
+                       std::to_string(end) + " bytes)");
+  }
+}
+
+std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const std::vector<GemmJob>& jobs) {
+  const int pes = cfg.groups * cfg.pes_per_group();
+  std::vector<std::vector<GemmPePlan>> out(jobs.size(), std::vector<GemmPePlan>(size_t(pes)));
+  std::vector<uint64_t> used(size_t(pes), 0);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const std::vector<GemmShard> shards = gemm_shards_of(jobs[j], pes);
+    for (int p = 0; p < pes; ++p) {
+      GemmPePlan& pl = out[j][size_t(p)];
+      pl.shard = shards[size_t(p)];
+      if (!pl.active()) continue;
+      pl.blk = gemm_blocking(cfg, jobs[j].m, pl.shard.k_count, pl.shard.n_count, jobs[j].dtype, jobs[j].write_back, jobs[j].op);
+      pl.w_base = used[size_t(p)];
+      used[size_t(p)] += uint64_t(pl.shard.k_count) * uint64_t(pl.shard.n_count) * jobs[j].elem_bytes();
+    }
+  }
+  for (size_t j = 0; j < jobs.size(); ++j)
+    for (int p = 0; p < pes; ++p) {
+      GemmPePlan& pl = out[j][size_t(p)];
+      if (!pl.active()) continue;
+      pl.y_base = used[size_t(p)];
+      used[size_t(p)] += uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
+    }
+  return out;
+}
+
+double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row) {
+  uint64_t before = 0;
+  for (size_t i = 0; i < j; ++i) before += uint64_t(jobs[i].m) * uint64_t(jobs[i].k) * jobs[i].elem_bytes();
+  const uint64_t row_bytes = uint64_t(jobs[j].k) * jobs[j].elem_bytes();
+  const double link = cfg.host.latency_ns + double(before + uint64_t(row + 1) * row_bytes) / cfg.host.bandwidth_gbps;
+  const double write = double(ceil_div(row_bytes, uint64_t(cfg.cube.q_buffer.write_bytes_per_cycle))) / cfg.clock_ghz;
+  return link + write;
+}
+
+}  // namespace ahbm
