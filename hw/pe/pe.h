@@ -101,6 +101,10 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_compute();
   void gemm_write_loop();
   void gemm_write();
+  // One burst between a GEMM slot and the slice (a W tile in, a Y block out; timing only
+  // without values), with its span, the DMA signal and busy time.
+  void gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, const GemmJob& job, int j,
+                  int phase, int rows);
   // A Y block is done (written back or gathered): counts it and the operator's end on this PE.
   void gemm_block_done(int job);
   bool has_gemm_work() const;

@@ -44,9 +44,32 @@ void Pe::gemm_write_loop() {
   }
 }
 
+void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, const GemmJob& job,
+                    int j, int phase, int rows) {
+  GemmRun& g = sh_.gemm;
+  const bool read = cmd == tlm::TLM_READ_COMMAND;
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  if (read) sh_.trace.set(sig_dma_, 1);  // the DMA signal shows the W reads (Y writes overlap them)
+  tlm::tlm_generic_payload tr;
+  unsigned char no_bytes;
+  set_payload(tr, cmd, addr, job.values() ? slot : scratch(bytes), bytes);
+  if (!job.values()) set_timing_only(tr, no_bytes);
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  hbm->b_transport(tr, d);
+  if (tr.is_response_error())
+    SC_REPORT_FATAL("ahbm/pe", (std::string(read ? "W tile outside the weight shard" : "Y block outside the slice") +
+                                " in " + name()).c_str());
+  sc_core::wait(d);
+  if (read) sh_.trace.set(sig_dma_, 0);
+  const sc_core::sc_time end = sc_core::sc_time_stamp();
+  sh_.spans.record(start, end, dma_component_, read ? g.activity_in : g.activity_out, phase, g.op_ids[size_t(j)], rows,
+                   int64_t(bytes));
+  g.stats[size_t(j)].dma_busy_ns += to_ns(end - start);
+  dma_busy_ += end - start;
+}
+
 void Pe::gemm_dma() {
   GemmRun& g = sh_.gemm;
-  tlm::tlm_generic_payload tr;
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
@@ -62,22 +85,8 @@ void Pe::gemm_dma() {
           // N-block ni is K_p × nb, row-major, after the ni full-width N-blocks before it.
           const uint64_t addr = pl.w_base + uint64_t(n0) * k_p * b + uint64_t(k0) * uint64_t(nb) * b;
           const uint64_t bytes = uint64_t(kb) * uint64_t(nb) * b;
-          const sc_core::sc_time start = sc_core::sc_time_stamp();
-          sh_.trace.set(sig_dma_, 1);
-          unsigned char no_bytes;
-          set_payload(tr, tlm::TLM_READ_COMMAND, addr, job.values() ? gemm_slots_[size_t(slot)].data() : scratch(bytes), bytes);
-          if (!job.values()) set_timing_only(tr, no_bytes);
-          sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-          hbm->b_transport(tr, d);
-          if (tr.is_response_error())
-            SC_REPORT_FATAL("ahbm/pe", ("W tile outside the weight shard in " + std::string(name())).c_str());
-          sc_core::wait(d);
-          sh_.trace.set(sig_dma_, 0);
-          const sc_core::sc_time end = sc_core::sc_time_stamp();
-          sh_.spans.record(start, end, dma_component_, g.activity_in, phase, g.op_ids[j], kb, int64_t(bytes));
+          gemm_burst(tlm::TLM_READ_COMMAND, addr, gemm_slots_[size_t(slot)].data(), bytes, job, int(j), phase, kb);
           g.stats[j].w_bytes_read += bytes;
-          g.stats[j].dma_busy_ns += to_ns(end - start);
-          dma_busy_ += end - start;
           gemm_full_.push({int(j), slot, mi, ni, ki});
         }
       }
@@ -167,7 +176,6 @@ void Pe::gemm_compute() {
 
 void Pe::gemm_write() {
   GemmRun& g = sh_.gemm;
-  tlm::tlm_generic_payload tr;
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
@@ -181,20 +189,8 @@ void Pe::gemm_write() {
         // Y rows of M-block mi: mb × N_p, its N-blocks one after another.
         const uint64_t addr = pl.y_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4;
         const uint64_t bytes = uint64_t(mb) * uint64_t(nb) * 4;
-        const sc_core::sc_time start = sc_core::sc_time_stamp();
-        unsigned char no_bytes;
-        set_payload(tr, tlm::TLM_WRITE_COMMAND, addr, job.values() ? gemm_slots_[size_t(t.slot)].data() : scratch(bytes), bytes);
-        if (!job.values()) set_timing_only(tr, no_bytes);
-        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        hbm->b_transport(tr, d);
-        if (tr.is_response_error())
-          SC_REPORT_FATAL("ahbm/pe", ("Y block outside the slice in " + std::string(name())).c_str());
-        sc_core::wait(d);
-        const sc_core::sc_time end = sc_core::sc_time_stamp();
-        sh_.spans.record(start, end, dma_component_, g.activity_out, phase, g.op_ids[j], mb, int64_t(bytes));
+        gemm_burst(tlm::TLM_WRITE_COMMAND, addr, gemm_slots_[size_t(t.slot)].data(), bytes, job, int(j), phase, mb);
         g.stats[j].y_bytes_written += bytes;
-        g.stats[j].dma_busy_ns += to_ns(end - start);
-        dma_busy_ += end - start;
         gemm_free_.push(t.slot);
         gemm_block_done(int(j));
       }

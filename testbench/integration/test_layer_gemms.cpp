@@ -1,6 +1,7 @@
 // The weight GEMMs of a decoder layer from the memory map (runtime/model/layer_plan.h) on the
 // default chip: the worked example of docs/model.md "Weight GEMMs" (LLaMA-3-8B q_proj at M = 1,
-// 16 and 160: engine-bound, batching up to 16 rows free) and the fused operators' shapes.
+// 16 and 160: engine-bound, batching up to 16 rows free), the fused operators' shapes and the
+// summary's `operators` of a whole-model scenario.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -9,8 +10,11 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
+#include "runtime/driver.h"
 #include "runtime/model/layer_plan.h"
+#include "runtime/scenario.h"
 #include "test_gemm_support.h"
+#include "test_runtime_support.h"
 #include "test_support.h"
 
 using namespace ahbm;
@@ -73,4 +77,32 @@ TEST(LayerGemms, FusedOperatorsOfADenseLayer) {
   // MoE routing is not modelled yet: a clear error.
   ModelConfig moe = load_model_config(test::source_path("traces/models/mixtral-8x7b.json"));
   EXPECT_THROW(layer_gemms(moe, DType::fp16, plan_memory(moe, DType::fp16, hw), 8, "decode"), InputError);
+}
+
+TEST(LayerGemms, WholeModelScenarioReportsOperatorsPerStep) {
+  const Scenario sc = load_scenario(test::source_path("traces/llama3_8b.json"));
+  const HwConfig hw;
+  const RunOutput r = test::timing_only_run(sc, hw);
+  ASSERT_TRUE(r.summary.contains("operators"));
+  const Json& ops = r.summary["operators"];
+  EXPECT_EQ(ops["layers_simulated"], 1);
+  const Json& steps = ops["by_step"];
+  ASSERT_FALSE(steps.empty());
+  // Selective batching: a step's M is the Σ of its branches' new tokens (8 × 20 at the fan-out).
+  uint64_t rows = 0;
+  for (const Json& s : steps) {
+    rows += s["rows"].get<uint64_t>();
+    if (s["step"] == "fanout") EXPECT_EQ(s["rows"], 160);
+  }
+  const Json& qkv = ops["by_operator"][0];
+  EXPECT_EQ(qkv["name"], "qkv_proj");
+  EXPECT_EQ(qkv["rows"].get<uint64_t>(), rows);
+  EXPECT_EQ(qkv["macs"].get<uint64_t>(), rows * 4096ull * 6144ull);
+  // A step's operator time is the operator simulated alone for its rows.
+  const MemoryMap map = plan_memory(*sc.model.full, DType::fp16, hw);
+  const SimResult alone = Simulator(hw).run_gemms({layer_gemms(*sc.model.full, DType::fp16, map, 160, "fanout")[0]});
+  for (const Json& s : steps)
+    if (s["step"] == "fanout") EXPECT_DOUBLE_EQ(s["qkv_proj_ns"].get<double>(), alone.end_ns);
+  // Attention-only scenarios have no operators.
+  EXPECT_FALSE(test::timing_only_run(load_scenario(test::source_path("traces/llama_gqa.json")), hw).summary.contains("operators"));
 }
