@@ -82,8 +82,8 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.nocs = opt.nocs;
   set.sim.progress = opt.progress;
   set.sim.watchdog_ns = opt.watchdog_ns;
-  SimulatorPool sims;  // every step of the run on the same few elaborated chips
-  set.sims = &sims;
+  SimulatorPool own_sims;  // every step of the run on the same few elaborated chips
+  set.sims = opt.sims ? opt.sims : &own_sims;
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step
 
   // A dense whole model: the weight GEMMs of one layer per step, beside the attention

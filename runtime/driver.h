@@ -34,6 +34,9 @@ struct RunOptions {
   const NocRegistry* nocs = nullptr;
   std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
   double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
+  // Elaborated chips to simulate on, kept by the caller across runs (the Python module's
+  // in-process sweeps); nullptr: a pool of the run's own. Results are the same either way.
+  SimulatorPool* sims = nullptr;
 };
 
 struct StepOutput {

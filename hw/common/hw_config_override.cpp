@@ -23,12 +23,16 @@ void set_json_path(Json& tree, const std::string& assignment, const std::string&
   (*at)[part] = std::move(value);
 }
 
-HwConfig load_hw_config(const std::string& path, const std::vector<std::string>& overrides) {
-  Json tree = path.empty() ? Json::object() : load_json_file(path);
-  if (overrides.empty()) return parse_hw_config(tree, path.empty() ? "defaults" : path);
-  if (!path.empty()) parse_hw_config(tree, path);
+HwConfig parse_hw_config(Json tree, const std::string& file, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return parse_hw_config(tree, file);
+  parse_hw_config(tree, file);
   for (const std::string& kv : overrides) set_json_path(tree, kv, "--set");
   return parse_hw_config(tree, "--set");
+}
+
+HwConfig load_hw_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path.empty()) return parse_hw_config(Json::object(), "defaults", overrides);
+  return parse_hw_config(load_json_file(path), path, overrides);
 }
 
 }  // namespace ahbm

@@ -19,5 +19,7 @@ void set_json_path(Json& tree, const std::string& assignment, const std::string&
 // (set_json_path), parsed and checked exactly as a file is. The file is checked on its own first,
 // so its errors name it; errors that appear with the overrides name "--set".
 HwConfig load_hw_config(const std::string& path, const std::vector<std::string>& overrides);
+// The same for a config already read (`file` names it in errors; the Python module's dicts).
+HwConfig parse_hw_config(Json tree, const std::string& file, const std::vector<std::string>& overrides);
 
 }  // namespace ahbm

@@ -38,7 +38,7 @@ void add_set_option(po::options_description& desc, std::vector<std::string>& ove
                      "dotted path as in the --hw file, checked as the file is; docs/model.md)");
 }
 
-int cmd_run(int argc, char** argv) {
+int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   po::options_description desc(
       "usage: ahbm-sim run SCENARIO.json --out DIR [--hw HW.json] [--set KEY=VALUE ...] [options]\n\n"
       "Simulates one scenario on the AHBM model and writes, into DIR:\n"
@@ -98,6 +98,7 @@ int cmd_run(int argc, char** argv) {
   opt.compare_unbatched = vm.count("compare-unbatched") > 0;
   opt.join_compare = vm.count("join-compare") > 0;
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
+  opt.sims = sims;
   const Scenario sc = load_scenario(scenario);
   if (opt.join_compare && !sc.join)
     throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");

@@ -1,5 +1,6 @@
 #pragma once
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -7,16 +8,26 @@
 
 #include <boost/program_options.hpp>
 
+namespace ahbm {
+class SimulatorPool;
+}
+
 namespace ahbm::cli {
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What the caller of a command lends it: the CLI lends nothing; the Python module (tools/python)
+// lends elaborated chips that outlive one command, so the runs of an in-process sweep reuse them.
+struct CommandContext {
+  SimulatorPool* sims = nullptr;  // run: simulate on these chips (nullptr: a pool of the run's own)
+};
+
 struct Command {
   std::string name;
   std::string summary;
-  std::function<int(int argc, char** argv)> run;  // argv[0] is the command name
+  std::function<int(int argc, char** argv, const CommandContext& ctx)> run;  // argv[0] is the command name
 };
 
 // Parses a subcommand's argv against `desc`, turning Boost errors into UsageError; `positional`
@@ -29,23 +40,35 @@ std::optional<boost::program_options::variables_map> parse_command_line(
 // built-in defaults), checked as the file is (load_hw_config with overrides).
 void add_set_option(boost::program_options::options_description& desc, std::vector<std::string>& overrides);
 
-int cmd_run(int argc, char** argv);
+int cmd_run(int argc, char** argv, SimulatorPool* sims = nullptr);
 int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);
 int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
 int cmd_hbm_bench(int argc, char** argv);
 
+inline auto without_context(int (*f)(int, char**)) {
+  return [f](int argc, char** argv, const CommandContext&) { return f(argc, argv); };
+}
+
 inline const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
-      {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd", cmd_run},
-      {"nocs", "list the registered NoC models", cmd_nocs},
-      {"policy-eval", "simulate and estimate every attention policy for one scenario", cmd_policy_eval},
-      {"hw-config", "print a hardware config with every default filled in", cmd_hw_config},
-      {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)", cmd_noc_bench},
-      {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)", cmd_hbm_bench},
+      {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd",
+       [](int c, char** v, const CommandContext& x) { return cmd_run(c, v, x.sims); }},
+      {"nocs", "list the registered NoC models", without_context(cmd_nocs)},
+      {"policy-eval", "simulate and estimate every attention policy for one scenario", without_context(cmd_policy_eval)},
+      {"hw-config", "print a hardware config with every default filled in", without_context(cmd_hw_config)},
+      {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)",
+       without_context(cmd_noc_bench)},
+      {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
+       without_context(cmd_hbm_bench)},
   };
   return list;
 }
+
+// Runs command argv[0] with its arguments and maps its exceptions to the exit codes of
+// hw/common/error.h, printing the error to `err` ("ahbm-sim run: error: ..."). An unknown command
+// is exit 2. Interrupted is rethrown: the CLI dies of the signal (main.cpp).
+int run_command(int argc, char** argv, const CommandContext& ctx, std::ostream& err);
 
 }  // namespace ahbm::cli

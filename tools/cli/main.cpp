@@ -4,6 +4,7 @@
 // stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -83,41 +84,17 @@ int sc_main(int argc, char** argv) {
     std::cout << "ahbm-sim " << ahbm::simulator_version() << " (commit " << ahbm::simulator_commit() << ")\n";
     return stdout_written();
   }
-  for (const auto& c : ahbm::cli::commands()) {
-    if (c.name != cmd) continue;
+  const bool known = std::any_of(ahbm::cli::commands().begin(), ahbm::cli::commands().end(),
+                                 [&](const ahbm::cli::Command& c) { return c.name == cmd; });
+  if (known) {
     try {
-      const int code = c.run(argc - 1, argv + 1);
-      ahbm::check_stdout();  // what a command printed must have arrived (a full disk, /dev/full)
-      return code;
+      return ahbm::cli::run_command(argc - 1, argv + 1, {}, std::cerr);
     } catch (const ahbm::Interrupted& e) {
       // The unwinding removed the partial output; die of the signal as an uncaught one would.
       std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "; partial output removed\n";
       std::signal(e.signal, SIG_DFL);
       std::raise(e.signal);
       return 128 + e.signal;
-    } catch (const ahbm::OutputError& e) {
-      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n";
-      return 1;
-    } catch (const ahbm::SimStall& e) {
-      std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "\n";
-      return 4;
-    } catch (const ahbm::NumericFault& e) {
-      std::cerr << "ahbm-sim " << cmd << ": " << e.what() << "\n";
-      return 3;
-    } catch (const ahbm::InputError& e) {
-      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n";
-      return 2;
-    } catch (const ahbm::cli::UsageError& e) {
-      std::cerr << "ahbm-sim " << cmd << ": error: " << e.what() << "\n(see 'ahbm-sim " << cmd << " --help')\n";
-      return 2;
-    } catch (const std::bad_alloc&) {
-      // The preflight's estimate (runtime/preflight.h) was passed, yet memory ran out.
-      std::cerr << "ahbm-sim " << cmd << ": error: out of memory (an allocation failed; check ulimit -v/-d and "
-                   "free memory)\n";
-      return 1;
-    } catch (const std::exception& e) {
-      std::cerr << "ahbm-sim " << cmd << ": internal error: " << e.what() << "\n";
-      return 1;
     }
   }
   std::cerr << "ahbm-sim: unknown command \"" << cmd << "\"\n";
