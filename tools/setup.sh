@@ -16,6 +16,9 @@ PACKAGES=(
   clang libclang-rt-14-dev         # libFuzzer harnesses (testbench/fuzz); libclang_rt.fuzzer lives in -rt-14-dev
   slurm-wlm munge                  # tools/sweep --executor slurm; the e2e test starts a one-node cluster
   python3-jsonschema               # checks the generated hardware-config JSON Schema (CTest)
+  python3-dev pybind11-dev         # the Python module ahbm (tools/python, docs/python.md)
+  python3-pandas                   # DataFrames of the module's spans (tests, example notebook)
+  jupyter-nbconvert python3-ipykernel  # executes examples/notebook/*.ipynb in the tests
 )
 
 missing=()

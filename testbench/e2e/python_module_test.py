@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""The Python module `ahbm` (tools/python/ahbm_module.cpp, docs/python.md) against the CLI it wraps:
+same simulated times and O, spans that pandas takes as they are, errors as exceptions with the
+CLI's field-path messages, chips reused across runs, in-process sweeps giving the CLI's results.
+Run by CTest with PYTHONPATH = the build's python/ and AHBM_CLI = the build's ahbm-sim."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+import pandas as pd
+
+import ahbm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ["AHBM_CLI"]
+FANOUT = os.path.join(ROOT, "traces", "fanout_8x20.json")
+
+
+def cli_run(scenario, out, *args):
+    subprocess.run([CLI, "run", scenario, "--out", out, *args], check=True, capture_output=True)
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+class ModuleCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="ahbm-py-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_version_is_the_cli_version(self):
+        out = subprocess.run([CLI, "--version"], check=True, capture_output=True, text=True).stdout
+        self.assertEqual(out.strip(), f"ahbm-sim {ahbm.__version__} (commit {ahbm.commit})")
+
+    def test_fanout_matches_the_cli_total_and_o(self):
+        cli_dir = os.path.join(self.dir, "cli")
+        summary = cli_run(FANOUT, cli_dir, "--dump-tensors", "--no-vcd")
+        r = ahbm.run(FANOUT)
+        self.assertEqual(r["summary"]["total_ns"], summary["total_ns"])
+        self.assertEqual(r["summary"]["numerics"], summary["numerics"])
+        o_cli = np.load(os.path.join(cli_dir, "tensors", "o.npy"))
+        self.assertEqual(r["o"][0].dtype, np.float32)
+        self.assertEqual(r["o"][0].shape, o_cli.shape)
+        np.testing.assert_array_equal(r["o"][0], o_cli)  # the same arithmetic: bit-identical
+        # The spans are latency.csv's rows, as columns pandas takes directly.
+        df = pd.DataFrame(r["spans"])
+        csv = pd.read_csv(os.path.join(cli_dir, "latency.csv"))
+        self.assertEqual(len(df), len(csv))
+        self.assertEqual(list(df.columns), list(csv.columns))
+        self.assertEqual(df["end_ns"].max(), summary["total_ns"])
+        self.assertTrue((df["end_ns"] >= df["start_ns"]).all())
+
+    def test_dict_scenario_and_hw_with_overrides(self):
+        with open(FANOUT) as f:
+            sc = json.load(f)
+        slow = ahbm.run(sc, {"pe": {"hbm": {"bandwidth_gbps": 3.2}}}, values=False)
+        base = ahbm.run(sc, values=False)
+        via_set = ahbm.run(sc, set=["pe.hbm.bandwidth_gbps=3.2"], values=False)
+        self.assertEqual(slow["summary"]["total_ns"], via_set["summary"]["total_ns"])
+        self.assertGreater(slow["summary"]["total_ns"], base["summary"]["total_ns"])
+        self.assertTrue(all(o.size == 0 for o in base["o"]))  # timing only: no values computed
+
+    def test_errors_raise_with_the_field_path(self):
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, {"pe": {"hbm": {"bandwidth_gbps": -1}}})
+        self.assertIn("pe.hbm.bandwidth_gbps", str(e.exception))
+        self.assertIsInstance(e.exception, ValueError)
+        self.assertEqual(ahbm.InputError.exit_code, 2)
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, noc="no_such_noc")
+        self.assertIn("no_such_noc", str(e.exception))
+        with open(FANOUT) as f:
+            sc = json.load(f)
+        sc["shared_prefix_tokens"] = -5
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(sc)
+        self.assertIn("shared_prefix_tokens", str(e.exception))
+        self.assertIn("-5", str(e.exception))
+        with self.assertRaises(ahbm.InputError):
+            ahbm.run(os.path.join(self.dir, "missing.json"))
+        code, out, err = ahbm.cli(["run", FANOUT])
+        self.assertEqual(code, 2)
+        self.assertIn("--out", err)
+
+    def test_simulator_reuses_its_chip_with_identical_results(self):
+        sim = ahbm.Simulator()
+        a = sim.run(FANOUT, values=False)
+        b = sim.run(FANOUT, values=False)
+        self.assertEqual(sim.elaborations, 1)
+        self.assertEqual(json.dumps(a["summary"], sort_keys=True), json.dumps(b["summary"], sort_keys=True))
+
+    def test_out_writes_the_cli_run_directory(self):
+        out = os.path.join(self.dir, "py")
+        ahbm.run(FANOUT, out=out, vcd=False)
+        cli_dir = os.path.join(self.dir, "cli")
+        cli_run(FANOUT, cli_dir, "--no-vcd")
+        for name in ("latency.csv", "stats.json", "trace.json"):
+            with open(os.path.join(out, name), "rb") as a, open(os.path.join(cli_dir, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+
+    def test_run_points_gives_the_cli_results(self):
+        jobs, cli_dirs = [], []
+        hw = os.path.join(self.dir, "hw.json")
+        with open(hw, "w") as f:
+            json.dump({"pe": {"dma": {"buffers": 3}}}, f)
+        for i, args in enumerate([["--no-vcd"], ["--no-vcd", "--policy", "B1"], ["--no-values", "--no-vcd"]]):
+            jobs.append({"scenario": FANOUT, "hw": hw, "out": os.path.join(self.dir, f"p{i}"), "args": args})
+            cli_dirs.append(os.path.join(self.dir, f"c{i}"))
+            subprocess.run([CLI, "run", FANOUT, "--hw", hw, "--out", cli_dirs[-1], *args], check=True,
+                           capture_output=True)
+        bad = {"scenario": FANOUT, "hw": hw, "out": os.path.join(self.dir, "bad"), "args": ["--policy", "Z9"]}
+        result = ahbm.run_points(jobs + [bad])
+        self.assertEqual([c for c, _ in result], [0, 0, 0, 2])
+        self.assertIn("Z9", result[3][1])
+        self.assertFalse(os.path.exists(bad["out"]))
+        for job, c in zip(jobs, cli_dirs):
+            with open(os.path.join(job["out"], "latency.csv")) as a, open(os.path.join(c, "latency.csv")) as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_noc_bench_returns_its_report(self):
+        report = ahbm.noc_bench(["--noc", "mesh", "--rate", "0.05", "--cycles", "2000", "--warmup", "500"])
+        self.assertEqual(report["noc"], "mesh")
+        self.assertGreater(report["accepted_flits_per_node_cycle"], 0.0)
+        self.assertGreater(report["avg_latency_cycles"], 0.0)
+        # The same report as the CLI's --out (the bench is seeded).
+        out = os.path.join(self.dir, "bench.json")
+        subprocess.run([CLI, "noc-bench", "--noc", "mesh", "--rate", "0.05", "--cycles", "2000", "--warmup", "500",
+                        "--out", out], check=True, capture_output=True)
+        with open(out) as f:
+            self.assertEqual(report, json.load(f))
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.noc_bench(["--noc", "no_such_noc"])
+        self.assertIn("no_such_noc", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

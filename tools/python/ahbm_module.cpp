@@ -1,0 +1,317 @@
+// The Python module `ahbm` (pybind11): the simulator in-process, results as Python objects.
+//   ahbm.run(scenario, hw=None, ...)      one scenario -> {"summary": dict, "o": [ndarray], "spans": columns}
+//   ahbm.Simulator(hw=None, ...).run(...) the same, with elaborated chips kept between runs
+//   ahbm.noc_bench([...])                 `ahbm-sim noc-bench` -> its JSON report as a dict
+//   ahbm.cli([...])                       any ahbm-sim command -> (exit status, stdout, stderr)
+//   ahbm.run_points(jobs)                 tools/sweep's in-process runner (one `run` per job)
+// Scenarios and hardware configs are dicts or file paths, parsed and checked exactly as the CLI
+// parses them; errors raise ahbm.InputError (a ValueError) etc. with the same field-path message.
+// docs/python.md.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cblas.h>
+
+#include "hw/common/error.h"
+#include "hw/common/hw_config_override.h"
+#include "hw/common/json_reader.h"
+#include "runtime/driver.h"
+#include "runtime/version.h"
+#include "tools/cli/commands.h"
+
+namespace py = pybind11;
+
+// libsystemc's main() refers to sc_main; a Python extension has no program of its own, and
+// without a definition the module would not load (Python resolves every symbol at dlopen). It
+// must be visible: pybind11 builds the module with hidden symbols.
+__attribute__((visibility("default"))) int sc_main(int, char**) { return 1; }
+
+namespace ahbm::python {
+
+namespace {
+
+Json to_json_value(const py::handle& obj) {
+  return Json::parse(py::module_::import("json").attr("dumps")(obj, py::arg("allow_nan") = false).cast<std::string>());
+}
+
+py::object to_python(const Json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+// A scenario from a dict or a path.
+Scenario scenario_of(const py::object& scenario, RunOptions& opt) {
+  if (py::isinstance<py::str>(scenario) || py::hasattr(scenario, "__fspath__")) {
+    opt.scenario_file = py::str(py::module_::import("os").attr("fspath")(scenario)).cast<std::string>();
+    return load_scenario(opt.scenario_file);
+  }
+  if (!py::isinstance<py::dict>(scenario)) throw InputError("scenario: expected a dict or a path, got " + std::string(py::str(py::type::of(scenario).attr("__name__"))));
+  opt.scenario_file = "(scenario dict)";
+  return parse_scenario(to_json_value(scenario), opt.scenario_file);
+}
+
+// A hardware config from None (the built-in defaults), a dict or a path, with `set` overrides.
+HwConfig hw_of(const py::object& hw, const std::vector<std::string>& overrides, const std::optional<std::string>& noc,
+               std::string& name) {
+  HwConfig cfg;
+  if (hw.is_none()) {
+    name = "(built-in defaults)";
+    cfg = load_hw_config("", overrides);
+  } else if (py::isinstance<py::str>(hw) || py::hasattr(hw, "__fspath__")) {
+    name = py::str(py::module_::import("os").attr("fspath")(hw)).cast<std::string>();
+    cfg = load_hw_config(name, overrides);
+  } else if (py::isinstance<py::dict>(hw)) {
+    name = "(hw dict)";
+    cfg = parse_hw_config(to_json_value(hw), name, overrides);
+  } else {
+    throw InputError("hw: expected None, a dict or a path");
+  }
+  if (noc) {
+    NocRegistry::with_builtin_models().get(*noc, "noc", "noc");  // an unknown name is an InputError
+    cfg.noc.model = *noc;
+  }
+  return cfg;
+}
+
+// The spans as columns (what latency.csv holds): pandas.DataFrame(result["spans"]) takes them.
+py::dict span_columns(const SpanRecorder& rec) {
+  const auto& spans = rec.spans();
+  const size_t n = spans.size();
+  py::array_t<double> start(n), end(n);
+  py::array_t<int64_t> rows(n), bytes(n);
+  py::list component, activity, phase, agent;
+  auto s = start.mutable_unchecked<1>();
+  auto e = end.mutable_unchecked<1>();
+  auto r = rows.mutable_unchecked<1>();
+  auto b = bytes.mutable_unchecked<1>();
+  for (size_t i = 0; i < n; ++i) {
+    const Span& x = spans[i];
+    s(py::ssize_t(i)) = x.start.to_seconds() * 1e9;
+    e(py::ssize_t(i)) = x.end.to_seconds() * 1e9;
+    r(py::ssize_t(i)) = x.rows;
+    b(py::ssize_t(i)) = x.bytes;
+    component.append(rec.name(x.component));
+    activity.append(rec.name(x.activity));
+    phase.append(rec.name(x.phase));
+    agent.append(rec.name(x.agent));
+  }
+  py::dict cols;
+  cols["start_ns"] = start;
+  cols["end_ns"] = end;
+  cols["component"] = component;
+  cols["activity"] = activity;
+  cols["phase"] = phase;
+  cols["agent"] = agent;
+  cols["rows"] = rows;
+  cols["bytes"] = bytes;
+  return cols;
+}
+
+py::dict result_of(const RunOutput& run) {
+  py::dict out;
+  out["summary"] = to_python(run.summary);
+  py::list o;
+  for (const MatrixRM& m : run.sim.outputs) {
+    py::array_t<float> a({py::ssize_t(m.rows()), py::ssize_t(m.cols())});
+    std::copy(m.data(), m.data() + m.size(), a.mutable_data());
+    o.append(a);
+  }
+  out["o"] = o;
+  out["spans"] = run.sim.spans ? span_columns(*run.sim.spans) : py::dict();
+  return out;
+}
+
+// One in-process simulator: a hardware config and the chips elaborated for it so far.
+class PySimulator {
+ public:
+  PySimulator(const py::object& hw, const std::vector<std::string>& set, const std::optional<std::string>& noc)
+      : cfg_(hw_of(hw, set, noc, hw_name_)) {}
+
+  py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
+               bool vcd, double watchdog_ns, const std::optional<std::string>& out) {
+    RunOptions opt;
+    opt.policy = policy;
+    opt.seed = seed;
+    opt.values = values;
+    opt.vcd = vcd;
+    opt.watchdog_ns = watchdog_ns;
+    opt.hw_file = hw_name_;
+    opt.sims = &sims_;
+    if (watchdog_ns < 0 || watchdog_ns > 1e15)
+      throw InputError("watchdog_ns: value " + std::to_string(watchdog_ns) + " is out of range [0, 1e15]");
+    std::optional<OutputTarget> target;  // every out problem fails here, before simulating
+    if (out) target.emplace(*out, OutputKind::directory);
+    const Scenario sc = scenario_of(scenario, opt);
+    RunOutput run;
+    {
+      py::gil_scoped_release release;  // other Python threads run meanwhile
+      run = execute(sc, cfg_, opt);
+    }
+    if (target) {
+      write_run_files(*target, run, opt);
+      target->commit();
+    }
+    return result_of(run);
+  }
+  int elaborations() const { return sims_.elaborations(); }
+
+ private:
+  std::string hw_name_;
+  HwConfig cfg_;
+  SimulatorPool sims_;
+};
+
+// Runs an ahbm-sim command in-process; stdout and stderr of the command are captured.
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+CliResult run_cli(const std::vector<std::string>& args, SimulatorPool* sims) {
+  if (args.empty()) throw InputError("cli: expected a command and its arguments, e.g. [\"run\", \"scenario.json\", ...]");
+  std::vector<std::string> owned = args;
+  std::vector<char*> argv;
+  for (std::string& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::ostringstream out, err;
+  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+  int code;
+  try {
+    cli::CommandContext ctx;
+    ctx.sims = sims;
+    code = cli::run_command(int(owned.size()), argv.data(), ctx, err);
+  } catch (...) {
+    std::cout.rdbuf(old_out);
+    throw;
+  }
+  std::cout.rdbuf(old_out);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(ahbm, m) {
+  // As the CLI does (tools/cli/main.cpp): no SystemC banner, one BLAS thread per simulation.
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  openblas_set_num_threads(1);
+  m.doc() = "ahbm-sim in-process: cycle-approximate SystemC/TLM-2.0 model of AHBM (docs/python.md)";
+  m.attr("__version__") = simulator_version();
+  m.attr("commit") = simulator_commit();
+
+  // The CLI's error classes (hw/common/error.h), each with the CLI's exit code as `exit_code`.
+  static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  static py::exception<NumericFault> numeric_error(m, "NumericError", PyExc_ArithmeticError);
+  static py::exception<SimStall> stall_error(m, "StallError", PyExc_RuntimeError);
+  static py::exception<OutputError> output_error(m, "OutputError", PyExc_OSError);
+  static py::exception<InternalError> internal_error(m, "InternalError", PyExc_RuntimeError);
+  input_error.attr("exit_code") = 2;
+  numeric_error.attr("exit_code") = 3;
+  stall_error.attr("exit_code") = 4;
+  output_error.attr("exit_code") = 1;
+  internal_error.attr("exit_code") = 1;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      input_error(e.what());
+    } catch (const NumericFault& e) {
+      numeric_error(e.what());
+    } catch (const SimStall& e) {
+      stall_error(e.what());
+    } catch (const OutputError& e) {
+      output_error(e.what());
+    } catch (const InternalError& e) {
+      internal_error(e.what());
+    } catch (const Interrupted& e) {
+      PyErr_SetInterrupt();
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    }
+  });
+
+  py::class_<PySimulator>(m, "Simulator",
+                          "A hardware config and the chips elaborated for it: runs of scenarios on it reuse them "
+                          "(results are the same as on a new chip).")
+      .def(py::init<const py::object&, const std::vector<std::string>&, const std::optional<std::string>&>(),
+           py::arg("hw") = py::none(), py::arg("set") = std::vector<std::string>{}, py::arg("noc") = py::none(),
+           "hw: None (built-in defaults), a dict or a path; set: ['pe.hbm.bandwidth_gbps=25.6', ...]; noc: a model name")
+      .def("run", &PySimulator::run, py::arg("scenario"), py::kw_only(), py::arg("policy") = "A",
+           py::arg("seed") = py::none(), py::arg("values") = true, py::arg("vcd") = false,
+           py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(),
+           "Simulates a scenario (dict or path). Returns {'summary': dict (summary.json), 'o': [ndarray per job of "
+           "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory.")
+      .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
+
+  m.def(
+      "run",
+      [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
+         const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
+         bool vcd, double watchdog_ns, const std::optional<std::string>& out) {
+        return PySimulator(hw, set, noc).run(scenario, policy, seed, values, vcd, watchdog_ns, out);
+      },
+      py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
+      py::arg("noc") = py::none(), py::arg("policy") = "A", py::arg("seed") = py::none(), py::arg("values") = true,
+      py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(),
+      "Simulator(hw, set, noc).run(scenario, ...): one scenario on a chip of its own.");
+
+  m.def(
+      "cli",
+      [](const std::vector<std::string>& args) {
+        const CliResult r = run_cli(args, nullptr);
+        return py::make_tuple(r.code, r.out, r.err);
+      },
+      py::arg("args"),
+      "Runs one ahbm-sim command in-process, e.g. cli(['run', 'traces/fanout_8x20.json', '--out', 'r']); returns "
+      "(exit status, stdout, stderr) with the CLI's exit codes and messages.");
+
+  m.def(
+      "noc_bench",
+      [](std::vector<std::string> args) {
+        const std::filesystem::path dir = std::filesystem::temp_directory_path();
+        const std::string file = (dir / ("ahbm-noc-bench-" + std::to_string(::getpid()) + ".json")).string();
+        args.insert(args.begin(), "noc-bench");
+        args.push_back("--out");
+        args.push_back(file);
+        const CliResult r = run_cli(args, nullptr);
+        if (r.code != 0) {
+          std::remove(file.c_str());
+          throw InputError(r.err.empty() ? "noc-bench exited " + std::to_string(r.code) : r.err.substr(0, r.err.find_last_not_of('\n') + 1));
+        }
+        std::ifstream in(file);
+        const Json report = Json::parse(in);
+        in.close();
+        std::remove(file.c_str());
+        return to_python(report);
+      },
+      py::arg("args"),
+      "`ahbm-sim noc-bench ARGS` in-process, e.g. noc_bench(['--noc', 'mesh', '--rate', '0.1']); returns its JSON "
+      "report as a dict; a bad argument raises InputError with the CLI's message.");
+
+  m.def(
+      "run_points",
+      [](const std::vector<py::dict>& jobs) {
+        // tools/sweep's in-process runner: one `ahbm-sim run` per job, every job on chips kept
+        // for the whole call (points that share a hardware config share its elaborated chips).
+        SimulatorPool sims;
+        std::vector<std::pair<int, std::string>> out;
+        for (const py::dict& j : jobs) {
+          std::vector<std::string> args = {"run", j["scenario"].cast<std::string>(), "--hw", j["hw"].cast<std::string>(),
+                                            "--out", j["out"].cast<std::string>()};
+          for (const auto& a : j["args"]) args.push_back(a.cast<std::string>());
+          const CliResult r = run_cli(args, &sims);
+          out.emplace_back(r.code, r.err);
+        }
+        return out;
+      },
+      py::arg("jobs"),
+      "tools/sweep's in-process runner: jobs [{'scenario', 'hw', 'out', 'args'}] -> [(exit status, message)], as "
+      "many `ahbm-sim run` calls on shared elaborated chips.");
+}
+
+}  // namespace ahbm::python
