@@ -82,6 +82,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.sim.nocs = opt.nocs;
   set.sim.progress = opt.progress;
   set.sim.watchdog_ns = opt.watchdog_ns;
+  if (opt.progress) {  // the steps before the join, from the phases alone (page tables, no tensors)
+    KvPageManager dry(hw.pes_per_group(), -1, sc.kv.page_tokens);
+    AgentSession(sc, dry).run([&](const Step&) { ++set.planned_steps; });
+  }
   SimulatorPool own_sims;  // every step of the run on the same few elaborated chips
   set.sims = opt.sims ? opt.sims : &own_sims;
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step

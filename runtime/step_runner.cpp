@@ -38,6 +38,18 @@ SimResult StepRunner::simulate(const std::vector<AttentionJob>& jobs, const SimO
 }
 
 StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl, int q_tile_rows) {
+  ++steps_run_;
+  // Progress reports of this step's simulations say which step of the run they belong to.
+  SimOptions sim = set_.sim;
+  if (sim.progress)
+    sim.progress = [report = set_.sim.progress, n = steps_run_, of = set_.planned_steps,
+                    label = step.label()](const SimProgress& p) {
+      SimProgress q = p;
+      q.step = n;
+      q.steps = of;
+      q.step_label = label;
+      report(q);
+    };
   StepRun run;
   StepRecord& rec = run.record;
   rec.id = identify(step, kv);
@@ -46,21 +58,21 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   run.plan = planner_.plan(kv, step, set);                                                         // plan
   const Choice choice = choose(run.plan.jobs, run.plan.candidates, hw_, set_.policy, cost_model_);  // choose
   run.plan.jobs = apply_layout(std::move(run.plan.jobs), hw_, choice.chosen);                       // apply
-  run.sim = simulate(run.plan.jobs, set_.sim);                                                      // simulate
+  run.sim = simulate(run.plan.jobs, sim);                                                           // simulate
   // report
   rec.shape = shape_of(run.plan);
   rec.policy = policy_summary(choice, hw_, run.plan.jobs, run.sim);
   rec.timing = timing_of(step, run.plan, run.sim);
   place_on_timeline(tl, run.sim, step, run.plan, sc_.model, hw_.groups, rec);
   if (set_.values) rec.check = check_outputs(run.plan, run.sim.outputs, *set_.values, set_.seed);
-  if (set_.compare_unbatched) rec.unbatched = unbatched(kv, step, q_tile_rows, run.plan, run.sim);
+  if (set_.compare_unbatched) rec.unbatched = unbatched(kv, step, q_tile_rows, run.plan, run.sim, sim);
   return run;
 }
 
 UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
-                                   const SimResult& batched) {
+                                   const SimResult& batched, const SimOptions& step_sim) {
   // The baseline: each agent's attention on its own (every KV head of it), agents in turn.
-  SimOptions so = set_.sim;
+  SimOptions so = step_sim;
   so.vcd = false;
   UnbatchedRun u;
   for (int i = 0; i < int(step.agents.size()); ++i) {

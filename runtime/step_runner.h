@@ -35,6 +35,8 @@ struct StepSettings {
   SimOptions sim;
   // Keeps elaborated chips across steps (hw/chip/simulate.h); null: a new chip per simulation.
   SimulatorPool* sims = nullptr;
+  // Steps the run plans before its join (SimProgress::steps of sim.progress reports).
+  int planned_steps = 0;
 };
 
 // How often each stage was entered.
@@ -69,7 +71,7 @@ class StepRunner {
  private:
   SimResult simulate(const std::vector<AttentionJob>& jobs, const SimOptions& opt);
   UnbatchedRun unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
-                         const SimResult& batched);
+                         const SimResult& batched, const SimOptions& step_sim);
 
   const Scenario& sc_;
   const HwConfig& hw_;
@@ -77,6 +79,7 @@ class StepRunner {
   Planner planner_;
   CostModel cost_model_;
   int simulations_ = 0;
+  int steps_run_ = 0;  // run() calls so far: the step number progress reports carry
 };
 
 }  // namespace ahbm

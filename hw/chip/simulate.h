@@ -27,6 +27,12 @@ struct SimProgress {
   double sim_ns = 0;
   double fraction = 0;
   bool done = false;
+  // Filled by the runtime (runtime/step_runner.h) for a run of many steps: this simulation's step
+  // (1-based), the steps planned before the join (0 = not known; a join strategy's own steps
+  // are decided as it goes and come on top) and the step's label ("decode[3]").
+  int step = 0;
+  int steps = 0;
+  std::string step_label;
 };
 
 struct SimOptions {

@@ -231,6 +231,31 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
             2 * uint64_t(run.plan.jobs[0].shards[11].tokens) * uint64_t(run.plan.jobs[0].head_dim) * 4);
 }
 
+TEST(Outputs, ProgressCountsTheRunsSteps) {
+  // decode_heavy: prefill, fan-out and 120 decode steps, timing only.
+  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/decode_heavy.json");
+  RunOptions opt;
+  opt.values = false;
+  opt.vcd = false;
+  std::vector<SimProgress> seen;
+  opt.progress = [&seen](const SimProgress& p) { seen.push_back(p); };
+  const RunOutput run = execute(sc, HwConfig{}, opt);
+  const int steps = int(run.summary["steps"].size());
+  ASSERT_GT(steps, 100);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().step, 1);
+  EXPECT_EQ(seen.back().step, steps);
+  EXPECT_TRUE(seen.back().done);
+  std::vector<bool> reported(size_t(steps) + 1, false);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].steps, steps);  // planned before the run = run
+    if (i > 0) EXPECT_GE(seen[i].step, seen[i - 1].step);
+    reported[size_t(seen[i].step)] = true;
+  }
+  for (int s = 1; s <= steps; ++s) EXPECT_TRUE(reported[size_t(s)]) << "step " << s << " never reported";
+  EXPECT_EQ(seen.back().step_label, run.summary["steps"].back()["label"].get<std::string>());
+}
+
 TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
   const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
   RunOptions plain;

@@ -1,0 +1,76 @@
+// The terminal progress line (runtime/report/progress.h) with a clock of the test's own: the
+// run's share across steps, the ETA, the 0.2 s rate limit, joins beyond the plan, and the line
+// cleared only when the run's last step is done.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "runtime/report/progress.h"
+
+namespace ahbm {
+namespace {
+
+SimProgress at_step(int step, int steps, double fraction, const char* label = "decode[0]") {
+  SimProgress p;
+  p.phase = "decode";
+  p.sim_ns = 1500;
+  p.fraction = fraction;
+  p.step = step;
+  p.steps = steps;
+  p.step_label = label;
+  return p;
+}
+
+TEST(ProgressLine, RunShareAndEtaAcrossSteps) {
+  std::ostringstream os;
+  double now = 100.0;
+  auto print = report::progress_printer(os, [&] { return now; });
+  print(at_step(1, 4, 0.0));
+  EXPECT_EQ(os.str(), "\r\033[Kstep 1/4 decode[0] | 1.5 us simulated | 0% of the run");  // no ETA yet
+  os.str("");
+  now = 110.0;  // 10 s later, step 3 of 4 at 60%: (2 + 0.6) / 4 = 65% of the run
+  print(at_step(3, 4, 0.6, "decode[2]"));
+  // ETA = 10 s x 0.35 / 0.65 = 5.38 s
+  EXPECT_EQ(os.str(), "\r\033[Kstep 3/4 decode[2] | 1.5 us simulated | 65% of the run | ETA 5 s");
+  os.str("");
+  now = 110.1;  // within 0.2 s of the last line: nothing
+  print(at_step(3, 4, 0.7));
+  EXPECT_EQ(os.str(), "");
+  now = 400.0;  // 300 s in, 25% of the run: 900 s to go
+  print(at_step(2, 4, 0.0, "decode[1]"));
+  EXPECT_NE(os.str().find("25% of the run | ETA 15 min 00 s"), std::string::npos) << os.str();
+}
+
+TEST(ProgressLine, ClearedOnlyWhenTheLastStepIsDone) {
+  std::ostringstream os;
+  double now = 0.0;
+  auto print = report::progress_printer(os, [&] { return now; });
+  print(at_step(1, 2, 0.5));
+  os.str("");
+  SimProgress done = at_step(1, 2, 1.0);
+  done.done = true;
+  print(done);  // step 1 of 2 ends: the run goes on, the line stays
+  EXPECT_EQ(os.str(), "");
+  now = 1.0;
+  print(at_step(2, 2, 0.5, "decode[1]"));
+  os.str("");
+  done = at_step(2, 2, 1.0);
+  done.done = true;
+  print(done);
+  EXPECT_EQ(os.str(), "\r\033[K");
+}
+
+TEST(ProgressLine, JoinStepsBeyondThePlanAndRunsWithoutSteps) {
+  std::ostringstream os;
+  double now = 0.0;
+  auto print = report::progress_printer(os, [&] { return now; });
+  print(at_step(5, 4, 0.3, "join.reduce_prefill"));
+  EXPECT_EQ(os.str(), "\r\033[Kstep 5 join.reduce_prefill | 1.5 us simulated | joining");
+  os.str("");
+  now = 1.0;
+  print(at_step(0, 0, 0.37));  // a simulation outside a run of steps: the phase and its work
+  EXPECT_EQ(os.str(), "\r\033[Kphase decode | 1.5 us simulated | 37% of planned work");
+}
+
+}  // namespace
+}  // namespace ahbm
