@@ -12,7 +12,8 @@ trap 'rm -rf "$work"' EXIT
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 "$build/bin/ahbm-sim" run "$root/traces/fanout_8x20.json" --out "$work/run" >/dev/null
 mkdir -p "$img"
-/usr/bin/python3 "$root/tools/plot" "$work/run" --out "$img" >/dev/null
+/usr/bin/python3 "$root/tools/plot" "$work/run" --out "$work/plots" >/dev/null
+cp "$work/plots/"*.png "$img/"  # the images only (the breakdown's CSV stays out of docs/)
 /usr/bin/python3 "$root/tools/sweep" "$root/tools/sweep-example.json" --out "$work/sweep" --cli "$build/bin/ahbm-sim"
 /usr/bin/python3 "$root/tools/plot" --sweep "$work/sweep/results.csv" --x scenario.shared_prefix_tokens --out "$img" >/dev/null
 if command -v convert >/dev/null; then
