@@ -23,6 +23,7 @@
 
 #include <cblas.h>
 
+#include "hw/chip/watchdog.h"
 #include "hw/common/error.h"
 #include "hw/common/hw_config_override.h"
 #include "hw/common/json_reader.h"
@@ -145,8 +146,9 @@ class PySimulator {
     opt.watchdog_ns = watchdog_ns;
     opt.hw_file = hw_name_;
     opt.sims = &sims_;
-    if (watchdog_ns < 0 || watchdog_ns > 1e15)
-      throw InputError("watchdog_ns: value " + std::to_string(watchdog_ns) + " is out of range [0, 1e15]");
+    check_watchdog_window(watchdog_ns, "watchdog_ns");  // as the CLI: [1, kMaxWatchdogNs] ns
+    if (watchdog_ns < 1)
+      throw InputError("watchdog_ns: value " + std::to_string(watchdog_ns) + " is out of range [1, 1e+15]");
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory);
     const Scenario sc = scenario_of(scenario, opt);
