@@ -6,7 +6,8 @@ namespace ahbm {
 
 namespace {
 
-constexpr uint64_t kThreadsPerPe = 2;
+// KV DMA and attention compute, and the weight GEMM's W DMA, compute and Y write-back (pe.h).
+constexpr uint64_t kThreadsPerPe = 5;
 constexpr uint64_t kThreadsPerCube = 4 + 1;  // the CUBE's own, and its node of the reduction network
 constexpr uint64_t kThreadsPerGroup = 3;
 constexpr uint64_t kThreadsPerChip = 4;

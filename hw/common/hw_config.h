@@ -106,7 +106,7 @@ struct PeConfig {
   X(int, lanes, 32, between(1, 4096), "fp32/cycle", "reducer vector width", "same as the PE vector unit")
 
 // cube: one HBM CUBE.
-#define AHBM_PARAMS_CUBE(X) X(int, pes, 8, between(1, 128), "count", "PEs per CUBE", \
+#define AHBM_PARAMS_CUBE(X) X(int, pes, 8, between(1, 64), "count", "PEs per CUBE", \
     "the note; at most 128: 64 CUBEs × 128 PEs is the largest group that elaborates within vm.max_map_count = 65530 (docs/reliability.md)")
 
 struct QBufferConfig {

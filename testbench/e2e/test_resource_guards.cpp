@@ -143,21 +143,21 @@ TEST(ResourceGuards, AddressSpaceLimitsEndWithAMessage) {
   EXPECT_TRUE(fs::exists(dir / "run/summary.json"));
 }
 
-// group.cubes 64 x cube.pes 256 (the old maxima) crashed after 38 s; the maxima are now 64 x 128,
-// which elaborates. Beyond what vm.max_map_count allows (8 groups of them for 8 KV heads) the run
+// group.cubes 64 x cube.pes 256 (the old maxima) crashed after 38 s; the maxima are now 64 x 64 (five
+// threads per PE), which elaborates. Beyond what vm.max_map_count allows (8 groups of them for 8 KV heads) the run
 // is refused before elaboration, naming the parameters and the limit.
 TEST(ResourceGuards, LargestChipsRunOrAreRefusedBeforeElaboration) {
   const std::string trace = source_path("traces/fanout_8x20.json");
   {
     ScratchDir dir;
-    const Outcome o = run_child({"run", trace, "--no-values", "--set", "group.cubes=64", "--set", "cube.pes=256",
+    const Outcome o = run_child({"run", trace, "--no-values", "--set", "group.cubes=64", "--set", "cube.pes=128",
                                  "--out", dir / "run"}, dir);
     EXPECT_EQ(o.code, 2) << o.err;
-    expect_in(o.err, {"cube.pes", "256", "[1, 128]"});
+    expect_in(o.err, {"cube.pes", "128", "[1, 64]"});
   }
   {
     ScratchDir dir;
-    const Outcome o = run_child({"run", trace, "--no-values", "--set", "group.cubes=64", "--set", "cube.pes=128",
+    const Outcome o = run_child({"run", trace, "--no-values", "--set", "group.cubes=64", "--set", "cube.pes=64",
                                  "--out", dir / "run"}, dir);
     EXPECT_EQ(o.code, 0) << o.err;
     EXPECT_TRUE(fs::exists(dir / "run/summary.json"));
@@ -165,9 +165,9 @@ TEST(ResourceGuards, LargestChipsRunOrAreRefusedBeforeElaboration) {
   {
     ScratchDir dir;
     const Outcome o = run_child({"run", source_path("traces/llama_gqa.json"), "--no-values", "--set", "groups=8",
-                                 "--set", "group.cubes=64", "--set", "cube.pes=128", "--out", dir / "run"}, dir);
+                                 "--set", "group.cubes=64", "--set", "cube.pes=64", "--out", dir / "run"}, dir);
     EXPECT_EQ(o.code, 2) << o.err;
-    expect_in(o.err, {"groups = 8", "group.cubes = 64", "cube.pes = 128", "SystemC processes", "vm.max_map_count",
+    expect_in(o.err, {"groups = 8", "group.cubes = 64", "cube.pes = 64", "SystemC processes", "vm.max_map_count",
                       "before elaboration"});
     EXPECT_LT(o.peak_kb, 200 * 1024);  // nothing was elaborated
     EXPECT_FALSE(fs::exists(dir / "run"));
