@@ -48,10 +48,16 @@ Json to_json_value(const py::handle& obj) {
 
 py::object to_python(const Json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
+// The path a str or os.PathLike names; nothing for any other object.
+std::optional<std::string> path_of(const py::object& obj) {
+  if (!py::isinstance<py::str>(obj) && !py::hasattr(obj, "__fspath__")) return std::nullopt;
+  return py::str(py::module_::import("os").attr("fspath")(obj)).cast<std::string>();
+}
+
 // A scenario from a dict or a path.
 Scenario scenario_of(const py::object& scenario, RunOptions& opt) {
-  if (py::isinstance<py::str>(scenario) || py::hasattr(scenario, "__fspath__")) {
-    opt.scenario_file = py::str(py::module_::import("os").attr("fspath")(scenario)).cast<std::string>();
+  if (const auto path = path_of(scenario)) {
+    opt.scenario_file = *path;
     return load_scenario(opt.scenario_file);
   }
   if (!py::isinstance<py::dict>(scenario)) throw InputError("scenario: expected a dict or a path, got " + std::string(py::str(py::type::of(scenario).attr("__name__"))));
@@ -66,8 +72,8 @@ HwConfig hw_of(const py::object& hw, const std::vector<std::string>& overrides, 
   if (hw.is_none()) {
     name = "(built-in defaults)";
     cfg = load_hw_config("", overrides);
-  } else if (py::isinstance<py::str>(hw) || py::hasattr(hw, "__fspath__")) {
-    name = py::str(py::module_::import("os").attr("fspath")(hw)).cast<std::string>();
+  } else if (const auto path = path_of(hw)) {
+    name = *path;
     cfg = load_hw_config(name, overrides);
   } else if (py::isinstance<py::dict>(hw)) {
     name = "(hw dict)";
