@@ -1,11 +1,14 @@
 """A stand-in for ahbm-sim in tools/sweep's tests: fast, deterministic, and able to fail on cue.
 
-Used two ways: as the CLI (`fake_ahbm.py run SCENARIO --hw HW --out DIR [args]`, copied to an
-executable by the test) and as the in-process module `ahbm` (run_points). The "summary" is a pure
+Used two ways: as the CLI (`fake_ahbm.py run SCENARIO --hw HW --out DIR [--set K=V ...] [args]`
+and `fake_ahbm.py hw-config [HW] [--set K=V ...]`, copied to an executable by the test) and as the
+in-process module `ahbm` (run_points). `--set` is applied to the hardware config as ahbm-sim does
+(JSON value); `pe.dma.buffers` outside [1, 8] is refused with exit 2 as ahbm-sim refuses it. The "summary" is a pure
 function of the scenario, hardware config and arguments, so both ways give the same results.csv.
 Cues, in the scenario: "fake_exit": N exits N with an error naming a field; "fake_kill_once":
 PATH is killed by SIGKILL the first time (PATH does not exist yet), then succeeds.
-Every call appends one line to $FAKE_AHBM_LOG: "cli SCENARIO" or "module N-jobs".
+Every run appends one line to $FAKE_AHBM_LOG: "cli SCENARIO" or "module N-jobs"; hw-config
+appends "hw-config K=V ...".
 """
 import json
 import os
@@ -18,12 +21,34 @@ def note(line):
         f.write(line + "\n")
 
 
+def apply_sets(hw, args):
+    """(hw with every `--set K=V` of args applied, the other args, error message or "")."""
+    rest, i = [], 0
+    while i < len(args):
+        if args[i] == "--set":
+            key, _, text = args[i + 1].partition("=")
+            node = hw
+            for k in key.split(".")[:-1]:
+                node = node.setdefault(k, {})
+            node[key.split(".")[-1]] = json.loads(text)
+            i += 2
+        else:
+            rest.append(args[i])
+            i += 1
+    buffers = hw.get("pe", {}).get("dma", {}).get("buffers", 2)
+    if not 1 <= buffers <= 8:
+        return hw, rest, f"ahbm-sim: error: --set pe.dma.buffers: value {buffers} is out of range (allowed: [1, 8])"
+    return hw, rest, ""
+
+
 def run_one(scenario_path, hw_path, out, args):
     """Returns (exit status, message) like `ahbm-sim run`."""
     with open(scenario_path) as f:
         sc = json.load(f)
     with open(hw_path) as f:
-        hw = json.load(f)
+        hw, args, bad = apply_sets(json.load(f), args)
+    if bad:
+        return 2, bad
     if "fake_exit" in sc:
         return sc["fake_exit"], f"ahbm-sim run: error: {scenario_path}: fake_exit: value {sc['fake_exit']} (cue)"
     once = sc.get("fake_kill_once")
@@ -45,8 +70,25 @@ def run_points(jobs):
     return [run_one(j["scenario"], j["hw"], j["out"], j["args"]) for j in jobs]
 
 
+def hw_config(argv):
+    hw = {}
+    if argv and argv[0] != "--set":
+        with open(argv[0]) as f:
+            hw = json.load(f)
+        argv = argv[1:]
+    note("hw-config " + " ".join(argv[1::2]))
+    hw, _, bad = apply_sets(hw, argv)
+    if bad:
+        print(bad, file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps(hw))
+    sys.exit(0)
+
+
 if __name__ == "__main__":
     argv = sys.argv[1:]
+    if argv[0] == "hw-config":
+        hw_config(argv[1:])
     assert argv[0] == "run" and argv[2] == "--hw" and argv[4] == "--out", argv
     note(f"cli {argv[1]}")
     code, msg = run_one(argv[1], argv[3], argv[5], argv[6:])

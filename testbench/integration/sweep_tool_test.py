@@ -67,7 +67,8 @@ class SweepCase(unittest.TestCase):
         return p.returncode, p.stdout, p.stderr
 
     def calls(self):
-        """The fake's call log since the last call of this method."""
+        """The fake's runs since the last call of this method (its hw-config checks go to
+        self.hw_checks)."""
         try:
             with open(self.log) as f:
                 lines = f.read().splitlines()
@@ -75,7 +76,8 @@ class SweepCase(unittest.TestCase):
             lines = []
         if os.path.exists(self.log):
             os.remove(self.log)
-        return lines
+        self.hw_checks = [l for l in lines if l.startswith("hw-config")]
+        return [l for l in lines if not l.startswith("hw-config")]
 
     def rows(self, out):
         with open(os.path.join(out, "results.csv")) as f:
@@ -204,7 +206,7 @@ class Staleness(SweepCase):
         self.cli = self.make_cli("v2")
         self.assertEqual(self.run_count(g, out)[0], 4, "a rebuilt binary")
         key = json.loads(read(os.path.join(out, "points", "p0000", "key.json")))
-        self.assertEqual(sorted(key["parts"]), ["binary_sha256", "hw_sha256", "run_args", "scenario_sha256"])
+        self.assertEqual(sorted(key["parts"]), ["binary_sha256", "hw_set", "hw_sha256", "run_args", "scenario_sha256"])
 
         g = self.grid(params={"scenario.shared_prefix_tokens": [1024, 8192], "hw.pe.dma.buffers": [1, 2]},
                       run_args=["--no-values", "--no-vcd"])
@@ -223,6 +225,35 @@ class Staleness(SweepCase):
         self.assertIn("4 missing", stdout)
         self.assertIn("p0003 missing: stale: hw changed", err)
         self.assertEqual(self.calls(), [])
+
+
+class HardwareOverrides(SweepCase):
+    """hw.* parameters reach ahbm-sim as `run --set KEY=VALUE` on the unchanged base config, and
+    each distinct set is checked with `ahbm-sim hw-config` before any point runs."""
+
+    def test_hw_parameters_are_set_options_on_the_base_config(self):
+        g, out = self.grid(), self.path("out")
+        rc, _, err = self.sweep(g, "--out", out, "-j", "1")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(self.calls()), 4)
+        self.assertEqual(sorted(self.hw_checks), ["hw-config pe.dma.buffers=1", "hw-config pe.dma.buffers=2"])
+        p0 = os.path.join(out, "points", "p0000")
+        self.assertEqual(json.loads(read(os.path.join(p0, "hw.json"))), {"pe": {"dma": {"buffers": 2}}})  # the base
+        self.assertEqual(json.loads(read(os.path.join(p0, "hw_set.json"))), ["pe.dma.buffers=1"])
+        self.assertIn("--set pe.dma.buffers=1", read(os.path.join(p0, "log.txt")))
+        rows = self.rows(out)
+        self.assertEqual([r["total_ns"] for r in rows], [str(1024 * 3.5), str(1024 * 3.5 / 2),
+                                                         str(4096 * 3.5), str(4096 * 3.5 / 2)])
+
+    def test_a_value_the_config_refuses_stops_the_sweep_before_it_runs(self):
+        g, out = self.grid(params={"scenario.shared_prefix_tokens": [1024], "hw.pe.dma.buffers": [1, 0]}), self.path("out")
+        rc, stdout, err = self.sweep(g, "--out", out)
+        self.assertEqual(rc, 2, stdout + err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("parameters of p0001 (pe.dma.buffers=0)", err)
+        self.assertIn("value 0 is out of range (allowed: [1, 8])", err)
+        self.assertEqual(self.calls(), [], "nothing ran")
+        self.assertFalse(os.path.exists(out), "nothing written")
 
 
 class Retries(SweepCase):
