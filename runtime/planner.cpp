@@ -78,6 +78,28 @@ std::vector<Candidate> layout_candidates(const HwConfig& hw, const AttentionJob&
   // B5: ceil(rows / PEs) rows per PE (only where a CUBE's group fits, as it always did).
   const int per_pe = cube_error.empty() ? fitting(ceil_rows(hw.pes_per_group())) : 0;
   out.push_back({{Policy::B5, per_pe}, cube_error.empty() ? no_fit : cube_error});
+  if (fixed_rows > 0 || hw.q_tile_search != "cost_model") return out;
+  // The search: after each policy's largest tile, its smaller ones (runtime/planner.h).
+  std::vector<Candidate> searched;
+  for (const Candidate& c : out) {
+    searched.push_back(c);
+    if (!c.unavailable.empty()) continue;
+    for (int t : smaller_tiles(c.layout.tile_rows, hw.pe.gemm.tile_m)) searched.push_back({{c.layout.policy, t}, ""});
+  }
+  return searched;
+}
+
+std::vector<int> smaller_tiles(int largest, int align) {
+  // Tile rows for n = 2, 3, ... tiles of `largest` rows spread evenly, each rounded up to a
+  // multiple of `align` (whole GEMM tiles); n grows by at least a quarter each time so that the
+  // list stays logarithmic in largest / align. Distinct, strictly decreasing, >= align.
+  std::vector<int> out;
+  if (align < 1 || largest <= align) return out;
+  for (int n = 2;; n = std::max(n + 1, n + n / 4)) {
+    const int t = int(ceil_div(ceil_div(uint64_t(largest), uint64_t(n)), uint64_t(align)) * uint64_t(align));
+    if (t < largest && (out.empty() || t < out.back())) out.push_back(t);
+    if (t <= align) break;
+  }
   return out;
 }
 

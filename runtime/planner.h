@@ -58,7 +58,16 @@ int q_tile_rows(const HwConfig& hw, int fixed_rows, int64_t rows, int head_dim, 
 // The candidates of a job set like `policy_a` (its rows, head dim and storage type: every job
 // of a step has the same): A at its own tiling, B1..B4 one Q group per CUBE, B5 one per PE,
 // each cut to fit the PE SRAM and the Q buffer, or to `fixed_rows` when > 0.
+// Tile search (hw.q_tile_search = "cost_model", fixed_rows = 0): each policy's largest tile is
+// followed by its smaller_tiles(), so the cost model can pick a tile per policy: a smaller Q
+// tile pipelines the tiles' GEMMs behind the previous tile's merge (A), or gives B4 more
+// groups, at the price of streaming the KV once per tile. The largest comes first, so a tie
+// keeps it. "largest" proposes the largest tile only.
 std::vector<Candidate> layout_candidates(const HwConfig& hw, const AttentionJob& policy_a, int fixed_rows);
+// The smaller tiles the search tries below `largest` rows: `largest` cut evenly into n = 2, 3,
+// ... tiles (n growing by at least a quarter each time), rounded up to multiples of `align`
+// (pe.gemm.tile_m), distinct and decreasing, down to `align`. Empty when largest <= align.
+std::vector<int> smaller_tiles(int largest, int align);
 // The candidate of `p` for a job like `policy_a` at hw.q_tile_rows (tools and tests lay out one
 // policy without choosing); throws InputError when it cannot run.
 Layout layout_of(const HwConfig& hw, const AttentionJob& policy_a, Policy p);

@@ -184,8 +184,11 @@ struct RemoteConfig {
   X(int, groups, 1, between(1, 1024), "count", "KV-head groups on the chip", "one KV head per group (note §2); more for GQA") \
   X(int, chip_cubes, 0, between(0, 1 << 16), "count", "CUBEs the chip has; 0 = exactly `groups` × `group.cubes`", \
     "the note fixes a group (4 CUBEs), not the chip; set it to check that the groups fit (`groups` × `group.cubes` ≤ `chip_cubes`, [reliability.md](reliability.md))") \
-  X(int, q_tile_rows, 0, between(0, 1 << 20), "rows", "Q rows per tile; 0 = largest that fits (runtime decides)", \
-    "let the runtime fit SRAM and Q buffer")
+  X(int, q_tile_rows, 0, between(0, 1 << 20), "rows", "Q rows per tile; 0 = the runtime decides (`q_tile_search`)", \
+    "let the runtime fit SRAM and Q buffer")                                                                     \
+  X(std::string, q_tile_search, "cost_model", one_of({"cost_model", "largest"}), "name",                         \
+    "with q_tile_rows = 0: each policy's tile rows are the cost model's best of the tiles that fit (`cost_model`), or the largest that fits (`largest`)", \
+    "a fixed tile choice can flip the A-vs-B verdict (docs/policies.md)")
 
 struct HwConfig {
   AHBM_PARAMS_CHIP(AHBM_HW_MEMBER)

@@ -9,25 +9,40 @@ namespace ahbm {
 
 Json Choice::to_json() const {
   Json e = Json::array();
-  for (const auto& x : estimates) e.push_back(x.to_json());
-  return Json{{"chosen", policy_name(chosen.policy)}, {"automatic", automatic}, {"estimates", e},
-              {"unavailable", unavailable}};
+  for (size_t i = 0; i < estimates.size(); ++i) {
+    Json x = estimates[i].to_json();
+    x["tile_rows"] = estimated[i].tile_rows;
+    e.push_back(std::move(x));
+  }
+  return Json{{"chosen", policy_name(chosen.policy)}, {"chosen_tile_rows", chosen.tile_rows}, {"automatic", automatic},
+              {"estimates", e}, {"unavailable", unavailable}};
 }
 
-size_t pick(const std::vector<Scored>& scored, const std::string& requested) {
-  if (requested != "auto") {
-    const Policy want = parse_policy(requested);
-    for (size_t i = 0; i < scored.size(); ++i)
-      if (scored[i].layout.policy == want && scored[i].estimate) return i;
-    throw std::logic_error("choose: requested policy " + requested + " has no candidate that can run");
-  }
+namespace {
+
+// The lowest estimate of the candidates of `only` (every policy when null).
+double best_estimate(const std::vector<Scored>& scored, const Policy* only) {
   double best = std::numeric_limits<double>::infinity();
   for (const Scored& s : scored)
-    if (s.estimate) best = std::min(best, s.estimate->total_ns);
+    if (s.estimate && (!only || s.layout.policy == *only)) best = std::min(best, s.estimate->total_ns);
+  return best;
+}
+
+}  // namespace
+
+size_t pick(const std::vector<Scored>& scored, const std::string& requested) {
+  const bool automatic = requested == "auto";
+  const Policy want = automatic ? Policy::A : parse_policy(requested);
+  const double best = best_estimate(scored, automatic ? nullptr : &want);
+  // Candidate order puts each policy's largest tile first, so within a policy a tie keeps the
+  // larger tile (fewer passes over the KV).
   static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
-  for (Policy p : preference)
+  for (Policy p : preference) {
+    if (!automatic && p != want) continue;
     for (size_t i = 0; i < scored.size(); ++i)
       if (scored[i].layout.policy == p && scored[i].estimate && scored[i].estimate->total_ns <= best * 1.001) return i;
+  }
+  if (!automatic) throw std::logic_error("choose: requested policy " + requested + " has no candidate that can run");
   throw std::logic_error("choose: no candidate can run");
 }
 
@@ -55,7 +70,9 @@ Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candida
       }
     }
     if (!c.automatic && cand.layout.policy == want) throw InputError(why);
-    c.unavailable.push_back(policy_name(cand.layout.policy) + ": " + why);
+    // Once per policy: the tile search's smaller tiles of a policy that cannot run fail alike.
+    const std::string line = policy_name(cand.layout.policy) + ": " + why;
+    if (std::find(c.unavailable.begin(), c.unavailable.end(), line) == c.unavailable.end()) c.unavailable.push_back(line);
   }
   c.estimates = model.estimate(laid);  // the one entry into the cost model
   for (const LaidOut& l : laid) c.estimated.push_back(l.layout);

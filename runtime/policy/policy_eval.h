@@ -6,9 +6,13 @@
 
 namespace ahbm {
 
-// {"policies": [{"policy", "simulated_ns", "estimate_ns", "error", "estimate": {...}} or
-//  {"policy", "unavailable": reason}], "auto": name, "simulated_winner": name, "auto_hit": bool,
-//  "auto_regret": simulated(auto) / simulated(winner) - 1}
+// Every candidate (policy, Q tile rows) of the fan-out step simulated (timing only) and
+// estimated. {"policies": [per policy: "policy", "tile_rows" (the cost model's pick for it, what
+// `run --policy P` runs), "simulated_ns", "estimate_ns", "error", "estimate": {terms}, "largest"
+// and "best" (simulated) as {"tile_rows", "simulated_ns", "estimate_ns"}, "tiles": [every
+// candidate tile, largest first]; or {"policy", "unavailable": reason}], "auto": name,
+// "auto_tile_rows", "simulated_winner", "simulated_winner_tile_rows" (fastest simulated
+// candidate), "auto_hit": bool, "auto_regret": simulated(auto) / simulated(winner) - 1}
 Json evaluate_policies(const Scenario& sc, const HwConfig& hw);
 
 }  // namespace ahbm

@@ -122,16 +122,25 @@ TEST(OutputsTools, SweepRunsA2x2GridSkipsDonePointsAndPlotsCurves) {
 
 TEST(OutputsTools, SweepReportsFailedPoints) {
   Scratch s("sweepfail");
+  // A scenario value the parser refuses fails its point (a verdict, kept with its row).
   write(s.path("grid.json"), R"({"scenario": "traces/fanout_8x20.json",
-      "parameters": {"hw.pe.dma.buffers": [2, 0]}, "run_args": ["--no-vcd"]})");
+      "parameters": {"scenario.shared_prefix_tokens": [8192, -1]}, "run_args": ["--no-vcd"]})");
   EXPECT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " >" + s.path("log") + " 2>&1")), 1);
   const auto rows = read_csv(s.path("out/results.csv"));
   ASSERT_EQ(rows.size(), 3u) << "the failed point keeps its row";
   const size_t st = column(rows[0], "status"), err = column(rows[0], "error");
   EXPECT_EQ(rows[1][st], "ok");
   EXPECT_EQ(rows[2][st], "failed");
-  EXPECT_NE(rows[2][err].find("pe.dma.buffers"), std::string::npos) << rows[2][err];
+  EXPECT_NE(rows[2][err].find("shared_prefix_tokens"), std::string::npos) << rows[2][err];
   EXPECT_NE(slurp(s.path("log")).find("p0001 failed"), std::string::npos);
+  // A hardware value reaches ahbm-sim as --set, checked by `ahbm-sim hw-config` before any point
+  // runs: exit 2 with its message, nothing written.
+  write(s.path("hwgrid.json"), R"({"scenario": "traces/fanout_8x20.json",
+      "parameters": {"hw.pe.dma.buffers": [2, 0]}, "run_args": ["--no-vcd"]})");
+  EXPECT_EQ(sh(sweep_cmd(s.path("hwgrid.json") + " --out " + s.path("hwout") + " >" + s.path("hwlog") + " 2>&1")), 2);
+  EXPECT_NE(slurp(s.path("hwlog")).find("pe.dma.buffers: value 0 is out of range (allowed: [1, 8])"), std::string::npos)
+      << slurp(s.path("hwlog"));
+  EXPECT_FALSE(std::filesystem::exists(s.path("hwout")));
 }
 
 TEST(OutputsTools, SlurmScriptTaskRunsItsChunkOfPoints) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "test_support.h"
@@ -18,7 +19,15 @@ TEST(PolicyModel, CliRunRecordsThePolicyDecision) {
   const Json s = Json::parse(test::read_file(dir + "/summary.json"));
   const Json& d = s["policy"]["decision"];
   EXPECT_TRUE(d["automatic"].get<bool>());
-  EXPECT_EQ(d["estimates"].size(), 6u);
+  // Every (policy, tile) candidate of the tile search: each policy at least once, each with its tile.
+  std::set<std::string> policies;
+  for (const Json& e : d["estimates"]) {
+    policies.insert(e["policy"].get<std::string>());
+    EXPECT_GE(e["tile_rows"].get<int>(), 1);
+  }
+  EXPECT_EQ(policies.size(), 6u);
+  EXPECT_GT(d["estimates"].size(), 6u);
+  EXPECT_GE(d["chosen_tile_rows"].get<int>(), 1);
   EXPECT_TRUE(s["numerics"]["pass"].get<bool>());
   EXPECT_LE(std::abs(d["estimate_error"].get<double>()), 0.15);
   EXPECT_TRUE(s["policy"]["roofline"]["phases"].contains("fanout"));

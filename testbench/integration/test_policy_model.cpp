@@ -1,9 +1,12 @@
 // The cost model against the simulator on a small representative subset of the validation
 // sweep (tools/policy_sweep runs the full one): estimates within 15% where the NoC is not
-// congested (ideal NoC), and `auto` picks the simulated winner in at least 90% of points. Also
+// congested (ideal NoC), and `auto`'s (policy, tile) is within 5% of the fastest simulated one in
+// at least 95% of points (never worse than 10%). Also
 // the decision record and launch overhead (unified vs per head). (--policy through the CLI:
 // e2e/test_policy_cli.cpp.)
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "hw/chip/simulate.h"
 #include "hw/common/error.h"
@@ -39,7 +42,13 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
       for (auto [agents, tokens] : std::vector<std::pair<int, int>>{{1, 1}, {8, 20}, {16, 64}, {64, 4}}) {
         const Json r = evaluate_policies(scenario(prefix, agents, tokens), hw);
         ++points;
-        hits += r["auto_hit"].get<bool>();
+        // With the tile search many (policy, tile) candidates come within a few percent of each
+        // other: the criterion is auto's pick within 5% of the fastest simulated candidate.
+        hits += r["auto_regret"].get<double>() <= 0.05;
+        EXPECT_LE(r["auto_regret"].get<double>(), 0.10) << name << " prefix " << prefix << " agents " << agents << " x "
+                                                         << tokens << ": auto " << r["auto"] << "@" << r["auto_tile_rows"]
+                                                         << ", fastest " << r["simulated_winner"] << "@"
+                                                         << r["simulated_winner_tile_rows"];
         for (const auto& p : r["policies"]) {
           if (p.contains("unavailable")) continue;
           ++estimates;
@@ -49,7 +58,7 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
                                << p["policy"] << ": simulated " << p["simulated_ns"] << " estimate " << p["estimate_ns"];
         }
       }
-  EXPECT_GE(double(hits), 0.9 * points) << hits << " of " << points;
+  EXPECT_GE(double(hits), 0.95 * points) << hits << " of " << points << " within 5%";
   EXPECT_EQ(within, estimates);
 }
 
@@ -60,7 +69,9 @@ TEST(PolicyModel, AutoRecordsEveryEstimateAndTheChoiceIsTheLowest) {
   CostModel model(hw);
   const Choice d = choose({a}, candidates, hw, "auto", model);
   EXPECT_EQ(model.calls(), 1);  // every candidate estimated in one entry
-  ASSERT_EQ(d.estimates.size(), all_policies().size());
+  ASSERT_EQ(d.estimates.size(), candidates.size());  // all of them can run here
+  for (Policy p : all_policies())  // each policy's largest tile, then its smaller ones
+    EXPECT_TRUE(std::any_of(d.estimated.begin(), d.estimated.end(), [p](const Layout& l) { return l.policy == p; }));
   double lowest = 1e300;
   for (const auto& e : d.estimates) {
     lowest = std::min(lowest, e.total_ns);
@@ -99,4 +110,67 @@ TEST(LaunchOverhead, PerHeadLaunchesDelayTheStepByTheExtraLaunches) {
   EXPECT_GT(per_head - unified, 2 * 5000);
   EXPECT_LE(per_head - unified, 3 * 5000 + 1);
   EXPECT_THROW(set_launch_schedule(jobs, "sometimes"), InputError);
+}
+
+// Tile search (runtime/planner.h): the smaller tiles are even cuts of the largest rounded up to
+// whole GEMM tiles; every policy runs its lowest-estimate tile; "largest" keeps one tile each.
+TEST(TileSearch, SmallerTilesAreEvenCutsRoundedUpToGemmTiles) {
+  EXPECT_EQ(smaller_tiles(160, 16), (std::vector<int>{80, 64, 48, 32, 16}));  // n = 2, 3, 4, 5, 10
+  EXPECT_EQ(smaller_tiles(40, 16), (std::vector<int>{32, 16}));               // n = 2: 20 -> 32; n = 3: 14 -> 16
+  EXPECT_EQ(smaller_tiles(20, 16), (std::vector<int>{16}));
+  EXPECT_TRUE(smaller_tiles(16, 16).empty());
+  EXPECT_TRUE(smaller_tiles(5, 16).empty());
+  const std::vector<int> big = smaller_tiles(8192, 16);
+  ASSERT_FALSE(big.empty());
+  EXPECT_EQ(big.back(), 16);
+  EXPECT_LE(big.size(), 40u);  // n grows geometrically: logarithmic in 8192 / 16
+  for (size_t i = 0; i < big.size(); ++i) {
+    EXPECT_EQ(big[i] % 16, 0);
+    if (i > 0) EXPECT_LT(big[i], big[i - 1]);
+  }
+}
+
+TEST(TileSearch, EachPolicyRunsItsLowestEstimateTileAndLargestKeepsOne) {
+  HwConfig hw;
+  const AttentionJob a = test::random_job(hw, 160, 8192, 128, 3);
+  CostModel model(hw);
+  const std::vector<Candidate> searched = layout_candidates(hw, a, 0);
+  EXPECT_GT(searched.size(), all_policies().size());
+  for (Policy p : all_policies()) {
+    const Choice c = choose({a}, searched, hw, policy_name(p), model);
+    ASSERT_EQ(c.chosen.policy, p);
+    double lowest = 1e300, largest = -1;
+    for (size_t i = 0; i < c.estimates.size(); ++i)
+      if (c.estimated[i].policy == p) {
+        lowest = std::min(lowest, c.estimates[i].total_ns);
+        if (largest < 0) largest = c.estimates[i].total_ns;  // each policy's largest tile comes first
+      }
+    EXPECT_LE(c.chosen_estimate()->total_ns, lowest * 1.001) << policy_name(p);
+    EXPECT_LE(c.chosen_estimate()->total_ns, largest) << policy_name(p);
+  }
+  hw.q_tile_search = "largest";
+  EXPECT_EQ(layout_candidates(hw, a, 0).size(), all_policies().size());
+  hw.q_tile_search = "cost_model";
+  EXPECT_EQ(layout_candidates(hw, a, 48).size(), all_policies().size());  // a fixed tile is not searched
+}
+
+// The note's example (fanout_8x20): policy A as one 160-row tile leaves the serial CUBE merge
+// un-overlapped; a smaller tile pipelines it. The search finds a faster tile in simulation, and
+// the tile the cost model picks is never slower than the largest.
+TEST(TileSearch, OnTheNotesExampleTheSearchedTileBeatsTheLargestInSimulation) {
+  const Json r = evaluate_policies(scenario(8192, 8, 20), HwConfig{});
+  int seen = 0;
+  for (const Json& p : r["policies"]) {
+    if (p.contains("unavailable")) continue;
+    ++seen;
+    const double largest = p["largest"]["simulated_ns"].get<double>(), best = p["best"]["simulated_ns"].get<double>();
+    EXPECT_LE(best, largest) << p["policy"];
+    EXPECT_LE(p["simulated_ns"].get<double>(), largest * 1.02) << p["policy"] << " picked tile " << p["tile_rows"];
+    if (p["policy"] == "A") {
+      EXPECT_EQ(p["largest"]["tile_rows"].get<int>(), 160);
+      EXPECT_LT(p["simulated_ns"].get<double>(), 0.9 * largest) << "A at tile " << p["tile_rows"];
+    }
+  }
+  EXPECT_EQ(seen, int(all_policies().size()));
+  EXPECT_LE(r["auto_regret"].get<double>(), 0.05);
 }
