@@ -1,6 +1,8 @@
 #include "runtime/report/latency.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -33,35 +35,47 @@ Json latency_summary(const SpanRecorder& spans) {
     double start = 0, end = 0;
     bool seen = false;
     std::vector<double> agents;
-    std::map<std::string, std::vector<double>> activities, classes;
+    std::map<int, std::vector<double>> activities;  // by activity id
+    std::map<std::string, std::vector<double>> classes;
   };
-  std::map<std::string, PhaseAcc> phases;
-  std::map<std::string, std::vector<double>> agents;
-  std::map<std::string, std::map<std::string, double>> agent_by_phase;
+  // Accumulated by interned id (a long run has millions of spans), then keyed by name below.
+  std::map<int, PhaseAcc> by_phase;
+  std::map<int, std::vector<double>> by_agent;            // agent component id -> latencies
+  std::map<int, std::map<int, double>> agent_phase;       // agent component id -> phase id -> ns
+  std::map<int, char> comp_kind;                          // 'a' agent, 'r' other annotation, 'h' hardware
+  std::map<std::pair<int, int>, std::string> class_of;    // (activity, phase) -> activity_class
   for (const Span& s : spans.spans()) {
     const double a = to_ns(s.start), b = to_ns(s.end);
-    const std::string& comp = spans.name(s.component);
-    const std::string& phase = spans.name(s.phase);
-    const std::string& act = spans.name(s.activity);
-    PhaseAcc& p = phases[phase];
+    auto [kit, kfresh] = comp_kind.try_emplace(s.component, 'h');
+    if (kfresh) {
+      const std::string& comp = spans.name(s.component);
+      kit->second = is_agent_component(comp) ? 'a' : is_annotation_component(comp) ? 'r' : 'h';
+    }
+    PhaseAcc& p = by_phase[s.phase];
     if (!p.seen || a < p.start) p.start = a;
     if (!p.seen || b > p.end) p.end = b;
     p.seen = true;
-    if (is_agent_component(comp)) {
-      const std::string agent = comp.substr(6);
+    if (kit->second == 'a') {
       p.agents.push_back(b - a);
-      agents[agent].push_back(b - a);
-      agent_by_phase[agent][phase] += b - a;  // summed over the steps of a phase (decode)
+      by_agent[s.component].push_back(b - a);
+      agent_phase[s.component][s.phase] += b - a;  // summed over the steps of a phase (decode)
       continue;
     }
-    if (is_annotation_component(comp)) continue;
-    p.activities[act].push_back(b - a);
-    p.classes[activity_class(act, phase)].push_back(b - a);
+    if (kit->second == 'r') continue;
+    p.activities[s.activity].push_back(b - a);
+    auto [cit, cfresh] = class_of.try_emplace({s.activity, s.phase});
+    if (cfresh) cit->second = activity_class(spans.name(s.activity), spans.name(s.phase));
+    p.classes[cit->second].push_back(b - a);
   }
+  std::map<std::string, const PhaseAcc*> phases;
+  for (const auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
+  std::map<std::string, int> agent_ids;
+  for (const auto& [id, v] : by_agent) agent_ids[spans.name(id).substr(6)] = id;
   Json phases_j = Json::object();
-  for (const auto& [name, p] : phases) {
+  for (const auto& [name, pp] : phases) {
+    const PhaseAcc& p = *pp;
     Json acts = Json::object(), cls = Json::object();
-    for (const auto& [k, v] : p.activities) acts[k] = distribution(v);
+    for (const auto& [k, v] : p.activities) acts[spans.name(k)] = distribution(v);
     for (const auto& [k, v] : p.classes) cls[k] = distribution(v);
     phases_j[name] = {{"start_ns", p.start}, {"end_ns", p.end}, {"ns", p.end - p.start},
                       {"agent_latency", distribution(p.agents)},
@@ -69,14 +83,56 @@ Json latency_summary(const SpanRecorder& spans) {
                       {"span_ns_by_class", cls}};
   }
   Json agents_j = Json::object();
-  for (const auto& [name, v] : agents) {
-    Json d = distribution(v);
-    d["by_phase_ns"] = agent_by_phase[name];
+  for (const auto& [name, id] : agent_ids) {
+    Json d = distribution(by_agent[id]);
+    std::map<std::string, double> by_phase_ns;
+    for (const auto& [ph, ns] : agent_phase[id]) by_phase_ns[spans.name(ph)] = ns;
+    d["by_phase_ns"] = by_phase_ns;
     agents_j[name] = d;
   }
   return Json{{"percentiles", "linear interpolation between closest ranks (numpy default)"},
               {"phases", phases_j},
               {"agents", agents_j}};
+}
+
+void write_latency_csv(std::ostream& os, const SpanRecorder& spans) {
+  std::vector<const Span*> order;
+  order.reserve(spans.spans().size());
+  for (const Span& s : spans.spans()) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
+  // Times as to_ns() gives them, printed with three decimals from integer picoseconds (what
+  // "%.3f" of the rounded double prints, without formatting a double per field).
+  const auto ns3 = [](char* p, const sc_core::sc_time& t) {
+    const long long ps = std::llround(t.to_seconds() * 1e12);
+    return std::snprintf(p, 32, "%lld.%03lld", ps / 1000, ps % 1000);
+  };
+  std::string buf;
+  buf.reserve(1 << 16);
+  buf += "start_ns,end_ns,component,activity,phase,agent,rows,bytes\n";
+  char num[32];
+  for (const Span* s : order) {
+    buf.append(num, size_t(ns3(num, s->start)));
+    buf += ',';
+    buf.append(num, size_t(ns3(num, s->end)));
+    buf += ',';
+    buf += spans.name(s->component);
+    buf += ',';
+    buf += spans.name(s->activity);
+    buf += ',';
+    buf += spans.name(s->phase);
+    buf += ',';
+    buf += spans.name(s->agent);
+    buf += ',';
+    buf += std::to_string(s->rows);
+    buf += ',';
+    buf += std::to_string(s->bytes);
+    buf += '\n';
+    if (buf.size() > (1u << 16) - 512) {
+      os.write(buf.data(), std::streamsize(buf.size()));
+      buf.clear();
+    }
+  }
+  os.write(buf.data(), std::streamsize(buf.size()));
 }
 
 }  // namespace ahbm::report
