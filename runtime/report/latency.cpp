@@ -37,35 +37,46 @@ Json latency_summary(const SpanRecorder& spans) {
     std::vector<double> agents;
     std::map<int, std::vector<double>> activities;  // by activity id
     std::map<std::string, std::vector<double>> classes;
+    std::vector<std::vector<double>*> activity_of, class_of;  // by activity id: where its spans go
   };
-  // Accumulated by interned id (a long run has millions of spans), then keyed by name below.
+  // Accumulated by interned id (a long run has millions of spans: no name lookups per span),
+  // then keyed by name below; each list gets its samples in span order, as always.
   std::map<int, PhaseAcc> by_phase;
+  std::vector<PhaseAcc*> phase_of;                        // by phase id
   std::map<int, std::vector<double>> by_agent;            // agent component id -> latencies
   std::map<int, std::map<int, double>> agent_phase;       // agent component id -> phase id -> ns
-  std::map<int, char> comp_kind;                          // 'a' agent, 'r' other annotation, 'h' hardware
-  std::map<std::pair<int, int>, std::string> class_of;    // (activity, phase) -> activity_class
+  std::vector<char> comp_kind;                            // by component id: 'a' agent, 'r' other annotation, 'h' hardware
   for (const Span& s : spans.spans()) {
     const double a = to_ns(s.start), b = to_ns(s.end);
-    auto [kit, kfresh] = comp_kind.try_emplace(s.component, 'h');
-    if (kfresh) {
+    if (size_t(s.component) >= comp_kind.size()) comp_kind.resize(size_t(s.component) + 1, 0);
+    char& kind = comp_kind[size_t(s.component)];
+    if (!kind) {
       const std::string& comp = spans.name(s.component);
-      kit->second = is_agent_component(comp) ? 'a' : is_annotation_component(comp) ? 'r' : 'h';
+      kind = is_agent_component(comp) ? 'a' : is_annotation_component(comp) ? 'r' : 'h';
     }
-    PhaseAcc& p = by_phase[s.phase];
+    if (size_t(s.phase) >= phase_of.size()) phase_of.resize(size_t(s.phase) + 1, nullptr);
+    if (!phase_of[size_t(s.phase)]) phase_of[size_t(s.phase)] = &by_phase[s.phase];
+    PhaseAcc& p = *phase_of[size_t(s.phase)];
     if (!p.seen || a < p.start) p.start = a;
     if (!p.seen || b > p.end) p.end = b;
     p.seen = true;
-    if (kit->second == 'a') {
+    if (kind == 'a') {
       p.agents.push_back(b - a);
       by_agent[s.component].push_back(b - a);
       agent_phase[s.component][s.phase] += b - a;  // summed over the steps of a phase (decode)
       continue;
     }
-    if (kit->second == 'r') continue;
-    p.activities[s.activity].push_back(b - a);
-    auto [cit, cfresh] = class_of.try_emplace({s.activity, s.phase});
-    if (cfresh) cit->second = activity_class(spans.name(s.activity), spans.name(s.phase));
-    p.classes[cit->second].push_back(b - a);
+    if (kind == 'r') continue;
+    if (size_t(s.activity) >= p.activity_of.size()) {
+      p.activity_of.resize(size_t(s.activity) + 1, nullptr);
+      p.class_of.resize(size_t(s.activity) + 1, nullptr);
+    }
+    if (!p.activity_of[size_t(s.activity)]) {
+      p.activity_of[size_t(s.activity)] = &p.activities[s.activity];
+      p.class_of[size_t(s.activity)] = &p.classes[activity_class(spans.name(s.activity), spans.name(s.phase))];
+    }
+    p.activity_of[size_t(s.activity)]->push_back(b - a);
+    p.class_of[size_t(s.activity)]->push_back(b - a);
   }
   std::map<std::string, const PhaseAcc*> phases;
   for (const auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
