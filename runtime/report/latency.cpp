@@ -1,8 +1,8 @@
 #include "runtime/report/latency.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -115,7 +115,17 @@ void write_latency_csv(std::ostream& os, const SpanRecorder& spans) {
   // "%.3f" of the rounded double prints, without formatting a double per field).
   const auto ns3 = [](char* p, const sc_core::sc_time& t) {
     const long long ps = std::llround(t.to_seconds() * 1e12);
-    return std::snprintf(p, 32, "%lld.%03lld", ps / 1000, ps % 1000);
+    char* e = std::to_chars(p, p + 24, ps / 1000).ptr;
+    const long long frac = ps % 1000;
+    *e++ = '.';
+    *e++ = char('0' + frac / 100);
+    *e++ = char('0' + frac / 10 % 10);
+    *e++ = char('0' + frac % 10);
+    return int(e - p);
+  };
+  const auto integer = [](std::string& out, int64_t v) {
+    char b[24];
+    out.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
   };
   std::string buf;
   buf.reserve(1 << 16);
@@ -134,9 +144,9 @@ void write_latency_csv(std::ostream& os, const SpanRecorder& spans) {
     buf += ',';
     buf += spans.name(s->agent);
     buf += ',';
-    buf += std::to_string(s->rows);
+    integer(buf, s->rows);
     buf += ',';
-    buf += std::to_string(s->bytes);
+    integer(buf, s->bytes);
     buf += '\n';
     if (buf.size() > (1u << 16) - 512) {
       os.write(buf.data(), std::streamsize(buf.size()));

@@ -1,8 +1,10 @@
 #include "runtime/report/trace_json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -82,6 +84,14 @@ class JsonText {
   }
   JsonText& str(const std::string& s) {  // a JSON string (UTF-8 passed through, as dump() does)
     buf_.push_back('"');
+    const bool plain = std::none_of(s.begin(), s.end(), [](char c) {
+      return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (plain) {  // the usual case: component and activity names need no escapes
+      buf_.append(s);
+      buf_.push_back('"');
+      return *this;
+    }
     for (const char c : s) {
       switch (c) {
         case '"': buf_.append("\\\""); break;
@@ -106,8 +116,8 @@ class JsonText {
   }
   JsonText& num(int64_t v) {
     char b[24];
-    const int n = std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
-    buf_.append(b, size_t(n));
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    buf_.append(b, size_t(r.ptr - b));
     return *this;
   }
   JsonText& num(double v) {
