@@ -156,25 +156,6 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
 
 namespace {
 
-std::string fmt_ns(const sc_core::sc_time& t) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", to_ns(t));
-  return buf;
-}
-
-void write_latency_csv(OutputTarget& out, const SpanRecorder& spans) {
-  std::vector<const Span*> order;
-  for (const Span& s : spans.spans()) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
-  out.write("latency.csv", [&](std::ostream& os) {
-    os << "start_ns,end_ns,component,activity,phase,agent,rows,bytes\n";
-    for (const Span* s : order)
-      os << fmt_ns(s->start) << ',' << fmt_ns(s->end) << ',' << spans.name(s->component) << ','
-         << spans.name(s->activity) << ',' << spans.name(s->phase) << ',' << spans.name(s->agent) << ',' << s->rows
-         << ',' << s->bytes << '\n';
-  });
-}
-
 void dump_tensors(OutputTarget& out, const RunOutput& run) {
   const AttentionJob& job = run.plan.jobs.at(0);  // KV head 0 of the fan-out step
   const FlatKv kv = flatten_kv(job);
@@ -190,7 +171,6 @@ void dump_tensors(OutputTarget& out, const RunOutput& run) {
 
 void write_run_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt) {
   out.write("summary.json", [&](std::ostream& os) { os << run.summary.dump(2) << '\n'; });
-  write_latency_csv(out, *run.sim.spans);
   report::write_report_files(out, run, opt);
   if (!run.join_csv.empty()) out.write("join.csv", [&](std::ostream& os) { os << run.join_csv; });
   if (opt.dump_tensors && opt.values) dump_tensors(out, run);

@@ -13,6 +13,7 @@
 #include "hw/chip/simulate.h"
 #include "runtime/output_dir.h"
 #include "runtime/planner.h"
+#include "runtime/report/trace_level.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"
 #include "runtime/step_runner.h"
@@ -24,6 +25,8 @@ struct RunOptions {
   std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
   bool vcd = true;
   bool dump_tensors = false;
+  report::TraceLevel trace = report::TraceLevel::automatic;  // what latency.csv and trace.json hold
+  bool trace_gz = false;         // trace.json.gz (gzip) instead of trace.json
   bool values = true;            // false: timing only (no tensors, no numeric check)
   double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
   bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
@@ -64,7 +67,7 @@ double storage_tolerance(DType t);
 // SimStall (deadlock/livelock) or NumericFault (NaN/Inf in the datapath).
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 
-// Writes summary.json, latency.csv, trace.json, stats.json, waves.* (if enabled), join.csv (with
+// Writes summary.json, latency.csv and trace.json (at RunOptions::trace), stats.json, waves.* (if enabled), join.csv (with
 // a join) and tensors/*.npy (if asked) into the staging tree of `out` (a claimed --out directory,
 // runtime/output_dir.h); out.commit() puts them in place. Throws OutputError on a failed write.
 void write_run_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt);

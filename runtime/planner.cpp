@@ -121,8 +121,59 @@ namespace {
 // Writes the K and V rows (rounded to the storage type) of (KV head, owner, position).
 using KvRowFn = std::function<void(int head, int owner, int32_t pos, float* k, float* v)>;
 
+// The KV side of a step's job set, the same for every KV head of the step (only the values
+// differ): per PE the tokens it holds, with their visibility and tensor owner. Built once per
+// job set, not once per KV head.
+struct KvLayout {
+  std::vector<KvShard> shards;                 // info and tokens; no values
+  std::vector<std::vector<int>> shard_origin;  // per PE, per token: tensor owner of its K/V
+};
+
+KvLayout kv_layout(const HwConfig& hw, const KvPageManager& kv, const Step& step, const std::vector<int>& subset) {
+  // Every page any job agent references, in first-reference order, with who references it.
+  std::vector<PageId> order;
+  std::map<PageId, std::vector<int>> refs;
+  for (size_t i = 0; i < subset.size(); ++i) {
+    const StepAgent& a = step.agents[size_t(subset[i])];
+    for (PageId p : kv.table(a.seq)) {
+      auto& r = refs[p];
+      if (r.empty()) order.push_back(p);
+      r.push_back(int(i));
+    }
+  }
+  const int pes = hw.pes_per_group();
+  if (kv.pes() != pes) throw std::logic_error("page manager and hardware disagree on PEs per group");
+  KvLayout out;
+  out.shards.resize(size_t(pes));
+  out.shard_origin.assign(size_t(pes), {});
+  std::vector<size_t> tokens(size_t(pes), 0);
+  for (PageId id : order) tokens[size_t(kv.page(id).pe)] += size_t(kv.page(id).filled());
+  for (int p = 0; p < pes; ++p) {
+    out.shards[size_t(p)].info.reserve(tokens[size_t(p)]);
+    out.shard_origin[size_t(p)].reserve(tokens[size_t(p)]);
+  }
+  for (PageId id : order) {
+    const std::vector<int>& r = refs[id];
+    int owner = kSharedOwner;
+    if (r.size() != subset.size()) {
+      if (r.size() != 1)
+        throw InputError("step " + step.label() + ": a KV page is shared by " + std::to_string(r.size()) + " of " +
+                         std::to_string(subset.size()) + " agents; only fully shared or private pages are supported");
+      owner = r[0];
+    }
+    const KvPage& page = kv.page(id);
+    KvShard& s = out.shards[size_t(page.pe)];
+    for (int t = 0; t < page.filled(); ++t) {
+      s.info.push_back({owner, page.first_pos + t});
+      out.shard_origin[size_t(page.pe)].push_back(page.origin[size_t(t)]);
+      ++s.tokens;
+    }
+  }
+  return out;
+}
+
 // `values` null: timing only. `fixed_rows` > 0: Q tiles of that many rows (q_tile_rows).
-AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, const Step& step,
+AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvLayout& layout, const Step& step,
                       const std::vector<int>& subset, int kv_head, uint64_t seed, const KvRowFn* values,
                       int fixed_rows, JobMeta& meta) {
   const int d = sc.model.head_dim, qpk = sc.model.q_per_kv();
@@ -156,53 +207,17 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvPageManage
     }
   }
 
-  // Every page any job agent references, in first-reference order, with who references it.
-  std::vector<PageId> order;
-  std::map<PageId, std::vector<int>> refs;
-  for (size_t i = 0; i < subset.size(); ++i) {
-    const StepAgent& a = step.agents[size_t(subset[i])];
-    for (PageId p : kv.table(a.seq)) {
-      auto& r = refs[p];
-      if (r.empty()) order.push_back(p);
-      r.push_back(int(i));
+  job.shards = layout.shards;
+  meta.shard_origin = layout.shard_origin;
+  if (values)
+    for (size_t p = 0; p < job.shards.size(); ++p) {
+      KvShard& s = job.shards[p];
+      s.k.resize(size_t(s.tokens) * size_t(d));
+      s.v.resize(size_t(s.tokens) * size_t(d));
+      for (int t = 0; t < s.tokens; ++t)
+        (*values)(kv_head, meta.shard_origin[p][size_t(t)], s.info[size_t(t)].pos, s.k.data() + size_t(t) * size_t(d),
+                  s.v.data() + size_t(t) * size_t(d));
     }
-  }
-  const int pes = hw.pes_per_group();
-  if (kv.pes() != pes) throw std::logic_error("page manager and hardware disagree on PEs per group");
-  job.shards.resize(size_t(pes));
-  meta.shard_origin.assign(size_t(pes), {});
-  if (values) {
-    std::vector<size_t> tokens(size_t(pes), 0);
-    for (PageId id : order) tokens[size_t(kv.page(id).pe)] += size_t(kv.page(id).filled());
-    for (int p = 0; p < pes; ++p) {
-      job.shards[size_t(p)].k.reserve(tokens[size_t(p)] * size_t(d));
-      job.shards[size_t(p)].v.reserve(tokens[size_t(p)] * size_t(d));
-    }
-  }
-  for (PageId id : order) {
-    const std::vector<int>& r = refs[id];
-    int owner = kSharedOwner;
-    if (r.size() != subset.size()) {
-      if (r.size() != 1)
-        throw InputError("step " + step.label() + ": a KV page is shared by " + std::to_string(r.size()) + " of " +
-                         std::to_string(subset.size()) + " agents; only fully shared or private pages are supported");
-      owner = r[0];
-    }
-    const KvPage& page = kv.page(id);
-    KvShard& s = job.shards[size_t(page.pe)];
-    for (int t = 0; t < page.filled(); ++t) {
-      const int32_t pos = page.first_pos + t;
-      s.info.push_back({owner, pos});
-      meta.shard_origin[size_t(page.pe)].push_back(page.origin[size_t(t)]);
-      ++s.tokens;
-      if (values) {
-        const size_t at = s.k.size();
-        s.k.resize(at + size_t(d));
-        s.v.resize(at + size_t(d));
-        (*values)(kv_head, page.origin[size_t(t)], pos, s.k.data() + at, s.v.data() + at);
-      }
-    }
-  }
 
   const int rows = job.row_count();
   const int tile_rows = q_tile_rows(hw, fixed_rows, rows, d, job.elem_bytes());
@@ -223,9 +238,10 @@ Plan plan_rows(const Scenario& sc, const HwConfig& hw, const KvPageManager& kv, 
   std::vector<int> subset;
   for (int i = 0; i < int(step.agents.size()); ++i)
     if (only < 0 || i == only) subset.push_back(i);
+  const KvLayout layout = kv_layout(hw, kv, step, subset);
   for (int h = 0; h < sc.model.num_kv_heads; ++h) {
     plan.meta.emplace_back();
-    plan.jobs.push_back(make_job(sc, hw, kv, step, subset, h, seed, values, fixed_rows, plan.meta.back()));
+    plan.jobs.push_back(make_job(sc, hw, layout, step, subset, h, seed, values, fixed_rows, plan.meta.back()));
   }
   for (int i : subset) plan.rows_per_kv_head += step.agents[size_t(i)].new_tokens * sc.model.q_per_kv();
   // Every job of the step has the same rows, head dim and storage type: one set of candidates.

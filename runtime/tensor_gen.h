@@ -18,7 +18,8 @@ namespace ahbm {
 // `head` numbers the operator (runtime/model/layer_plan.h).
 enum class TensorKind : uint64_t { q = 1, k = 2, v = 3, activation = 4, weight = 5 };
 
-// Standard-normal sample for one element.
+// Standard-normal sample for one element: a ziggurat draw (tensor_gen.cpp) from a splitmix64
+// hash of the coordinates; no transcendental function for ~99% of the elements.
 float tensor_value(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int64_t dim);
 // Fills `out[0..d)` with the row of (kind, head, owner, pos).
 void tensor_row(uint64_t seed, TensorKind kind, int head, int64_t owner, int64_t pos, int d, float* out);

@@ -6,6 +6,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 
 CASES = [
     # reuse:1 = one Simulator for every iteration (chip elaborated once, as the CLI's steps and
@@ -33,6 +34,64 @@ def run_case(binary, name, min_time):
     return runs[0], data["context"]
 
 
+# Whole-process cases (issue 20): `ahbm-sim run` from process start to the last byte written, as
+# a user runs it (the binary re-executes itself with one BLAS thread), VCD off. Each: name,
+# scenario (relative to the repository), extra options, the output level it writes, runs.
+WHOLE = [
+    ("default (values)", "traces/fanout_8x20.json", [], "auto = tile", 5),
+    ("decode_heavy (values)", "traces/decode_heavy.json", [], "auto = tile", 3),
+    ("llama_gqa (values)", "traces/llama_gqa.json", [], "auto = tile", 3),
+    ("llama8b timing-only", "traces/bench/llama8b_fanout_32k.json", ["--no-values"], "auto = step", 3),
+    ("llama8b timing-only, tile", "traces/bench/llama8b_fanout_32k.json", ["--no-values", "--trace", "tile"], "tile", 2),
+    ("llama8b timing-only, tile, gz", "traces/bench/llama8b_fanout_32k.json",
+     ["--no-values", "--trace", "tile", "--trace-gz"], "tile (gz)", 2),
+]
+
+
+def run_whole(sim, root, scenario, extra, runs):
+    """Best wall time of `runs` runs, with that run's peak RSS and the bytes it wrote."""
+    best = None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run")
+        env = dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1")
+        env.pop("OPENBLAS_NUM_THREADS", None)  # as a user starts it
+        for _ in range(runs):
+            start = time.perf_counter()
+            p = subprocess.Popen([sim, "run", os.path.join(root, scenario), "--out", out, "--no-vcd", *extra],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - start
+            err = p.stderr.read().decode()
+            p.stderr.close()
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"ahbm-sim run {scenario} failed: {err}")
+            written = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+            r = {"wall_ms": wall * 1e3, "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1e3,
+                 "peak_MiB": usage.ru_maxrss / 1024, "written_MB": written / 1e6}
+            if best is None or r["wall_ms"] < best["wall_ms"]:
+                best = r
+    return best
+
+
+def whole_process(sim, root, blas_ms):
+    print(f"\nwhole process (ahbm-sim run ... --no-vcd; best of N), float32 BLAS bound of the default "
+          f"scenario measured in this run: {blas_ms:.2f} ms")
+    print(f"{'case':32s} {'level':12s} {'wall ms':>9s} {'cpu ms':>9s} {'x BLAS':>7s} {'peak MiB':>9s} {'written MB':>11s}")
+    res = {}
+    for name, scenario, extra, level, runs in WHOLE:
+        r = run_whole(sim, root, scenario, extra, runs)
+        r["level"] = level
+        res[name] = r
+        print(f"{name:32s} {level:12s} {r['wall_ms']:9.1f} {r['cpu_ms']:9.1f} {r['wall_ms'] / blas_ms:7.1f} "
+              f"{r['peak_MiB']:9.1f} {r['written_MB']:11.1f}")
+    d, l8, l8t = res["default (values)"], res["llama8b timing-only"], res["llama8b timing-only, tile"]
+    print(f"default scenario, values: {d['wall_ms']:.1f} ms wall = {d['wall_ms'] / blas_ms:.1f} x the BLAS bound  [target <= 4]")
+    print(f"LLaMA-8B-sized fan-out, timing-only, default level: {l8['wall_ms'] / 1e3:.2f} s  [target <= 1.5 s], "
+          f"{l8['written_MB']:.1f} MB written  [target <= 100 MB]; full tile traces: {l8t['wall_ms'] / 1e3:.2f} s  "
+          f"[target <= 4 s]")
+    return res
+
+
 def ms(b, key="cpu_time"):
     """Milliseconds of CPU time by default: the host may be shared, and CPU time of a
     single-threaded run is what it costs; wall time is printed next to it."""
@@ -49,8 +108,17 @@ def slope(points):
 
 def main():
     binary = sys.argv[1]
+    sim = os.path.join(os.path.dirname(binary), "ahbm-sim")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     quick = "--quick" in sys.argv
     json_out = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+    if "--whole" in sys.argv:  # the whole-process cases alone, with the BLAS bound they are compared to
+        blas, context = run_case(binary, "BM_BlasBound/agents:8/prefix:8192", "0.05" if quick else "0.5")
+        whole = whole_process(sim, root, ms(blas))
+        if json_out:
+            json.dump({"context": context, "blas_bound_ms": ms(blas), "whole_process": whole},
+                      open(json_out, "w"), indent=2)
+        return
     results, context = {}, None
     for name in CASES:
         results[name], context = run_case(binary, name, "0.05" if quick else "0.5")
@@ -106,8 +174,9 @@ def main():
     print(f"float64 reference check (runtime, outside simulate()): {ref:.2f} ms")
     print(f"peak RSS / tensor bytes (default): {summary['default_peak_over_tensors']:.2f} whole process, "
           f"{summary['default_added_over_tensors']:.2f} added by the case  [target <= 2]")
+    whole = whole_process(sim, root, blas)
     if json_out:
-        json.dump({"context": context, "summary": summary,
+        json.dump({"context": context, "summary": summary, "whole_process": whole,
                    "cases": {n: {"cpu_ms": ms(b), "wall_ms": ms(b, "real_time"), **{k: b[k] for k in b if k in (
                        "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB", "base_rss_MiB")}}
                              for n, b in results.items()}},

@@ -17,6 +17,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${3:-$(mktemp -d)}"
 mkdir -p "$work"
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+# Full traces on both sides: a binary with output levels (`run --trace`, docs/outputs.md) writes
+# every span with --trace tile, what a binary without levels always writes; its default (auto)
+# folds the per-tile spans of runs beyond 250,000 spans.
+full_trace() {
+  local help
+  help=$("$1" run --help 2>/dev/null)
+  [[ $help == *"--trace arg"* ]] && echo "--trace tile"
+}
+old_full=$(full_trace "$old") new_full=$(full_trace "$new")
 
 policies=(A B1 B2 B3 B4 B5 auto)
 nocs=(ideal mesh)
@@ -39,10 +48,12 @@ for c in "${cases[@]}"; do
   name="$(basename "$trace" .json)_$(echo "$cmd $args" | tr -c 'A-Za-z0-9' '_')"
   for side in old new; do
     bin=${!side}
+    full=$side"_full"
+    full=${!full}
     rm -rf "$work/run" "$work/$side-$name"
     if [ "$cmd" = run ]; then
       # shellcheck disable=SC2086
-      "$bin" run "$trace" --out "$work/run" $args >"$work/stdout" 2>"$work/stderr"
+      "$bin" run "$trace" --out "$work/run" $args $full >"$work/stdout" 2>"$work/stderr"
     else
       # shellcheck disable=SC2086
       "$bin" "$cmd" "$trace" $args >"$work/stdout" 2>"$work/stderr"

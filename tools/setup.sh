@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev               # JSON configs and outputs
   libeigen3-dev                    # vectorised block numerics
   libboost-program-options-dev     # command line
+  zlib1g-dev                       # trace.json.gz
   googletest libgtest-dev          # unit and integration tests
   libbenchmark-dev libopenblas-dev # benchmarks; OpenBLAS is the host-arithmetic bound
   gtkwave                          # waveform viewer; its vcd2fst validates our VCD in tests

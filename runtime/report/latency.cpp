@@ -1,5 +1,7 @@
 #include "runtime/report/latency.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -33,35 +35,58 @@ Json latency_summary(const SpanRecorder& spans) {
     double start = 0, end = 0;
     bool seen = false;
     std::vector<double> agents;
-    std::map<std::string, std::vector<double>> activities, classes;
+    std::map<int, std::vector<double>> activities;  // by activity id
+    std::map<std::string, std::vector<double>> classes;
+    std::vector<std::vector<double>*> activity_of, class_of;  // by activity id: where its spans go
   };
-  std::map<std::string, PhaseAcc> phases;
-  std::map<std::string, std::vector<double>> agents;
-  std::map<std::string, std::map<std::string, double>> agent_by_phase;
+  // Accumulated by interned id (a long run has millions of spans: no name lookups per span),
+  // then keyed by name below; each list gets its samples in span order, as always.
+  std::map<int, PhaseAcc> by_phase;
+  std::vector<PhaseAcc*> phase_of;                        // by phase id
+  std::map<int, std::vector<double>> by_agent;            // agent component id -> latencies
+  std::map<int, std::map<int, double>> agent_phase;       // agent component id -> phase id -> ns
+  std::vector<char> comp_kind;                            // by component id: 'a' agent, 'r' other annotation, 'h' hardware
   for (const Span& s : spans.spans()) {
     const double a = to_ns(s.start), b = to_ns(s.end);
-    const std::string& comp = spans.name(s.component);
-    const std::string& phase = spans.name(s.phase);
-    const std::string& act = spans.name(s.activity);
-    PhaseAcc& p = phases[phase];
+    if (size_t(s.component) >= comp_kind.size()) comp_kind.resize(size_t(s.component) + 1, 0);
+    char& kind = comp_kind[size_t(s.component)];
+    if (!kind) {
+      const std::string& comp = spans.name(s.component);
+      kind = is_agent_component(comp) ? 'a' : is_annotation_component(comp) ? 'r' : 'h';
+    }
+    if (size_t(s.phase) >= phase_of.size()) phase_of.resize(size_t(s.phase) + 1, nullptr);
+    if (!phase_of[size_t(s.phase)]) phase_of[size_t(s.phase)] = &by_phase[s.phase];
+    PhaseAcc& p = *phase_of[size_t(s.phase)];
     if (!p.seen || a < p.start) p.start = a;
     if (!p.seen || b > p.end) p.end = b;
     p.seen = true;
-    if (is_agent_component(comp)) {
-      const std::string agent = comp.substr(6);
+    if (kind == 'a') {
       p.agents.push_back(b - a);
-      agents[agent].push_back(b - a);
-      agent_by_phase[agent][phase] += b - a;  // summed over the steps of a phase (decode)
+      by_agent[s.component].push_back(b - a);
+      agent_phase[s.component][s.phase] += b - a;  // summed over the steps of a phase (decode)
       continue;
     }
-    if (is_annotation_component(comp)) continue;
-    p.activities[act].push_back(b - a);
-    p.classes[activity_class(act, phase)].push_back(b - a);
+    if (kind == 'r') continue;
+    if (size_t(s.activity) >= p.activity_of.size()) {
+      p.activity_of.resize(size_t(s.activity) + 1, nullptr);
+      p.class_of.resize(size_t(s.activity) + 1, nullptr);
+    }
+    if (!p.activity_of[size_t(s.activity)]) {
+      p.activity_of[size_t(s.activity)] = &p.activities[s.activity];
+      p.class_of[size_t(s.activity)] = &p.classes[activity_class(spans.name(s.activity), spans.name(s.phase))];
+    }
+    p.activity_of[size_t(s.activity)]->push_back(b - a);
+    p.class_of[size_t(s.activity)]->push_back(b - a);
   }
+  std::map<std::string, const PhaseAcc*> phases;
+  for (const auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
+  std::map<std::string, int> agent_ids;
+  for (const auto& [id, v] : by_agent) agent_ids[spans.name(id).substr(6)] = id;
   Json phases_j = Json::object();
-  for (const auto& [name, p] : phases) {
+  for (const auto& [name, pp] : phases) {
+    const PhaseAcc& p = *pp;
     Json acts = Json::object(), cls = Json::object();
-    for (const auto& [k, v] : p.activities) acts[k] = distribution(v);
+    for (const auto& [k, v] : p.activities) acts[spans.name(k)] = distribution(v);
     for (const auto& [k, v] : p.classes) cls[k] = distribution(v);
     phases_j[name] = {{"start_ns", p.start}, {"end_ns", p.end}, {"ns", p.end - p.start},
                       {"agent_latency", distribution(p.agents)},
@@ -69,14 +94,66 @@ Json latency_summary(const SpanRecorder& spans) {
                       {"span_ns_by_class", cls}};
   }
   Json agents_j = Json::object();
-  for (const auto& [name, v] : agents) {
-    Json d = distribution(v);
-    d["by_phase_ns"] = agent_by_phase[name];
+  for (const auto& [name, id] : agent_ids) {
+    Json d = distribution(by_agent[id]);
+    std::map<std::string, double> by_phase_ns;
+    for (const auto& [ph, ns] : agent_phase[id]) by_phase_ns[spans.name(ph)] = ns;
+    d["by_phase_ns"] = by_phase_ns;
     agents_j[name] = d;
   }
   return Json{{"percentiles", "linear interpolation between closest ranks (numpy default)"},
               {"phases", phases_j},
               {"agents", agents_j}};
+}
+
+void write_latency_csv(std::ostream& os, const SpanRecorder& spans) {
+  std::vector<const Span*> order;
+  order.reserve(spans.spans().size());
+  for (const Span& s : spans.spans()) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
+  // Times as to_ns() gives them, printed with three decimals from integer picoseconds (what
+  // "%.3f" of the rounded double prints, without formatting a double per field).
+  const auto ns3 = [](char* p, const sc_core::sc_time& t) {
+    const long long ps = std::llround(t.to_seconds() * 1e12);
+    char* e = std::to_chars(p, p + 24, ps / 1000).ptr;
+    const long long frac = ps % 1000;
+    *e++ = '.';
+    *e++ = char('0' + frac / 100);
+    *e++ = char('0' + frac / 10 % 10);
+    *e++ = char('0' + frac % 10);
+    return int(e - p);
+  };
+  const auto integer = [](std::string& out, int64_t v) {
+    char b[24];
+    out.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
+  };
+  std::string buf;
+  buf.reserve(1 << 16);
+  buf += "start_ns,end_ns,component,activity,phase,agent,rows,bytes\n";
+  char num[32];
+  for (const Span* s : order) {
+    buf.append(num, size_t(ns3(num, s->start)));
+    buf += ',';
+    buf.append(num, size_t(ns3(num, s->end)));
+    buf += ',';
+    buf += spans.name(s->component);
+    buf += ',';
+    buf += spans.name(s->activity);
+    buf += ',';
+    buf += spans.name(s->phase);
+    buf += ',';
+    buf += spans.name(s->agent);
+    buf += ',';
+    integer(buf, s->rows);
+    buf += ',';
+    integer(buf, s->bytes);
+    buf += '\n';
+    if (buf.size() > (1u << 16) - 512) {
+      os.write(buf.data(), std::streamsize(buf.size()));
+      buf.clear();
+    }
+  }
+  os.write(buf.data(), std::streamsize(buf.size()));
 }
 
 }  // namespace ahbm::report

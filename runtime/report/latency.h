@@ -5,6 +5,7 @@
 //  - per agent: the distribution of its latencies over the phases (steps) it took part in.
 // An agent's latency in a phase is the duration of its "agent.<name>" span, recorded by the
 // driver: from the phase's start until the agent's last O row is back at the host.
+#include <ostream>
 #include <string>
 
 #include "hw/common/json_reader.h"
@@ -27,5 +28,9 @@ bool is_annotation_component(const std::string& component);
 double to_ns(const sc_core::sc_time& t);
 
 Json latency_summary(const SpanRecorder& spans);
+
+// latency.csv: one row per span, by start time (ties in recording order):
+// start_ns,end_ns,component,activity,phase,agent,rows,bytes with times to the picosecond.
+void write_latency_csv(std::ostream& os, const SpanRecorder& spans);
 
 }  // namespace ahbm::report

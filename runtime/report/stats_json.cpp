@@ -48,38 +48,58 @@ double covered_ns(std::vector<std::pair<double, double>> iv) {
 
 Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& hw, double total_ns) {
   const double ghz = hw.is_object() ? hw.value("clock_ghz", 1.0) : 1.0;
+  struct Activity {
+    double busy = 0;
+    int64_t bytes = 0, count = 0;
+  };
   struct Acc {
+    bool seen = false;
     double busy = 0;
     int64_t bytes = 0, count = 0;
     std::vector<std::pair<double, double>> intervals;
-    std::map<std::string, Json> acts;
+    std::map<int, Activity> acts;  // by activity id
   };
-  std::map<std::string, Acc> acc;
+  // Accumulated by component id (a long run has millions of spans), in span order so that
+  // sums add in the same order as ever; keyed by name below.
+  std::vector<Acc> by_id;
+  std::vector<char> annotation;  // per component id: 1 annotation, 0 hardware, -1 not looked at
   for (const Span& s : spans.spans()) {
-    const std::string& comp = spans.name(s.component);
-    if (is_annotation_component(comp)) continue;
+    const size_t id = size_t(s.component);
+    if (id >= by_id.size()) {
+      by_id.resize(id + 1);
+      annotation.resize(id + 1, -1);
+    }
+    if (annotation[id] < 0) annotation[id] = is_annotation_component(spans.name(s.component)) ? 1 : 0;
+    if (annotation[id]) continue;
     const double a = to_ns(s.start), b = to_ns(s.end);
-    Acc& x = acc[comp];
+    Acc& x = by_id[id];
+    x.seen = true;
     x.busy += b - a;
     x.bytes += s.bytes;
     ++x.count;
     x.intervals.emplace_back(a, b);
-    Json& act = x.acts[spans.name(s.activity)];
-    if (act.is_null()) act = {{"busy_ns", 0.0}, {"bytes", 0}, {"count", 0}};
-    act["busy_ns"] = act["busy_ns"].get<double>() + (b - a);
-    act["bytes"] = act["bytes"].get<int64_t>() + s.bytes;
-    act["count"] = act["count"].get<int64_t>() + 1;
+    Activity& act = x.acts[s.activity];
+    act.busy += b - a;
+    act.bytes += s.bytes;
+    ++act.count;
   }
+  std::map<std::string, Acc*> acc;
+  for (size_t id = 0; id < by_id.size(); ++id)
+    if (by_id[id].seen) acc[spans.name(int(id))] = &by_id[id];
   Json comps = Json::object();
-  for (auto& [name, x] : acc) {
-    const double occ = covered_ns(x.intervals);
+  for (auto& [name, xp] : acc) {
+    Acc& x = *xp;
+    const double occ = covered_ns(std::move(x.intervals));
+    Json acts = Json::object();
+    for (const auto& [act, v] : x.acts)
+      acts[spans.name(act)] = {{"busy_ns", v.busy}, {"bytes", v.bytes}, {"count", v.count}};
     comps[name] = {{"busy_ns", x.busy},
                    {"busy_cycles", uint64_t(std::llround(x.busy * ghz))},
                    {"occupied_ns", occ},
                    {"utilisation", total_ns > 0 ? occ / total_ns : 0.0},
                    {"bytes", x.bytes},
                    {"spans", x.count},
-                   {"activities", x.acts}};
+                   {"activities", std::move(acts)}};
   }
   std::map<std::string, Json> counters_of;
   component_counters(chip, hw.is_object() ? hw.value("/cube/q_buffer/bytes"_json_pointer, uint64_t(0)) : 0, counters_of);

@@ -1,9 +1,13 @@
 #include "runtime/report/trace_json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "runtime/report/components.h"
@@ -16,7 +20,7 @@ namespace {
 struct Slice {
   sc_core::sc_time start, end;
   const Span* span = nullptr;  // nullptr: a phase slice
-  std::string phase;
+  int phase = -1;              // a phase slice's phase (interned name)
 };
 
 // Splits one component's slices into tracks on which slices nest or are disjoint. Slices are
@@ -63,112 +67,207 @@ double perfetto_us(int64_t ns) {
   return us;
 }
 
-}  // namespace
+// JSON text written directly, as nlohmann::json::dump() writes the same values (compact, keys
+// in alphabetical order, numbers by its own shortest round-trip formatter), without building
+// a document: a long run has millions of events.
+class JsonText {
+ public:
+  explicit JsonText(std::ostream& os) : os_(os) { buf_.reserve(1 << 16); }
+  ~JsonText() { flush(); }
+  JsonText& raw(const char* s) {
+    buf_.append(s);
+    return *this;
+  }
+  JsonText& raw(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  JsonText& str(const std::string& s) {  // a JSON string (UTF-8 passed through, as dump() does)
+    buf_.push_back('"');
+    const bool plain = std::none_of(s.begin(), s.end(), [](char c) {
+      return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (plain) {  // the usual case: component and activity names need no escapes
+      buf_.append(s);
+      buf_.push_back('"');
+      return *this;
+    }
+    for (const char c : s) {
+      switch (c) {
+        case '"': buf_.append("\\\""); break;
+        case '\\': buf_.append("\\\\"); break;
+        case '\b': buf_.append("\\b"); break;
+        case '\f': buf_.append("\\f"); break;
+        case '\n': buf_.append("\\n"); break;
+        case '\r': buf_.append("\\r"); break;
+        case '\t': buf_.append("\\t"); break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char u[8];
+            std::snprintf(u, sizeof u, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
+            buf_.append(u);
+          } else {
+            buf_.push_back(c);
+          }
+      }
+    }
+    buf_.push_back('"');
+    return *this;
+  }
+  JsonText& num(int64_t v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    buf_.append(b, size_t(r.ptr - b));
+    return *this;
+  }
+  JsonText& num(double v) {
+    if (!std::isfinite(v)) return raw("null");
+    char b[64];
+    const char* end = nlohmann::detail::to_chars(b, b + sizeof b, v);  // the formatter dump() uses
+    buf_.append(b, size_t(end - b));
+    return *this;
+  }
+  void flush_if_full() {
+    if (buf_.size() > (1u << 16) - 1024) flush();
+  }
+  void flush() {
+    os_.write(buf_.data(), std::streamsize(buf_.size()));
+    buf_.clear();
+  }
 
-void for_each_trace_event(const SpanRecorder& spans, const std::function<void(const Json&)>& emit) {
+ private:
+  std::ostream& os_;
+  std::string buf_;
+};
+
+// The processes and their tracks, in file order.
+struct Track {
+  int component;
+  std::string name;
+  Placement where;
+  std::vector<std::vector<Slice>> lanes;
+};
+struct Process {
+  std::vector<Track> tracks;
+};
+
+std::vector<Process> layout(const SpanRecorder& spans) {
   const ComponentTable& components = spans.components();
-  // Component -> its spans, and per (component, phase) the extent of those spans.
-  std::map<std::string, std::vector<const Span*>> by_comp;
-  for (const Span& s : spans.spans()) by_comp[spans.name(s.component)].push_back(&s);
+  // Component id -> its spans (ids, not names, per span: the names are looked up per component).
+  std::vector<std::vector<const Span*>> by_id;
+  for (const Span& s : spans.spans()) {
+    if (size_t(s.component) >= by_id.size()) by_id.resize(size_t(s.component) + 1);
+    by_id[size_t(s.component)].push_back(&s);
+  }
+  std::map<std::string, int> by_comp;  // components by name, the order tracks are built in
+  for (size_t id = 0; id < by_id.size(); ++id)
+    if (!by_id[id].empty()) by_comp.emplace(spans.name(int(id)), int(id));
 
-  struct Track {
-    std::string component;
-    std::vector<std::vector<Slice>> lanes;
-  };
   std::map<std::string, std::vector<Track>> processes;  // section -> tracks
-  for (const auto& [comp, list] : by_comp) {
+  for (const auto& [comp, id] : by_comp) {
+    const std::vector<const Span*>& list = by_id[size_t(id)];
     std::vector<Slice> slices;
-    std::map<std::string, std::pair<sc_core::sc_time, sc_core::sc_time>> phase_ext;
+    slices.reserve(list.size() + 4);
+    // Per phase the extent of this component's spans in it; the phase slices follow the spans
+    // in the order of the phases' names.
+    std::map<int, std::pair<sc_core::sc_time, sc_core::sc_time>> phase_ext;
     for (const Span* s : list) {
-      slices.push_back({s->start, s->end, s, ""});
-      const std::string& ph = spans.name(s->phase);
-      auto [it, fresh] = phase_ext.try_emplace(ph, s->start, s->end);
+      slices.push_back({s->start, s->end, s, -1});
+      auto [it, fresh] = phase_ext.try_emplace(s->phase, s->start, s->end);
       if (!fresh) {
         it->second.first = std::min(it->second.first, s->start);
         it->second.second = std::max(it->second.second, s->end);
       }
     }
-    for (const auto& [ph, ext] : phase_ext) slices.push_back({ext.first, ext.second, nullptr, ph});
-    processes[place(comp, components).section].push_back({comp, nest_into_tracks(std::move(slices))});
+    std::map<std::string, int> phase_names;
+    for (const auto& [ph, ext] : phase_ext) phase_names.emplace(spans.name(ph), ph);
+    for (const auto& [name, ph] : phase_names)
+      slices.push_back({phase_ext[ph].first, phase_ext[ph].second, nullptr, ph});
+    Placement where = place(comp, components);
+    processes[where.section].push_back({id, comp, std::move(where), nest_into_tracks(std::move(slices))});
   }
 
   // Processes and their tracks in the order of components.h.
-  std::vector<std::string> sections;
+  std::vector<Process> out;
   for (auto& [sec, tracks] : processes) {
-    sections.push_back(sec);
-    std::sort(tracks.begin(), tracks.end(),
-              [&](const Track& a, const Track& b) {
-                return place(a.component, components).key < place(b.component, components).key;
-              });
+    std::sort(tracks.begin(), tracks.end(), [](const Track& a, const Track& b) { return a.where.key < b.where.key; });
+    out.push_back({std::move(tracks)});
   }
-  std::sort(sections.begin(), sections.end(), [&](const std::string& a, const std::string& b) {
-    return place(processes[a].front().component, components).key < place(processes[b].front().component, components).key;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const Process& a, const Process& b) { return a.tracks.front().where.key < b.tracks.front().where.key; });
+  return out;
+}
 
-  for (size_t pi = 0; pi < sections.size(); ++pi) {
+void metadata(JsonText& j, const char* name, int pid, int tid, const char* arg, const std::string* text, int number) {
+  j.raw("{\"args\":{\"").raw(arg).raw("\":");
+  if (text) j.str(*text); else j.num(int64_t(number));
+  j.raw("},\"name\":\"").raw(name).raw("\",\"ph\":\"M\",\"pid\":").num(int64_t(pid)).raw(",\"tid\":").num(int64_t(tid)).raw('}');
+}
+
+}  // namespace
+
+void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
+  const std::vector<Process> procs = layout(spans);
+  JsonText j(os);
+  // Keys in alphabetical order, as nlohmann::json orders them: "traceEvents" comes last and its
+  // array closes the document.
+  j.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ahbm-sim\",\"time_unit_of_ts\":\"us\"},"
+        "\"traceEvents\":[");
+  bool first = true;
+  const auto next = [&] {
+    if (!first) j.raw(',');
+    first = false;
+    j.flush_if_full();
+  };
+  // Class of each (activity, phase) pair, looked up once.
+  std::map<std::pair<int, int>, std::string> classes;
+  for (size_t pi = 0; pi < procs.size(); ++pi) {
     const int pid = int(pi) + 1;
-    emit(Json({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
-               {"args", {{"name", place(processes[sections[pi]].front().component, components).label}}}}));
-    emit(Json({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
-               {"args", {{"sort_index", pid}}}}));
+    next();
+    metadata(j, "process_name", pid, 0, "name", &procs[pi].tracks.front().where.label, 0);
+    next();
+    metadata(j, "process_sort_index", pid, 0, "sort_index", nullptr, pid);
     int tid = 0;
-    for (const Track& track : processes[sections[pi]]) {
-      const std::string item = place(track.component, components).item;
+    for (const Track& track : procs[pi].tracks) {
+      const std::string& item = track.where.item;
       for (size_t lane = 0; lane < track.lanes.size(); ++lane) {
         ++tid;
         const std::string tname = lane == 0 ? item : item + " #" + std::to_string(lane + 1);
-        emit(Json({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
-                   {"args", {{"name", tname}}}}));
-        emit(Json({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid},
-                   {"args", {{"sort_index", tid}}}}));
+        next();
+        metadata(j, "thread_name", pid, tid, "name", &tname, 0);
+        next();
+        metadata(j, "thread_sort_index", pid, tid, "sort_index", nullptr, tid);
         for (const Slice& s : track.lanes[lane]) {
           const int64_t start_ns = whole_ns(s.start), end_ns = whole_ns(s.end);
-          Json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", perfetto_us(start_ns)},
-                    {"dur", perfetto_us(end_ns - start_ns)}};
+          next();
           if (!s.span) {
-            e["name"] = s.phase;
-            e["cat"] = "phase";
-            e["args"] = {{"component", track.component}, {"phase", s.phase},
-                         {"start_ns", to_ns(s.start)}, {"end_ns", to_ns(s.end)}};
+            const std::string& phase = spans.name(s.phase);
+            j.raw("{\"args\":{\"component\":").str(track.name).raw(",\"end_ns\":").num(to_ns(s.end));
+            j.raw(",\"phase\":").str(phase).raw(",\"start_ns\":").num(to_ns(s.start));
+            j.raw("},\"cat\":\"phase\",\"dur\":").num(perfetto_us(end_ns - start_ns)).raw(",\"name\":").str(phase);
           } else {
-            const std::string& act = spans.name(s.span->activity);
-            const std::string& phase = spans.name(s.span->phase);
-            e["name"] = act;
-            e["cat"] = activity_class(act, phase);
-            e["args"] = {{"component", track.component}, {"activity", act}, {"phase", phase},
-                         {"agent", spans.name(s.span->agent)}, {"rows", s.span->rows}, {"bytes", s.span->bytes},
-                         {"start_ns", to_ns(s.start)}, {"end_ns", to_ns(s.end)}};
+            const Span& sp = *s.span;
+            const std::string& act = spans.name(sp.activity);
+            const std::string& phase = spans.name(sp.phase);
+            auto cls = classes.find({sp.activity, sp.phase});
+            if (cls == classes.end()) cls = classes.emplace(std::make_pair(sp.activity, sp.phase), activity_class(act, phase)).first;
+            j.raw("{\"args\":{\"activity\":").str(act).raw(",\"agent\":").str(spans.name(sp.agent));
+            j.raw(",\"bytes\":").num(sp.bytes).raw(",\"component\":").str(track.name).raw(",\"end_ns\":").num(to_ns(s.end));
+            j.raw(",\"phase\":").str(phase).raw(",\"rows\":").num(sp.rows).raw(",\"start_ns\":").num(to_ns(s.start));
+            j.raw("},\"cat\":").str(cls->second).raw(",\"dur\":").num(perfetto_us(end_ns - start_ns)).raw(",\"name\":").str(act);
           }
-          emit(e);
+          j.raw(",\"ph\":\"X\",\"pid\":").num(int64_t(pid)).raw(",\"tid\":").num(int64_t(tid)).raw(",\"ts\":").num(perfetto_us(start_ns)).raw('}');
         }
       }
     }
   }
+  j.raw("]}\n");
 }
 
 Json trace_events(const SpanRecorder& spans) {
-  Json events = Json::array();
-  for_each_trace_event(spans, [&](const Json& e) { events.push_back(e); });
-  return events;
-}
-
-void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
-  // Streamed event by event (a long run has millions of them; a whole-document DOM took several
-  // times the file's size), byte for byte what dumping the whole document gives: nlohmann::json
-  // orders keys alphabetically, so "traceEvents" comes last and its array closes the document.
-  const Json head = {{"displayTimeUnit", "ns"},
-                     {"otherData", {{"generator", "ahbm-sim"}, {"time_unit_of_ts", "us"}}},
-                     {"traceEvents", Json::array()}};
-  std::string prefix = head.dump();
-  prefix.resize(prefix.size() - 2);  // drop the empty array's "]" and the document's "}"
-  os << prefix;
-  bool first = true;
-  for_each_trace_event(spans, [&](const Json& e) {
-    if (!first) os << ',';
-    first = false;
-    os << e.dump();
-  });
-  os << "]}\n";
+  std::ostringstream os;
+  write_trace_json(os, spans);
+  return Json::parse(os.str())["traceEvents"];
 }
 
 }  // namespace ahbm::report

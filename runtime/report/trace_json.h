@@ -13,7 +13,6 @@
 //  - Slices on one track always nest or are disjoint, as the format requires: when a
 //    component's spans overlap without nesting (e.g. two processes charging one reducer), the
 //    later ones move to an extra track "<component> #2", "#3", ...
-#include <functional>
 #include <ostream>
 
 #include "hw/common/json_reader.h"
@@ -21,9 +20,10 @@
 
 namespace ahbm::report {
 
-// The events in file order, one at a time (no document held in memory), and all of them as an array.
-void for_each_trace_event(const SpanRecorder& spans, const std::function<void(const Json&)>& emit);
-Json trace_events(const SpanRecorder& spans);
+// Writes the document event by event as JSON text (no document tree held in memory), byte for
+// byte what nlohmann::json::dump() gives for the same events.
 void write_trace_json(std::ostream& os, const SpanRecorder& spans);
+// The events as an array (tests; parses what write_trace_json writes).
+Json trace_events(const SpanRecorder& spans);
 
 }  // namespace ahbm::report

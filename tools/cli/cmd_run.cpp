@@ -45,7 +45,8 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  summary.json  total simulated time, per-phase and per-component busy time, numeric check\n"
       "                against a float64 reference, resolved configuration\n"
       "  latency.csv   one row per span: start_ns,end_ns,component,activity,phase,agent,rows,bytes\n"
-      "  trace.json    the spans as Chrome trace events: open in ui.perfetto.dev\n"
+      "  trace.json    the spans as Chrome trace events: open in ui.perfetto.dev (trace.json.gz with\n"
+      "                --trace-gz; both files at the --trace output level, docs/outputs.md)\n"
       "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
@@ -53,7 +54,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
-  std::string scenario, out, hw, noc, seed, watchdog;
+  std::string scenario, out, hw, noc, seed, watchdog, trace;
   std::string policy = "A";
   std::vector<std::string> overrides;
   desc.add_options()
@@ -69,6 +70,11 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
        "keep waking without progress count as a livelock (default 1e6); a long wait for a scheduled event "
        "is never a stall; a deadlock or livelock exits 4 with which modules wait on what")
       ("no-vcd", "do not write waves.vcd")
+      ("trace", po::value<std::string>(&trace),
+       "output level of latency.csv and trace.json: tile (every span), step (per-tile PE spans folded per "
+       "step), phase (agent and step annotations only), summary (neither file), auto (default: tile up to "
+       "250000 spans, step beyond)")
+      ("trace-gz", "write trace.json.gz (gzip; Perfetto opens it) instead of trace.json")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
@@ -88,9 +94,11 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   RunOptions opt;
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 1.0, kMaxWatchdogNs);
+  if (vm.count("trace")) opt.trace = report::parse_trace_level(trace);
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
+  opt.trace_gz = vm.count("trace-gz") > 0;
   opt.policy = policy;
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
