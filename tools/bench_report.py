@@ -18,6 +18,7 @@ CASES = [
     *[f"BM_AgentScaling/agents:{a}/values:{v}" for v in (1, 0) for a in (1, 8, 32, 64)],
     "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
     "BM_PesPerCube/pes:4", "BM_PesPerCube/pes:8", "BM_PesPerCube/pes:16",
+    "BM_HbmModel/banked:0", "BM_HbmModel/banked:1",
 ]
 
 

@@ -27,6 +27,11 @@ void check_hw_config(const HwConfig& c, const std::string& file) {
   if (kv_tile % g.tile_k != 0)
     fail(kv("pe.dma.kv_tile_tokens", kv_tile) + " is not a multiple of " + kv("pe.gemm.tile_k", g.tile_k) +
          " (allowed: multiples of tile_n and tile_k; KV tokens are the K side of O += P V)");
+  const HbmSliceConfig& h = c.pe.hbm;
+  if (h.model == "banked" && h.capacity_bytes > uint64_t(h.pseudo_channels) * kHbm3PseudoChannelBytes)
+    fail("pe.hbm.capacity_bytes = " + std::to_string(h.capacity_bytes) + " exceeds " + kv("pe.hbm.pseudo_channels", h.pseudo_channels) +
+         " x 512 MiB of the banked model (allowed: capacity_bytes <= " +
+         std::to_string(uint64_t(h.pseudo_channels) * kHbm3PseudoChannelBytes) + ", or more pseudo-channels)");
   const int64_t needed = int64_t(c.groups) * c.group.cubes;
   if (c.chip_cubes > 0 && c.group.cubes > c.chip_cubes)
     fail(kv("group.cubes", c.group.cubes) + " CUBEs per KV head exceed " + kv("chip_cubes", c.chip_cubes) +
@@ -66,6 +71,7 @@ std::string slow_parameters(const HwConfig& c) {
       {"pe.vector.ops_per_merge", +1},
       {"pe.hbm.bandwidth_gbps", -1},
       {"pe.hbm.latency_ns", +1},
+      {"pe.hbm.efficiency", -1},
       {"cube.q_buffer.port_bytes_per_cycle", -1},
       {"cube.q_buffer.write_bytes_per_cycle", -1},
       {"cube.reducer.bus_bytes_per_cycle", -1},

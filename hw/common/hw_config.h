@@ -21,6 +21,9 @@ namespace ahbm {
 
 constexpr int64_t kMaxConfigCycles = int64_t(1) << 20;  // bound of any cycle-count parameter
 constexpr int64_t kMaxConfigBytes = int64_t(1) << 50;   // bound of any capacity (1 PiB)
+// Bytes of one HBM3-6400 pseudo-channel (2 SIDs x 16 banks x 16384 rows x 1 KiB; hw/hbm/dram_spec.cpp
+// asserts it equals the preset's organisation): a banked slice holds pseudo_channels of them.
+constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
 
 // pe.gemm: the GEMM engine; an (m x k)(k x n) product runs as tile_m x tile_n x tile_k tiles.
 #define AHBM_PARAMS_PE_GEMM(X)                                                                                   \
@@ -53,7 +56,25 @@ constexpr int64_t kMaxConfigBytes = int64_t(1) << 50;   // bound of any capacity
   X(double, latency_ns, 30.0, between(0.0, 1e6), "ns", "first-byte latency of a DMA burst",                       \
     "AttAcc HBM3 preset: nRCD 19 + nCL 19 tCK × 0.769 ns ≈ 29 ns")                                               \
   X(uint64_t, capacity_bytes, 2ull << 30, between(1024, kMaxConfigBytes), "bytes", "HBM owned by one PE",         \
-    "16 GiB per stack (AttAcc) ÷ 8 PEs")
+    "16 GiB per stack (AttAcc) ÷ 8 PEs")                                                                         \
+  X(std::string, model, "simple", one_of({"simple", "banked"}), "name",                                          \
+    "slice timing: `simple` = latency_ns + bytes / (bandwidth_gbps × efficiency); `banked` = bank-level HBM3 pseudo-channels (docs/hbm.md)", \
+    "the closed form is fast; `banked` is what a DRAM engineer would check it against")                         \
+  X(double, efficiency, 1.0, between(0.01, 1.0), "× peak",                                                       \
+    "`simple` only: share of bandwidth_gbps a burst achieves",                                                   \
+    "1 = peak (the reference point); docs/hbm.md calibrates it against `banked` (0.90 for KV streaming)")       \
+  X(int, pseudo_channels, 12, between(1, 64), "count",                                                           \
+    "`banked` only: HBM3-6400 pseudo-channels (25.6 GB/s each) a PE's slice interleaves its bursts over",        \
+    "the ×3 internal factor made structural: 307.2 GB/s ÷ 25.6 GB/s = 12 (a PE owns 4 of its stack's 32, each 3 bank-group accesses wide)") \
+  X(std::string, mapping, "bg_interleaved", one_of({"bg_interleaved", "row_interleaved", "bank_above_row"}), "name", \
+    "`banked` only: address mapping preset of each pseudo-channel (docs/hbm.md)",                               \
+    "consecutive bursts rotate over bank groups, as HBM3 controllers interleave")                               \
+  X(std::string, refresh, "all", one_of({"all", "per-bank", "off"}), "name",                                     \
+    "`banked` only: refresh policy (all-bank REFab every tREFI, per-bank REFpb, or none)",                       \
+    "all-bank refresh: JEDEC's baseline, 9% of the time (tRFCab / tREFI)")                                       \
+  X(std::string, page_policy, "open", one_of({"open", "closed"}), "name",                                        \
+    "`banked` only: keep a row open after its accesses, or close it when no queued request hits it",            \
+    "open page suits the PEs' streaming KV reads")
 
 // pe.dma: the PE's DMA from its HBM slice into SRAM.
 #define AHBM_PARAMS_PE_DMA(X)                                                                                    \
@@ -71,6 +92,7 @@ struct VectorConfig {
 };
 struct HbmSliceConfig {
   AHBM_PARAMS_PE_HBM(AHBM_HW_MEMBER)
+  bool banked() const { return model == "banked"; }
 };
 struct DmaConfig {
   AHBM_PARAMS_PE_DMA(AHBM_HW_MEMBER)

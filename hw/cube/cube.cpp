@@ -25,6 +25,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int
     sh.spans.declare(component_path(pe) + ".dma",
                      {ComponentInfo::Kind::pe_dma, group, cube, p, std::string(pe.basename()) + ".dma"});
     HbmSlice& slice = *slices.back();
+    slice.add_signals(sh.trace, component_path(pe) + ".hbm");
     const TlmRange range = [s = &slice] { return std::make_pair(uint64_t(0), s->last()); };
     links_.bind(pe.hbm, slice.socket, std::string(pe.basename()) + "_hbm_check", sh.tlm_checks, range);
     links_.bind(slice_port, slice.socket, "serve_hbm" + std::to_string(p) + "_check", sh.tlm_checks, range);

@@ -25,6 +25,8 @@ DramController::DramController(const DramSpec& spec, bool log)
       group_act_(size_t(spec.org.stack_ids * spec.org.bank_groups), kNever),
       group_rd_(group_act_),
       group_wr_(group_act_),
+      cas_floor_(group_act_.size() * 2, 0),
+      cas_floor_at_(group_act_.size() * 2, kNever),
       ref_due_(spec.refresh == RefreshPolicy::per_bank ? std::max(1, spec.t.refi / spec.org.banks()) : spec.t.refi) {
   stats_.bank_bursts.assign(size_t(spec.org.banks()), 0);
 }
@@ -49,8 +51,21 @@ int64_t DramController::earliest_pre(int b) const {
 
 int64_t DramController::earliest_cas(int b, bool write) const {
   const DramTiming& t = spec_.t;
-  const int g = group_of(b), sid = sid_of(b), groups_per_sid = spec_.org.bank_groups;
-  int64_t e = banks_[size_t(b)].act + (write ? t.rcd_wr : t.rcd_rd);
+  const int g = group_of(b);
+  // The bus rules depend on the bank's group only: computed once per group, command kind and
+  // cycle (the column scan asks for every queued row hit).
+  int64_t& floor = cas_floor_[size_t(g) * 2 + (write ? 1 : 0)];
+  if (cas_floor_at_[size_t(g) * 2 + (write ? 1 : 0)] != now_) {
+    floor = cas_bus_floor(g, write);
+    cas_floor_at_[size_t(g) * 2 + (write ? 1 : 0)] = now_;
+  }
+  return std::max(floor, banks_[size_t(b)].act + (write ? t.rcd_wr : t.rcd_rd));
+}
+
+int64_t DramController::cas_bus_floor(int g, bool write) const {
+  const DramTiming& t = spec_.t;
+  const int groups_per_sid = spec_.org.bank_groups, sid = g / groups_per_sid;
+  int64_t e = std::numeric_limits<int64_t>::min();
   for (int gi = 0; gi < int(group_act_.size()); ++gi) {
     // Same command kind: tCCD_L in the group, tCCD_S across groups, tCCD_R across stack IDs.
     const int ccd = gi == g ? t.ccd_l : gi / groups_per_sid == sid ? t.ccd_s : t.ccd_r;
@@ -85,6 +100,8 @@ bool DramController::refresh_blocks(int b) const {
 
 void DramController::issue(DramCmd c, int b, uint64_t row) {
   if (keep_log_) log_.push_back({now_, c, b, row});
+  ++issued_;
+  if (c == DramCmd::rd || c == DramCmd::wr) std::fill(cas_floor_at_.begin(), cas_floor_at_.end(), kNever);
   switch (c) {
     case DramCmd::act: {
       Bank& k = banks_[size_t(b)];
@@ -177,6 +194,7 @@ void DramController::step(std::vector<DramCompletion>& done) {
       }
     } else if (k.open_row != int64_t(q.a.row) && !wanted_[size_t(q.bank)] && earliest_pre(q.bank) <= now_) {
       issue(DramCmd::pre, q.bank, 0);
+      ++stats_.conflicts;
       return;
     }
   }
@@ -190,7 +208,10 @@ void DramController::step(std::vector<DramCompletion>& done) {
 
 int64_t DramController::next_event() const {
   int64_t e = std::numeric_limits<int64_t>::max();
-  for (const Queued& q : queue_) e = std::min(e, std::max(now_, q.r.arrival));
+  for (const Queued& q : queue_) {
+    if (q.r.arrival <= now_) return now_;  // nothing is earlier than now
+    e = std::min(e, q.r.arrival);
+  }
   if (spec_.refresh != RefreshPolicy::off) e = std::min(e, ref_pending_ ? now_ : std::max(now_, ref_due_));
   // With the closed-page policy an idle open bank still has a PRE to issue.
   if (spec_.page == PagePolicy::closed)
@@ -200,15 +221,61 @@ int64_t DramController::next_event() const {
 }
 
 void DramController::run_until(int64_t until, std::vector<DramCompletion>& done) {
-  while (now_ < until) {
-    const int64_t next = next_event();
-    if (next > now_) {  // nothing to do before `next`
-      now_ = std::min(until, next);
+  while (now_ < until) advance(until, done);
+}
+
+void DramController::drain(std::vector<DramCompletion>& done, bool until_space) {
+  while (until_space ? full() : !idle()) advance(std::numeric_limits<int64_t>::max(), done);
+}
+
+void DramController::advance(int64_t until, std::vector<DramCompletion>& done) {
+  const int64_t next = next_event();
+  if (next > now_) {  // nothing to do before `next`
+    now_ = std::min(until, next);
+    return;
+  }
+  const uint64_t issued = issued_;
+  const bool pending = ref_pending_;
+  step(done);
+  // A cycle that changed nothing: the state stays as it is until the first cycle at which a
+  // command may issue, so the cycles before it are skipped (they would issue nothing).
+  const int64_t quiet = issued == issued_ && pending == ref_pending_ ? quiet_until() : now_ + 1;
+  now_ = quiet == std::numeric_limits<int64_t>::max() ? now_ + 1 : std::max(now_ + 1, std::min(until, quiet));
+}
+
+int64_t DramController::quiet_until() const {
+  int64_t e = std::numeric_limits<int64_t>::max();
+  if (spec_.refresh != RefreshPolicy::off) {
+    if (!ref_pending_) {
+      e = ref_due_;
+    } else {  // closing the covered banks, then REF
+      const bool all = spec_.refresh == RefreshPolicy::all_bank;
+      bool open = false;
+      for (int b = 0; b < int(banks_.size()); ++b)
+        if ((all || b == ref_bank_) && banks_[size_t(b)].open_row >= 0) {
+          open = true;
+          e = std::min(e, earliest_pre(b));
+        }
+      if (!open) e = std::min(e, earliest_ref(all ? -1 : ref_bank_));
+    }
+  }
+  // step() has just marked the wanted rows (it reached the row command, having issued nothing).
+  for (const Queued& q : queue_) {
+    if (q.r.arrival > now_) {
+      e = std::min(e, q.r.arrival);
       continue;
     }
-    step(done);
-    ++now_;
+    const Bank& k = banks_[size_t(q.bank)];
+    if (k.open_row == int64_t(q.a.row)) e = std::min(e, earliest_cas(q.bank, q.r.write));
+    else if (refresh_blocks(q.bank)) continue;  // until the REF (above)
+    else if (k.open_row < 0) e = std::min(e, earliest_act(q.bank));
+    else if (!wanted_[size_t(q.bank)]) e = std::min(e, earliest_pre(q.bank));
+    // else: it waits for the row hits of the open row (their RD/WR are above)
   }
+  if (spec_.page == PagePolicy::closed)
+    for (int b = 0; b < int(banks_.size()); ++b)
+      if (banks_[size_t(b)].open_row >= 0 && !wanted_[size_t(b)]) e = std::min(e, earliest_pre(b));
+  return e;
 }
 
 }  // namespace ahbm::hbm

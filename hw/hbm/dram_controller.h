@@ -49,6 +49,7 @@ struct DramCompletion {
 
 struct DramStats {
   uint64_t reads = 0, writes = 0, acts = 0, pres = 0, refreshes = 0;
+  uint64_t conflicts = 0;               // PREs closing a row because a queued request needs another row of that bank
   int64_t refresh_cycles = 0;           // tCK banks spent refreshing, summed per bank / banks
   std::vector<uint64_t> bank_bursts;    // RD + WR per bank
   double row_hit_rate() const {
@@ -68,6 +69,8 @@ class DramController {
   void enqueue(const DramRequest& r);
   // Simulates cycles [now(), until), appending the requests that completed.
   void run_until(int64_t until, std::vector<DramCompletion>& done);
+  // Simulates until no request is queued (`until_space`: until one more request fits).
+  void drain(std::vector<DramCompletion>& done, bool until_space = false);
   // The first cycle at or after now() at which something can happen (a queued request or a
   // refresh; INT64_MAX when nothing is queued and refresh is off).
   int64_t next_event() const;
@@ -94,13 +97,21 @@ class DramController {
   int64_t earliest_act(int bank) const;
   int64_t earliest_pre(int bank) const;
   int64_t earliest_cas(int bank, bool write) const;
+  // The part of earliest_cas set by the other column commands (tCCD, tWTR, tRTW): one value per
+  // bank group and command kind.
+  int64_t cas_bus_floor(int group, bool write) const;
   int64_t earliest_ref(int bank) const;  // bank < 0: all banks
   void issue(DramCmd c, int bank, uint64_t row);
   // One cycle at now_: refresh, one column and one row command.
   void step(std::vector<DramCompletion>& done);
+  // One step of run_until: to the next event, or one cycle and past the quiet ones after it.
+  void advance(int64_t until, std::vector<DramCompletion>& done);
   // wanted_[b]: a queued request hits bank b's open row (it is not to be closed).
   void mark_wanted_rows();
   bool refresh_blocks(int bank) const;    // a due refresh covers this bank: no new ACT
+  // After a step() that issued nothing: the first cycle at which one may issue a command, the
+  // state unchanged (the earliest time of every command some queued request or refresh needs).
+  int64_t quiet_until() const;
 
   DramSpec spec_;
   bool keep_log_;
@@ -108,6 +119,9 @@ class DramController {
   std::vector<Bank> banks_;
   std::vector<char> wanted_;
   std::vector<int64_t> group_act_, group_rd_, group_wr_;  // last ACT/RD/WR per bank group
+  // cas_bus_floor per (group, kind), and the cycle it was computed at (valid while now_ is that
+  // cycle and no column command has issued since: issue() invalidates it).
+  mutable std::vector<int64_t> cas_floor_, cas_floor_at_;
   int64_t act_window_[4] = {kNever, kNever, kNever, kNever};  // the last four ACTs, oldest first
   int64_t last_act_ = kNever, last_rd_ = kNever;
   std::deque<Queued> queue_;
@@ -115,6 +129,7 @@ class DramController {
   int64_t ref_due_;
   int ref_bank_ = 0;
   bool ref_pending_ = false;
+  uint64_t issued_ = 0;  // commands issued so far
   DramStats stats_;
   std::vector<DramCommand> log_;
 };

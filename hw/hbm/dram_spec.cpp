@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "hw/common/error.h"
+#include "hw/common/hw_config.h"
 
 namespace ahbm::hbm {
 
@@ -29,6 +30,9 @@ int log2_exact(uint64_t v) {
 }
 
 }  // namespace
+
+// hw_config.h sizes a banked PE slice in these (its capacity check lives below hw/hbm).
+static_assert(DramOrg{}.bytes() == kHbm3PseudoChannelBytes, "kHbm3PseudoChannelBytes is the HBM3 preset's pseudo-channel");
 
 DramSpec hbm3_6400() {
   DramSpec s;

@@ -45,9 +45,9 @@ struct DramOrg {
   uint64_t rows = 16384;    // per bank
   int page_bytes = 1024;    // row (page) size
   int burst_bytes = 32;     // bytes one RD/WR moves
-  int banks() const { return stack_ids * bank_groups * banks_per_group; }
-  int columns() const { return page_bytes / burst_bytes; }  // bursts per row
-  uint64_t bytes() const { return uint64_t(banks()) * rows * uint64_t(page_bytes); }
+  constexpr int banks() const { return stack_ids * bank_groups * banks_per_group; }
+  constexpr int columns() const { return page_bytes / burst_bytes; }  // bursts per row
+  constexpr uint64_t bytes() const { return uint64_t(banks()) * rows * uint64_t(page_bytes); }
 };
 
 // Where each address field sits, from the least significant bit: a layout such as

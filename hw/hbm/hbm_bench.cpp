@@ -6,6 +6,7 @@
 #include <random>
 
 #include "hw/common/error.h"
+#include "hw/hbm/channel_array.h"
 #include "hw/hbm/dram_checker.h"
 #include "hw/hbm/dram_controller.h"
 
@@ -96,11 +97,11 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
         }
       }
       const Chunk& c = chunks[next_chunk];
-      const uint64_t b = c.addr / burst + next_burst;  // global burst index
-      DramController& pc = ctl[b % pcs];
+      const ChannelBurst at = interleave_burst(c.addr / burst + next_burst, int(pcs), int(burst));
+      DramController& pc = ctl[size_t(at.channel)];
       if (pc.full()) break;
       if (start[next_chunk] < 0) start[next_chunk] = now;
-      pc.enqueue({next_chunk * (uint64_t(1) << 24) + next_burst, (b / pcs) * burst, c.write, now});
+      pc.enqueue({next_chunk * (uint64_t(1) << 24) + next_burst, at.addr, c.write, now});
       if (++next_burst == c.bytes / burst) {
         ++next_chunk;
         next_burst = 0;

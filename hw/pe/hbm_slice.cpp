@@ -1,6 +1,7 @@
 #include "hw/pe/hbm_slice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -13,6 +14,40 @@ HbmSlice::HbmSlice(sc_core::sc_module_name name, const HbmSliceConfig& cfg)
     : sc_core::sc_module(name), socket("socket"), cfg_(cfg) {
   socket.register_b_transport(this, &HbmSlice::b_transport);
   socket.register_get_direct_mem_ptr(this, &HbmSlice::get_direct_mem_ptr);
+  if (cfg_.banked()) {
+    banked_ = std::make_unique<hbm::ChannelArray>(hbm::dram_spec_of(cfg_), cfg_.pseudo_channels);
+    // check_hw_config refuses such a config with a message; this guards direct construction.
+    if (cfg_.capacity_bytes > banked_->bytes())
+      SC_REPORT_FATAL("ahbm/hbm", (std::string(this->name()) + ": capacity_bytes exceeds the banked model's pseudo-channels").c_str());
+  }
+}
+
+void HbmSlice::add_signals(TraceSink& trace, const std::string& prefix) {
+  if (!banked_) return;
+  trace_ = &trace;
+  sig_row_hits_ = trace.add_signal(prefix + ".row_hits", 32);
+  sig_row_misses_ = trace.add_signal(prefix + ".row_misses", 32);
+  sig_refreshes_ = trace.add_signal(prefix + ".refreshes", 32);
+}
+
+sc_core::sc_time HbmSlice::book(const sc_core::sc_time& at, uint64_t addr, uint64_t len, bool write) {
+  if (!banked_) {
+    // Closed form: the array streams the burst after the bursts booked before it.
+    free_at_ = sum_sat(std::max(at, free_at_), transfer_time(len, cfg_.bandwidth_gbps * cfg_.efficiency));
+    return free_at_;
+  }
+  // Banked: cycle = tCK since begin_run; the request arrives at the first edge at or after `at`.
+  const double tck = banked_->spec().t.tck_ns;
+  const double at_ns = at > epoch_ ? to_ns(at - epoch_) : 0.0;
+  const int64_t arrival = int64_t(std::ceil(at_ns / tck - 1e-9));
+  const int64_t end = banked_->transfer(arrival, addr, len, write);
+  if (trace_) {
+    const hbm::ChannelArrayStats s = banked_->stats();
+    trace_->set(sig_row_hits_, s.row_hits);
+    trace_->set(sig_row_misses_, s.row_misses);
+    trace_->set(sig_refreshes_, s.refreshes);
+  }
+  return epoch_ + duration_ns(double(end) * tck);
 }
 
 void HbmSlice::invalidate(uint64_t first, uint64_t last) {
@@ -90,15 +125,15 @@ void HbmSlice::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_tim
     return;
   }
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  const sc_core::sc_time start = std::max(now + delay, free_at_);
   if (cmd == tlm::TLM_READ_COMMAND) {
     if (moves_bytes && !copy_out(addr, trans.get_data_ptr(), len)) {
       trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    free_at_ = sum_sat(start, transfer_time(len, cfg_.bandwidth_gbps));
-    // Data out: the array has streamed the burst and the first-byte latency has passed.
-    delay = free_at_ + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS) - now;
+    const sc_core::sc_time done = book(now + delay, addr, len, false);
+    // Data out. Simple: the array has streamed the burst and the first-byte latency has passed;
+    // banked: the last DRAM burst's data is out (its latency is in the bank timing).
+    delay = (banked_ ? done : done + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS)) - now;
     bytes_read_ += len;
     ++bursts_;
   } else {
@@ -111,9 +146,8 @@ void HbmSlice::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_tim
       e->owned.assign(trans.get_data_ptr(), trans.get_data_ptr() + len);
       e->bytes = e->owned.data();
     }
-    // Stored once the burst has streamed into the array (a write's latency is hidden).
-    free_at_ = sum_sat(start, transfer_time(len, cfg_.bandwidth_gbps));
-    delay = free_at_ - now;
+    // Stored once the burst has streamed into the array (simple: a write's latency is hidden).
+    delay = book(now + delay, addr, len, true) - now;
     bytes_written_ += len;
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -124,6 +158,8 @@ void HbmSlice::begin_run() {
   invalidate(0, last());
   free_at_ = sc_core::SC_ZERO_TIME;
   bytes_read_ = bursts_ = bytes_written_ = 0;
+  if (banked_) banked_ = std::make_unique<hbm::ChannelArray>(banked_->spec(), banked_->channels());
+  epoch_ = sc_core::sc_time_stamp();
 }
 
 bool HbmSlice::get_direct_mem_ptr(int, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
@@ -143,6 +179,12 @@ void HbmSlice::report_stats(StatsNode& node) const {
   node.set(HbmSliceStats::bytes_read, bytes_read_);
   node.set(HbmSliceStats::bytes_written, bytes_written_);
   node.set(HbmSliceStats::bursts, bursts_);
+  if (!banked_) return;
+  const hbm::ChannelArrayStats s = banked_->stats();
+  node.set(HbmSliceStats::row_hits, s.row_hits);
+  node.set(HbmSliceStats::row_misses, s.row_misses);
+  node.set(HbmSliceStats::bank_conflicts, s.conflicts);
+  node.set(HbmSliceStats::refreshes, s.refreshes);
 }
 
 }  // namespace ahbm

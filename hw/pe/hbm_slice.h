@@ -1,8 +1,13 @@
 #pragma once
 // The HBM slice one PE owns: holds its KV shards and serves bursts over TLM-2.0 (blocking
-// transport, loosely timed) with first-byte latency plus transfer time at the slice bandwidth.
-// Bursts are served one after another (a later burst starts when the earlier one has left the
-// array), so two bursts issued together overlap their latencies but not their transfers.
+// transport, loosely timed). Its timing is one of two models (pe.hbm.model, docs/hbm.md):
+//   - "simple": first-byte latency plus transfer time at bandwidth_gbps × efficiency. Bursts are
+//     served one after another (a later burst starts when the earlier one has left the array),
+//     so two bursts issued together overlap their latencies but not their transfers.
+//   - "banked": the burst is split into 32 B DRAM bursts interleaved over pseudo_channels
+//     HBM3-6400 pseudo-channels (hw/hbm/channel_array.h), each run through its own FR-FCFS
+//     controller with banks, rows and refresh; the TLM delay ends when the last DRAM burst's
+//     data has moved. latency_ns, bandwidth_gbps and efficiency do not apply.
 //
 // The slice is reached only through `socket` (a multi-target socket: the PE's DMA, its CUBE's
 // remote-read server and the group's KV mover each bind one initiator to it), plus one backdoor,
@@ -23,6 +28,8 @@
 // it in begin_run(), an extent's range when a write or a placement replaces its bytes.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -33,6 +40,8 @@
 #include "hw/common/stats.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/common/storage_type.h"
+#include "hw/common/trace_sink.h"
+#include "hw/hbm/channel_array.h"
 
 namespace ahbm {
 
@@ -41,6 +50,11 @@ struct HbmSliceStats {
   static constexpr stats::Sum<uint64_t> bytes_read{"hbm_bytes_read"};
   static constexpr stats::Sum<uint64_t> bytes_written{"hbm_bytes_written"};
   static constexpr stats::Sum<uint64_t> bursts{"hbm_bursts"};
+  // The banked model only (hbm::ChannelArrayStats, summed over the slice's pseudo-channels).
+  static constexpr stats::Sum<uint64_t> row_hits{"hbm_row_hits"};
+  static constexpr stats::Sum<uint64_t> row_misses{"hbm_row_misses"};
+  static constexpr stats::Sum<uint64_t> bank_conflicts{"hbm_bank_conflicts"};
+  static constexpr stats::Sum<uint64_t> refreshes{"hbm_refreshes"};
 };
 
 class HbmSlice : public sc_core::sc_module, public StatsProvider {
@@ -57,6 +71,12 @@ class HbmSlice : public sc_core::sc_module, public StatsProvider {
   // Empties the slice (no stored data, idle, counters at zero) for the next run's placement and
   // invalidates every DMI grant: the chip is reused (simulate.h).
   void begin_run();
+  // Waveform signals of the banked model, `prefix` + ".row_hits" / ".row_misses" / ".refreshes"
+  // (running counts, recorded when a transfer is booked: state changes only). The simple model
+  // has none.
+  void add_signals(TraceSink& trace, const std::string& prefix);
+  // The banked model's counters (all zero for the simple model).
+  hbm::ChannelArrayStats dram_stats() const { return banked_ ? banked_->stats() : hbm::ChannelArrayStats{}; }
   // The slice's address range [0, last()].
   uint64_t last() const { return cfg_.capacity_bytes - 1; }
   uint64_t bytes_read() const { return bytes_read_; }
@@ -79,7 +99,13 @@ class HbmSlice : public sc_core::sc_module, public StatsProvider {
   // Copies [addr, addr + len) out of the extents; false where any byte is not stored.
   bool copy_out(uint64_t addr, unsigned char* dst, uint64_t len) const;
   void invalidate(uint64_t first, uint64_t last);
+  // When the transfer of `len` bytes at `addr` arriving at `at` has moved its last byte.
+  sc_core::sc_time book(const sc_core::sc_time& at, uint64_t addr, uint64_t len, bool write);
   HbmSliceConfig cfg_;
+  std::unique_ptr<hbm::ChannelArray> banked_;  // the banked model; null for the simple one
+  sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;  // banked: cycle 0 of the controllers (begin_run)
+  TraceSink* trace_ = nullptr;
+  int sig_row_hits_ = -1, sig_row_misses_ = -1, sig_refreshes_ = -1;
   std::map<uint64_t, Extent> extents_;  // by start address
   sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;
   uint64_t bytes_read_ = 0;

@@ -164,6 +164,15 @@ void BM_PesPerCube(benchmark::State& state) {
 }
 BENCHMARK(BM_PesPerCube)->ArgName("pes")->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond);
 
+// The HBM slice's two timing models on the default job, timing only (the banked model's cost:
+// docs/hbm.md, "End to end"; tools/hbm-compare measures whole multi-step runs).
+void BM_HbmModel(benchmark::State& state) {
+  HwConfig hw;
+  hw.pe.hbm.model = state.range(0) != 0 ? "banked" : "simple";
+  run_sim(state, hw, one_job(hw, 8, 20, 8192, false));
+}
+BENCHMARK(BM_HbmModel)->ArgName("banked")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
