@@ -199,18 +199,26 @@ struct Pattern {
   const char* name;
   uint64_t bytes;
   bool scattered, write;
+  // The simple slice's calibration for it (docs/hbm.md): latency_ns (reads; a write hides it)
+  // and efficiency.
+  double latency_ns, efficiency;
 };
 
-// KV tiles (64 tokens x 128 x fp32 / bf16), a decode step's short tail tile (1 and 8 tokens),
-// paged chunks (16-token pages, fp32 / bf16), remapped copies written (B1) and a decode append
-// (one token's K and V rows written at scattered pages).
+// KV tiles read in order (64 tokens x 128 x fp32 / bf16, a decode step's short tail tile of 8
+// and 1 tokens), paged chunks at scattered pages (16-token pages, fp32 / bf16: remote reads,
+// paged KV), remapped copies written (B1) in order and scattered, and a decode append (one
+// token's K and V rows written at scattered pages).
 const std::vector<Pattern>& patterns() {
   static const std::vector<Pattern> p = {
-      {"KV tile 64 tok fp32 (32 KiB)", 32768, false, false}, {"KV tile 64 tok bf16 (16 KiB)", 16384, false, false},
-      {"tail tile 8 tok fp32 (4 KiB)", 4096, false, false},  {"tail tile 1 tok fp32 (512 B)", 512, false, false},
-      {"paged chunk 16 tok fp32 (8 KiB)", 8192, true, false}, {"paged chunk 16 tok bf16 (4 KiB)", 4096, true, false},
-      {"copy written 64 tok fp32 (32 KiB)", 32768, false, true}, {"copy written 16 tok fp32 (8 KiB)", 8192, true, true},
-      {"append 1 tok fp32 (512 B)", 512, true, true},
+      {"KV tile 64 tok fp32 (32 KiB)", 32768, false, false, 15, 0.80},
+      {"KV tile 64 tok bf16 (16 KiB)", 16384, false, false, 15, 0.80},
+      {"tail tile 8 tok fp32 (4 KiB)", 4096, false, false, 15, 0.80},
+      {"tail tile 1 tok fp32 (512 B)", 512, false, false, 15, 0.80},
+      {"paged chunk 16 tok fp32 (8 KiB)", 8192, true, false, 77, 0.88},
+      {"paged chunk 16 tok bf16 (4 KiB)", 4096, true, false, 77, 0.88},
+      {"copy written 64 tok fp32 (32 KiB)", 32768, false, true, 0, 0.83},
+      {"copy written 16 tok fp32 (8 KiB)", 8192, true, true, 0, 0.41},
+      {"append 1 tok fp32 (512 B)", 512, true, true, 0, 0.05},
   };
   return p;
 }
@@ -223,21 +231,20 @@ double simple_pair_ns(const HbmSliceConfig& c, uint64_t bytes, bool write) {
 
 }  // namespace
 
-TEST(HbmCalibration, DocumentedSimpleSliceIsWithinTenPercentOfBankedForThePesPatterns) {
-  // docs/hbm.md: latency_ns = 30 (the default) and efficiency = 0.90 keep the simple slice
-  // within 10% of the banked one (12 pseudo-channels, all-bank refresh) for KV tiles, paged
-  // chunks and copies of 4 KiB and more; for single-token tails the latency dominates.
-  HbmSliceConfig calibrated;
-  calibrated.efficiency = 0.90;
+TEST(HbmCalibration, DocumentedSimpleSliceIsWithinSixPercentOfBankedForThePesPatterns) {
+  // docs/hbm.md, "Calibrating the closed form": with the pattern's latency_ns and efficiency the
+  // simple slice is within 6% of the banked one (12 pseudo-channels, bg_interleaved, all-bank
+  // refresh, open page); with the defaults (30 ns, 1.0) it is off by the printed amount.
   for (const Pattern& p : patterns()) {
     SliceBench b(banked());
     const double banked_ns = pair_ns(b, p.bytes, p.scattered, p.write);
+    HbmSliceConfig calibrated;
+    calibrated.latency_ns = p.latency_ns;
+    calibrated.efficiency = p.efficiency;
     const double simple_ns = simple_pair_ns(calibrated, p.bytes, p.write);
-    const double uncalibrated_ns = simple_pair_ns(HbmSliceConfig{}, p.bytes, p.write);
-    std::printf("%-36s banked %8.1f ns  simple e=0.90 %8.1f ns (%+5.1f%%)  e=1 %8.1f ns (%+5.1f%%)\n", p.name, banked_ns,
-                simple_ns, 100 * (simple_ns / banked_ns - 1), uncalibrated_ns, 100 * (uncalibrated_ns / banked_ns - 1));
-    if (p.bytes >= 4096) {
-      EXPECT_NEAR(simple_ns / banked_ns, 1.0, 0.10) << p.name;
-    }
+    const double default_ns = simple_pair_ns(HbmSliceConfig{}, p.bytes, p.write);
+    std::printf("| %s | %.1f | %.1f (%+.1f%%) | %.0f ns, %.2f | %.1f (%+.1f%%) |\n", p.name, banked_ns, default_ns,
+                100 * (default_ns / banked_ns - 1), p.latency_ns, p.efficiency, simple_ns, 100 * (simple_ns / banked_ns - 1));
+    EXPECT_NEAR(simple_ns / banked_ns, 1.0, 0.06) << p.name;
   }
 }
