@@ -54,7 +54,9 @@ TEST(BankedHbmRun, OutputsUnchangedAndNoFasterThanTheIdealPeak) {
     const uint64_t read = pe.get(HbmSliceStats::bytes_read), written = pe.get(HbmSliceStats::bytes_written);
     // Every 32 B DRAM burst is a row hit or a miss; the PE's transfers cover at least their bytes.
     EXPECT_GE((hits + misses) * 32, read + written) << pe.name();
-    EXPECT_GT(misses, 0u) << pe.name();
+    if (read + written > 0) {
+      EXPECT_GT(misses, 0u) << pe.name();  // its first burst opened a row
+    }
     EXPECT_LE(pe.get(HbmSliceStats::bank_conflicts), misses) << pe.name();  // a conflict is followed by its ACT
     bursts += hits + misses;
   });
