@@ -7,6 +7,17 @@
 
 namespace ahbm {
 
+const char* sw_allocator_name(FlitParams::SwAllocator a) {
+  switch (a) {
+    case FlitParams::SwAllocator::kGreedy: return "greedy";
+    case FlitParams::SwAllocator::kInputFirst: return "input-first";
+    case FlitParams::SwAllocator::kOutputFirst: return "output-first";
+    case FlitParams::SwAllocator::kIslip: return "islip";
+    case FlitParams::SwAllocator::kWavefront: return "wavefront";
+  }
+  return "?";
+}
+
 FlitParams router_preset(const std::string& name, const FlitParams& model_defaults) {
   FlitParams p = model_defaults;
   p.router = name;
@@ -62,13 +73,24 @@ FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
                          {"lowest", "round-robin"}) == "lowest"
                     ? FlitParams::VcSelect::kLowest
                     : FlitParams::VcSelect::kRoundRobin;
-  p.sw_allocator = r.string("sw_allocator", d.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first",
-                            {"greedy", "input-first"}) == "greedy"
-                       ? FlitParams::SwAllocator::kGreedy
-                       : FlitParams::SwAllocator::kInputFirst;
-  if (p.sw_allocator == FlitParams::SwAllocator::kInputFirst && !p.staged)
-    r.fail("sw_allocator", "input-first needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
+  const std::string alloc = r.string("sw_allocator", sw_allocator_name(d.sw_allocator),
+                                     {"greedy", "input-first", "output-first", "islip", "wavefront"});
+  for (auto a : {FlitParams::SwAllocator::kGreedy, FlitParams::SwAllocator::kInputFirst,
+                 FlitParams::SwAllocator::kOutputFirst, FlitParams::SwAllocator::kIslip,
+                 FlitParams::SwAllocator::kWavefront})
+    if (alloc == sw_allocator_name(a)) p.sw_allocator = a;
+  const bool greedy = p.sw_allocator == FlitParams::SwAllocator::kGreedy;
+  if (!greedy && !p.staged)
+    r.fail("sw_allocator", alloc + " needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
                            "switch among heads that already hold an output VC");
+  const bool iterative = !greedy && p.sw_allocator != FlitParams::SwAllocator::kWavefront;
+  if (r.has("alloc_iters") && !iterative)
+    r.fail("alloc_iters", "applies to the separable allocators (input-first, output-first, islip), not to " + alloc);
+  p.alloc_iters = int(r.integer("alloc_iters", d.alloc_iters, 1, 16));
+  if (r.has("input_speedup") && greedy)
+    r.fail("input_speedup", "needs a staged switch allocator (input-first, output-first, islip or wavefront); "
+                            "greedy already forwards from any VC of an input");
+  p.input_speedup = int(r.integer("input_speedup", d.input_speedup, 1, p.vcs));
   p.tree_multicast = r.string("multicast", d.tree_multicast ? "tree" : "source", {"tree", "source"}) == "tree";
   return p;
 }
@@ -199,7 +221,8 @@ void FlitNoc::report_stats(StatsNode& node) const {
   // they were before these parameters existed).
   const FlitParams& p = params_;
   if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
-      p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy) {
+      p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy ||
+      p.alloc_iters != 1 || p.input_speedup != 1) {
     StatsNode& r = node.child("router");
     r.set(stats::Label<std::string>{"preset"}, p.router);
     r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
@@ -209,8 +232,9 @@ void FlitNoc::report_stats(StatsNode& node) const {
     r.set(stats::Label<int64_t>{"eject_cycles"}, int64_t(p.eject()));
     r.set(stats::Label<int64_t>{"credit_delay"}, int64_t(p.credit_delay));
     r.set(stats::Label<std::string>{"vc_select"}, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
-    r.set(stats::Label<std::string>{"sw_allocator"},
-          p.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first");
+    r.set(stats::Label<std::string>{"sw_allocator"}, sw_allocator_name(p.sw_allocator));
+    if (p.alloc_iters != 1) r.set(stats::Label<int64_t>{"alloc_iters"}, int64_t(p.alloc_iters));
+    if (p.input_speedup != 1) r.set(stats::Label<int64_t>{"input_speedup"}, int64_t(p.input_speedup));
     if (p.staged) {
       r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
       r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));
