@@ -18,6 +18,8 @@ CASES = [
     *[f"BM_AgentScaling/agents:{a}/values:{v}" for v in (1, 0) for a in (1, 8, 32, 64)],
     "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
     "BM_PesPerCube/pes:4", "BM_PesPerCube/pes:8", "BM_PesPerCube/pes:16",
+    # The NoC flit engine alone (noc-bench, 8x8 mesh): classic / booksim-iq at low and moderate load.
+    *[f"BM_FlitEngine/booksim:{b}/load:{l}" for b in (0, 1) for l in (50, 300)],
 ]
 
 

@@ -36,8 +36,10 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     OutPort o;
     o.router = ch.from;
     o.dateline = ch.dateline;
+    o.dim = ch.dim;
     o.credits.assign(size_t(p_.vcs), p_.buffer_flits);
     o.owned.assign(size_t(p_.vcs), 0);
+    o.vc_flits.assign(size_t(p_.vcs), 0);
     o.name = topo_.router_names[size_t(ch.from)] + "->" + topo_.router_names[size_t(ch.to)];
     out_.push_back(std::move(o));
     const int op = int(out_.size()) - 1;
@@ -260,7 +262,7 @@ bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
   if (o.used == c) return false;  // one flit per channel per cycle
   if (o.endpoint >= 0) return true;  // destinations always accept
   // Lumped pipeline: VC allocation in the cycle the head traverses the switch.
-  if (b.vc < 0 && !alloc_vc(o, o.dateline ? 1 : worms_[size_t(iv.segs.front().worm)].vclass, b.vc)) return false;
+  if (b.vc < 0 && !alloc_vc(o, next_class(o, worms_[size_t(iv.segs.front().worm)]), b.vc)) return false;
   return o.credits[size_t(b.vc)] > 0;
 }
 
@@ -278,9 +280,11 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
     return;
   }
   ++totals_.link_flits;
+  ++o.vc_flits[size_t(b.vc)];
   --o.credits[size_t(b.vc)];
   if (tail) o.owned[size_t(b.vc)] = 0;  // the next packet may follow into the downstream buffer
-  const int nw = head ? new_worm({w.packet, w.flits, w.hops + 1, o.dateline ? 1 : w.vclass, w.multicast, b.dests}) : -1;
+  const int nw =
+      head ? new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim}) : -1;
   schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
 }
 
@@ -343,11 +347,11 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
             break;
           }
       }
-      const int vclass = worms_[size_t(iv.segs.front().worm)].vclass;
+      const Worm& w = worms_[size_t(iv.segs.front().worm)];
       for (Branch& b : iv.branches) {
         if (b.vc >= 0) continue;
         OutPort& o = out_[size_t(b.out)];
-        if (!alloc_vc(o, o.dateline ? 1 : vclass, b.vc)) continue;
+        if (!alloc_vc(o, next_class(o, w), b.vc)) continue;
         b.vc_at = c;
         schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
       }
@@ -615,7 +619,7 @@ void FlitNetwork::step(int64_t c) {
 std::vector<NocLink> FlitNetwork::links() const {
   std::vector<NocLink> out;
   for (const Source& s : sources_) out.push_back({s.name, "inject", s.flits});
-  for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits});
+  for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits, o.vc_flits});
   return out;
 }
 

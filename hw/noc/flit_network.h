@@ -43,7 +43,7 @@ struct FlitParams {
   int link_cycles = 1;     // router-to-router channel latency (and the credit wire's)
   int buffer_flits = 8;    // depth of each input virtual channel
   int vcs = 2;             // virtual channels per input port
-  int vc_classes = 1;      // 2 on rings: a packet moves to the upper half of the VCs after the dateline
+  int vc_classes = 1;      // 2 on rings and tori: a packet moves to the upper half of the VCs after a dateline
   bool tree_multicast = true;  // false: source replication (one unicast copy per destination)
 
   std::string router = "classic";  // preset the values below came from (reported when not classic)
@@ -88,6 +88,7 @@ struct FlitTopology {
   struct Channel {
     int from = 0, to = 0;
     bool dateline = false;  // crossing it moves a packet to VC class 1
+    int dim = 0;            // dimension (torus); entering a new dimension puts a packet back in class 0
   };
   std::vector<std::string> router_names;
   std::vector<Channel> channels;
@@ -143,6 +144,7 @@ class FlitNetwork {
     int vclass = 0;
     bool multicast = false;
     std::vector<int> dests;
+    int dim = -1;  // dimension of the channel it arrived on (-1: from the source)
   };
   struct Branch {  // one output a worm is forwarded to, with the destinations behind it
     int out = 0;
@@ -185,6 +187,7 @@ class FlitNetwork {
     int down = -1;      // input port it feeds, or -1 when it ejects
     int endpoint = -1;  // ejection: the endpoint it delivers to
     bool dateline = false;
+    int dim = 0;
     std::vector<int> credits;
     std::vector<char> owned;  // VC held by a packet from head allocation until its tail is sent
     int next_vc = 0;          // round-robin VC selection: where the next search starts (within a class)
@@ -192,6 +195,7 @@ class FlitNetwork {
     int arb = 0;              // separable allocators: router-local switch input with priority
     int64_t used = -1;        // last cycle a flit was sent
     uint64_t flits = 0;
+    std::vector<uint64_t> vc_flits;  // router-to-router links: flits per VC
     std::string name;
   };
   struct Router {
@@ -245,6 +249,11 @@ class FlitNetwork {
   bool can_send(Branch& b, const InVc& iv, int64_t c);
   bool ready_staged(const Branch& b, const InVc& iv, int64_t c) const;
   bool alloc_vc(OutPort& o, int cls, int& vc);
+  // The VC class a packet travels in on channel `o`: 1 after crossing a dateline, back to 0 when
+  // it enters a new dimension, else unchanged.
+  static int next_class(const OutPort& o, const Worm& w) {
+    return o.dateline ? 1 : o.dim != w.dim && w.dim >= 0 ? 0 : w.vclass;
+  }
   void step_router_staged(int r, int64_t c);
   void send(Branch& b, InVc& iv, int64_t c);
   void free_flits(InPort& ip, int vc, int64_t c);

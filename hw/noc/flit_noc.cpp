@@ -24,8 +24,7 @@ FlitParams router_preset(const std::string& name, const FlitParams& model_defaul
   if (name == "booksim-iq") {
     // BookSim2's input-queued router with its default configuration (booksim_config.cpp):
     // routing_delay = vc_alloc_delay = sw_alloc_delay = st_final_delay = 1, st_prepare_delay = 0,
-    // speculative = 0, num_vcs = 16, vc_buf_size = 8, one-iteration separable allocators with
-    // round-robin arbiters. Channel and credit timing as measured against BookSim in issue 22:
+    // speculative = 0, num_vcs = 16, vc_buf_size = 8, sw_allocator = islip with alloc_iters = 1. Channel and credit timing as measured against BookSim in issue 22:
     // 2 cycles through the injection channel, a 7-cycle credit loop (docs/noc.md).
     p.staged = true;
     p.routing_delay = p.vc_alloc_delay = p.sw_alloc_delay = p.st_delay = 1;
@@ -37,7 +36,7 @@ FlitParams router_preset(const std::string& name, const FlitParams& model_defaul
     p.eject_cycles = -1;
     p.credit_delay = 1;
     p.vc_select = FlitParams::VcSelect::kRoundRobin;
-    p.sw_allocator = FlitParams::SwAllocator::kInputFirst;
+    p.sw_allocator = FlitParams::SwAllocator::kIslip;
   }
   return p;
 }
@@ -195,6 +194,8 @@ void FlitNoc::run() {
       auto it = flight_.find(d.packet);
       NocPacket copy = it->second.packet;
       copy.hops = d.hops;
+      // The head entered its first router inject_cycles after it left the source queue.
+      copy.injected = it->second.first_injected - sc_core::sc_time::from_value(uint64_t(params_.inject_cycles) * period_);
       deliver(d.endpoint, copy);
       if (--it->second.waiting == 0) {
         record_span("noc", "noc_network", copy, it->second.first_injected, now);
