@@ -365,10 +365,8 @@ void FlitNetwork::for_each_vc(InPort& ip, int sub, F&& f) {
   // The VCs of switch input `sub` of a port (v mod input_speedup == sub), in round-robin order from
   // the one after the last that sent; f returns true to stop.
   const int s = p_.input_speedup, start = vc_pointer(ip, sub);
-  for (int j = 0; j < p_.vcs; ++j) {
-    const int v = (start + j) % p_.vcs;
-    if (v % s == sub && f(v)) return;
-  }
+  for (int j = 0, v = start; j < p_.vcs; ++j, v = v + 1 == p_.vcs ? 0 : v + 1)
+    if ((s == 1 || v % s == sub) && f(v)) return;
 }
 
 bool FlitNetwork::allocate_switch(int r, int64_t c) {
@@ -385,23 +383,26 @@ bool FlitNetwork::allocate_switch(int r, int64_t c) {
   auto port = [&](int row) -> InPort& { return in_[size_t(R.ins[size_t(row / s)])]; };
   auto req = [&](int row, int col) -> int& { return req_[size_t(row * cols + col)]; };
   auto ring_dist = [](int x, int from, int n) { return (x - from + n) % n; };
-  bool any = false;
-  for (int row = 0; row < rows; ++row) {
-    InPort& ip = port(row);
-    for_each_vc(ip, row % s, [&](int v) {
-      const InVc& iv = ip.vcs[size_t(v)];
-      if (!iv.pending() || !iv.routed) return false;
-      for (const Branch& b : iv.branches)
-        if (ready_staged(b, iv, c)) {
-          int& q = req(row, out_[size_t(b.out)].local);
-          if (q < 0) q = v;
-          any = true;
-        }
-      return false;
-    });
-  }
-  if (!any) return false;
   const auto kind = p_.sw_allocator;
+  // The matrix allocators see every request; input-first only each row's nominee (below).
+  if (kind != FlitParams::SwAllocator::kInputFirst) {
+    bool any = false;
+    for (int row = 0; row < rows; ++row) {
+      InPort& ip = port(row);
+      for_each_vc(ip, row % s, [&](int v) {
+        const InVc& iv = ip.vcs[size_t(v)];
+        if (!iv.pending() || !iv.routed) return false;
+        for (const Branch& b : iv.branches)
+          if (ready_staged(b, iv, c)) {
+            int& q = req(row, out_[size_t(b.out)].local);
+            if (q < 0) q = v;
+            any = true;
+          }
+        return false;
+      });
+    }
+    if (!any) return false;
+  }
   const bool first_only = kind == FlitParams::SwAllocator::kIslip;
   if (kind == FlitParams::SwAllocator::kWavefront) {
     // Wavefront: cells (row, col) on one diagonal (row + col = d mod N) share no row or column,
@@ -427,29 +428,28 @@ bool FlitNetwork::allocate_switch(int r, int64_t c) {
     for (int it = 0; it < p_.alloc_iters; ++it) {
       grant_.assign(size_t(cols), -1);
       bool progress = false;
+      nominee_.assign(size_t(rows), -1);
       for (int row = 0; row < rows; ++row) {
         if (row_vc_[size_t(row)] >= 0) continue;
         InPort& ip = port(row);
-        const int start = vc_pointer(ip, row % s);
-        int nominee = -1;
-        for (int col = 0; col < cols; ++col) {
-          const int v = req(row, col);
-          if (v >= 0 && col_row_[size_t(col)] < 0 &&
-              (nominee < 0 || ring_dist(v, start, p_.vcs) < ring_dist(nominee, start, p_.vcs)))
-            nominee = v;
-        }
-        if (nominee < 0) continue;
-        for (int col = 0; col < cols; ++col) {
-          if (req(row, col) != nominee || col_row_[size_t(col)] >= 0) continue;
-          int& g = grant_[size_t(col)];
-          const int arb = out_[size_t(R.outs[size_t(col)])].arb;
-          if (g < 0 || ring_dist(row, arb, rows) < ring_dist(g, arb, rows)) g = row;
-        }
+        for_each_vc(ip, row % s, [&](int v) {
+          const InVc& iv = ip.vcs[size_t(v)];
+          if (!iv.pending() || !iv.routed) return false;
+          for (const Branch& b : iv.branches) {
+            const int col = out_[size_t(b.out)].local;
+            if (col_row_[size_t(col)] >= 0 || !ready_staged(b, iv, c)) continue;
+            nominee_[size_t(row)] = v;
+            int& g = grant_[size_t(col)];
+            const int arb = out_[size_t(b.out)].arb;
+            if (g < 0 || ring_dist(row, arb, rows) < ring_dist(g, arb, rows)) g = row;
+          }
+          return nominee_[size_t(row)] >= 0;
+        });
       }
       for (int col = 0; col < cols; ++col) {
         const int row = grant_[size_t(col)];
         if (row < 0) continue;
-        row_vc_[size_t(row)] = req(row, col);  // the row's nominee
+        row_vc_[size_t(row)] = nominee_[size_t(row)];
         col_row_[size_t(col)] = row;
         progress = true;
       }

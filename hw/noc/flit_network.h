@@ -277,6 +277,7 @@ class FlitNetwork {
   std::vector<int> row_vc_;    // row -> VC matched (-1: none)
   std::vector<int> col_row_;   // column -> row matched (-1: free)
   std::vector<int> grant_;     // column -> row granted this iteration (-1: none)
+  std::vector<int> nominee_;   // input-first: row -> the VC it nominates this iteration (-1: none)
   size_t pending_events_ = 0;
   std::vector<int> active_routers_, active_sources_;
   int64_t last_ = -1;

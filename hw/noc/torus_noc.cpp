@@ -1,7 +1,8 @@
 #include "hw/noc/torus_noc.h"
 
 #include <array>
-#include <cmath>
+
+#include "hw/noc/mesh_noc.h"
 
 namespace ahbm {
 
@@ -10,31 +11,20 @@ NocEstimate TorusNoc::estimate(const NocEstimateInput& in) { return flit_estimat
 TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   // Default: the most nearly square torus with one node per endpoint (as the mesh).
-  const int n = std::max(2, endpoint_count());
-  const int cols0 = int(std::ceil(std::sqrt(double(n))));
-  const int cols = int(r.integer("cols", cols0, 1, 64));
-  const int rows = int(r.integer("rows", (n + cols - 1) / cols, 1, 64));
+  Grid g = read_grid_size(r, endpoint_count(), 2);
+  const int cols = g.cols, rows = g.rows;
   if (cols * rows < 2) r.fail("cols", "a torus needs at least 2 nodes (cols x rows)");
   FlitParams p = read_flit_params(r, FlitParams{});
   if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a torus needs an even number of VCs (2, 4, ...): "
                                     "in each dimension half for packets before its dateline, half after");
   p.vc_classes = 2;
-  const std::vector<int> node = read_placement(r, ctx.endpoints, cols * rows, [&](const Json& v, std::string& err) {
-    if (v.is_array() && v.size() == 2) {
-      const auto x = integer_in(v[0], 0, cols - 1), y = integer_in(v[1], 0, rows - 1);
-      if (x && y) return int(*y) * cols + int(*x);
-    } else if (const auto k = integer_in(v, 0, int64_t(cols) * rows - 1)) {
-      return int(*k);
-    }
-    err = "expected [x, y] with 0 <= x < " + std::to_string(cols) + ", 0 <= y < " + std::to_string(rows) +
-          ", or a node index 0.." + std::to_string(cols * rows - 1) + " (row-major)";
-    return 0;
-  });
+  read_grid_placement(r, ctx.endpoints, g);
+  const std::vector<int>& node = g.node;
   r.finish();
 
   FlitTopology t;
-  const int R = cols * rows;
-  for (int i = 0; i < R; ++i) t.router_names.push_back("r(" + std::to_string(i % cols) + "," + std::to_string(i / cols) + ")");
+  const int R = g.routers();
+  for (int i = 0; i < R; ++i) t.router_names.push_back(g.router_name(i));
   // Channel index per router and direction: 0 = +x, 1 = -x, 2 = +y, 3 = -y. A dimension of size 1
   // has no channels. The dateline of each ring is its wrap-around channel in each direction.
   std::vector<std::array<int, 4>> ch(size_t(R), {-1, -1, -1, -1});
@@ -67,13 +57,7 @@ TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
       const int dir = wx > 0 ? 0 : wx < 0 ? 1 : wy > 0 ? 2 : wy < 0 ? 3 : -1;  // X first, then Y
       t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
     }
-  StatsNode topology;
-  topology.set(stats::Label<int64_t>{"cols"}, cols);
-  topology.set(stats::Label<int64_t>{"rows"}, rows);
-  StatsNode& placement = topology.child("placement");
-  for (size_t e = 0; e < node.size(); ++e)
-    placement.set(stats::Label<std::vector<int64_t>>{ctx.endpoints[e].c_str()}, {node[e] % cols, node[e] / cols});
-  build(std::move(t), p, std::move(topology));
+  build(std::move(t), p, grid_stats(g, ctx.endpoints));
 }
 
 }  // namespace ahbm
