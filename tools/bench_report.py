@@ -19,6 +19,8 @@ CASES = [
     "BM_GroupScaling/groups:1", "BM_GroupScaling/groups:8",
     "BM_PesPerCube/pes:4", "BM_PesPerCube/pes:8", "BM_PesPerCube/pes:16",
     "BM_HbmModel/banked:0", "BM_HbmModel/banked:1",
+    # The NoC flit engine alone (noc-bench, 8x8 mesh): classic / booksim-iq at low and moderate load.
+    *[f"BM_FlitEngine/booksim:{b}/load:{l}" for b in (0, 1) for l in (50, 300)],
 ]
 
 

@@ -4,8 +4,10 @@ load-latency curves per router preset, topology and traffic pattern, and the sat
 mesh under uniform traffic per router change. Deterministic (fixed seeds): the same binary
 prints the same tables.
 
-Usage: tools/noc_validation.py BUILD/bin/ahbm-sim [--cycles N] [--only TOPOLOGY,...] [--no-changes] > tables.md
-(TOPOLOGY: mesh16, mesh64, ring16, crossbar16; --no-changes skips the per-change table)
+Usage: tools/noc_validation.py BUILD/bin/ahbm-sim [--cycles N] [--only TOPOLOGY,...] [--no-changes]
+                               [--no-curves] > tables.md
+(TOPOLOGY: mesh16, mesh64, ring16, crossbar16; --no-changes skips the per-change tables, --no-curves
+the saturation and load-latency table)
 """
 import json
 import subprocess
@@ -24,31 +26,39 @@ def bench(args):
         return json.load(open(f.name))
 
 
+def saturation_mesh16(params):
+    args = ["--noc", "mesh", "--nodes", "16", "--traffic", "uniform", "--packet-flits", "1",
+            "--params", json.dumps({"vcs": 4, "buffer_flits": 4, **params}), "--saturation"]
+    return bench(args)["saturation"]["rate"]
+
+
 TOPOLOGIES = [("4x4 mesh", "mesh", 16), ("8x8 mesh", "mesh", 64), ("16-node ring", "ring", 16),
               ("16-port crossbar", "crossbar", 16)]
 TRAFFIC = ["uniform", "transpose", "bitcomp"]
 PRESETS = ["classic", "booksim-iq"]
 
-print(f"Measured with `tools/noc_validation.py` ({cycles}-cycle windows after 1000 warm-up cycles, seed 1, "
-      "4-flit packets, rates in flits/node/cycle).\n")
-print("### Saturation and load-latency\n")
-print("Average latency (cycles, creation to tail arrival) at 10, 50 and 90 % of the saturation rate found by "
-      "`--saturation` (bisection to 0.01).\n")
-print("| topology | traffic | preset | zero-load-ish latency (rate 0.01) | saturation rate | lat @ 10 % | lat @ 50 % | lat @ 90 % |")
-print("|---|---|---|---|---|---|---|---|")
-for name, model, nodes in TOPOLOGIES:
-    if only and f"{model}{nodes}" not in only:
-        continue
-    for traffic in TRAFFIC:
-        for preset in PRESETS:
-            base = ["--noc", model, "--nodes", str(nodes), "--traffic", traffic, "--param", f"router={preset}"]
-            sat = bench(base + ["--saturation"])["saturation"]
-            rate = sat["rate"]
-            low = bench(base + ["--rate", "0.01"])["avg_latency_cycles"]
-            lats = [bench(base + ["--rate", f"{f * rate:.4f}"])["avg_latency_cycles"] for f in (0.1, 0.5, 0.9)]
-            print(f"| {name} | {traffic} | {preset} | {low:.1f} | {rate:.3f} (saturated at {sat['saturated_at']:.3f}) | "
-                  + " | ".join(f"{l:.1f}" for l in lats) + " |")
-        sys.stdout.flush()
+curves = "--no-curves" not in sys.argv
+if curves:
+    print(f"Measured with `tools/noc_validation.py` ({cycles}-cycle windows after 1000 warm-up cycles, seed 1, "
+          "4-flit packets, rates in flits/node/cycle).\n")
+    print("### Saturation and load-latency\n")
+    print("Average latency (cycles, creation to tail arrival) at 10, 50 and 90 % of the saturation rate found by "
+          "`--saturation` (bisection to 0.01).\n")
+    print("| topology | traffic | preset | zero-load-ish latency (rate 0.01) | saturation rate | lat @ 10 % | lat @ 50 % | lat @ 90 % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, model, nodes in TOPOLOGIES:
+        if only and f"{model}{nodes}" not in only:
+            continue
+        for traffic in TRAFFIC:
+            for preset in PRESETS:
+                base = ["--noc", model, "--nodes", str(nodes), "--traffic", traffic, "--param", f"router={preset}"]
+                sat = bench(base + ["--saturation"])["saturation"]
+                rate = sat["rate"]
+                low = bench(base + ["--rate", "0.01"])["avg_latency_cycles"]
+                lats = [bench(base + ["--rate", f"{f * rate:.4f}"])["avg_latency_cycles"] for f in (0.1, 0.5, 0.9)]
+                print(f"| {name} | {traffic} | {preset} | {low:.1f} | {rate:.3f} (saturated at {sat['saturated_at']:.3f}) | "
+                      + " | ".join(f"{l:.1f}" for l in lats) + " |")
+            sys.stdout.flush()
 
 if "--no-changes" in sys.argv:
     sys.exit(0)
@@ -60,16 +70,39 @@ steps = [
     ("+ VC allocation as a stage of its own (staged pipeline 1+1+1+1)", {"pipeline": "staged"}),
     ("+ separable input-first switch allocator, one iteration", {"pipeline": "staged", "sw_allocator": "input-first"}),
     ("+ round-robin VC selection", {"pipeline": "staged", "sw_allocator": "input-first", "vc_select": "round-robin"}),
+    ("+ iSLIP instead of input-first (one iteration)",
+     {"pipeline": "staged", "sw_allocator": "islip", "vc_select": "round-robin"}),
     ("+ injection channel 2 cycles, credit delay 1 (= booksim-iq with 4 VCs x 4 flits)",
      {"router": "booksim-iq"}),
 ]
 prev = None
 for label, params in steps:
-    p = {"vcs": 4, "buffer_flits": 4, **params}
-    args = ["--noc", "mesh", "--nodes", "16", "--traffic", "uniform", "--packet-flits", "1", "--params", json.dumps(p),
-            "--saturation"]
-    rate = bench(args)["saturation"]["rate"]
+    rate = saturation_mesh16(params)
     delta = "" if prev is None else f"{100 * (rate / prev - 1):+.1f} %"
     print(f"| {label} | {rate:.3f} | {delta} |")
     sys.stdout.flush()
     prev = rate
+
+print("\n### Switch allocators and input speedup (4x4 mesh, uniform, 1-flit packets, booksim-iq with 4 VCs x 4 flits)\n")
+print("| switch allocator | saturation rate | vs iSLIP, one iteration (booksim-iq) |")
+print("|---|---|---|")
+allocators = [
+    ("iSLIP, 1 iteration (booksim-iq)", {}),
+    ("iSLIP, 2 iterations", {"alloc_iters": 2}),
+    ("iSLIP, 4 iterations", {"alloc_iters": 4}),
+    ("separable input-first, 1 iteration", {"sw_allocator": "input-first"}),
+    ("separable input-first, 2 iterations", {"sw_allocator": "input-first", "alloc_iters": 2}),
+    ("separable output-first (pointers move on every grant), 1 iteration", {"sw_allocator": "output-first"}),
+    ("separable output-first, 2 iterations", {"sw_allocator": "output-first", "alloc_iters": 2}),
+    ("wavefront", {"sw_allocator": "wavefront"}),
+    ("iSLIP, 1 iteration, input speedup 2", {"input_speedup": 2}),
+    ("input-first, 1 iteration, input speedup 2", {"sw_allocator": "input-first", "input_speedup": 2}),
+    ("greedy (maximal, retries an input's other VCs)", {"sw_allocator": "greedy"}),
+]
+base = None
+for label, params in allocators:
+    rate = saturation_mesh16({"router": "booksim-iq", **params})
+    base = rate if base is None else base
+    delta = f"{100 * (rate / base - 1):+.1f} %" if params else ""
+    print(f"| {label} | {rate:.3f} | {delta} |")
+    sys.stdout.flush()

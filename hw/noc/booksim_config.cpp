@@ -120,8 +120,8 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   Json& p = o.params;
   p["router"] = "booksim-iq";
 
-  // Topology: a k-ary n-mesh with n <= 2, or a k-ary 1-cube (our ring). BookSim's default is an
-  // 8-ary 2-cube, which we do not model, so a config must name its topology.
+  // Topology: a k-ary n-mesh or n-cube with n <= 2 (a k-ary 1-cube is our ring, a 2-cube our
+  // torus; BookSim's default is the 8-ary 2-cube).
   const std::string topo = r.str("topology", "torus");
   const int k = int(r.integer("k", 8, 2, 64)), n = int(r.integer("n", 2, 1, 2));
   r.only("c", "1", "one node per router");
@@ -134,13 +134,19 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
     o.noc = "ring";
     p["nodes"] = k;
     o.nodes = k;
+  } else if (topo == "torus") {
+    o.noc = "torus";
+    p["cols"] = k;
+    p["rows"] = k;
+    o.nodes = k * k;
   } else {
-    r.fail("topology", "modelled: mesh (n = 1 or 2), torus with n = 1 (a ring)");
+    r.fail("topology", "modelled: mesh and torus with n = 1 or 2 (a 1-D torus is our ring)");
   }
   r.only("routing_function", "dim_order", "dimension-order routing; on the ring the shortest direction");
   r.only("router", "iq", "the input-queued router");
   p["vcs"] = r.integer("num_vcs", 16, 1, 16);
-  if (o.noc == "ring" && p["vcs"].get<int>() % 2) r.fail("num_vcs", "a ring needs an even number (dateline classes)");
+  if (o.noc != "mesh" && p["vcs"].get<int>() % 2)
+    r.fail("num_vcs", "a ring or torus needs an even number (dateline classes)");
   p["buffer_flits"] = r.integer("vc_buf_size", 8, 1, 1024);
   p["routing_delay"] = r.integer("routing_delay", 1, 0, 64);
   p["vc_alloc_delay"] = r.integer("vc_alloc_delay", 1, 0, 64);
@@ -152,17 +158,25 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   // in which BookSim's router reads an arrived credit (docs/noc.md, booksim-iq).
   p["credit_delay"] = r.integer("credit_delay", 0, 0, 63) + 1;
   p["speculative"] = r.integer("speculative", 0, 0, 1) == 1;
-  for (const char* a : {"vc_allocator", "sw_allocator"}) {
-    const std::string v = r.str(a, "islip");
-    if (v != "islip" && v != "separable_input_first")
-      r.fail(a, "modelled: islip or separable_input_first with one iteration (our input-first allocator)");
-  }
-  r.only("alloc_iters", "1", "one allocation iteration");
-  for (const char* a : {"vc_alloc_iters", "sw_alloc_iters"}) {
-    const int64_t it = r.integer(a, 0, 0, 64);
-    if (it > 1) r.fail(a, "only 0 or 1 (one allocation iteration) is modelled");
-  }
-  r.only("input_speedup", "1", "no input speedup");
+  // Switch allocators by BookSim's names; iterations from alloc_iters unless sw_alloc_iters
+  // (> 0) overrides it. VC allocation here is greedy in rotating input order (every free VC goes
+  // to a waiting head: already a maximal matching), so BookSim's VC allocator choices map onto it.
+  static const std::map<std::string, std::string> kSwAllocators = {{"islip", "islip"},
+                                                                    {"separable_input_first", "input-first"},
+                                                                    {"separable_output_first", "output-first"},
+                                                                    {"wavefront", "wavefront"}};
+  const std::string sw = r.str("sw_allocator", "islip");
+  if (!kSwAllocators.count(sw))
+    r.fail("sw_allocator", "modelled: islip, separable_input_first, separable_output_first, wavefront");
+  p["sw_allocator"] = kSwAllocators.at(sw);
+  const std::string va = r.str("vc_allocator", "islip");
+  if (!kSwAllocators.count(va))
+    r.fail("vc_allocator", "modelled: islip, separable_input_first, separable_output_first, wavefront (all as our "
+                           "greedy VC allocation)");
+  const int64_t iters = r.integer("alloc_iters", 1, 1, 16), sw_iters = r.integer("sw_alloc_iters", 0, 0, 16);
+  if (r.integer("vc_alloc_iters", 0, 0, 64) > 1) r.fail("vc_alloc_iters", "only 0 or 1 (our VC allocation is greedy)");
+  if (sw != "wavefront") p["alloc_iters"] = sw_iters > 0 ? sw_iters : iters;
+  p["input_speedup"] = r.integer("input_speedup", 1, 1, p["vcs"].get<int64_t>());
   r.only("output_speedup", "1", "no output speedup");
   if (r.number("internal_speedup", 1.0, 0, 64) != 1.0) r.fail("internal_speedup", "only 1.0 is modelled");
   r.only("wait_for_tail_credit", "0", "an output VC is reallocated once the tail has left");

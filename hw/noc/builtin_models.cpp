@@ -4,6 +4,7 @@
 #include "hw/noc/ideal_noc.h"
 #include "hw/noc/mesh_noc.h"
 #include "hw/noc/ring_noc.h"
+#include "hw/noc/torus_noc.h"
 
 namespace ahbm {
 
@@ -11,6 +12,7 @@ void register_builtin_noc_models(NocRegistry& r) {
   r.add(noc_model<IdealNoc>("ideal", "fixed latency (params.latency_ns, default 10), unlimited bandwidth"));
   r.add(noc_model<CrossbarNoc>("crossbar", "one switch, per-output serialisation at the flit width, round-robin input arbitration"));
   r.add(noc_model<MeshNoc>("mesh", "2D mesh, XY routing, VC routers, wormhole, credit flow control, tree/source multicast"));
+  r.add(noc_model<TorusNoc>("torus", "2D torus (k-ary 2-cube), XY routing the shorter way, dateline VCs per dimension, wormhole"));
   r.add(noc_model<RingNoc>("ring", "bidirectional ring, shortest direction, dateline VCs, wormhole, credit flow control"));
 }
 

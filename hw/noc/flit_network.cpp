@@ -11,7 +11,9 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
   if (p_.router_cycles < 1 || p_.link_cycles < 1 || p_.buffer_flits < 1 || p_.vcs < 1 || p_.vc_classes < 1 ||
       p_.vcs % p_.vc_classes != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
       p_.sw_alloc_delay < 0 || p_.st_delay < 1 || p_.inject_cycles < 0 || p_.eject() < 1 || p_.credit_delay < 0 ||
-      (p_.sw_allocator == FlitParams::SwAllocator::kInputFirst && !p_.staged))
+      p_.alloc_iters < 1 || p_.input_speedup < 1 || p_.input_speedup > p_.vcs ||
+      (p_.sw_allocator != FlitParams::SwAllocator::kGreedy && !p_.staged) ||
+      (p_.sw_allocator == FlitParams::SwAllocator::kGreedy && p_.input_speedup != 1))
     throw std::invalid_argument("FlitNetwork: bad flow-control parameters");
   if (int(topo_.endpoint_router.size()) != E || int(topo_.route.size()) != R)
     throw std::invalid_argument("FlitNetwork: topology does not match the endpoints");
@@ -21,6 +23,8 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     ip.router = router;
     ip.upstream = upstream;
     ip.vcs.resize(size_t(p_.vcs));
+    ip.sub_rr.assign(size_t(p_.input_speedup - 1), 0);
+    ip.accept.assign(size_t(p_.input_speedup), 0);
     for (auto& v : ip.vcs) v.arrival.assign(size_t(p_.buffer_flits), 0);
     in_.push_back(std::move(ip));
     routers_[size_t(router)].ins.push_back(int(in_.size()) - 1);
@@ -32,8 +36,10 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     OutPort o;
     o.router = ch.from;
     o.dateline = ch.dateline;
+    o.dim = ch.dim;
     o.credits.assign(size_t(p_.vcs), p_.buffer_flits);
     o.owned.assign(size_t(p_.vcs), 0);
+    o.vc_flits.assign(size_t(p_.vcs), 0);
     o.name = topo_.router_names[size_t(ch.from)] + "->" + topo_.router_names[size_t(ch.to)];
     out_.push_back(std::move(o));
     const int op = int(out_.size()) - 1;
@@ -53,6 +59,11 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     s.in_port = add_in(r, -1);
     s.name = endpoint_names_[size_t(e)] + "->" + topo_.router_names[size_t(r)];
     sources_.push_back(std::move(s));
+  }
+  for (int op = 0; op < int(out_.size()); ++op) {
+    auto& outs = routers_[size_t(out_[size_t(op)].router)].outs;
+    out_[size_t(op)].local = int(outs.size());
+    outs.push_back(op);
   }
   // Every route must end at the destination's router: follow it from every router.
   for (int r = 0; r < R; ++r) {
@@ -74,7 +85,6 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
   const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
                               p_.body_cycles(), p_.routing_delay});
   wheel_.resize(size_t(ahead + 1));
-  in_order_.reserve(in_.size());
 }
 
 void FlitNetwork::enqueue(uint64_t packet, int src, std::vector<std::vector<int>> copies, int flits, int64_t cycle,
@@ -252,7 +262,7 @@ bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
   if (o.used == c) return false;  // one flit per channel per cycle
   if (o.endpoint >= 0) return true;  // destinations always accept
   // Lumped pipeline: VC allocation in the cycle the head traverses the switch.
-  if (b.vc < 0 && !alloc_vc(o, o.dateline ? 1 : worms_[size_t(iv.segs.front().worm)].vclass, b.vc)) return false;
+  if (b.vc < 0 && !alloc_vc(o, next_class(o, worms_[size_t(iv.segs.front().worm)]), b.vc)) return false;
   return o.credits[size_t(b.vc)] > 0;
 }
 
@@ -270,9 +280,11 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
     return;
   }
   ++totals_.link_flits;
+  ++o.vc_flits[size_t(b.vc)];
   --o.credits[size_t(b.vc)];
   if (tail) o.owned[size_t(b.vc)] = 0;  // the next packet may follow into the downstream buffer
-  const int nw = head ? new_worm({w.packet, w.flits, w.hops + 1, o.dateline ? 1 : w.vclass, w.multicast, b.dests}) : -1;
+  const int nw =
+      head ? new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim}) : -1;
   schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
 }
 
@@ -335,11 +347,11 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
             break;
           }
       }
-      const int vclass = worms_[size_t(iv.segs.front().worm)].vclass;
+      const Worm& w = worms_[size_t(iv.segs.front().worm)];
       for (Branch& b : iv.branches) {
         if (b.vc >= 0) continue;
         OutPort& o = out_[size_t(b.out)];
-        if (!alloc_vc(o, o.dateline ? 1 : vclass, b.vc)) continue;
+        if (!alloc_vc(o, next_class(o, w), b.vc)) continue;
         b.vc_at = c;
         schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
       }
@@ -348,50 +360,169 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
   }
 }
 
-bool FlitNetwork::allocate_input_first(int r, int64_t c) {
-  // Separable input-first allocation, one iteration: each input port nominates one VC (round
-  // robin from the VC after the last one that sent) among those with a flit ready; each output
-  // grants one nominating input (round robin from the input after the last one it granted). An
-  // input whose nominee loses sends nothing this cycle, even if another of its VCs could have.
+template <class F>
+void FlitNetwork::for_each_vc(InPort& ip, int sub, F&& f) {
+  // The VCs of switch input `sub` of a port (v mod input_speedup == sub), in round-robin order from
+  // the one after the last that sent; f returns true to stop.
+  const int s = p_.input_speedup, start = vc_pointer(ip, sub);
+  for (int j = 0, v = start; j < p_.vcs; ++j, v = v + 1 == p_.vcs ? 0 : v + 1)
+    if ((s == 1 || v % s == sub) && f(v)) return;
+}
+
+bool FlitNetwork::allocate_switch(int r, int64_t c) {
+  // Staged switch allocation on a request matrix: rows are the router's switch inputs (each input
+  // port has input_speedup of them, VC v on row v mod input_speedup), columns its output ports.
+  // A row requests a column when one of its VCs has a flit ready for that output; the VC is the
+  // first such one in the row's round-robin order. At most one flit per output per cycle, one VC
+  // per row per cycle (a VC may feed several outputs: multicast replication in the switch).
   Router& R = routers_[size_t(r)];
-  const int n = int(R.ins.size());
-  in_order_.assign(size_t(n), -1);
-  for (int k = 0; k < n; ++k) {
-    InPort& ip = in_[size_t(R.ins[size_t(k)])];
-    for (int j = 0; j < p_.vcs && in_order_[size_t(k)] < 0; ++j) {
-      const int v = (ip.rr + j) % p_.vcs;
-      const InVc& iv = ip.vcs[size_t(v)];
-      if (!iv.pending() || !iv.routed) continue;
-      for (const Branch& b : iv.branches)
-        if (ready_staged(b, iv, c)) {
-          in_order_[size_t(k)] = v;
-          OutPort& o = out_[size_t(b.out)];
-          const int dist = (k - o.arb + n) % n;
-          if (o.grant_cycle != c || dist < o.grant_dist) {
-            o.grant_cycle = c;
-            o.grant_input = k;
-            o.grant_dist = dist;
+  const int s = p_.input_speedup, rows = int(R.ins.size()) * s, cols = int(R.outs.size());
+  req_.assign(size_t(rows * cols), -1);
+  row_vc_.assign(size_t(rows), -1);
+  col_row_.assign(size_t(cols), -1);
+  auto port = [&](int row) -> InPort& { return in_[size_t(R.ins[size_t(row / s)])]; };
+  auto req = [&](int row, int col) -> int& { return req_[size_t(row * cols + col)]; };
+  auto ring_dist = [](int x, int from, int n) { return (x - from + n) % n; };
+  const auto kind = p_.sw_allocator;
+  // The matrix allocators see every request; input-first only each row's nominee (below).
+  if (kind != FlitParams::SwAllocator::kInputFirst) {
+    bool any = false;
+    for (int row = 0; row < rows; ++row) {
+      InPort& ip = port(row);
+      for_each_vc(ip, row % s, [&](int v) {
+        const InVc& iv = ip.vcs[size_t(v)];
+        if (!iv.pending() || !iv.routed) return false;
+        for (const Branch& b : iv.branches)
+          if (ready_staged(b, iv, c)) {
+            int& q = req(row, out_[size_t(b.out)].local);
+            if (q < 0) q = v;
+            any = true;
           }
+        return false;
+      });
+    }
+    if (!any) return false;
+  }
+  const bool first_only = kind == FlitParams::SwAllocator::kIslip;
+  if (kind == FlitParams::SwAllocator::kWavefront) {
+    // Wavefront: cells (row, col) on one diagonal (row + col = d mod N) share no row or column,
+    // so a diagonal is granted at once; diagonals are swept from the priority one, which moves
+    // on by one every cycle the router sends.
+    const int N = std::max(rows, cols);
+    for (int d = 0; d < N; ++d) {
+      const int diag = (R.diag + d) % N;
+      for (int row = 0; row < rows; ++row) {
+        const int col = (diag - row % N + N) % N;
+        if (col >= cols || row_vc_[size_t(row)] >= 0 || col_row_[size_t(col)] >= 0 || req(row, col) < 0) continue;
+        row_vc_[size_t(row)] = req(row, col);
+        col_row_[size_t(col)] = row;
+      }
+    }
+    R.diag = (R.diag + 1) % N;
+  } else if (kind == FlitParams::SwAllocator::kInputFirst) {
+    // Separable input-first: each unmatched row nominates one VC, the first in its round-robin
+    // order with a flit ready for a free output; each free output grants one nominating row (its
+    // own round-robin pointer, which moves past the row when the flit is sent); a row is granted
+    // every output its nominee asked for that chose it. A row whose nominee lost everything sends
+    // nothing in this iteration, even if another of its VCs could have.
+    for (int it = 0; it < p_.alloc_iters; ++it) {
+      grant_.assign(size_t(cols), -1);
+      bool progress = false;
+      nominee_.assign(size_t(rows), -1);
+      for (int row = 0; row < rows; ++row) {
+        if (row_vc_[size_t(row)] >= 0) continue;
+        InPort& ip = port(row);
+        for_each_vc(ip, row % s, [&](int v) {
+          const InVc& iv = ip.vcs[size_t(v)];
+          if (!iv.pending() || !iv.routed) return false;
+          for (const Branch& b : iv.branches) {
+            const int col = out_[size_t(b.out)].local;
+            if (col_row_[size_t(col)] >= 0 || !ready_staged(b, iv, c)) continue;
+            nominee_[size_t(row)] = v;
+            int& g = grant_[size_t(col)];
+            const int arb = out_[size_t(b.out)].arb;
+            if (g < 0 || ring_dist(row, arb, rows) < ring_dist(g, arb, rows)) g = row;
+          }
+          return nominee_[size_t(row)] >= 0;
+        });
+      }
+      for (int col = 0; col < cols; ++col) {
+        const int row = grant_[size_t(col)];
+        if (row < 0) continue;
+        row_vc_[size_t(row)] = nominee_[size_t(row)];
+        col_row_[size_t(col)] = row;
+        progress = true;
+      }
+      if (!progress) break;
+    }
+  } else {
+    // Output-first and iSLIP: request, grant (each free output picks one requesting row from its
+    // pointer), accept (each row picks one granting output from its accept pointer). Output-first
+    // moves an output's pointer past every row it grants; iSLIP only past a row that accepts, and
+    // only in the first iteration, which desynchronises the outputs (McKeown, IEEE/ACM ToN 1999).
+    for (int it = 0; it < p_.alloc_iters; ++it) {
+      grant_.assign(size_t(cols), -1);
+      for (int col = 0; col < cols; ++col) {
+        if (col_row_[size_t(col)] >= 0) continue;
+        OutPort& o = out_[size_t(R.outs[size_t(col)])];
+        int& g = grant_[size_t(col)];
+        for (int row = 0; row < rows; ++row)
+          if (row_vc_[size_t(row)] < 0 && req(row, col) >= 0 &&
+              (g < 0 || ring_dist(row, o.arb, rows) < ring_dist(g, o.arb, rows)))
+            g = row;
+        if (g >= 0 && !first_only) o.arb = (g + 1) % rows;
+      }
+      bool progress = false;
+      for (int row = 0; row < rows; ++row) {
+        if (row_vc_[size_t(row)] >= 0) continue;
+        int& acc = port(row).accept[size_t(row % s)];
+        int best = -1;
+        for (int col = 0; col < cols; ++col)
+          if (grant_[size_t(col)] == row && (best < 0 || ring_dist(col, acc, cols) < ring_dist(best, acc, cols)))
+            best = col;
+        if (best < 0) continue;
+        row_vc_[size_t(row)] = req(row, best);
+        col_row_[size_t(best)] = row;
+        progress = true;
+        if (!first_only || it == 0) {
+          acc = (best + 1) % cols;
+          if (first_only) out_[size_t(R.outs[size_t(best)])].arb = (row + 1) % rows;
         }
+      }
+      if (!progress) break;
+    }
+  }
+  if (kind != FlitParams::SwAllocator::kInputFirst) {
+    // The matching above is one-to-one; a multicast VC also feeds its other outputs still free
+    // (the switch replicates the flit).
+    for (int row = 0; row < rows; ++row) {
+      const int v = row_vc_[size_t(row)];
+      if (v < 0) continue;
+      const InVc& iv = port(row).vcs[size_t(v)];
+      if (iv.branches.size() < 2) continue;
+      for (const Branch& b : iv.branches) {
+        const int col = out_[size_t(b.out)].local;
+        if (col_row_[size_t(col)] < 0 && ready_staged(b, iv, c)) col_row_[size_t(col)] = row;
+      }
     }
   }
   bool sent_any = false;
-  for (int k = 0; k < n; ++k) {
-    const int v = in_order_[size_t(k)];
+  for (int row = 0; row < rows; ++row) {
+    const int v = row_vc_[size_t(row)];
     if (v < 0) continue;
-    InPort& ip = in_[size_t(R.ins[size_t(k)])];
+    InPort& ip = port(row);
     InVc& iv = ip.vcs[size_t(v)];
-    bool any = false;
+    bool sent = false;
     for (Branch& b : iv.branches) {
       OutPort& o = out_[size_t(b.out)];
-      if (o.grant_cycle != c || o.grant_input != k || o.used == c || !ready_staged(b, iv, c)) continue;
+      if (col_row_[size_t(o.local)] != row || o.used == c || !ready_staged(b, iv, c)) continue;
       send(b, iv, c);
-      o.arb = (k + 1) % n;
-      any = true;
+      if (kind == FlitParams::SwAllocator::kInputFirst) o.arb = (row + 1) % rows;
+      sent = true;
     }
-    if (!any) continue;
+    if (!sent) continue;
     free_flits(ip, v, c);
-    ip.rr = (v + 1) % p_.vcs;
+    vc_pointer(ip, row % s) = (v + 1) % p_.vcs;
     sent_any = true;
   }
   return sent_any;
@@ -418,8 +549,8 @@ void FlitNetwork::step_router(int r, int64_t c) {
       }
     }
   }
-  if (p_.sw_allocator == FlitParams::SwAllocator::kInputFirst) {
-    if (allocate_input_first(r, c)) {
+  if (p_.sw_allocator != FlitParams::SwAllocator::kGreedy) {
+    if (allocate_switch(r, c)) {
       R.rr = (R.rr + 1) % n;
       moved_ = true;
     }
@@ -488,7 +619,7 @@ void FlitNetwork::step(int64_t c) {
 std::vector<NocLink> FlitNetwork::links() const {
   std::vector<NocLink> out;
   for (const Source& s : sources_) out.push_back({s.name, "inject", s.flits});
-  for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits});
+  for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits, o.vc_flits});
   return out;
 }
 

@@ -32,14 +32,18 @@ namespace ahbm {
 //   go through switch allocation and traversal only.
 struct FlitParams {
   enum class VcSelect { kLowest, kRoundRobin };
-  enum class SwAllocator { kGreedy, kInputFirst };
+  // Switch allocators (docs/noc.md, "Router micro-architecture"): greedy (maximal, lumped or
+  // staged); the rest staged only: separable input-first, separable output-first (round-robin
+  // arbiters that advance on every grant), iSLIP (output arbiters advance only on an accepted
+  // grant in the first iteration), wavefront.
+  enum class SwAllocator { kGreedy, kInputFirst, kOutputFirst, kIslip, kWavefront };
 
   int flit_bytes = 64;     // payload bytes per flit = channel width per cycle
   int router_cycles = 4;   // lumped pipeline depth: cycles from a flit's arrival until it may leave
   int link_cycles = 1;     // router-to-router channel latency (and the credit wire's)
   int buffer_flits = 8;    // depth of each input virtual channel
   int vcs = 2;             // virtual channels per input port
-  int vc_classes = 1;      // 2 on rings: a packet moves to the upper half of the VCs after the dateline
+  int vc_classes = 1;      // 2 on rings and tori: a packet moves to the upper half of the VCs after a dateline
   bool tree_multicast = true;  // false: source replication (one unicast copy per destination)
 
   std::string router = "classic";  // preset the values below came from (reported when not classic)
@@ -54,6 +58,8 @@ struct FlitParams {
   int credit_delay = 0;            // credit processing on top of the credit wire (link_cycles)
   VcSelect vc_select = VcSelect::kLowest;          // which free output VC a head gets
   SwAllocator sw_allocator = SwAllocator::kGreedy;  // see FlitNetwork::step_router
+  int alloc_iters = 1;     // separable allocators (input-first, output-first, iSLIP): iterations per cycle
+  int input_speedup = 1;   // staged allocators: switch inputs per input port (VC v uses input v mod this)
 
   int eject() const { return eject_cycles < 0 ? link_cycles : eject_cycles; }
   int credit_cycles() const { return link_cycles + credit_delay; }
@@ -82,6 +88,7 @@ struct FlitTopology {
   struct Channel {
     int from = 0, to = 0;
     bool dateline = false;  // crossing it moves a packet to VC class 1
+    int dim = 0;            // dimension (torus); entering a new dimension puts a packet back in class 0
   };
   std::vector<std::string> router_names;
   std::vector<Channel> channels;
@@ -137,6 +144,7 @@ class FlitNetwork {
     int vclass = 0;
     bool multicast = false;
     std::vector<int> dests;
+    int dim = -1;  // dimension of the channel it arrived on (-1: from the source)
   };
   struct Branch {  // one output a worm is forwarded to, with the destinations behind it
     int out = 0;
@@ -170,26 +178,31 @@ class FlitNetwork {
     int router = 0;
     int upstream = -1;  // output port feeding it; -1 = a source endpoint
     std::vector<InVc> vcs;
-    int rr = 0;
+    int rr = 0;                // VC that has priority (greedy; separable allocators with speedup 1)
+    std::vector<int> sub_rr;   // input speedup s > 1: the same for switch inputs 1 .. s-1
+    std::vector<int> accept;   // output-first, iSLIP: per switch input, the local output with priority
   };
   struct OutPort {
     int router = 0;
     int down = -1;      // input port it feeds, or -1 when it ejects
     int endpoint = -1;  // ejection: the endpoint it delivers to
     bool dateline = false;
+    int dim = 0;
     std::vector<int> credits;
     std::vector<char> owned;  // VC held by a packet from head allocation until its tail is sent
     int next_vc = 0;          // round-robin VC selection: where the next search starts (within a class)
-    int arb = 0;              // input-first allocator: router-local input with priority
-    int64_t grant_cycle = -1;  // input-first allocator: cycle of the grant below
-    int grant_input = 0, grant_dist = 0;
+    int local = 0;            // index among its router's output ports
+    int arb = 0;              // separable allocators: router-local switch input with priority
     int64_t used = -1;        // last cycle a flit was sent
     uint64_t flits = 0;
+    std::vector<uint64_t> vc_flits;  // router-to-router links: flits per VC
     std::string name;
   };
   struct Router {
     std::vector<int> ins;
-    int rr = 0;
+    std::vector<int> outs;  // output ports, by OutPort::local
+    int rr = 0;             // input with priority (greedy switch allocation, VC allocation)
+    int diag = 0;           // wavefront allocator: the priority diagonal
     int buffered = 0;
     bool active = false;
   };
@@ -224,7 +237,10 @@ class FlitNetwork {
   void step_router(int r, int64_t c);
   void route(int r, InVc& iv, int64_t c);
   void route_and_allocate_vcs(int r, int64_t c);
-  bool allocate_input_first(int r, int64_t c);
+  bool allocate_switch(int r, int64_t c);
+  int& vc_pointer(InPort& ip, int sub) { return sub == 0 ? ip.rr : ip.sub_rr[size_t(sub - 1)]; }
+  template <class F>
+  void for_each_vc(InPort& ip, int sub, F&& f);
   int64_t arrival_of(const InVc& iv, int flit) const {
     return flit < iv.freed ? iv.store[size_t(flit)] : iv.arrival[size_t((iv.front_base + flit) % p_.buffer_flits)];
   }
@@ -233,6 +249,11 @@ class FlitNetwork {
   bool can_send(Branch& b, const InVc& iv, int64_t c);
   bool ready_staged(const Branch& b, const InVc& iv, int64_t c) const;
   bool alloc_vc(OutPort& o, int cls, int& vc);
+  // The VC class a packet travels in on channel `o`: 1 after crossing a dateline, back to 0 when
+  // it enters a new dimension, else unchanged.
+  static int next_class(const OutPort& o, const Worm& w) {
+    return o.dateline ? 1 : o.dim != w.dim && w.dim >= 0 ? 0 : w.vclass;
+  }
   void step_router_staged(int r, int64_t c);
   void send(Branch& b, InVc& iv, int64_t c);
   void free_flits(InPort& ip, int vc, int64_t c);
@@ -251,7 +272,12 @@ class FlitNetwork {
   std::vector<int> free_worms_;
   std::vector<std::vector<Event>> wheel_;  // events by cycle modulo its size
   std::vector<Event> due_;                 // the slot being applied (kept for its capacity)
-  std::vector<int> in_order_;              // input-first allocator: each input's nominated VC (scratch)
+  // Switch allocation scratch, per router-local switch input (row) and output (column).
+  std::vector<int> req_;       // [row * outputs + column]: the VC requesting, or -1
+  std::vector<int> row_vc_;    // row -> VC matched (-1: none)
+  std::vector<int> col_row_;   // column -> row matched (-1: free)
+  std::vector<int> grant_;     // column -> row granted this iteration (-1: none)
+  std::vector<int> nominee_;   // input-first: row -> the VC it nominates this iteration (-1: none)
   size_t pending_events_ = 0;
   std::vector<int> active_routers_, active_sources_;
   int64_t last_ = -1;

@@ -7,14 +7,24 @@
 
 namespace ahbm {
 
+const char* sw_allocator_name(FlitParams::SwAllocator a) {
+  switch (a) {
+    case FlitParams::SwAllocator::kGreedy: return "greedy";
+    case FlitParams::SwAllocator::kInputFirst: return "input-first";
+    case FlitParams::SwAllocator::kOutputFirst: return "output-first";
+    case FlitParams::SwAllocator::kIslip: return "islip";
+    case FlitParams::SwAllocator::kWavefront: return "wavefront";
+  }
+  return "?";
+}
+
 FlitParams router_preset(const std::string& name, const FlitParams& model_defaults) {
   FlitParams p = model_defaults;
   p.router = name;
   if (name == "booksim-iq") {
     // BookSim2's input-queued router with its default configuration (booksim_config.cpp):
     // routing_delay = vc_alloc_delay = sw_alloc_delay = st_final_delay = 1, st_prepare_delay = 0,
-    // speculative = 0, num_vcs = 16, vc_buf_size = 8, one-iteration separable allocators with
-    // round-robin arbiters. Channel and credit timing as measured against BookSim in issue 22:
+    // speculative = 0, num_vcs = 16, vc_buf_size = 8, sw_allocator = islip with alloc_iters = 1. Channel and credit timing as measured against BookSim in issue 22:
     // 2 cycles through the injection channel, a 7-cycle credit loop (docs/noc.md).
     p.staged = true;
     p.routing_delay = p.vc_alloc_delay = p.sw_alloc_delay = p.st_delay = 1;
@@ -26,7 +36,7 @@ FlitParams router_preset(const std::string& name, const FlitParams& model_defaul
     p.eject_cycles = -1;
     p.credit_delay = 1;
     p.vc_select = FlitParams::VcSelect::kRoundRobin;
-    p.sw_allocator = FlitParams::SwAllocator::kInputFirst;
+    p.sw_allocator = FlitParams::SwAllocator::kIslip;
   }
   return p;
 }
@@ -62,13 +72,24 @@ FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
                          {"lowest", "round-robin"}) == "lowest"
                     ? FlitParams::VcSelect::kLowest
                     : FlitParams::VcSelect::kRoundRobin;
-  p.sw_allocator = r.string("sw_allocator", d.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first",
-                            {"greedy", "input-first"}) == "greedy"
-                       ? FlitParams::SwAllocator::kGreedy
-                       : FlitParams::SwAllocator::kInputFirst;
-  if (p.sw_allocator == FlitParams::SwAllocator::kInputFirst && !p.staged)
-    r.fail("sw_allocator", "input-first needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
+  const std::string alloc = r.string("sw_allocator", sw_allocator_name(d.sw_allocator),
+                                     {"greedy", "input-first", "output-first", "islip", "wavefront"});
+  for (auto a : {FlitParams::SwAllocator::kGreedy, FlitParams::SwAllocator::kInputFirst,
+                 FlitParams::SwAllocator::kOutputFirst, FlitParams::SwAllocator::kIslip,
+                 FlitParams::SwAllocator::kWavefront})
+    if (alloc == sw_allocator_name(a)) p.sw_allocator = a;
+  const bool greedy = p.sw_allocator == FlitParams::SwAllocator::kGreedy;
+  if (!greedy && !p.staged)
+    r.fail("sw_allocator", alloc + " needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
                            "switch among heads that already hold an output VC");
+  const bool iterative = !greedy && p.sw_allocator != FlitParams::SwAllocator::kWavefront;
+  if (r.has("alloc_iters") && !iterative)
+    r.fail("alloc_iters", "applies to the separable allocators (input-first, output-first, islip), not to " + alloc);
+  p.alloc_iters = int(r.integer("alloc_iters", d.alloc_iters, 1, 16));
+  if (r.has("input_speedup") && greedy)
+    r.fail("input_speedup", "needs a staged switch allocator (input-first, output-first, islip or wavefront); "
+                            "greedy already forwards from any VC of an input");
+  p.input_speedup = int(r.integer("input_speedup", d.input_speedup, 1, p.vcs));
   p.tree_multicast = r.string("multicast", d.tree_multicast ? "tree" : "source", {"tree", "source"}) == "tree";
   return p;
 }
@@ -173,6 +194,8 @@ void FlitNoc::run() {
       auto it = flight_.find(d.packet);
       NocPacket copy = it->second.packet;
       copy.hops = d.hops;
+      // The head entered its first router inject_cycles after it left the source queue.
+      copy.injected = it->second.first_injected - sc_core::sc_time::from_value(uint64_t(params_.inject_cycles) * period_);
       deliver(d.endpoint, copy);
       if (--it->second.waiting == 0) {
         record_span("noc", "noc_network", copy, it->second.first_injected, now);
@@ -199,7 +222,8 @@ void FlitNoc::report_stats(StatsNode& node) const {
   // they were before these parameters existed).
   const FlitParams& p = params_;
   if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
-      p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy) {
+      p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy ||
+      p.alloc_iters != 1 || p.input_speedup != 1) {
     StatsNode& r = node.child("router");
     r.set(stats::Label<std::string>{"preset"}, p.router);
     r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
@@ -209,8 +233,9 @@ void FlitNoc::report_stats(StatsNode& node) const {
     r.set(stats::Label<int64_t>{"eject_cycles"}, int64_t(p.eject()));
     r.set(stats::Label<int64_t>{"credit_delay"}, int64_t(p.credit_delay));
     r.set(stats::Label<std::string>{"vc_select"}, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
-    r.set(stats::Label<std::string>{"sw_allocator"},
-          p.sw_allocator == FlitParams::SwAllocator::kGreedy ? "greedy" : "input-first");
+    r.set(stats::Label<std::string>{"sw_allocator"}, sw_allocator_name(p.sw_allocator));
+    if (p.alloc_iters != 1) r.set(stats::Label<int64_t>{"alloc_iters"}, int64_t(p.alloc_iters));
+    if (p.input_speedup != 1) r.set(stats::Label<int64_t>{"input_speedup"}, int64_t(p.input_speedup));
     if (p.staged) {
       r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
       r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));

@@ -20,6 +20,8 @@ namespace ahbm {
 FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
 // The values of a router preset ("classic": `model_defaults` unchanged; "booksim-iq").
 FlitParams router_preset(const std::string& name, const FlitParams& model_defaults);
+// The parameter value naming a switch allocator ("greedy", "input-first", ...).
+const char* sw_allocator_name(FlitParams::SwAllocator a);
 
 // Reads the optional "placement" object (endpoint name -> node) and returns the node of every
 // endpoint. Endpoints it does not name keep the default: endpoint i on node i mod `nodes`.

@@ -21,6 +21,7 @@ void Noc::send(NocPacket packet) {
     throw std::invalid_argument(std::string(name()) + ": packet destinations out of range or repeated");
   packet.id = next_id_++;
   packet.created = sc_core::sc_time_stamp();
+  packet.injected = packet.created;
   packet.hops = -1;
   ++packets_sent_;
   pending_[packet.id] = {packet.created, packet.dsts, packet.dsts.size() > 1};

@@ -30,6 +30,11 @@ struct NocPacket {
   std::shared_ptr<const void> payload;  // carried, never inspected, by the network
   int tag = 0;                          // meaning belongs to the sender (e.g. global tile index)
   sc_core::sc_time created;             // stamped by Noc::send
+  // On a delivered copy: when its head left the source for the network (flit-level models: the
+  // cycle it entered the injection channel, after any source queueing); Noc::send sets it to
+  // `created`, which models without source queues keep. Tail arrival minus this is the network
+  // latency, arrival minus `created` the total latency.
+  sc_core::sc_time injected;
   int hops = -1;  // on a delivered copy: routers traversed to this endpoint (-1: model has no routers)
 };
 
@@ -46,6 +51,7 @@ struct NocLink {
   std::string name;  // e.g. "r(0,0)->r(1,0)", "qsrc->r1" (injection), "r2->g0.cube0" (ejection)
   std::string kind;  // "link" (router to router), "inject" or "eject"
   uint64_t flits = 0;
+  std::vector<uint64_t> vc_flits;  // per virtual channel, on router-to-router links of models with VCs (else empty)
 };
 
 // Called by a model to add a span to the latency trace; the chip maps the packet's tag to the

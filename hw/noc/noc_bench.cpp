@@ -60,6 +60,11 @@ double mean_packet_flits(const NocBenchOptions& o) {
   return f / w;
 }
 
+// The q-quantile of sorted values by nearest rank.
+double nearest_rank(const std::vector<double>& sorted, double q) {
+  return sorted[size_t(std::max(1.0, std::ceil(q * double(sorted.size())))) - 1];
+}
+
 // Packet probability per node per cycle (on average).
 double packet_probability(const NocBenchOptions& o) { return o.rate_in_packets ? o.rate : o.rate / mean_packet_flits(o); }
 
@@ -72,39 +77,52 @@ class Harness : public sc_core::sc_module, public NocClient {
     int flits;
   };
   Harness(sc_core::sc_module_name name, Noc& noc, const NocBenchOptions& o, uint64_t period)
-      : sc_core::sc_module(name), noc_(noc), o_(o), period_(period), rng_(o.seed), fixed_(pattern_destinations(o)) {
+      : sc_core::sc_module(name),
+        win_start_(o.converge ? kNever : o.warmup),
+        win_end_(o.converge ? kNever : o.warmup + o.cycles),
+        noc_(noc),
+        o_(o),
+        period_(period),
+        rng_(o.seed),
+        fixed_(pattern_destinations(o)) {
     for (int e = 0; e < noc.endpoint_count(); ++e) noc.attach(e, this);
     node_flits_.assign(size_t(o.nodes), 0);
     SC_HAS_PROCESS(Harness);
     SC_THREAD(generate);
-    SC_THREAD(sample);
   }
 
   void noc_receive(int endpoint, const NocPacket& p) override {
     const int64_t cycle = int64_t((sc_core::sc_time_stamp().value() + period_ - 1) / period_);
     const Record& r = records_[size_t(p.tag)];
-    if (cycle >= o_.warmup && cycle < o_.warmup + o_.cycles) {
+    if (cycle >= win_start_ && cycle < win_end_) {
       window_flits_ += uint64_t(r.flits);
       node_flits_[size_t(endpoint)] += uint64_t(r.flits);
     }
+    period_lat_ += double(cycle - r.created);
+    ++period_n_;
+    period_flits_ += uint64_t(r.flits);
     if (!r.measured) return;
     latencies_.push_back(double(cycle - r.created));
-    const bool second_half = r.created >= o_.warmup + o_.cycles / 2;
-    half_sum_[second_half] += double(cycle - r.created);
-    ++half_count_[second_half];
+    measured_created_.push_back(r.created);
+    // The head left the source at a clock edge: injected is a whole number of cycles.
+    network_latencies_.push_back(double(cycle - int64_t(p.injected.value() / period_)));
     if (p.hops >= 0) hops_sum_ += p.hops, ++hops_known_;
     --outstanding_;
   }
   bool done() const { return window_closed_ && outstanding_ == 0; }
 
   std::vector<Record> records_;
-  std::vector<double> latencies_;
+  std::vector<double> latencies_, network_latencies_;
+  std::vector<int64_t> measured_created_;  // creation cycle of each measured delivery (as latencies_)
   std::vector<uint64_t> node_flits_;  // per node: flits accepted in the window
   uint64_t window_flits_ = 0, measured_packets_ = 0, measured_flit_copies_ = 0, outstanding_ = 0;
   uint64_t hops_sum_ = 0, hops_known_ = 0;
-  double half_sum_[2] = {0, 0};  // latency of packets created in the window's first / second half
-  uint64_t half_count_[2] = {0, 0};
   bool window_closed_ = false;
+  // The measurement window [win_start_, win_end_): the options' with fixed windows; with the
+  // convergence rule decided at period ends (kNever until then).
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
+  int64_t win_start_, win_end_;
+  bool converged_ = true;
   std::vector<NocLink> at_start_, at_end_;
 
  private:
@@ -161,16 +179,27 @@ class Harness : public sc_core::sc_module, public NocClient {
 
   void generate() {
     const double p = packet_probability(o_);
-    const int64_t end = o_.warmup + o_.cycles + o_.drain;
     for (const auto& m : o_.packet_mix) mix_weight_ += m.second;
     // On-off sources start in their stationary state (on with probability alpha / (alpha + beta)).
     if (o_.injection == "on-off")
       for (int s = 0; s < o_.nodes; ++s)
         on_.push_back(rng_.uniform() < o_.burst_alpha / (o_.burst_alpha + o_.burst_beta));
     std::vector<NocPacket> batch;
-    for (int64_t c = 0; c < end; ++c) {
-      if (c == o_.warmup + o_.cycles) window_closed_ = true;
-      const bool measured = c >= o_.warmup && c < o_.warmup + o_.cycles;
+    for (int64_t c = 0; !window_closed_ || c < win_end_ + o_.drain; ++c) {
+      if (o_.converge && c > 0 && c % o_.sample_period == 0) {
+        wait_until(before_edge(c));  // every delivery of the period that ends here has been seen
+        end_period(c);
+      }
+      if (c == win_start_) {
+        wait_until(before_edge(c));
+        at_start_ = noc_.links();
+      }
+      if (c == win_end_) {
+        wait_until(before_edge(c));
+        at_end_ = noc_.links();
+        window_closed_ = true;
+      }
+      const bool measured = c >= win_start_ && c < win_end_;
       batch.clear();
       for (int s = 0; s < o_.nodes; ++s) {
         if (!creates(s, p)) continue;
@@ -194,12 +223,45 @@ class Harness : public sc_core::sc_module, public NocClient {
     }
   }
 
-  void sample() {
-    wait_until(before_edge(o_.warmup));
-    at_start_ = noc_.links();
-    wait_until(before_edge(o_.warmup + o_.cycles));
-    at_end_ = noc_.links();
+  // The convergence rule at the end of a sample period (cycle c): decides where the window starts
+  // and ends (NocBenchOptions::converge).
+  void end_period(int64_t c) {
+    const int64_t periods = c / o_.sample_period;
+    const double lat = period_n_ ? period_lat_ / double(period_n_) : 0, acc = double(period_flits_);
+    period_lat_ = 0, period_n_ = 0, period_flits_ = 0;
+    auto close = [&](double now, double before) { return now > 0 && std::abs(now - before) < o_.converge_threshold * now; };
+    if (win_start_ == kNever) {  // warming up: this period against the previous one
+      const bool steady = periods >= std::max(2, o_.warmup_periods) && close(lat, prev_lat_) && close(acc, prev_acc_);
+      prev_lat_ = lat, prev_acc_ = acc;
+      if (steady) {
+        win_start_ = c;
+      } else if (periods + 1 >= o_.max_samples) {  // never steady: measure one last period
+        win_start_ = c;
+        win_end_ = c + o_.sample_period;
+        converged_ = false;
+      }
+      return;
+    }
+    if (win_end_ != kNever) return;
+    // Measuring: the cumulative figures of the measured packets against the previous period's.
+    double sum = 0;
+    for (double l : latencies_) sum += l;
+    const double cum_lat = latencies_.empty() ? 0 : sum / double(latencies_.size());
+    const double cum_acc = double(window_flits_) / double(c - win_start_);
+    const bool stable = c - win_start_ > o_.sample_period && close(cum_lat, prev_lat_) && close(cum_acc, prev_acc_);
+    stable_periods_ = stable ? stable_periods_ + 1 : 0;
+    prev_lat_ = cum_lat, prev_acc_ = cum_acc;
+    if (stable_periods_ >= 3) {
+      win_end_ = c;
+    } else if (periods >= o_.max_samples) {
+      win_end_ = c;
+      converged_ = false;
+    }
   }
+
+  double period_lat_ = 0, prev_lat_ = 0, prev_acc_ = 0;  // convergence rule: this period's sums, the last figures
+  uint64_t period_n_ = 0, period_flits_ = 0;
+  int stable_periods_ = 0;
 
   Noc& noc_;
   const NocBenchOptions& o_;
@@ -250,9 +312,16 @@ std::vector<int> pattern_destinations(const NocBenchOptions& o) {
   return d;
 }
 
+// The last cycle a run may reach: the window (fixed, or at most max_samples sample periods) and
+// the drain allowance.
+int64_t run_limit(const NocBenchOptions& o) {
+  const int64_t drain = o.drain < 0 ? o.cycles : o.drain;
+  return (o.converge ? o.sample_period * o.max_samples : o.warmup + o.cycles) + drain;
+}
+
 NocBenchWork noc_bench_work(const NocBenchOptions& in) {
   const double drain = double(in.drain < 0 ? in.cycles : in.drain);
-  const double nodes = double(in.nodes), injecting = double(in.warmup + in.cycles);
+  const double nodes = double(in.nodes), injecting = double(run_limit(in)) - drain;
   NocBenchWork w;
   w.node_cycles = nodes * (injecting + drain);
   w.packets = nodes * injecting * packet_probability(in) * (in.traffic == "multicast" ? double(in.multicast_dests) : 1.0);
@@ -293,6 +362,16 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
   pattern_destinations(o);  // checks that the pattern fits the node count
   check(o.cycles >= 1 && o.cycles <= 100000000, "--cycles " + std::to_string(o.cycles), "must be in [1, 1e8]");
   check(o.warmup >= 0 && o.warmup <= 100000000, "--warmup " + std::to_string(o.warmup), "must be in [0, 1e8]");
+  if (o.converge) {
+    check(o.sample_period >= 1 && o.sample_period <= 100000000, "--sample-period " + std::to_string(o.sample_period),
+          "must be in [1, 1e8]");
+    check(o.max_samples >= 3 && o.max_samples <= 100000, "--max-samples " + std::to_string(o.max_samples),
+          "must be in [3, 100000]");
+    check(o.warmup_periods >= 0 && o.warmup_periods < o.max_samples, "--warmup-periods " + std::to_string(o.warmup_periods),
+          "must be in [0, --max-samples - 1 = " + std::to_string(o.max_samples - 1) + "]");
+    check(o.converge_threshold > 0 && o.converge_threshold < 1, "--converge-threshold " + fmt("%g", o.converge_threshold),
+          "must be in (0, 1)");
+  }
   check(o.drain <= 100000000, "--drain " + std::to_string(o.drain), "must be at most 1e8");
   if (o.traffic == "hotspot") {
     check(o.hotspot_node >= 0 && o.hotspot_node < o.nodes, "--hotspot-node " + std::to_string(o.hotspot_node),
@@ -331,27 +410,50 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     Harness h("bench", *noc, o, uint64_t(ctx.clock.period().value()));
     const uint64_t period = ctx.clock.period().value();
     // Run in slices until every measured packet has arrived or the drain allowance is used up.
-    const int64_t limit = o.warmup + o.cycles + o.drain, slice = 1024;
+    const int64_t limit = run_limit(o), slice = 1024;
     for (int64_t at = 0; at < limit && !h.done(); at += slice) {
       sc_core::sc_start(sc_core::sc_time::from_value(uint64_t(std::min(slice, limit - at)) * period));
       if (o.progress) o.progress(std::min(limit, at + slice), limit);
     }
     res.end_cycle = int64_t(sc_core::sc_time_stamp().value() / period);
 
-    const double node_cycles = double(o.nodes) * double(o.cycles);
+    res.window_start = h.win_start_;
+    res.window_end = h.win_end_;
+    res.converged = h.converged_;
+    const int64_t window = h.win_end_ - h.win_start_;
+    const double node_cycles = double(o.nodes) * double(window);
     res.packets_measured = h.measured_packets_;
     res.offered = double(h.measured_flit_copies_) / node_cycles;
     res.accepted = double(h.window_flits_) / node_cycles;
     res.deliveries_measured = h.latencies_.size();
     res.undelivered = h.outstanding_;
     res.drained = h.outstanding_ == 0;
+    // Latency of packets created late in the window vs early: above 1 when queues keep growing.
+    double half_sum[2] = {0, 0};
+    uint64_t half_count[2] = {0, 0};
+    for (size_t i = 0; i < h.measured_created_.size(); ++i) {
+      const bool second_half = h.measured_created_[i] >= h.win_start_ + window / 2;
+      half_sum[second_half] += h.latencies_[i];
+      ++half_count[second_half];
+    }
+    if (half_count[0] && half_count[1])
+      res.latency_growth = (half_sum[1] / double(half_count[1])) / (half_sum[0] / double(half_count[0]));
+    if (!h.network_latencies_.empty()) {
+      std::vector<double>& net = h.network_latencies_;
+      double sum = 0;
+      for (double l : net) sum += l;
+      res.avg_network_latency = sum / double(net.size());
+      std::sort(net.begin(), net.end());
+      res.p99_network_latency = nearest_rank(net, 0.99);
+      res.max_network_latency = net.back();
+    }
     std::vector<double>& lat = h.latencies_;
     if (!lat.empty()) {
       double sum = 0;
       for (double l : lat) sum += l;
       res.avg_latency = sum / double(lat.size());
       std::sort(lat.begin(), lat.end());
-      auto rank = [&](double q) { return lat[size_t(std::max(1.0, std::ceil(q * double(lat.size())))) - 1]; };  // nearest rank
+      auto rank = [&](double q) { return nearest_rank(lat, q); };
       res.p50_latency = rank(0.5);
       res.p90_latency = rank(0.9);
       res.p99_latency = rank(0.99);
@@ -361,14 +463,12 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
       res.histogram.assign(size_t(res.max_latency / double(res.histogram_bin)) + 1, 0);
       for (double l : lat) ++res.histogram[size_t(l / double(res.histogram_bin))];
     }
-    for (uint64_t f : h.node_flits_) res.node_accepted.push_back(double(f) / double(o.cycles));
+    for (uint64_t f : h.node_flits_) res.node_accepted.push_back(double(f) / double(window));
     res.accepted_min = *std::min_element(res.node_accepted.begin(), res.node_accepted.end());
     res.accepted_max = *std::max_element(res.node_accepted.begin(), res.node_accepted.end());
     if (h.hops_known_) res.avg_hops = double(h.hops_sum_) / double(h.hops_known_);
-    // Latency of packets created late in the window vs early: above 1 when queues keep growing.
-    if (h.half_count_[0] && h.half_count_[1])
-      res.latency_growth = (h.half_sum_[1] / double(h.half_count_[1])) / (h.half_sum_[0] / double(h.half_count_[0]));
-    res.saturated = !res.drained || res.accepted < 0.95 * res.offered || res.latency_growth > 1.25;
+    res.saturated =
+        !res.drained || res.accepted < 0.95 * res.offered || res.latency_growth > 1.25 || !res.converged;
     // The sampler may not have reached the window's end when the run stopped early: then the
     // counters at the stop are the window's end (nothing measured is left in flight).
     if (h.at_end_.empty()) h.at_end_ = noc->links();
@@ -377,8 +477,15 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     int counted = 0;
     for (size_t i = 0; i < h.at_end_.size(); ++i) {
       const uint64_t before = i < h.at_start_.size() ? h.at_start_[i].flits : 0;
-      const double u = double(h.at_end_[i].flits - before) / double(o.cycles);
-      res.links.push_back({h.at_end_[i].name, h.at_end_[i].kind, u});
+      const double u = double(h.at_end_[i].flits - before) / double(window);
+      res.links.push_back({h.at_end_[i].name, h.at_end_[i].kind, u, {}});
+      const std::vector<uint64_t>& vc_end = h.at_end_[i].vc_flits;
+      for (size_t v = 0; v < vc_end.size(); ++v) {
+        const uint64_t vc_before = i < h.at_start_.size() && v < h.at_start_[i].vc_flits.size() ? h.at_start_[i].vc_flits[v] : 0;
+        const double vu = double(vc_end[v] - vc_before) / double(window);
+        res.links.back().vc_utilisation.push_back(vu);
+        res.max_vc_utilisation = std::max(res.max_vc_utilisation, vu);
+      }
       if (h.at_end_[i].kind == "inject") res.node_injected.push_back(u);  // one injection channel per node, in order
       if (have_links && h.at_end_[i].kind != "link") continue;
       res.max_link_utilisation = std::max(res.max_link_utilisation, u);
@@ -430,7 +537,8 @@ std::string NocBenchResult::line() const {
   std::ostringstream s;
   s << options.noc << " " << options.traffic << " rate " << fmt("%.3f", options.rate) << ": offered "
     << fmt("%.3f", offered) << " accepted " << fmt("%.3f", accepted) << " flits/node/cycle, latency avg "
-    << fmt("%.1f", avg_latency) << " p99 " << fmt("%.0f", p99_latency) << " cycles, hops "
+    << fmt("%.1f", avg_latency) << " p99 " << fmt("%.0f", p99_latency) << " (network avg "
+    << fmt("%.1f", avg_network_latency) << ") cycles, hops "
     << (avg_hops < 0 ? std::string("n/a") : fmt("%.2f", avg_hops)) << ", link util max "
     << fmt("%.2f", max_link_utilisation) << " avg " << fmt("%.2f", avg_link_utilisation) << ", "
     << (saturated ? "SATURATED" : "not saturated");

@@ -37,6 +37,19 @@ struct NocBenchOptions {
   uint64_t perm_seed = 1;  // randperm: seed of the fixed random permutation
   int64_t cycles = 10000;  // measurement window
   int64_t warmup = 1000;
+  // Convergence stopping rule (BookSim-style sample periods) instead of the fixed window above:
+  // the run proceeds in periods of sample_period cycles. Warm-up ends after at least
+  // warmup_periods periods, at the end of the first period whose average latency and accepted
+  // throughput (of everything delivered in it) are each within converge_threshold (relative) of
+  // the previous period's. The window then runs period by period until the cumulative average
+  // latency and accepted throughput of the measured packets have changed by less than
+  // converge_threshold over 3 consecutive periods; or, either way, until max_samples periods in
+  // all (then `converged` is false). The drain follows as with fixed windows.
+  bool converge = false;
+  int64_t sample_period = 1000;
+  int warmup_periods = 1;
+  int max_samples = 20;
+  double converge_threshold = 0.05;
   int64_t drain = -1;      // cycles allowed after the window for measured packets; -1 = `cycles`
   uint64_t seed = 1;
   int nodes = 16;
@@ -71,6 +84,9 @@ struct NocBenchResult {
   double offered = 0;   // flits per node per cycle created in the window (x destinations)
   double accepted = 0;  // flits per node per cycle delivered in the window (per destination)
   double avg_latency = 0, p99_latency = 0;  // cycles, creation to tail arrival, per delivery
+  // Network latency: cycles from the head leaving the source for the network (after source
+  // queueing) to tail arrival, per delivery; equals the latency above at zero load.
+  double avg_network_latency = 0, p99_network_latency = 0, max_network_latency = 0;
   double p50_latency = 0, p90_latency = 0, p999_latency = 0, max_latency = 0;  // nearest rank
   // Latency histogram: counts[i] deliveries with latency in [i * bin, (i + 1) * bin) cycles; bin
   // is the smallest power of two that keeps the bins at most 64.
@@ -87,12 +103,18 @@ struct NocBenchResult {
   // Not drained, accepted below 95% of offered, or latency still growing (latency_growth > 1.25).
   bool saturated = false;
   int64_t end_cycle = 0;
+  // The measurement window actually used: [window_start, window_end) cycles (= warmup, warmup +
+  // cycles with fixed windows); with the convergence rule, whether it converged.
+  int64_t window_start = 0, window_end = 0;
+  bool converged = true;
   struct Link {
     std::string name, kind;
     double utilisation;  // flits per cycle over the window
+    std::vector<double> vc_utilisation;  // per virtual channel (router-to-router links of VC models)
   };
   std::vector<Link> links;
   double max_link_utilisation = 0, avg_link_utilisation = 0;  // over router-to-router links (all channels if none)
+  double max_vc_utilisation = 0;  // busiest virtual channel of any link, flits per cycle
   StatsNode noc_stats;  // the model's counters (Noc::report_stats); JSON: runtime/report/noc_bench_json.h
 
   std::string line() const;  // one readable line

@@ -7,7 +7,10 @@ namespace ahbm::report {
 Json noc_bench_json(const NocBenchResult& r) {
   const NocBenchOptions& o = r.options;
   Json links_j = Json::array();
-  for (const auto& l : r.links) links_j.push_back({{"name", l.name}, {"kind", l.kind}, {"utilisation", l.utilisation}});
+  for (const auto& l : r.links) {
+    links_j.push_back({{"name", l.name}, {"kind", l.kind}, {"utilisation", l.utilisation}});
+    if (!l.vc_utilisation.empty()) links_j.back()["vc_utilisation"] = l.vc_utilisation;
+  }
   Json mix = Json::array();
   for (const auto& [flits, weight] : o.packet_mix) mix.push_back({flits, weight});
   return Json{{"noc", o.noc},
@@ -26,12 +29,24 @@ Json noc_bench_json(const NocBenchResult& r) {
               {"warmup", o.warmup},
               {"drain", o.drain},
               {"seed", o.seed},
+              {"window",
+               o.converge ? Json{{"rule", "converge"},
+                                 {"sample_period", o.sample_period},
+                                 {"warmup_periods", o.warmup_periods},
+                                 {"max_samples", o.max_samples},
+                                 {"threshold", o.converge_threshold},
+                                 {"start", r.window_start},
+                                 {"end", r.window_end},
+                                 {"converged", r.converged}}
+                          : Json{{"rule", "fixed"}, {"start", r.window_start}, {"end", r.window_end}}},
               {"offered_flits_per_node_cycle", r.offered},
               {"accepted_flits_per_node_cycle", r.accepted},
               {"avg_latency_cycles", r.avg_latency},
               {"p99_latency_cycles", r.p99_latency},
               {"latency_percentiles_cycles",
                {{"p50", r.p50_latency}, {"p90", r.p90_latency}, {"p99", r.p99_latency}, {"p99.9", r.p999_latency}, {"max", r.max_latency}}},
+              {"network_latency_cycles",
+               {{"avg", r.avg_network_latency}, {"p99", r.p99_network_latency}, {"max", r.max_network_latency}}},
               {"latency_histogram", {{"bin_cycles", r.histogram_bin}, {"counts", r.histogram}}},
               {"fairness", {{"accepted_min", r.accepted_min}, {"accepted_max", r.accepted_max}}},
               {"per_node", {{"injected_flits_per_cycle", r.node_injected}, {"accepted_flits_per_cycle", r.node_accepted}}},
@@ -43,7 +58,8 @@ Json noc_bench_json(const NocBenchResult& r) {
               {"latency_growth", r.latency_growth},
               {"saturated", r.saturated},
               {"end_cycle", r.end_cycle},
-              {"link_utilisation", {{"max", r.max_link_utilisation}, {"avg", r.avg_link_utilisation}, {"links", links_j}}},
+              {"link_utilisation", {{"max", r.max_link_utilisation}, {"avg", r.avg_link_utilisation},
+                                    {"max_vc", r.max_vc_utilisation}, {"links", links_j}}},
               {"noc_stats", stats_json(r.noc_stats)}};
 }
 

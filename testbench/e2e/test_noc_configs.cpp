@@ -42,6 +42,20 @@ print_csv_results = 1;
   EXPECT_EQ(o.params["buffer_flits"], 4);
   EXPECT_EQ(o.params["st_delay"], 1);
   EXPECT_EQ(o.params["credit_delay"], 1);  // BookSim's 0 + the cycle its router takes to read a credit
+  EXPECT_EQ(o.params["sw_allocator"], "islip");
+  EXPECT_EQ(o.params["alloc_iters"], 1);
+  EXPECT_EQ(o.params["input_speedup"], 1);
+  // Allocators by BookSim's names; sw_alloc_iters overrides alloc_iters.
+  const NocBenchOptions of = parse_booksim_config(text, "mesh44.cfg",
+                                                  {"sw_allocator=separable_output_first", "alloc_iters=2",
+                                                   "input_speedup=2"});
+  EXPECT_EQ(of.params["sw_allocator"], "output-first");
+  EXPECT_EQ(of.params["alloc_iters"], 2);
+  EXPECT_EQ(of.params["input_speedup"], 2);
+  EXPECT_EQ(parse_booksim_config(text, "m.cfg", {"sw_alloc_iters=3"}).params["alloc_iters"], 3);
+  EXPECT_EQ(parse_booksim_config(text, "m.cfg", {"sw_allocator=separable_input_first"}).params["sw_allocator"],
+            "input-first");
+  EXPECT_EQ(parse_booksim_config(text, "m.cfg", {"sw_allocator=wavefront"}).params["sw_allocator"], "wavefront");
   EXPECT_EQ(o.traffic, "transpose");
   EXPECT_TRUE(o.rate_in_packets);
   EXPECT_DOUBLE_EQ(o.rate, 0.05);
@@ -57,6 +71,11 @@ print_csv_results = 1;
   EXPECT_TRUE(ring.include_self);
   EXPECT_DOUBLE_EQ(ring.rate, 0.2);
   EXPECT_EQ(ring.params["vcs"], 2);
+  // BookSim's default topology, the 8-ary 2-cube, is our 8 x 8 torus.
+  const NocBenchOptions torus = parse_booksim_config("traffic = uniform;", "d.cfg");
+  EXPECT_EQ(torus.noc, "torus");
+  EXPECT_EQ(torus.nodes, 64);
+  EXPECT_EQ(torus.params["cols"], 8);
 }
 
 TEST(NocConfigs, KeysWeDoNotModelAreNamed) {
@@ -70,8 +89,12 @@ TEST(NocConfigs, KeysWeDoNotModelAreNamed) {
   };
   EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; vc_priority_donation = 1;").find("vc_priority_donation"),
             std::string::npos);
-  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; alloc_iters = 2;").find("alloc_iters"), std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; alloc_iters = 0;").find("alloc_iters"), std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; sw_allocator = pim;").find("sw_allocator"), std::string::npos);
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; num_vcs = 2; input_speedup = 4;").find("input_speedup"),
+            std::string::npos);
   EXPECT_NE(error_of("topology = fly; k = 4; n = 2;").find("topology"), std::string::npos);
+  EXPECT_NE(error_of("topology = torus; k = 4; n = 2; num_vcs = 3;").find("num_vcs"), std::string::npos);
   EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; routing_function = min_adapt;").find("routing_function"),
             std::string::npos);
   EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; num_vcs = many;").find("num_vcs"), std::string::npos);

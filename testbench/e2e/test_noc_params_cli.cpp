@@ -17,5 +17,5 @@ TEST(NocParams, CommandLineExitsWithStatusTwo) {
   EXPECT_EQ(cli("noc-bench --noc meshh"), 2);
   EXPECT_EQ(cli("noc-bench --noc ring --cycles 300 --warmup 0 --rate 0.05 --out /dev/null"), 0);
   const std::string scenario = std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json";
-  EXPECT_EQ(cli("run " + scenario + " --out /tmp/ahbm_noc_params_test --noc torus --no-values --no-vcd"), 2);
+  EXPECT_EQ(cli("run " + scenario + " --out /tmp/ahbm_noc_params_test --noc hypercube --no-values --no-vcd"), 2);
 }

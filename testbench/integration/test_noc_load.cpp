@@ -77,6 +77,39 @@ TEST(NocLoad, BenchIsDeterministicAndBoundedWhenSaturated) {
   EXPECT_NE(report::noc_bench_json(run_noc_bench(reg, o)).dump(), report::noc_bench_json(a).dump());
 }
 
+// The torus's wrap-around links double the mesh's bisection: under uniform traffic on 8 x 8 it
+// accepts more beyond saturation (not twice as much: the dateline classes halve the VCs a packet
+// may use), below the torus's bound 8/k = 1. Far beyond saturation its dateline VC classes keep
+// it deadlock-free on every router preset (a deadlock would stop the run with a logic_error),
+// with tree multicast too.
+TEST(NocLoad, TorusOutlastsTheMeshAndDoesNotDeadlock) {
+  const NocRegistry reg = NocRegistry::with_builtin_models();
+  NocBenchOptions o = uniform("mesh", 64);
+  o.params = {{"vcs", 4}};
+  o.rate = 0.95;
+  o.cycles = 1000;
+  o.warmup = 500;
+  const double mesh = run_noc_bench(reg, o).accepted;
+  o.noc = "torus";
+  const NocBenchResult torus = run_noc_bench(reg, o);
+  EXPECT_TRUE(torus.saturated);
+  EXPECT_GT(torus.accepted, 1.05 * mesh);
+  EXPECT_LT(torus.accepted, 1.0);
+  o = uniform("torus", 16);
+  o.rate = 0.95;
+  o.cycles = 1500;
+  o.warmup = 500;
+  for (const Json& params : {Json{{"router", "booksim-iq"}, {"vcs", 2}}, Json{{"vcs", 2}, {"buffer_flits", 2}}}) {
+    o.params = params;
+    o.traffic = "uniform";
+    EXPECT_GT(run_noc_bench(reg, o).accepted, 0.15) << params.dump();  // 2 VCs: one per dateline class
+    o.traffic = "multicast";
+    o.rate = 0.5;
+    EXPECT_GT(run_noc_bench(reg, o).accepted, 0.15) << params.dump();
+    o.rate = 0.95;
+  }
+}
+
 TEST(NocLoad, TreeMulticastTrafficBeatsSourceReplication) {
   const NocRegistry reg = NocRegistry::with_builtin_models();
   NocBenchOptions o = uniform("mesh", 16);

@@ -58,6 +58,10 @@ std::vector<std::pair<Json, Pipeline>> variants(int classic_router_cycles) {
         {"eject_cycles", 3}, {"inject_cycles", 0}, {"buffer_flits", 16}},  // buffers cover the 10-cycle loop
        {5, 2, 0, 3}},
       {{{"pipeline", "staged"}, {"vc_select", "round-robin"}}, {4, 1, 0, 1}},     // staged, greedy allocator
+      // The switch allocator and input speedup change who wins a conflict, never the zero-load time.
+      {{{"router", "booksim-iq"}, {"sw_allocator", "input-first"}, {"alloc_iters", 3}}, {4, 1, 2, 1}},
+      {{{"router", "booksim-iq"}, {"sw_allocator", "output-first"}, {"input_speedup", 2}}, {4, 1, 2, 1}},
+      {{{"router", "booksim-iq"}, {"sw_allocator", "wavefront"}, {"speculative", true}}, {3, 1, 2, 1}},
       {{{"router_cycles", 3}, {"inject_cycles", 1}, {"eject_cycles", 2}, {"credit_delay", 2}}, {3, 1, 1, 2}},
   };
 }
@@ -68,6 +72,12 @@ TEST(NocRouter, ZeroLoadMatchesClosedFormOnEveryTopology) {
   for (const auto& [params, p] : variants(4)) {
     check_unicasts("mesh", params, 16, p, {{0, 15}, {5, 6}, {3, 12}, {9, 9}}, mesh_hops(4));
     check_unicasts("ring", params, 8, p, {{0, 3}, {0, 5}, {7, 0}, {4, 4}}, ring_hops(8));
+    // 4 x 4 and 5 x 3 tori: wrap-around in x, in y, in both, ties, and the source's own node.
+    check_unicasts("torus", params, 16, p, {{0, 15}, {0, 3}, {5, 6}, {3, 12}, {0, 10}, {9, 9}}, torus_hops(4, 4));
+    Json t53 = params;
+    t53["cols"] = 5;
+    t53["rows"] = 3;
+    check_unicasts("torus", t53, 15, p, {{0, 14}, {0, 3}, {1, 13}, {7, 7}}, torus_hops(5, 3));
   }
   for (const auto& [params, p] : variants(2)) check_unicasts("crossbar", params, 8, p, {{0, 7}, {5, 5}}, [](int, int) { return 1; });
 }
@@ -78,6 +88,10 @@ TEST(NocRouter, TreeMulticastZeroLoadOnTheStagedRouter) {
   const ProbeResult r = run_probe("mesh", {{"router", "booksim-iq"}}, node_names(16), {{0, 5, dsts, 16 * 64}});
   ASSERT_EQ(r.arrivals.size(), dsts.size());
   for (const auto& a : r.arrivals) EXPECT_EQ(a.cycle, closed_form(mesh_hops(4)(5, a.endpoint), 16, {4, 1, 2, 1}));
+  // The torus: destinations across both wrap-arounds, each at its unicast time.
+  const ProbeResult t = run_probe("torus", {{"router", "booksim-iq"}}, node_names(16), {{0, 0, {3, 12, 15, 10}, 16 * 64}});
+  ASSERT_EQ(t.arrivals.size(), 4u);
+  for (const auto& a : t.arrivals) EXPECT_EQ(a.cycle, closed_form(torus_hops(4, 4)(0, a.endpoint), 16, {4, 1, 2, 1}));
 }
 
 // The credit loop of a channel, measured with one 1-flit buffer behind it: the upstream router
@@ -107,9 +121,9 @@ TEST(NocRouter, CreditLoopsInCycles) {
 }
 
 namespace {
-double saturation_accepted(const Json& params, uint64_t seed = 1) {
+double saturation_accepted(const Json& params, uint64_t seed = 1, const std::string& noc = "mesh") {
   NocBenchOptions o;
-  o.noc = "mesh";
+  o.noc = noc;
   o.params = params;
   o.packet_flits = 1;
   o.rate = 0.95;  // well beyond saturation: accepted = saturation throughput
@@ -139,6 +153,48 @@ TEST(NocRouter, AllocationChangesLowerSaturationThroughput) {
   EXPECT_GT(with_if, 0.2);  // still a working network
 }
 
+// The switch allocators against what the literature says of them, on a 16-port crossbar
+// (booksim-iq: 16 VCs x 8 flits, 1-flit packets, uniform traffic offered beyond saturation).
+// Output-first with pointers that move on every grant is McKeown's RRM, whose outputs
+// synchronise: it saturates near 63 % (McKeown, "The iSLIP scheduling algorithm for
+// input-queued switches", IEEE/ACM ToN 7(2), 1999, fig. 5). iSLIP moves an output's pointer only
+// when its grant is accepted, which desynchronises the outputs: more throughput in one
+// iteration. More iterations fill the matching further, as does the wavefront allocator, which
+// finds a maximal matching in one pass.
+TEST(NocRouter, SwitchAllocatorsOrderAsInTheLiterature) {
+  auto crossbar = [](const std::string& alloc, int iters) {
+    Json p = {{"router", "booksim-iq"}, {"sw_allocator", alloc}};
+    if (iters > 0) p["alloc_iters"] = iters;
+    return saturation_accepted(p, 1, "crossbar");
+  };
+  const double rrm = crossbar("output-first", 1);
+  const double islip1 = crossbar("islip", 1);
+  const double islip4 = crossbar("islip", 4);
+  const double wavefront = crossbar("wavefront", 0);
+  EXPECT_NEAR(rrm, 0.63, 0.04);
+  EXPECT_GT(islip1, rrm + 0.03);
+  EXPECT_GT(islip4, islip1 + 0.1);
+  EXPECT_GT(wavefront, islip1 + 0.1);
+  // Input speedup 2 (two switch inputs per port, VCs split between them) on the 4 x 4 mesh.
+  const Json mesh = {{"router", "booksim-iq"}, {"vcs", 4}, {"buffer_flits", 4}, {"sw_allocator", "islip"}};
+  Json sped = mesh;
+  sped["input_speedup"] = 2;
+  EXPECT_GT(saturation_accepted(sped), saturation_accepted(mesh) + 0.02);
+}
+
+// Each allocator parameter is echoed in summary.json's noc.router.
+TEST(NocRouter, AllocatorParametersAreReported) {
+  const ProbeResult r = run_probe("mesh",
+                                  {{"router", "booksim-iq"}, {"sw_allocator", "islip"}, {"alloc_iters", 2},
+                                   {"input_speedup", 4}},
+                                  node_names(4), {{0, 0, {3}, 64}});
+  ASSERT_EQ(r.arrivals.size(), 1u);
+  const StatsNode& router = r.stats.at("router");
+  EXPECT_EQ(router.get(stats::Label<std::string>{"sw_allocator"}), "islip");
+  EXPECT_EQ(router.get(stats::Label<int64_t>{"alloc_iters"}), 2);
+  EXPECT_EQ(router.get(stats::Label<int64_t>{"input_speedup"}), 4);
+}
+
 TEST(NocRouter, ParameterErrorsNameTheField) {
   auto error_of = [](const Json& params) {
     try {
@@ -153,6 +209,16 @@ TEST(NocRouter, ParameterErrorsNameTheField) {
   EXPECT_NE(error_of({{"vc_alloc_delay", 2}}).find("staged"), std::string::npos);
   EXPECT_NE(error_of({{"sw_allocator", "input-first"}}).find("staged"), std::string::npos);
   EXPECT_NE(error_of({{"pipeline", "staged"}, {"st_delay", 0}}).find("st_delay"), std::string::npos);
+  for (const char* a : {"output-first", "islip", "wavefront"})
+    EXPECT_NE(error_of({{"sw_allocator", a}}).find("staged"), std::string::npos) << a;
+  EXPECT_NE(error_of({{"router", "booksim-iq"}, {"sw_allocator", "pim"}}).find("sw_allocator"), std::string::npos);
+  EXPECT_NE(error_of({{"router", "booksim-iq"}, {"sw_allocator", "wavefront"}, {"alloc_iters", 2}}).find("alloc_iters"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"pipeline", "staged"}, {"alloc_iters", 2}}).find("alloc_iters"), std::string::npos);  // greedy
+  EXPECT_NE(error_of({{"router", "booksim-iq"}, {"alloc_iters", 0}}).find("alloc_iters"), std::string::npos);
+  EXPECT_NE(error_of({{"input_speedup", 2}}).find("input_speedup"), std::string::npos);  // greedy
+  EXPECT_NE(error_of({{"router", "booksim-iq"}, {"vcs", 2}, {"input_speedup", 3}}).find("input_speedup"),
+            std::string::npos);
   EXPECT_NE(error_of({{"vc_select", "random"}}).find("vc_select"), std::string::npos);
 }
 

@@ -54,3 +54,83 @@ TEST(NocStats, SaturationSearchBracketsTheKnee) {
   EXPECT_DOUBLE_EQ(s.at_rate.options.rate, s.rate);
   EXPECT_THROW(find_saturation(NocRegistry::with_builtin_models(), o, 0.9, 1.0), InputError);  // saturated at lo
 }
+
+// Network latency (head leaving the source to tail arrival) next to total latency (creation to
+// tail arrival): equal when nothing waits in a source queue, below it by the queueing otherwise.
+TEST(NocStats, NetworkLatencyExcludesSourceQueueing) {
+  NocBenchOptions o;
+  o.params = {{"router", "booksim-iq"}};  // the injection channel (2 cycles) counts as network
+  o.packet_flits = 1;
+  o.rate = 0.002;  // about one packet in flight at a time: no queueing
+  o.cycles = 4000;
+  const NocBenchResult idle = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  ASSERT_GT(idle.deliveries_measured, 50u);
+  EXPECT_NEAR(idle.avg_network_latency, idle.avg_latency, 0.05);
+  // A 1-flit packet at zero load: 2 + 5 H cycles for H routers (docs/noc-validation.md).
+  EXPECT_GE(idle.avg_network_latency, 2 + 5 * 2);
+  o.packet_flits = 8;  // 8 flits per packet: a source injects one flit per cycle, so packets queue
+  o.rate = 0.5;
+  o.cycles = 2000;
+  const NocBenchResult busy = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  EXPECT_FALSE(busy.saturated);
+  EXPECT_LT(busy.avg_network_latency, busy.avg_latency - 1);
+  EXPECT_LE(busy.p99_network_latency, busy.p99_latency);
+  EXPECT_LE(busy.max_network_latency, busy.max_latency);
+  EXPECT_GE(busy.avg_network_latency, 2 + 5 * 2 + 7);
+}
+
+// Per-VC utilisation: the VCs of a link add up to the link; `lowest` VC selection loads VC 0
+// most, `round-robin` spreads the load.
+TEST(NocStats, PerVcUtilisationAddsUpAndShowsVcSelection) {
+  auto vc_share = [](const std::string& select) {
+    NocBenchOptions o;
+    o.params = {{"pipeline", "staged"}, {"vcs", 2}, {"vc_select", select}};
+    o.rate = 0.5;
+    o.cycles = 2000;
+    const NocBenchResult r = run_noc_bench(NocRegistry::with_builtin_models(), o);
+    double vc[2] = {0, 0};
+    for (const auto& l : r.links) {
+      if (l.kind != "link") {
+        EXPECT_TRUE(l.vc_utilisation.empty()) << l.name;
+        continue;
+      }
+      EXPECT_EQ(l.vc_utilisation.size(), 2u) << l.name;
+      EXPECT_NEAR(l.vc_utilisation[0] + l.vc_utilisation[1], l.utilisation, 1e-12) << l.name;
+      EXPECT_LE(l.vc_utilisation[0], r.max_vc_utilisation);
+      vc[0] += l.vc_utilisation[0], vc[1] += l.vc_utilisation[1];
+    }
+    return vc[0] / (vc[0] + vc[1]);
+  };
+  EXPECT_GT(vc_share("lowest"), 0.6);
+  EXPECT_NEAR(vc_share("round-robin"), 0.5, 0.05);
+}
+
+// The convergence stopping rule: below saturation the window closes after a whole number of
+// sample periods with the fixed window's averages; beyond it the run is marked saturated.
+TEST(NocStats, ConvergenceRuleFindsTheWindow) {
+  NocBenchOptions o;
+  o.rate = 0.3;
+  o.converge = true;
+  o.sample_period = 500;
+  o.max_samples = 40;
+  const NocBenchResult r = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.saturated);
+  EXPECT_EQ(r.window_start % 500, 0);
+  EXPECT_GE(r.window_start, 1000);  // at least two periods to compare
+  EXPECT_EQ(r.window_end % 500, 0);
+  EXPECT_GE(r.window_end - r.window_start, 4 * 500);  // 3 stable periods after the first
+  EXPECT_LT(r.window_end, 40 * 500);
+  o.converge = false;
+  o.cycles = 10000;
+  const NocBenchResult fixed = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  EXPECT_NEAR(r.avg_latency, fixed.avg_latency, 0.05 * fixed.avg_latency);
+  EXPECT_NEAR(r.accepted, fixed.accepted, 0.03 * fixed.accepted);
+  // Far beyond saturation latency keeps growing: no convergence within max_samples.
+  o.converge = true;
+  o.rate = 0.95;
+  o.max_samples = 12;
+  const NocBenchResult sat = run_noc_bench(NocRegistry::with_builtin_models(), o);
+  EXPECT_TRUE(sat.saturated);
+  EXPECT_LE(sat.window_end, 12 * 500);
+}

@@ -82,6 +82,13 @@ inline std::function<int(int, int)> ring_hops(int n) {
     return std::min(cw, n - cw) + 1;
   };
 }
+// A cols x rows torus: the shorter way round in each dimension.
+inline std::function<int(int, int)> torus_hops(int cols, int rows) {
+  return [cols, rows](int s, int d) {
+    const int dx = std::abs(s % cols - d % cols), dy = std::abs(s / cols - d / cols);
+    return std::min(dx, cols - dx) + std::min(dy, rows - dy) + 1;
+  };
+}
 
 // Runs until the network is quiet (no time limit: a deadlock shows up as missing arrivals).
 inline ProbeResult run_probe(const std::string& model, const Json& params, const std::vector<std::string>& endpoints,

@@ -66,6 +66,6 @@ TEST(NocParams, BenchOptionsAreChecked) {
   o.nodes = 12;  // not a square
   EXPECT_THROW(run_noc_bench(reg, o), InputError);
   o = NocBenchOptions();
-  o.noc = "torus";
+  o.noc = "hypercube";  // not a registered model
   EXPECT_THROW(run_noc_bench(reg, o), InputError);
 }

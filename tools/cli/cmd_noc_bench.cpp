@@ -83,15 +83,18 @@ std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o,
 int cmd_noc_bench(int argc, char** argv) {
   po::options_description desc(
       "usage: ahbm-sim noc-bench --noc NAME [--param key=value ...] --traffic PATTERN --rate R --packet-flits P\n"
-      "                          [--cycles N --warmup W --seed S] [--sweep R1,R2,...] [--out FILE]\n"
+      "                          [--cycles N --warmup W | --converge [--sample-period P --max-samples M]]\n"
+      "                          [--seed S] [--sweep R1,R2,...] [--out FILE]\n"
       "       ahbm-sim noc-bench --hw HW.json [--set noc.params.vcs=4 ...] [traffic options as above]\n"
       "       ahbm-sim noc-bench --booksim CONFIG [--set injection_rate=0.2 ...] [--sweep ...] [--out FILE]\n\n"
       "Synthetic traffic on one NoC model, one endpoint per node (n0, n1, ...). Each node creates a packet\n"
       "with probability R/P every cycle (offered load R flits/node/cycle; Bernoulli or on-off bursts). Packets\n"
       "created in the window\n"
-      "[W, W+N) are measured; the run ends when they have all arrived or after --drain more cycles.\n"
+      "[W, W+N) are measured (--converge: the window is found by convergence over sample periods);\n"
+      "the run ends when they have all arrived or after --drain more cycles.\n"
       "Prints one line per run (or a latency-vs-load table with --sweep), then the JSON report\n"
-      "(or writes it to --out). Latency: creation to tail-flit arrival, source queueing included.\n\noptions");
+      "(or writes it to --out). Latency: creation to tail-flit arrival, source queueing included;\n"
+      "network latency: the head leaving the source to tail arrival.\n\noptions");
   NocBenchOptions o;
   std::string params_json, sweep, out, rate_unit, mix;
   std::vector<std::string> param_kv, set_kv;
@@ -116,6 +119,15 @@ int cmd_noc_bench(int argc, char** argv) {
       ("cycles", po::value<int64_t>(&o.cycles)->default_value(o.cycles), "measurement window, cycles")
       ("warmup", po::value<int64_t>(&o.warmup)->default_value(o.warmup), "warm-up cycles before the window")
       ("drain", po::value<int64_t>(&o.drain)->default_value(o.drain), "cycles allowed after the window (-1 = --cycles)")
+      ("converge", po::bool_switch(&o.converge),
+       "stop by convergence over sample periods (BookSim-style) instead of the fixed --warmup/--cycles window")
+      ("sample-period", po::value<int64_t>(&o.sample_period)->default_value(o.sample_period), "--converge: cycles per period")
+      ("warmup-periods", po::value<int>(&o.warmup_periods)->default_value(o.warmup_periods),
+       "--converge: at least this many warm-up periods")
+      ("max-samples", po::value<int>(&o.max_samples)->default_value(o.max_samples),
+       "--converge: at most this many periods (warm-up included)")
+      ("converge-threshold", po::value<double>(&o.converge_threshold)->default_value(o.converge_threshold),
+       "--converge: relative change of latency and throughput counted as converged")
       ("seed", po::value<uint64_t>(&o.seed)->default_value(o.seed), "traffic seed")
       ("nodes", po::value<int>(&o.nodes)->default_value(o.nodes), "endpoints, one per node (16 = 4x4 mesh, 16-ring)")
       ("hotspot-fraction", po::value<double>(&o.hotspot_fraction)->default_value(o.hotspot_fraction),
@@ -154,7 +166,7 @@ int cmd_noc_bench(int argc, char** argv) {
     // silently is refused (change the config with --set KEY=VALUE instead).
     for (const char* opt : {"noc", "params", "param", "traffic", "self", "rate", "rate-unit", "packet-flits", "packet-mix",
                             "injection", "burst-alpha", "burst-beta", "perm-seed", "cycles", "warmup", "drain", "seed",
-                            "nodes"})
+                            "nodes", "converge", "sample-period", "warmup-periods", "max-samples", "converge-threshold"})
       if (vm->count(opt) && !(*vm)[opt].defaulted())
         throw UsageError(std::string("--") + opt + ": the --booksim config sets it; change it with --set KEY=VALUE");
     o = load_booksim_config(booksim_file, set_kv);

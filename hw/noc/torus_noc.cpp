@@ -1,0 +1,63 @@
+#include "hw/noc/torus_noc.h"
+
+#include <array>
+
+#include "hw/noc/mesh_noc.h"
+
+namespace ahbm {
+
+NocEstimate TorusNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
+TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  // Default: the most nearly square torus with one node per endpoint (as the mesh).
+  Grid g = read_grid_size(r, endpoint_count(), 2);
+  const int cols = g.cols, rows = g.rows;
+  if (cols * rows < 2) r.fail("cols", "a torus needs at least 2 nodes (cols x rows)");
+  FlitParams p = read_flit_params(r, FlitParams{});
+  if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a torus needs an even number of VCs (2, 4, ...): "
+                                    "in each dimension half for packets before its dateline, half after");
+  p.vc_classes = 2;
+  read_grid_placement(r, ctx.endpoints, g);
+  const std::vector<int>& node = g.node;
+  r.finish();
+
+  FlitTopology t;
+  const int R = g.routers();
+  for (int i = 0; i < R; ++i) t.router_names.push_back(g.router_name(i));
+  // Channel index per router and direction: 0 = +x, 1 = -x, 2 = +y, 3 = -y. A dimension of size 1
+  // has no channels. The dateline of each ring is its wrap-around channel in each direction.
+  std::vector<std::array<int, 4>> ch(size_t(R), {-1, -1, -1, -1});
+  for (int i = 0; i < R; ++i) {
+    const int x = i % cols, y = i / cols;
+    auto add = [&](int dir, int to, bool dateline, int dim) {
+      ch[size_t(i)][size_t(dir)] = int(t.channels.size());
+      t.channels.push_back({i, to, dateline, dim});
+    };
+    if (cols > 1) {
+      add(0, y * cols + (x + 1) % cols, x == cols - 1, 0);
+      add(1, y * cols + (x + cols - 1) % cols, x == 0, 0);
+    }
+    if (rows > 1) {
+      add(2, ((y + 1) % rows) * cols + x, y == rows - 1, 1);
+      add(3, ((y + rows - 1) % rows) * cols + x, y == 0, 1);
+    }
+  }
+  t.endpoint_router = node;
+  t.route.assign(size_t(R), std::vector<int>(node.size(), -1));
+  // The way round a ring of k nodes from a to b: +1, -1 or 0 (there); a tie goes the positive way.
+  auto way = [](int a, int b, int k) {
+    const int fwd = (b - a + k) % k;
+    return fwd == 0 ? 0 : 2 * fwd <= k ? 1 : -1;
+  };
+  for (int i = 0; i < R; ++i)
+    for (size_t e = 0; e < node.size(); ++e) {
+      const int x = i % cols, y = i / cols, tx = node[e] % cols, ty = node[e] / cols;
+      const int wx = way(x, tx, cols), wy = way(y, ty, rows);
+      const int dir = wx > 0 ? 0 : wx < 0 ? 1 : wy > 0 ? 2 : wy < 0 ? 3 : -1;  // X first, then Y
+      t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
+    }
+  build(std::move(t), p, grid_stats(g, ctx.endpoints));
+}
+
+}  // namespace ahbm
