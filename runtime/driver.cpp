@@ -77,6 +77,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   set.values = values ? &*values : nullptr;
   set.compare_unbatched = opt.compare_unbatched;
   set.policy = opt.policy;
+  set.launch = opt.launch;
   set.sim.vcd = opt.vcd;
   set.sim.hw_file = opt.hw_file;
   set.sim.nocs = opt.nocs;

@@ -23,6 +23,7 @@ namespace ahbm {
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
+  std::string launch = "unified";  // kernel launches per step: unified | per-head (docs/policies.md)
   bool vcd = true;
   bool dump_tensors = false;
   report::TraceLevel trace = report::TraceLevel::automatic;  // what latency.csv and trace.json hold

@@ -56,6 +56,7 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   run.plan = planner_.plan(kv, step, set);                                                         // plan
+  set_launch_schedule(run.plan.jobs, set_.launch);  // before choose: the estimates count the launches
   const Choice choice = choose(run.plan.jobs, run.plan.candidates, hw_, set_.policy, cost_model_);  // choose
   run.plan.jobs = apply_layout(std::move(run.plan.jobs), hw_, choice.chosen);                       // apply
   run.sim = simulate(run.plan.jobs, sim);                                                           // simulate

@@ -32,6 +32,7 @@ struct StepSettings {
   KvValues* values = nullptr;  // null: timing only
   bool compare_unbatched = false;
   std::string policy = "A";  // A, B1..B5, auto (runtime/policy/)
+  std::string launch = "unified";  // unified | per-head: one kernel launch per step or per KV head
   SimOptions sim;
   // Keeps elaborated chips across steps (hw/chip/simulate.h); null: a new chip per simulation.
   SimulatorPool* sims = nullptr;

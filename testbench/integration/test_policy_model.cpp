@@ -126,7 +126,9 @@ TEST(TileSearch, SmallerTilesAreEvenCutsRoundedUpToGemmTiles) {
   EXPECT_LE(big.size(), 40u);  // n grows geometrically: logarithmic in 8192 / 16
   for (size_t i = 0; i < big.size(); ++i) {
     EXPECT_EQ(big[i] % 16, 0);
-    if (i > 0) EXPECT_LT(big[i], big[i - 1]);
+    if (i > 0) {
+      EXPECT_LT(big[i], big[i - 1]);
+    }
   }
 }
 

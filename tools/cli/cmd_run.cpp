@@ -55,10 +55,13 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog, trace;
-  std::string policy = "A";
+  std::string policy = "A", launch = "unified";
   std::vector<std::string> overrides;
   desc.add_options()
       ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
+      ("launch", po::value<std::string>(&launch),
+       "kernel launches per step: unified (one for all KV heads, default) or per-head (one per KV head, "
+       "host.kernel_launch_ns each, serially; docs/policies.md)")
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(&scenario), "scenario JSON (positional)")
       ("out,o", po::value<std::string>(&out), "output directory (required)")
@@ -100,6 +103,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.vcd = !vm.count("no-vcd");
   opt.trace_gz = vm.count("trace-gz") > 0;
   opt.policy = policy;
+  opt.launch = launch;  // checked by set_launch_schedule (runtime/policy/policy_report.h) at the first step
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;
