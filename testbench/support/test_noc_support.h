@@ -117,12 +117,15 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
   return r;
 }
 
-// The default scenario (traces/fanout_8x20.json) on NoC `noc` with `params`; `registry` null =
-// the built-in models.
+// The default scenario (traces/fanout_8x20.json) at its largest Q tile on NoC `noc` with `params`;
+// `registry` null = the built-in models.
 inline RunOutput run_default_scenario(const std::string& noc, const Json& params = Json::object(),
                                       bool values = true, const NocRegistry* registry = nullptr) {
   const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
   HwConfig hw;
+  // One 160-row Q tile, the shape these NoC tests' closed forms count (1280 flits per tile): the
+  // tile search would pick a tile per NoC estimate, and these tests compare NoCs, not tiles.
+  hw.q_tile_search = "largest";
   hw.noc.model = noc;
   hw.noc.params = params;
   RunOptions opt;
