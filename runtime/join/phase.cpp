@@ -83,7 +83,10 @@ PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, cons
   int64_t max_tokens = 0;
   for (const StepAgent& a : step.agents) max_tokens = std::max<int64_t>(max_tokens, a.new_tokens);
   const bool bounded = max_sim > 0 && max_tokens > max_sim;
-  const int tile = bounded ? host.tile_rows(t.tokens * qpk) : 0;
+  // Bounded or not, the prefill runs at the tile the full prefill gets by the planner's rule (the
+  // largest that fits), not a searched one: the extrapolation needs the tile fixed, and the
+  // simulated and extrapolated times then describe the same schedule.
+  const int tile = host.tile_rows(t.tokens * qpk);
   const int64_t tile_tokens = std::max<int64_t>(1, (tile + qpk * n - 1) / (qpk * n));  // per agent
   const int64_t s1 = std::max<int64_t>(max_sim, 3 * tile_tokens), s2 = s1 - tile_tokens;
   Step probe = step;

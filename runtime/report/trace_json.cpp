@@ -151,6 +151,23 @@ struct Process {
   std::vector<Track> tracks;
 };
 
+// `spans` (span slices of one component) followed by one phase slice per phase they belong to:
+// the extent of its spans, in the order of the phases' names.
+std::vector<Slice> with_phase_slices(std::vector<Slice> spans, const SpanRecorder& names) {
+  std::map<int, std::pair<sc_core::sc_time, sc_core::sc_time>> ext;
+  for (const Slice& sl : spans) {
+    auto [it, fresh] = ext.try_emplace(sl.span->phase, sl.start, sl.end);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, sl.start);
+      it->second.second = std::max(it->second.second, sl.end);
+    }
+  }
+  std::map<std::string, int> by_name;
+  for (const auto& [ph, e] : ext) by_name.emplace(names.name(ph), ph);
+  for (const auto& [name, ph] : by_name) spans.push_back({ext[ph].first, ext[ph].second, nullptr, ph});
+  return spans;
+}
+
 std::vector<Process> layout(const SpanRecorder& spans) {
   const ComponentTable& components = spans.components();
   // Component id -> its spans (ids, not names, per span: the names are looked up per component).
@@ -168,23 +185,17 @@ std::vector<Process> layout(const SpanRecorder& spans) {
     const std::vector<const Span*>& list = by_id[size_t(id)];
     std::vector<Slice> slices;
     slices.reserve(list.size() + 4);
-    // Per phase the extent of this component's spans in it; the phase slices follow the spans
-    // in the order of the phases' names.
-    std::map<int, std::pair<sc_core::sc_time, sc_core::sc_time>> phase_ext;
-    for (const Span* s : list) {
-      slices.push_back({s->start, s->end, s, -1});
-      auto [it, fresh] = phase_ext.try_emplace(s->phase, s->start, s->end);
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, s->start);
-        it->second.second = std::max(it->second.second, s->end);
-      }
-    }
-    std::map<std::string, int> phase_names;
-    for (const auto& [ph, ext] : phase_ext) phase_names.emplace(spans.name(ph), ph);
-    for (const auto& [name, ph] : phase_names)
-      slices.push_back({phase_ext[ph].first, phase_ext[ph].second, nullptr, ph});
+    for (const Span* s : list) slices.push_back({s->start, s->end, s, -1});
     Placement where = place(comp, components);
-    processes[where.section].push_back({id, comp, std::move(where), nest_into_tracks(std::move(slices))});
+    std::vector<std::vector<Slice>> nested = nest_into_tracks(with_phase_slices(std::move(slices), spans));
+    // A component whose spans overlap (a reducer's inter-CUBE merge of one Q tile during the next
+    // tile's intra-CUBE merges) spills onto further tracks; each of those gets its own phase
+    // slices too, so on every track the phase is the outermost slice.
+    for (size_t t = 1; t < nested.size(); ++t) {
+      std::vector<std::vector<Slice>> again = nest_into_tracks(with_phase_slices(nested[t], spans));
+      if (again.size() == 1) nested[t] = std::move(again.front());
+    }
+    processes[where.section].push_back({id, comp, std::move(where), std::move(nested)});
   }
 
   // Processes and their tracks in the order of components.h.
