@@ -56,6 +56,44 @@ int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   return pages;
 }
 
+// The no-sharing baseline in time (--compare-unbatched): the run's phases replayed on page tables
+// where every fork copies the parent's pages into a pool as large as the run's (so copies that do
+// not fit in a PE's HBM are named, not simulated), each step planned, laid out by the run's policy
+// setting and simulated like the run's. A join strategy's phase is not replayed (its steps follow
+// the strategy's plans); the plain join step is. `fanout_o`: the shared run's fan-out O per KV
+// head (empty: timing only).
+NoSharingRun timed_no_sharing(const Scenario& sc, const HwConfig& hw, const StepRunner& steps, int64_t pool,
+                              const std::string& note, const std::vector<MatrixRM>& fanout_o) {
+  NoSharingRun out;
+  KvPageManager copies(hw.pes_per_group(), pool, sc.kv.page_tokens, note);
+  AgentSession session(sc, copies, false);
+  StepRunner quiet = steps.quiet();
+  Timeline unused(false);  // the baseline's spans are not part of the run's trace
+  try {
+    session.run([&](const Step& step) {
+      const StepRun r = quiet.run(copies, step, unused);
+      NoSharingRun::Phase& ph = out.phases[phase_name(step.phase)];
+      ph.ns += r.record.timing.ns;
+      ph.hbm_bytes += r.record.timing.hbm_bytes;
+      ++ph.steps;
+      if (r.record.check) out.max_abs_err = std::max(out.max_abs_err, r.record.check->datapath.max_abs_err);
+      if (step.phase == PhaseType::fanout && r.record.check) {  // with values
+        out.max_abs_diff_fanout = 0;
+        for (size_t h = 0; h < fanout_o.size(); ++h) {  // same rows in the same order: only the KV is laid out anew
+          const MatrixRM& o = r.sim.outputs.at(h);
+          if (o.rows() != fanout_o[h].rows() || o.cols() != fanout_o[h].cols())
+            throw std::logic_error("no-sharing baseline: the fan-out O differs in shape from the shared run's");
+          out.max_abs_diff_fanout = std::max(out.max_abs_diff_fanout, double((o - fanout_o[h]).cwiseAbs().maxCoeff()));
+        }
+      }
+    });
+  } catch (const InputError& e) {
+    out.phases.clear();
+    out.unavailable = e.what();
+  }
+  return out;
+}
+
 }  // namespace
 
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
@@ -137,6 +175,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   if (sc.join) join::run_join(baseline, joined->plans.front(), *sc.join, join::no_hardware());
   rep.no_sharing_peak = copies.peak_total();
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
+  if (opt.compare_unbatched) rep.no_sharing_timed = timed_no_sharing(sc, hw, steps, pool, note, run.sim.outputs);
 
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   if (weights)

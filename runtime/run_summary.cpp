@@ -71,6 +71,40 @@ Json kv_json(const Scenario& sc, const KvReport& kv) {
 
 }  // namespace
 
+namespace {
+
+// The no-sharing baseline beside the shared run, over the phases both ran (a join strategy's
+// phase is the shared run's only).
+Json no_sharing_json(const NoSharingRun& ns, const std::map<std::string, NoSharingRun::Phase>& batched) {
+  Json j = {{"what", "the same steps batched, every branch reading its own copy of the prefix (forks copy the "
+                     "parent's pages)"}};
+  if (!ns.unavailable.empty()) {
+    j["unavailable"] = ns.unavailable;
+    return j;
+  }
+  double total = 0, shared_total = 0;
+  uint64_t bytes = 0, shared_bytes = 0;
+  Json phases = Json::object();
+  for (const auto& [name, p] : ns.phases) {
+    const NoSharingRun::Phase& b = batched.at(name);
+    phases[name] = {{"ns", p.ns}, {"hbm_bytes_read", p.hbm_bytes}, {"steps", p.steps},
+                    {"shared_ns", b.ns}, {"shared_hbm_bytes_read", b.hbm_bytes},
+                    {"speedup_of_sharing", b.ns > 0 ? p.ns / b.ns : 0.0}};
+    total += p.ns;
+    bytes += p.hbm_bytes;
+    shared_total += b.ns;
+    shared_bytes += b.hbm_bytes;
+  }
+  j.update({{"total_ns", total}, {"hbm_bytes_read", bytes}, {"shared_total_ns", shared_total},
+            {"shared_hbm_bytes_read", shared_bytes}, {"speedup_of_sharing", shared_total > 0 ? total / shared_total : 0.0},
+            {"hbm_bytes_ratio", shared_bytes > 0 ? double(bytes) / double(shared_bytes) : 0.0}, {"phases", phases}});
+  if (ns.max_abs_err >= 0) j["max_abs_err"] = ns.max_abs_err;
+  if (ns.max_abs_diff_fanout >= 0) j["fanout_max_abs_diff_vs_shared"] = ns.max_abs_diff_fanout;
+  return j;
+}
+
+}  // namespace
+
 Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
                    const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run) {
   const StepRecord* fan = nullptr;
@@ -85,7 +119,9 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   std::optional<NumericCheck> storage;
   bool checked = false, unbatched_identical = true;
   double unbatched_total = 0, unbatched_diff = 0;
-  uint64_t macs_expected = 0, macs_simulated = 0;
+  uint64_t unbatched_bytes = 0, batched_bytes = 0;
+  std::map<std::string, NoSharingRun::Phase> batched_phases;  // step sums, to set beside the no-sharing baseline
+  uint64_t macs_expected = 0, macs_simulated = 0, macs_skipped = 0;
   for (const StepRecord& s : steps) {
     const StepTiming& t = s.timing;
     Json& ph = phases[s.id.phase];
@@ -124,13 +160,20 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       datapath = worst_of(datapath, s.check->datapath);
       if (s.check->storage) storage = worst_of(storage.value_or(NumericCheck{}), *s.check->storage);
     }
+    NoSharingRun::Phase& bp = batched_phases[id.phase];
+    bp.ns += t.ns;
+    bp.hbm_bytes += t.hbm_bytes;
+    ++bp.steps;
+    batched_bytes += t.hbm_bytes;
     if (s.unbatched) {
       unbatched_total += s.unbatched->ns;
+      unbatched_bytes += s.unbatched->hbm_bytes;
       unbatched_diff = std::max(unbatched_diff, s.unbatched->max_abs_diff);
       unbatched_identical = unbatched_identical && s.unbatched->identical;
     }
     macs_expected += sh.macs_expected;
     macs_simulated += t.macs_simulated;
+    macs_skipped += t.macs_skipped;
   }
 
   // Per agent: the fan-out rows and latency (as before), plus decode progress.
@@ -188,10 +231,13 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
     baselines["unbatched"] = {{"what", "every step re-run one agent at a time (each branch attends separately, agents in turn)"},
                               {"total_ns", unbatched_total},
                               {"batched_total_ns", total},
-                              {"speedup", total > 0 ? unbatched_total / total : 0.0}};
+                              {"speedup", total > 0 ? unbatched_total / total : 0.0},
+                              {"hbm_bytes_read", unbatched_bytes},
+                              {"batched_hbm_bytes_read", batched_bytes}};
     if (checked)
       baselines["unbatched"].update({{"max_abs_diff_vs_batched", unbatched_diff}, {"identical_o", unbatched_identical}});
   }
+  if (kv.no_sharing_timed) baselines["no_sharing"] = no_sharing_json(*kv.no_sharing_timed, batched_phases);
 
   const AttentionJob* fj = run.plan.jobs.empty() ? nullptr : &run.plan.jobs[0];
   const int rounds = (sc.model.num_kv_heads + hw.groups - 1) / hw.groups;
@@ -216,8 +262,10 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"agents", agents_j},
       {"kv", kv_json(sc, kv)},
       {"arithmetic", {{"macs_expected", macs_expected}, {"macs_simulated", macs_simulated},
-                      {"unchanged", macs_expected == macs_simulated},
-                      {"note", "2 x rows x KV tokens x head_dim summed over every job; Q tiling must not change it"}}},
+                      {"macs_skipped", macs_skipped},
+                      {"unchanged", macs_expected == macs_simulated + macs_skipped},
+                      {"note", "2 x rows x KV tokens x head_dim summed over every job = simulated + skipped (fully "
+                               "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
       {"baselines", baselines},
       {"busy_ns_by_activity", by_activity},
       {"busy_ns_by_component", busy},

@@ -1,5 +1,6 @@
 #pragma once
 // Assembles summary.json from the records of every step (docs/scenarios.md lists the fields).
+#include <optional>
 #include <vector>
 
 #include "runtime/driver.h"
@@ -17,6 +18,7 @@ struct KvReport {
   KvSnapshot at_peak;          // the step boundary with the most pages in use
   int64_t no_sharing_peak = 0;
   int64_t no_sharing_peak_pe_max = 0;
+  std::optional<NoSharingRun> no_sharing_timed;  // with --compare-unbatched
 };
 
 Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,

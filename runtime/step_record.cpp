@@ -38,12 +38,19 @@ StepShape shape_of(const Plan& plan) {
   return s;
 }
 
+uint64_t hbm_bytes_read(const SimResult& sim) {
+  uint64_t bytes = 0;
+  for_each_pe(sim.stats, [&](int, const StatsNode& pe) { bytes += pe.get(HbmSliceStats::bytes_read); });
+  return bytes;
+}
+
 StepTiming timing_of(const Step& step, const Plan& plan, const SimResult& sim) {
   StepTiming t;
   t.ns = sim.end_ns;
+  t.hbm_bytes = hbm_bytes_read(sim);
   for_each_pe(sim.stats, [&](int, const StatsNode& pe) {
     t.macs_simulated += pe.get(PeStats::macs);
-    t.hbm_bytes += pe.get(HbmSliceStats::bytes_read);
+    t.macs_skipped += pe.get(PeStats::macs_skipped);
     t.dma_busy_max_ns = std::max(t.dma_busy_max_ns, pe.get(PeStats::dma_busy));
   });
   // Completion per agent: the last O tile holding one of its rows at the host.

@@ -2,6 +2,7 @@
 // The report stage of a step (runtime/step_runner.h: plan -> choose -> apply -> simulate ->
 // report): the step's record, one part per stage that produced it, and the functions that fill
 // each part from that stage's output alone. run_summary.cpp turns the records into summary.json.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,11 +45,14 @@ StepShape shape_of(const Plan& plan);
 struct StepTiming {
   double start_ns = 0, ns = 0;
   std::vector<double> agent_done_ns;  // per step agent, relative to the step start
-  uint64_t macs_simulated = 0, hbm_bytes = 0;
+  uint64_t macs_simulated = 0, macs_skipped = 0, hbm_bytes = 0;  // skipped: fully masked KV tiles
   double dma_busy_max_ns = 0;
 };
 // Everything but start_ns (set when the step is placed on the timeline).
 StepTiming timing_of(const Step& step, const Plan& plan, const SimResult& sim);
+
+// Bytes the simulation read from every PE's HBM slice.
+uint64_t hbm_bytes_read(const SimResult& sim);
 
 // The step's O against float64 (with values).
 struct StepCheck {
@@ -60,8 +64,24 @@ StepCheck check_outputs(const Plan& plan, const std::vector<MatrixRM>& outputs, 
 // The unbatched baseline of the step: every agent alone, agents in turn.
 struct UnbatchedRun {
   double ns = 0;
+  uint64_t hbm_bytes = 0;  // read from the HBM slices over every agent's run
   double max_abs_diff = 0;  // of each agent's O rows against the batched step's (with values)
   bool identical = true;
+};
+
+// The no-sharing baseline in time (with --compare-unbatched): the run's steps batched as the
+// run batches them, on page tables where every fork copied the parent's pages, so each branch
+// streams its own copy of the prefix (runtime/driver.cpp, timed_no_sharing).
+struct NoSharingRun {
+  struct Phase {
+    double ns = 0;
+    uint64_t hbm_bytes = 0;
+    int steps = 0;
+  };
+  std::map<std::string, Phase> phases;  // by phase name; a join strategy's steps are not run
+  double max_abs_diff_fanout = -1;      // O of the fan-out step vs the shared run's (values; -1: none)
+  double max_abs_err = -1;              // worst O vs float64 over its steps (values; -1: none)
+  std::string unavailable;              // why it could not run (e.g. the copies exceed a PE's HBM)
 };
 
 struct StepRecord {

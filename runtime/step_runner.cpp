@@ -83,6 +83,7 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
     const Plan solo = planner_.plan(kv, step, alone);
     const SimResult r = simulate(solo.jobs, so);
     u.ns += r.end_ns;
+    u.hbm_bytes += hbm_bytes_read(r);
     if (!set_.values) continue;
     for (size_t h = 0; h < solo.jobs.size(); ++h) {  // job h of both plans is KV head h
       const auto [b, e] = agent_rows(plan.jobs[h], i);

@@ -123,7 +123,7 @@ std::function<void(bool)> progress_reporter(Chip& chip, const SimShared& sh,
     uint64_t macs = 0;
     for (const auto& group : chip.groups)
       for (const auto& cube : group->cubes)
-        for (const auto& pe : cube->pes) macs += pe->macs();
+        for (const auto& pe : cube->pes) macs += pe->macs() + pe->macs_skipped();  // planned counts masked tiles
     SimProgress p;
     p.sim_ns = to_ns(sc_core::sc_time_stamp() - sh.epoch);
     p.fraction = planned ? double(macs) / double(planned) : 1.0;

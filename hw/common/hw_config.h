@@ -82,7 +82,10 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
     "KV tokens (K and V rows) per DMA tile; a multiple of `pe.gemm.tile_n` and `pe.gemm.tile_k` (whole engine tiles in both GEMMs)", \
     "4 tiles per 256-token shard: enough to overlap, large bursts")                                              \
   X(int, buffers, 2, between(1, 8), "slots", "SRAM KV tile slots: 2 = double buffering, 3 = triple",             \
-    "double buffering (3 = THInfer's triple buffering)")
+    "double buffering (3 = THInfer's triple buffering)")                                                         \
+  X(std::string, masked_tiles, "skip", one_of({"skip", "compute"}), "name",                                       \
+    "a KV tile no row of the Q tile can see (other branches' private pages, later positions): skip = neither read nor computed (block-sparse); compute = streamed and computed under the mask", \
+    "the page table says whose page each token is, so the DMA knows a tile is fully masked before it reads it (block-sparse attention as in FlashAttention's causal and paged kernels)")
 
 struct GemmConfig {
   AHBM_PARAMS_PE_GEMM(AHBM_HW_MEMBER)

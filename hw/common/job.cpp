@@ -1,5 +1,7 @@
 #include "hw/common/job.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include "hw/common/error.h"
@@ -44,6 +46,40 @@ AttentionJob timing_copy(const AttentionJob& j) {
   t.kv_broadcast = j.kv_broadcast;
   t.kernel = j.kernel;
   return t;
+}
+
+std::vector<KvBlock> pe_kv_blocks(const AttentionJob& j, int pe, const QTile& t, int kv_tile, bool skip_masked) {
+  // A token is seen by some row of the tile when it is shared and at or before the tile's last
+  // position, or private to an agent with a row of the tile at or after it.
+  constexpr int32_t kNone = std::numeric_limits<int32_t>::min();
+  int32_t last_pos = kNone;
+  std::vector<int32_t> last_pos_of(skip_masked ? j.agents.size() : 0, kNone);
+  if (skip_masked)
+    for (int r = t.row_begin; r < t.row_end; ++r) {
+      const RowInfo& row = j.rows[size_t(r)];
+      last_pos = std::max(last_pos, row.pos);
+      if (size_t(row.agent) < last_pos_of.size()) last_pos_of[size_t(row.agent)] = std::max(last_pos_of[size_t(row.agent)], row.pos);
+    }
+  const auto seen = [&](const KvInfo& k) {
+    if (k.owner == kSharedOwner) return k.pos <= last_pos;
+    return size_t(k.owner) < last_pos_of.size() && k.pos <= last_pos_of[size_t(k.owner)];
+  };
+  std::vector<KvBlock> out;
+  const std::vector<KvSegment> segments = pe_segments(j, pe);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const KvSegment& seg = segments[i];
+    for (int off = 0; off < seg.count; off += kv_tile) {
+      const KvBlock b{seg.src_pe, seg.first + off, std::min(kv_tile, seg.count - off), seg.remote, int(i)};
+      const std::vector<KvInfo>& info = j.shards[size_t(b.src_pe)].info;
+      if (skip_masked && info.size() >= size_t(b.first + b.n)) {  // a job without token info has no mask
+        bool any = false;
+        for (int c = 0; c < b.n && !any; ++c) any = seen(info[size_t(b.first + c)]);
+        if (!any) continue;
+      }
+      out.push_back(b);
+    }
+  }
+  return out;
 }
 
 void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where) {

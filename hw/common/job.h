@@ -132,6 +132,22 @@ inline std::vector<KvSegment> pe_segments(const AttentionJob& j, int pe) {
   if (size_t(pe) < j.segments.size() && !j.segments[size_t(pe)].empty()) return j.segments[size_t(pe)];
   return {KvSegment{pe, 0, j.shards[size_t(pe)].tokens, false}};
 }
+// A KV tile a PE streams for one Q tile: `n` tokens from token `first` of PE src_pe's shard,
+// read from its own slice (a replica when src_pe is another PE) or, `remote`, over the NoC.
+struct KvBlock {
+  int src_pe = 0;
+  int first = 0;
+  int n = 0;
+  bool remote = false;
+  int segment = 0;  // index into pe_segments(j, pe)
+};
+// The KV tiles PE `pe` streams for Q tile `t` of `j`, in stream order: its segments cut into
+// `kv_tile` tokens (a segment's last tile shorter). `skip_masked` (pe.dma.masked_tiles = skip)
+// leaves out every tile no row of `t` can see (visible() false for all its tokens and rows):
+// such a tile leaves every row's (m, l, o) exactly unchanged, so skipping it moves time, not O.
+// The PE's DMA and compute loops and the cost model all stream this list.
+std::vector<KvBlock> pe_kv_blocks(const AttentionJob& j, int pe, const QTile& t, int kv_tile, bool skip_masked);
+
 // KV tokens a PE's HBM slice holds for this job: its shard plus its replicas.
 inline uint64_t pe_held_tokens(const AttentionJob& j, int pe) {
   uint64_t n = uint64_t(j.shards[size_t(pe)].tokens);

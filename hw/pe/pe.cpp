@@ -60,7 +60,7 @@ void Pe::begin_run() {
   responses_.clear();
   remap_done_at_ = sc_core::SC_ZERO_TIME;
   gemm_busy_ = vector_busy_ = dma_busy_ = sc_core::SC_ZERO_TIME;
-  macs_ = gemm_tiles_ = remote_bytes_ = 0;
+  macs_ = gemm_tiles_ = remote_bytes_ = kv_tiles_skipped_ = macs_skipped_ = 0;
   tiles_done_ = 0;
   compute_wait_.clear();
   dma_wait_.clear();
@@ -222,10 +222,10 @@ void Pe::dma_tiles() {
       if (job.remap) wait_for_remap(t);
     }
     const uint64_t row_bytes = kv_row_bytes(job);
-    for (const KvSegment& seg : pe_segments(job, pe_)) {
-      for (int off = 0; off < seg.count; off += kv_tile) {
-        const int n = std::min(kv_tile, seg.count - off);
-        const int first = seg.first + off;
+    for (const KvBlock& seg : pe_kv_blocks(job, pe_, job.tiles[size_t(t.index)], kv_tile, skip_masked())) {
+      {
+        const int n = seg.n;
+        const int first = seg.first;
         dma_wait_.set("a free SRAM slot for the next KV tile", gt);
         const int slot = free_slots_.pop();
         dma_wait_.clear();
@@ -335,7 +335,17 @@ void Pe::compute_tiles() {
     if (job.kv_broadcast) {
       for (const KvShard& s : job.shards) blocks += ceil_div(uint64_t(s.tokens), uint64_t(kv_tile));
     } else {
-      for (const KvSegment& s : pe_segments(job, pe_)) blocks += ceil_div(uint64_t(s.count), uint64_t(kv_tile));
+      // The DMA streams exactly these (dma_tiles); the skipped ones are counted here.
+      uint64_t all = 0, all_tokens = 0, tokens = 0;
+      for (const KvSegment& s : pe_segments(job, pe_)) {
+        all += ceil_div(uint64_t(s.count), uint64_t(kv_tile));
+        all_tokens += uint64_t(s.count);
+      }
+      const std::vector<KvBlock> streamed = pe_kv_blocks(job, pe_, job.tiles[size_t(t.index)], kv_tile, skip_masked());
+      for (const KvBlock& b : streamed) tokens += uint64_t(b.n);
+      blocks = streamed.size();
+      kv_tiles_skipped_ += all - blocks;
+      macs_skipped_ += 2 * uint64_t(rows) * (all_tokens - tokens) * uint64_t(d);
     }
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
@@ -399,6 +409,8 @@ void Pe::report_stats(StatsNode& node) const {
   node.set(PeStats::macs, macs_);
   node.set(PeStats::gemm_tiles, gemm_tiles_);
   node.set(PeStats::remote_kv_bytes, remote_bytes_);
+  node.set(PeStats::kv_tiles_skipped, kv_tiles_skipped_);
+  node.set(PeStats::macs_skipped, macs_skipped_);
 }
 
 }  // namespace ahbm

@@ -47,6 +47,10 @@ struct PeStats {
   static constexpr stats::Sum<uint64_t> macs{"macs"};
   static constexpr stats::Sum<uint64_t> gemm_tiles{"gemm_tiles"};
   static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes"};  // KV read from other PEs (B2)
+  // KV tiles no row of their Q tile could see, neither read nor computed (pe.dma.masked_tiles = skip)
+  static constexpr stats::Sum<uint64_t> kv_tiles_skipped{"kv_tiles_skipped"};
+  // and the MACs those tiles would have cost (macs + macs_skipped = 2 x rows x KV tokens x d)
+  static constexpr stats::Sum<uint64_t> macs_skipped{"macs_skipped"};
 };
 
 class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
@@ -78,6 +82,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   const sc_core::sc_time& vector_busy() const { return vector_busy_; }
   const sc_core::sc_time& dma_busy() const { return dma_busy_; }
   uint64_t macs() const { return macs_; }
+  uint64_t macs_skipped() const { return macs_skipped_; }  // of the fully masked KV tiles left out
   uint64_t gemm_tiles_issued() const { return gemm_tiles_; }
   uint64_t remote_bytes() const { return remote_bytes_; }
 
@@ -153,7 +158,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   sc_core::sc_time remap_done_at_;
   sc_core::sc_event remap_progress_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
-  uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0;
+  uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0, kv_tiles_skipped_ = 0, macs_skipped_ = 0;
+  bool skip_masked() const { return sh_.cfg.pe.dma.masked_tiles == "skip"; }
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;
   sc_core::sc_event dma_start_, compute_start_;  // begin_run

@@ -138,15 +138,35 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     dma_start = launch + copied + rebuild;
   }
 
-  // Load each slice serves per pass of the whole step (own DMA + remote readers): a DMA-path
-  // lower bound for B2.
-  std::vector<double> slice_load(size_t(pes), 0);
+  // The KV tiles each PE streams for each Q tile, as its DMA streams them (pe_kv_blocks:
+  // pe.dma.masked_tiles), and the tokens that leaves of each of its segments.
+  const bool skip = hw.pe.dma.masked_tiles == "skip";
+  std::vector<std::vector<std::vector<KvBlock>>> streamed(job.tiles.size(), std::vector<std::vector<KvBlock>>(size_t(pes)));
   if (!job.kv_broadcast)
-    for (const QTile& t : job.tiles)
+    for (size_t i = 0; i < job.tiles.size(); ++i)
       for (int p = 0; p < pes; ++p)
-        if (tile_has_pe(t, p))
-          for (const KvSegment& s : pe_segments(job, p))
-            slice_load[size_t(s.src_pe)] += to_ns(transfer_time(2 * uint64_t(s.count) * row, hw.pe.hbm.bandwidth_gbps));
+        if (tile_has_pe(job.tiles[i], p)) streamed[i][size_t(p)] = pe_kv_blocks(job, p, job.tiles[i], kv_tile, skip);
+  const auto segment_tokens = [&](size_t i, int p, size_t segments) {
+    std::vector<uint64_t> n(segments, 0);
+    for (const KvBlock& b : streamed[i][size_t(p)]) n[size_t(b.segment)] += uint64_t(b.n);
+    return n;
+  };
+
+  // Load each slice serves for each Q tile (own DMA + remote readers, B2). By the end of tile i
+  // a PE's slice has served tiles 0..i (slice_served below): a DMA-path lower bound for the end
+  // of tile i on that PE. (A bound on the whole step's load at every tile would hold each early
+  // tile back until the last tile's KV was read.)
+  std::vector<std::vector<double>> slice_load(job.tiles.size(), std::vector<double>(size_t(pes), 0));
+  if (!job.kv_broadcast)
+    for (size_t i = 0; i < job.tiles.size(); ++i)
+      for (int p = 0; p < pes; ++p)
+        if (tile_has_pe(job.tiles[i], p)) {
+          const std::vector<KvSegment> segs = pe_segments(job, p);
+          const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
+          for (size_t k = 0; k < segs.size(); ++k)
+            slice_load[i][size_t(segs[k].src_pe)] += to_ns(transfer_time(2 * n[k] * row, hw.pe.hbm.bandwidth_gbps));
+        }
+  std::vector<double> slice_served(size_t(pes), 0);
 
   // Q delivery of one tile: host link (shared by all jobs, tiles in send order), NoC multicast
   // to the participating CUBEs, the CUBE's write port, then one read per PE through the read
@@ -190,14 +210,17 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
           if (c == 0) out[size_t(p / per_cube)] += b;
         }
     } else {
-      for (const QTile& t : job.tiles)
+      for (size_t i = 0; i < job.tiles.size(); ++i)
         for (int p = 0; p < pes; ++p)
-          if (tile_has_pe(t, p))
-            for (const KvSegment& sg : pe_segments(job, p))
-              if (sg.remote) {
-                in[size_t(p / per_cube)] += double(2 * uint64_t(sg.count) * row);
-                out[size_t(sg.src_pe / per_cube)] += double(2 * uint64_t(sg.count) * row);
+          if (tile_has_pe(job.tiles[i], p)) {
+            const std::vector<KvSegment> segs = pe_segments(job, p);
+            const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
+            for (size_t k = 0; k < segs.size(); ++k)
+              if (segs[k].remote) {
+                in[size_t(p / per_cube)] += double(2 * n[k] * row);
+                out[size_t(segs[k].src_pe / per_cube)] += double(2 * n[k] * row);
               }
+          }
     }
     for (int c = 0; c < cubes; ++c) port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
   }
@@ -241,8 +264,9 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     std::vector<double> pe_free;
     for (const auto& x : pe) pe_free.push_back(x.free);
     std::map<int, double> q_in_hand = deliver_q(t, host_free, qwrite_free, ports, pe_free);
-    const double lockstep = job.kv_broadcast ? pass_ready[size_t(pass_of_tile[tile_no])] : 0.0;
-    ++tile_no;
+    const size_t ti = tile_no++;
+    for (int p = 0; p < pes; ++p) slice_served[size_t(p)] += slice_load[ti][size_t(p)];
+    const double lockstep = job.kv_broadcast ? pass_ready[size_t(pass_of_tile[ti])] : 0.0;
     // Local attention per PE: the later of the compute path and the DMA path.
     std::map<int, double> local_end;
     for (int p : tpes) {
@@ -261,12 +285,10 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
             blocks.push_back({m.comp_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
           }
       } else {
-        for (const KvSegment& s : pe_segments(job, p))
-          for (int f = 0; f < s.count; f += kv_tile) {
-            const int n = std::min(kv_tile, s.count - f);
-            const uint64_t b = 2 * uint64_t(n) * row;
-            blocks.push_back({m.comp_ns(R, n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
-          }
+        for (const KvBlock& s : streamed[ti][size_t(p)]) {
+          const uint64_t b = 2 * uint64_t(s.n) * row;
+          blocks.push_back({m.comp_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+        }
       }
       double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
       for (const auto& [comp_b, dma_b] : blocks) {
@@ -280,7 +302,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
         last_comp = comp_b;
       }
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
-      local_end[p] = std::max({c, dma_start + slice_load[size_t(p)] + last_comp,
+      local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
                                dma_start + port_ns[size_t(p / per_cube)] + last_comp});
     }
     // Send states over the CUBE bus, merge in the reducer (first arrival free).

@@ -239,10 +239,18 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
     EXPECT_DOUBLE_EQ(q["high_water_fraction"].get<double>(), double(hwm) / double(hw.cube.q_buffer.bytes));
   }
   // HBM bytes per PE: its shard's K and V, fp32, streamed once per Q tile (Policy A runs every
-  // tile on every PE).
+  // tile on every PE), but for the KV tiles no row of the Q tile sees (pe.dma.masked_tiles =
+  // skip): the tiles of private pages of branches the Q tile has no row of.
   const Json& pe = st["components"]["group0.cube1.pe3"]["counters"];
-  EXPECT_EQ(pe["hbm_bytes_read"].get<uint64_t>(),
-            uint64_t(job.tiles.size()) * 2 * uint64_t(job.shards[11].tokens) * row_bytes);
+  uint64_t streamed = 0, skipped_tiles = 0;
+  for (const QTile& t : job.tiles) {
+    const auto blocks = pe_kv_blocks(job, 11, t, hw.pe.dma.kv_tile_tokens, true);
+    for (const KvBlock& b : blocks) streamed += uint64_t(b.n);
+    skipped_tiles += ceil_div(uint64_t(job.shards[11].tokens), uint64_t(hw.pe.dma.kv_tile_tokens)) - blocks.size();
+  }
+  EXPECT_EQ(pe["hbm_bytes_read"].get<uint64_t>(), 2 * streamed * row_bytes);
+  EXPECT_EQ(pe["kv_tiles_skipped"].get<uint64_t>(), skipped_tiles);
+  EXPECT_LE(streamed, uint64_t(job.tiles.size()) * uint64_t(job.shards[11].tokens));
 }
 
 TEST(Outputs, ProgressCountsTheRunsSteps) {
