@@ -65,6 +65,25 @@ class ModuleCase(unittest.TestCase):
         self.assertGreater(slow["summary"]["total_ns"], base["summary"]["total_ns"])
         self.assertTrue(all(o.size == 0 for o in base["o"]))  # timing only: no values computed
 
+    def test_run_options_of_the_cli(self):
+        # launch, compare_unbatched, trace, trace_gz do what ahbm-sim run's flags do.
+        cli_dir = os.path.join(self.dir, "cli_opts")
+        summary = cli_run(FANOUT, cli_dir, "--no-vcd", "--no-values", "--compare-unbatched", "--launch", "per-head")
+        r = ahbm.run(FANOUT, values=False, compare_unbatched=True, launch="per-head")
+        self.assertEqual(r["summary"]["baselines"], summary["baselines"])
+        self.assertIn("no_sharing", r["summary"]["baselines"])
+        self.assertEqual(r["summary"]["policy"]["decision"]["launch"]["schedule"], "per-head")
+        out = os.path.join(self.dir, "py_gz")
+        ahbm.run(FANOUT, values=False, out=out, trace="step", trace_gz=True)
+        self.assertTrue(os.path.exists(os.path.join(out, "trace.json.gz")))
+        self.assertFalse(os.path.exists(os.path.join(out, "trace.json")))
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, values=False, launch="sometimes")
+        self.assertIn("sometimes", str(e.exception))
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, values=False, trace="everything")
+        self.assertIn("everything", str(e.exception))
+
     def test_errors_raise_with_the_field_path(self):
         with self.assertRaises(ahbm.InputError) as e:
             ahbm.run(FANOUT, {"pe": {"hbm": {"bandwidth_gbps": -1}}})

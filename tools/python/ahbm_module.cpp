@@ -143,12 +143,17 @@ class PySimulator {
       : cfg_(hw_of(hw, set, noc, hw_name_)) {}
 
   py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
-               bool vcd, double watchdog_ns, const std::optional<std::string>& out) {
+               bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
+               bool compare_unbatched, const std::string& trace, bool trace_gz) {
     RunOptions opt;
     opt.policy = policy;
     opt.seed = seed;
     opt.values = values;
     opt.vcd = vcd;
+    opt.launch = launch;  // checked at the first step, as the CLI's --launch
+    opt.compare_unbatched = compare_unbatched;
+    opt.trace = report::parse_trace_level(trace);
+    opt.trace_gz = trace_gz;
     opt.watchdog_ns = watchdog_ns;
     opt.hw_file = hw_name_;
     opt.sims = &sims_;
@@ -251,21 +256,27 @@ PYBIND11_MODULE(ahbm, m) {
            "hw: None (built-in defaults), a dict or a path; set: ['pe.hbm.bandwidth_gbps=25.6', ...]; noc: a model name")
       .def("run", &PySimulator::run, py::arg("scenario"), py::kw_only(), py::arg("policy") = "A",
            py::arg("seed") = py::none(), py::arg("values") = true, py::arg("vcd") = false,
-           py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(),
+           py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
+           py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
            "Simulates a scenario (dict or path). Returns {'summary': dict (summary.json), 'o': [ndarray per job of "
-           "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory.")
+           "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory. "
+           "launch, compare_unbatched, trace, trace_gz: as ahbm-sim run's --launch, --compare-unbatched, --trace, "
+           "--trace-gz.")
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
 
   m.def(
       "run",
       [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
-         bool vcd, double watchdog_ns, const std::optional<std::string>& out) {
-        return PySimulator(hw, set, noc).run(scenario, policy, seed, values, vcd, watchdog_ns, out);
+         bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
+         bool compare_unbatched, const std::string& trace, bool trace_gz) {
+        return PySimulator(hw, set, noc)
+            .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("policy") = "A", py::arg("seed") = py::none(), py::arg("values") = true,
-      py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(),
+      py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
+      py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
       "Simulator(hw, set, noc).run(scenario, ...): one scenario on a chip of its own.");
 
   m.def(
