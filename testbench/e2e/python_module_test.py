@@ -68,11 +68,16 @@ class ModuleCase(unittest.TestCase):
     def test_run_options_of_the_cli(self):
         # launch, compare_unbatched, trace, trace_gz do what ahbm-sim run's flags do.
         cli_dir = os.path.join(self.dir, "cli_opts")
-        summary = cli_run(FANOUT, cli_dir, "--no-vcd", "--no-values", "--compare-unbatched", "--launch", "per-head")
-        r = ahbm.run(FANOUT, values=False, compare_unbatched=True, launch="per-head")
+        summary = cli_run(FANOUT, cli_dir, "--no-vcd", "--no-values", "--compare-unbatched")
+        r = ahbm.run(FANOUT, values=False, compare_unbatched=True)
         self.assertEqual(r["summary"]["baselines"], summary["baselines"])
         self.assertIn("no_sharing", r["summary"]["baselines"])
-        self.assertEqual(r["summary"]["policy"]["decision"]["launch"]["schedule"], "per-head")
+        gqa = os.path.join(ROOT, "traces", "llama_gqa.json")  # 8 KV heads: one launch each
+        summary = cli_run(gqa, os.path.join(self.dir, "cli_gqa"), "--no-vcd", "--no-values", "--launch", "per-head")
+        r = ahbm.run(gqa, values=False, launch="per-head")
+        self.assertEqual(r["summary"]["policy"]["decision"]["launch"], summary["policy"]["decision"]["launch"])
+        self.assertEqual(r["summary"]["policy"]["decision"]["launch"]["kernels"], 8)
+        self.assertEqual(r["summary"]["total_ns"], summary["total_ns"])
         out = os.path.join(self.dir, "py_gz")
         ahbm.run(FANOUT, values=False, out=out, trace="step", trace_gz=True)
         self.assertTrue(os.path.exists(os.path.join(out, "trace.json.gz")))
