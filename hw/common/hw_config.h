@@ -39,7 +39,13 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
     "cycles from the last tile issue until its result is written back", "fill plus drain of a 16-deep array") \
   X(int, mac_multiple_16bit, 1, between(1, 16), "× fp32",                                                      \
     "MAC rate with fp16/bf16 storage as a multiple of the fp32 rate: a 16-bit tile issues every ⌈issue_interval / mac_multiple_16bit⌉ cycles", \
-    "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")
+    "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")                       \
+  X(std::string, narrow_m, "pad", one_of({"pad", "gemv"}), "name",                                               \
+    "a product of fewer than tile_m rows: `pad` = padded to tile_m-row engine tiles; `gemv` = row by row on the narrow path (gemv_macs_per_cycle), when that takes fewer cycles", \
+    "decode's 1-row Q: a GEMV unit as in AttAcc/HBM-PIM, so a 1-row step is HBM-bound (docs/model.md)")       \
+  X(int, gemv_macs_per_cycle, 256, between(1, 1 << 16), "MAC/cycle",                                             \
+    "fp32 MACs per cycle of the narrow path (fp16/bf16: × mac_multiple_16bit): each row takes ⌈n·k / rate⌉ cycles, plus pipeline_latency", \
+    "the array's 16×16 = 256 MACs, each fed its own K/V element (1 KiB/cycle from the SRAM slot); above the slice's 307.2 B/cycle, as AttAcc sizes its GEMV units to the internal HBM bandwidth")
 
 // pe.vector: the vector unit (online softmax, state rescaling).
 #define AHBM_PARAMS_PE_VECTOR(X)                                                                                 \
@@ -89,6 +95,7 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
 
 struct GemmConfig {
   AHBM_PARAMS_PE_GEMM(AHBM_HW_MEMBER)
+  bool gemv() const { return narrow_m == "gemv"; }
 };
 struct VectorConfig {
   AHBM_PARAMS_PE_VECTOR(AHBM_HW_MEMBER)
@@ -105,10 +112,14 @@ struct DmaConfig {
 #define AHBM_PARAMS_PE(X)                                                                                        \
   X(uint64_t, sram_bytes, 512 * 1024, between(1024, kMaxConfigBytes), "bytes",                                   \
     "PE local SRAM: Q tile + KV tile slots + scores + state",                                                     \
-    "holds the note's 160-row tile, two 64-token KV slots, scores and state (331 KiB) with room to spare")
+    "holds the note's 160-row tile, two 64-token KV slots, scores and state (331 KiB) with room to spare") \
+  X(std::string, overlap, "none", one_of({"none", "ping_pong"}), "name",                                         \
+    "GEMM engine / vector unit overlap across KV tiles: `none` = Q·Kᵀ, softmax, P·V one after another; `ping_pong` = Q·Kᵀ of the next KV tile on the GEMM engine while the vector unit does this tile's softmax", \
+    "none: the AHBM note's sequential PE; ping_pong: FlashAttention-3's ping-pong scheduling (docs/model.md)")
 
 struct PeConfig {
   AHBM_PARAMS_PE(AHBM_HW_MEMBER)
+  bool ping_pong() const { return overlap == "ping_pong"; }
   GemmConfig gemm;
   VectorConfig vector;
   HbmSliceConfig hbm;

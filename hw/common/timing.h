@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,22 @@ class TimedQueue {
       } else {
         sc_core::wait(event_);
       }
+    }
+  }
+  // The first item due by `deadline`, waiting for it until then; none if nothing is due by then
+  // (the caller is at `deadline` after that).
+  std::optional<T> pop_by(const sc_time& deadline) {
+    for (;;) {
+      const sc_time now = sc_core::sc_time_stamp();
+      if (!items_.empty() && items_.begin()->first.first <= now) {
+        auto first = items_.begin();
+        T item = std::move(first->second);
+        items_.erase(first);
+        return item;
+      }
+      if (now >= deadline) return std::nullopt;
+      const sc_time until = items_.empty() ? deadline : std::min(deadline, items_.begin()->first.first);
+      sc_core::wait(until - now, event_);
     }
   }
   size_t size() const { return items_.size(); }

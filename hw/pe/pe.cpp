@@ -1,7 +1,9 @@
 #include "hw/pe/pe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 #include "hw/common/component.h"
 #include "hw/common/engines.h"
@@ -26,6 +28,9 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_
   const std::string path = component_path(*this);
   sig_activity_ = sh.trace.add_signal(path + ".activity", 3);
   sig_dma_ = sh.trace.add_signal(path + ".dma_busy", 1);
+  // The vector unit works beside the GEMM engine only with overlap: then `activity` shows the
+  // GEMM engine and this signal the vector unit (docs/waveforms.md).
+  if (sh.cfg.pe.ping_pong()) sig_vector_ = sh.trace.add_signal(path + ".vector_busy", 1);
   slots_.resize(size_t(sh.cfg.pe.dma.buffers));
   sh.waits.add(path, [this] { return describe_wait(); });
   hbm.register_invalidate_direct_mem_ptr(this, &Pe::invalidate_dmi);
@@ -316,6 +321,86 @@ void Pe::apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, cons
       if (!visible(job.rows[size_t(t.row_begin + r)], kv.info[size_t(first + c)])) s(r, c) = neg_inf;
 }
 
+void Pe::count_block(const AttentionJob& job, int rows, int n) {
+  const auto& g = sh_.cfg.pe.gemm;
+  const uint64_t d = uint64_t(job.head_dim);
+  macs_ += 2 * uint64_t(rows) * uint64_t(n) * d;
+  gemm_tiles_ += gemm_issued_tiles(g, uint64_t(rows), uint64_t(n), d, job.dtype) +
+                 gemm_issued_tiles(g, uint64_t(rows), d, uint64_t(n), job.dtype);
+}
+
+void Pe::accumulate_block(const StatePtr& acc, const Block& blk, const TileRef& t, int gt, uint64_t b) {
+  if (!acc) return;
+  const AttentionJob& job = sh_.jobs[size_t(t.job)];
+  const int rows = t.rows(), d = job.head_dim, n = blk.n;
+  // No wait from here to the end of the block: the shared scratch is this PE's meanwhile.
+  TileScratch& x = sh_.scratch;
+  const Slot& slot = slots_[size_t(blk.slot)];
+  const ConstMapRM k = widen(job.dtype, slot.k, n, d, x.k);
+  const ConstMapRM v = widen(job.dtype, slot.v, n, d, x.v);
+  gemm_abt(ConstMapRM(q_in_tile_->data(), rows, d), k, x.s);
+  x.s *= job.scale;
+  apply_mask(x.s, job, t, job.shards[size_t(blk.src_pe)], blk.first);
+  block_state_into(x.s, v, x.state, x.block);
+  merge_into(*acc, x.state);
+  if (b == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
+    acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  sh_.guard.check(*acc, component_, gt);
+}
+
+void Pe::compute_blocks_overlapped(const TileRef& t, int gt, uint64_t blocks, const StatePtr& acc) {
+  // pe.overlap = ping_pong: the engines are two timelines (engines.h KvBlockPipeline). Each KV
+  // block's work is placed on them when the block is in SRAM, its spans and signal changes
+  // recorded at the placed times, and its slot freed when its P V ends; the process waits only
+  // for KV blocks (until the pending softmax ends, then the pending P V goes first) and for the
+  // engines to finish before the state leaves. Values are computed when the block is taken:
+  // the order of the merges, hence O, is that of `none`.
+  const AttentionJob& job = sh_.jobs[size_t(t.job)];
+  const PeConfig& cfg = sh_.cfg.pe;
+  const int rows = t.rows(), d = job.head_dim;
+  using Pipeline = KvBlockPipeline<sc_core::sc_time>;
+  Pipeline engines(true);
+  engines.begin(sc_core::sc_time_stamp());
+  std::vector<Pipeline::Placed> placed;
+  auto record = [&] {
+    for (const Pipeline::Placed& op : placed) {
+      if (op.op == EngineOp::gemm_pv) free_slots_.push(op.tag, op.end - sc_core::sc_time_stamp());
+      if (op.end == op.start) continue;  // no work (as busy() records none)
+      const bool gemm = op.op != EngineOp::softmax;
+      const PeActivity a = op.op == EngineOp::gemm_qk ? PeActivity::gemm_qk
+                           : op.op == EngineOp::gemm_pv ? PeActivity::gemm_pv : PeActivity::softmax;
+      const int sig = gemm ? sig_activity_ : sig_vector_;
+      sh_.trace.set_at_ns(sig, gemm ? uint64_t(a) : 1, trace_ns(op.start));
+      sh_.trace.set_at_ns(sig, 0, trace_ns(op.end));
+      sh_.span(op.start, op.end, component_, gemm ? (a == PeActivity::gemm_qk ? "gemm_qk" : "gemm_pv") : "softmax", t,
+               t.rows(), 0);
+      (gemm ? gemm_busy_ : vector_busy_) += op.end - op.start;
+    }
+    placed.clear();
+  };
+  for (uint64_t b = 0; b < blocks; ++b) {
+    compute_wait_.set("a KV tile from its DMA", gt);
+    std::optional<Block> blk;
+    if (engines.pending()) blk = full_slots_.pop_by(engines.lookahead_deadline());
+    if (!blk) {
+      engines.flush(placed);  // no next block in time: the pending P V goes first
+      record();
+      blk = full_slots_.pop();
+    }
+    compute_wait_.clear();
+    const BlockWork w = block_work(cfg, uint64_t(rows), uint64_t(blk->n), uint64_t(d), job.dtype);
+    engines.add(blk->slot, sc_core::sc_time_stamp(), {sh_.cycles(w.qk), sh_.cycles(w.softmax), sh_.cycles(w.pv)}, placed);
+    record();
+    count_block(job, rows, blk->n);
+    accumulate_block(acc, *blk, t, gt, b);
+  }
+  engines.flush(placed);
+  record();
+  if (engines.end() > sc_core::sc_time_stamp()) sc_core::wait(engines.end() - sc_core::sc_time_stamp());
+}
+
+uint64_t Pe::trace_ns(const sc_core::sc_time& t) const { return uint64_t(std::llround(to_ns(t - sh_.epoch))); }
+
 void Pe::compute_loop() {
   for (;;) {
     sc_core::wait(compute_start_);  // begin_run
@@ -350,40 +435,30 @@ void Pe::compute_tiles() {
 
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
     compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
-    TileData q = q_in->read_q(gt, component_);
+    q_in_tile_ = q_in->read_q(gt, component_);
     compute_wait_.clear();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
     StatePtr acc = job.values ? std::make_shared<AttnState>(AttnState::empty(rows, d)) : nullptr;
-    for (uint64_t b = 0; b < blocks; ++b) {
-      compute_wait_.set("a KV tile from its DMA", gt);
-      const Block blk = full_slots_.pop();
-      compute_wait_.clear();
-      const int n = blk.n;
-      busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d, job.dtype), t, 0, &gemm_busy_);
-      busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
-      busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n, job.dtype), t, 0, &gemm_busy_);
-      macs_ += 2 * uint64_t(rows) * uint64_t(n) * uint64_t(d);
-      gemm_tiles_ += gemm_tiles(cfg.gemm, rows, n, d) + gemm_tiles(cfg.gemm, rows, d, n);
-      if (acc) {
-        // No wait from here to the end of the block: the shared scratch is this PE's meanwhile.
-        TileScratch& x = sh_.scratch;
-        const Slot& slot = slots_[size_t(blk.slot)];
-        const ConstMapRM k = widen(job.dtype, slot.k, n, d, x.k);
-        const ConstMapRM v = widen(job.dtype, slot.v, n, d, x.v);
-        gemm_abt(ConstMapRM(q->data(), rows, d), k, x.s);
-        x.s *= job.scale;
-        apply_mask(x.s, job, t, job.shards[size_t(blk.src_pe)], blk.first);
-        block_state_into(x.s, v, x.state, x.block);
-        merge_into(*acc, x.state);
-        if (b == 0 && sh_.cfg.fault.nan_state_pe == pe_)  // FAULT INJECTION (tests): a NaN the guard must find
-          acc->o(0, 0) = std::numeric_limits<float>::quiet_NaN();
-        sh_.guard.check(*acc, component_, gt);
+    if (cfg.ping_pong()) {
+      compute_blocks_overlapped(t, gt, blocks, acc);
+    } else {
+      for (uint64_t b = 0; b < blocks; ++b) {
+        compute_wait_.set("a KV tile from its DMA", gt);
+        const Block blk = full_slots_.pop();
+        compute_wait_.clear();
+        const int n = blk.n;
+        busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d, job.dtype), t, 0, &gemm_busy_);
+        busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
+        busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n, job.dtype), t, 0, &gemm_busy_);
+        count_block(job, rows, n);
+        accumulate_block(acc, blk, t, gt, b);
+        free_slots_.push(blk.slot);
       }
-      free_slots_.push(blk.slot);
     }
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::send_state));
     state_out->send_state(local_, gt, std::move(acc), component_);
+    q_in_tile_.reset();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
     ++tiles_done_;
   }

@@ -96,6 +96,14 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void compute_loop();
   // One run: computes its Q tiles.
   void compute_tiles();
+  // pe.overlap = ping_pong: the KV blocks of Q tile `t` (global index gt) on the engine timelines.
+  void compute_blocks_overlapped(const TileRef& t, int gt, uint64_t blocks, const StatePtr& acc);
+  // Counts a block's MACs and issued engine tiles.
+  void count_block(const AttentionJob& job, int rows, int n);
+  // The values of block `blk` (the b-th of tile t) folded into `acc` (null: timing only).
+  void accumulate_block(const StatePtr& acc, const Block& blk, const TileRef& t, int gt, uint64_t b);
+  // `t` as the trace's ns from the run's epoch (a placed op's times are in the future).
+  uint64_t trace_ns(const sc_core::sc_time& t) const;
   // Weight GEMMs (pe_gemm.cpp): one run's W tiles, their GEMMs, the Y write-backs.
   struct GemmTile {
     int job, slot, mi, ni, ki;
@@ -134,6 +142,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   int chip_pe_;  // group × pes_per_group + pe_
   int component_, dma_component_;
   int sig_activity_, sig_dma_;
+  int sig_vector_ = -1;  // vector_busy: with pe.overlap = ping_pong only
+  TileData q_in_tile_;    // the Q tile being computed
   std::vector<int> my_tiles_;
   // Each slot: K tile then V tile, kv_tile_tokens x d, in the job's storage type (raw bytes as
   // DMA, a remote read or a broadcast delivered them); compute widens a tile to fp32 when it uses

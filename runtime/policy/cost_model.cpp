@@ -35,11 +35,10 @@ struct Model {
   double cyc;
   Model(const HwConfig& h, const NocEstimate& n) : hw(h), noc(n), cyc(1.0 / h.clock_ghz) {}
 
-  double comp_ns(int rows, int n, int d, DType t) const {
-    const auto& pe = hw.pe;
-    return double(gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(n), uint64_t(d), t) +
-                  softmax_cycles(pe.vector, uint64_t(rows), uint64_t(n), uint64_t(d)) +
-                  gemm_cycles(pe.gemm, uint64_t(rows), uint64_t(d), uint64_t(n), t)) * cyc;
+  // The engines' work on one KV block of n tokens (engines.h), in ns.
+  KvBlockPipeline<double>::Durations block_ns(int rows, int n, int d, DType t) const {
+    const BlockWork w = block_work(hw.pe, uint64_t(rows), uint64_t(n), uint64_t(d), t);
+    return {double(w.qk) * cyc, double(w.softmax) * cyc, double(w.pv) * cyc};
   }
   // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
   double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + to_ns(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
@@ -276,31 +275,61 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       // recurrence: a transfer needs a free SRAM slot (released when compute finished the block
       // that used it) and, for the PE's own DMA, the previous transfer done; compute needs Q,
       // the previous block and this block's data.
-      std::vector<std::pair<double, double>> blocks;
+      struct BlockCost {
+        KvBlockPipeline<double>::Durations work;
+        double dma;
+      };
+      std::vector<BlockCost> blocks;
       if (job.kv_broadcast) {
         // Owners read and multicast; reads of different owners overlap, so only slots limit it.
         for (const KvShard& s : job.shards)
           for (int f = 0; f < s.tokens; f += kv_tile) {
             const int n = std::min(kv_tile, s.tokens - f);
-            blocks.push_back({m.comp_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
+            blocks.push_back({m.block_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
           }
       } else {
         for (const KvBlock& s : streamed[ti][size_t(p)]) {
           const uint64_t b = 2 * uint64_t(s.n) * row;
-          blocks.push_back({m.comp_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+          blocks.push_back({m.block_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
         }
       }
-      double c = std::max(q_in_hand[p], lockstep), last_comp = 0;
-      for (const auto& [comp_b, dma_b] : blocks) {
+      // The PE's engines place each block as the PE does (engines.h KvBlockPipeline): a block's
+      // SRAM slot is released when its P V ends; with ping_pong a pending P V (slot held, time
+      // unknown: +inf) goes first when no other slot is free or its next block comes too late.
+      const double start = std::max(q_in_hand[p], lockstep);
+      KvBlockPipeline<double> engines(hw.pe.ping_pong()), alone(hw.pe.ping_pong());
+      engines.begin(start);
+      alone.begin(0.0);  // the same blocks with their KV in SRAM: the compute term
+      std::vector<KvBlockPipeline<double>::Placed> placed;
+      auto release = [&] {
+        for (const auto& op : placed)
+          if (op.op == EngineOp::gemm_pv) x.slot_free[size_t(op.tag)] = op.end;
+        placed.clear();
+      };
+      constexpr double kHeld = std::numeric_limits<double>::infinity();
+      for (const BlockCost& blk : blocks) {
         auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+        if (*slot == kHeld) {
+          engines.flush(placed);
+          release();
+          slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+        }
         const double ds = job.kv_broadcast ? *slot : std::max(x.dma, *slot);
-        const double de = ds + dma_b;
+        const double de = ds + blk.dma;
         x.dma = std::max(x.dma, de);
-        c = std::max(c, de) + comp_b;
-        *slot = c;
-        x.gemm += comp_b;
-        last_comp = comp_b;
+        *slot = kHeld;
+        engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, placed);
+        release();
+        alone.add(0, 0.0, blk.work, placed);
+        placed.clear();
       }
+      engines.flush(placed);
+      release();
+      alone.flush(placed);
+      placed.clear();
+      const double c = engines.end();
+      x.gemm += alone.end();
+      const double last_comp = blocks.empty() ? 0.0 : blocks.back().work.qk + blocks.back().work.softmax + blocks.back().work.pv;
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
       local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
                                dma_start + port_ns[size_t(p / per_cube)] + last_comp});
