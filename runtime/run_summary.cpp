@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hw/common/engines.h"
+#include "runtime/policy/roofline.h"
 #include "runtime/provenance.h"
 #include "runtime/report/stats_tree.h"
 
@@ -122,8 +123,18 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   uint64_t unbatched_bytes = 0, batched_bytes = 0;
   std::map<std::string, NoSharingRun::Phase> batched_phases;  // step sums, to set beside the no-sharing baseline
   uint64_t macs_expected = 0, macs_simulated = 0, macs_skipped = 0;
+  std::map<std::string, StepKindWork> step_kinds;  // the roofline per kind of step
   for (const StepRecord& s : steps) {
     const StepTiming& t = s.timing;
+    {
+      const std::string& l = s.id.label;
+      const bool prefill = l.size() >= 7 && l.compare(l.size() - 7, 7, "prefill") == 0;
+      StepKindWork& w = step_kinds[prefill ? "prefill" : s.id.phase];
+      ++w.steps;
+      w.ns += t.ns;
+      w.macs += double(t.macs_simulated);  // Q K^T and P V: 2 rows n d
+      w.hbm_bytes += double(t.hbm_bytes);
+    }
     Json& ph = phases[s.id.phase];
     if (ph.is_null())
       ph = {{"start_ns", t.start_ns}, {"steps", 0}, {"rows_per_kv_head", 0}, {"jobs", 0}, {"hbm_bytes_read", 0},
@@ -271,6 +282,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
       {"busy_ns_by_component", busy},
       {"gemm_batching", gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0)},
       {"numerics", numerics},
+      {"roofline", roofline_by_step_kind(hw, std::min(hw.groups, sc.model.num_kv_heads), step_kinds)},
       {"stats", report::stats_json(run.sim.stats)},
       {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
                   {"scenario_file", opt.scenario_file}}},

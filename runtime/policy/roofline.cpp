@@ -26,9 +26,7 @@ Roofline group_roofline(const HwConfig& hw) {
   return r;
 }
 
-namespace {
-
-Json point(const Roofline& r, double macs, double bytes, double seconds) {
+Json roofline_point(const Roofline& r, double macs, double bytes, double seconds) {
   const double intensity = bytes > 0 ? macs / bytes : 0.0;
   const double achieved = seconds > 0 ? macs / seconds : 0.0;
   return Json{{"macs", macs},
@@ -42,7 +40,27 @@ Json point(const Roofline& r, double macs, double bytes, double seconds) {
               {"bound", r.bandwidth_bound(intensity) ? "bandwidth" : "compute"}};
 }
 
-}  // namespace
+Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds) {
+  Roofline r = group_roofline(hw);
+  r.peak_macs_per_s *= groups;
+  r.bandwidth_bytes_per_s *= groups;
+  Json by_kind = Json::object();
+  for (const auto& [kind, w] : kinds) {
+    Json p = roofline_point(r, w.macs, w.hbm_bytes, w.ns * 1e-9);
+    p["steps"] = w.steps;
+    p["ns"] = w.ns;
+    // How close the steps came to their bound (attained / attainable).
+    const double attainable = p["attainable_macs_per_s"].get<double>();
+    p["share_of_attainable"] = attainable > 0 ? p["achieved_macs_per_s"].get<double>() / attainable : 0.0;
+    by_kind[kind] = p;
+  }
+  return Json{{"unit", "MAC per byte; MAC/s"},
+              {"groups", groups},
+              {"ridge_mac_per_byte", r.ridge()},
+              {"what", "per kind of step (prefill: a prefill phase or a join's prompt prefill; fanout; decode; join: the "
+                       "rest of a join), its MACs and HBM bytes over its simulated time, on the roofline of the groups used"},
+              {"by_step_kind", by_kind}};
+}
 
 Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs, const StatsNode& stats, double total_ns) {
   // Per phase: the MACs and HBM bytes of the groups that ran jobs of that phase.
@@ -68,11 +86,11 @@ Json roofline_summary(const HwConfig& hw, const std::vector<AttentionJob>& jobs,
         if (m > worst_pe_macs) worst_pe_macs = m, worst_pe_bytes = b;
       });
       if (!ran) continue;  // a group without a node in the tree (not simulated)
-      Json gj = point(grp, macs, bytes, seconds);
+      Json gj = roofline_point(grp, macs, bytes, seconds);
       gj["group"] = g;
       per_group.push_back(gj);
     }
-    phases[phase] = {{"per_pe_busiest", point(pe, worst_pe_macs, worst_pe_bytes, seconds)}, {"per_group", per_group}};
+    phases[phase] = {{"per_pe_busiest", roofline_point(pe, worst_pe_macs, worst_pe_bytes, seconds)}, {"per_group", per_group}};
   }
   return Json{{"unit", "MAC per byte; MAC/s"}, {"pe", {{"ridge_mac_per_byte", pe.ridge()}}},
               {"group", {{"ridge_mac_per_byte", grp.ridge()}}}, {"phases", phases}};

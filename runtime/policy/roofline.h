@@ -4,6 +4,7 @@
 // worked example: an fp32 GEMM M x K x N moving X, W and Y once has
 // I = M K N / (4 (M K + K N + M N)).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,20 @@ double gemm_intensity(double m, double k, double n, double elem_bytes = 4);
 Roofline pe_roofline(const HwConfig& hw);
 // One KV-head group: pes_per_group PEs and slices.
 Roofline group_roofline(const HwConfig& hw);
+
+// One roofline point: `macs` over `hbm_bytes` in `seconds` against `r` (intensity, attained,
+// attainable, bound).
+Json roofline_point(const Roofline& r, double macs, double hbm_bytes, double seconds);
+
+// What one kind of step did over a run: prefill (a prefill phase, or a join's prompt prefill),
+// fanout, decode, join (the rest of a join).
+struct StepKindWork {
+  int steps = 0;
+  double ns = 0, macs = 0, hbm_bytes = 0;
+};
+// A point per kind of step (summary.json "roofline"), on the roofline of the `groups` KV-head
+// groups the steps use.
+Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds);
 
 // Roofline of the step per phase (job phase), per PE and per group, from the simulated MACs,
 // HBM bytes and time (summary.json "roofline"). `stats` is SimResult::stats, `total_ns` the

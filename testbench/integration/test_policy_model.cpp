@@ -13,21 +13,10 @@
 #include "runtime/policy/choose.h"
 #include "runtime/policy/policy_eval.h"
 #include "runtime/policy/policy_report.h"
+#include "test_fanout_scenario.h"
 #include "test_support.h"
 
 using namespace ahbm;
-
-namespace {
-
-Scenario scenario(int prefix, int agents, int tokens) {
-  Scenario sc;
-  sc.name = "p";
-  sc.shared_prefix_tokens = prefix;
-  for (int a = 0; a < agents; ++a) sc.agents.push_back({"a" + std::to_string(a), tokens});
-  return sc;
-}
-
-}  // namespace
 
 TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
   HwConfig slow_remote;
@@ -40,7 +29,7 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
   for (const auto& [name, hw] : hws)
     for (int prefix : {2048, 8192})
       for (auto [agents, tokens] : std::vector<std::pair<int, int>>{{1, 1}, {8, 20}, {16, 64}, {64, 4}}) {
-        const Json r = evaluate_policies(scenario(prefix, agents, tokens), hw);
+        const Json r = evaluate_policies(test::fanout_scenario(prefix, agents, tokens), hw);
         ++points;
         // With the tile search many (policy, tile) candidates come within a few percent of each
         // other: the criterion is auto's pick within 5% of the fastest simulated candidate.
@@ -160,7 +149,7 @@ TEST(TileSearch, EachPolicyRunsItsLowestEstimateTileAndLargestKeepsOne) {
 // un-overlapped; a smaller tile pipelines it. The search finds a faster tile in simulation, and
 // the tile the cost model picks is never slower than the largest.
 TEST(TileSearch, OnTheNotesExampleTheSearchedTileBeatsTheLargestInSimulation) {
-  const Json r = evaluate_policies(scenario(8192, 8, 20), HwConfig{});
+  const Json r = evaluate_policies(test::fanout_scenario(8192, 8, 20), HwConfig{});
   int seen = 0;
   for (const Json& p : r["policies"]) {
     if (p.contains("unavailable")) continue;

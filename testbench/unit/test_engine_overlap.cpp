@@ -23,7 +23,8 @@ uint64_t scheduled_cycles(bool ping_pong, const BlockWork& w, int blocks) {
   e.flush(placed);
   // Each engine runs one op at a time, in order, and a block's ops keep their dependencies.
   uint64_t gemm_end = 0, vector_end = 0;
-  std::vector<uint64_t> qk_end(size_t(blocks)), sm_end(size_t(blocks)), pv_end(size_t(blocks), 0);
+  const size_t nb = size_t(blocks);
+  std::vector<uint64_t> qk_end(nb, 0), sm_end(nb, 0), pv_end(nb, 0);
   for (const auto& op : placed) {
     uint64_t& unit = op.op == EngineOp::softmax ? vector_end : gemm_end;
     EXPECT_GE(op.start, unit);
@@ -32,7 +33,9 @@ uint64_t scheduled_cycles(bool ping_pong, const BlockWork& w, int blocks) {
     if (op.op == EngineOp::gemm_qk) qk_end[b] = op.end;
     if (op.op == EngineOp::softmax) {
       EXPECT_GE(op.start, qk_end[b]);
-      if (b > 0) EXPECT_GE(op.start, pv_end[b - 1]) << "the softmax rescales O after the previous P V";
+      if (b > 0) {
+        EXPECT_GE(op.start, pv_end[b - 1]) << "the softmax rescales O after the previous P V";
+      }
       sm_end[b] = op.end;
     }
     if (op.op == EngineOp::gemm_pv) {
