@@ -42,7 +42,7 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
     "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")                       \
   X(std::string, narrow_m, "pad", one_of({"pad", "gemv"}), "name",                                               \
     "a product of fewer than tile_m rows: `pad` = padded to tile_m-row engine tiles; `gemv` = row by row on the narrow path (gemv_macs_per_cycle), when that takes fewer cycles", \
-    "decode's 1-row Q: a GEMV unit as in AttAcc/HBM-PIM, so a 1-row step is HBM-bound (docs/model.md)")       \
+    "pad: the AHBM note's engine tiles; set gemv for a GEMV unit as in AttAcc/HBM-PIM, with which a 1-row decode step is HBM-bound (docs/model.md, Decode calibration)")       \
   X(int, gemv_macs_per_cycle, 256, between(1, 1 << 16), "MAC/cycle",                                             \
     "fp32 MACs per cycle of the narrow path (fp16/bf16: × mac_multiple_16bit): each row takes ⌈n·k / rate⌉ cycles, plus pipeline_latency", \
     "the array's 16×16 = 256 MACs, each fed its own K/V element (1 KiB/cycle from the SRAM slot); above the slice's 307.2 B/cycle, as AttAcc sizes its GEMV units to the internal HBM bandwidth")
