@@ -13,6 +13,49 @@ std::pair<int, int> even_part(int total, int parts, int i) {
   const int base = total / parts, extra = total % parts;
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
+
+// The fused vector operators' inputs against the job's shape and every PE's blocks.
+void check_fusion(const HwConfig& cfg, const GemmJob& job, const std::vector<GemmShard>& shards, const std::string& at) {
+  const GemmFusion& f = job.fused;
+  if (!f.epilogue()) return;
+  const bool values = job.values();
+  auto size = [&](const char* what, size_t got, size_t want) {
+    if (got != want)
+      throw InputError(at + ": " + what + " has " + std::to_string(got) + " values (allowed: " + std::to_string(want) + ")");
+  };
+  if (f.rms_norm && values) size("the norm weight", f.norm_weight.size(), size_t(job.k));
+  if (f.residual && values) size("the residual", f.residual_values.size(), size_t(job.m) * size_t(job.n));
+  if (f.rope()) {
+    size("rope_col", f.rope_col.size(), size_t(job.n));
+    size("positions", f.positions.size(), size_t(job.m));
+    if (f.head_dim < 2 || f.head_dim % 2 != 0)
+      throw InputError(at + ": head_dim = " + std::to_string(f.head_dim) + " (allowed: an even number >= 2 for RoPE)");
+  }
+  for (size_t p = 0; p < shards.size(); ++p) {
+    const GemmShard& s = shards[p];
+    if (s.n_count == 0) continue;
+    // The norm's row sums and the epilogues need the whole of K on the PE.
+    if (s.k_count != job.k)
+      throw InputError(at + ": PE " + std::to_string(p) + " holds K rows [" + std::to_string(s.k_begin) + ", " +
+                       std::to_string(s.k_begin + s.k_count) + ") of " + std::to_string(job.k) +
+                       " (allowed with fused vector operators: the whole of K, no K-split)");
+    const GemmBlocking blk = gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
+    for (int n0 = 0; n0 < s.n_count; n0 += blk.nb) {
+      const int first = s.n_begin + n0, count = std::min(blk.nb, s.n_count - n0);
+      if (f.gated_act && (first % 2 != 0 || count % 2 != 0))
+        throw InputError(at + ": PE " + std::to_string(p) + " has a Y block of columns [" + std::to_string(first) + ", " +
+                         std::to_string(first + count) + ") (allowed with a gated activation: whole gate, up pairs)");
+      if (!f.rope()) continue;
+      const int* rc = f.rope_col.data();
+      const bool split_first = rc[first] >= 0 && rc[first] % 2 == 1;
+      const bool split_last = rc[first + count - 1] >= 0 && rc[first + count - 1] % 2 == 0;
+      if (split_first || split_last)
+        throw InputError(at + ": PE " + std::to_string(p) + "'s Y block of columns [" + std::to_string(first) + ", " +
+                         std::to_string(first + count) + ") splits a RoPE pair (allowed: both columns of a pair in one block)");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<GemmShard> gemm_even_shards(int k, int n, int pes, int k_split) {
@@ -105,6 +148,7 @@ void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, cons
       covered += uint64_t(s.n_count) * uint64_t(s.k_count);
       gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
     }
+    check_fusion(cfg, job, shards, at);
     if (covered != uint64_t(job.k) * uint64_t(job.n))
       throw InputError(at + ": the shards hold " + std::to_string(covered) + " of the " +
                        std::to_string(uint64_t(job.k) * uint64_t(job.n)) + " weights");
@@ -115,10 +159,11 @@ void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, cons
     uint64_t end = 0;
     for (size_t j = 0; j < jobs.size(); ++j)
       if (plans[j][size_t(p)].active())
-        end = std::max(end, plans[j][size_t(p)].y_base + uint64_t(jobs[j].m) * uint64_t(plans[j][size_t(p)].shard.n_count) * 4);
+        end = std::max(end, std::max(plans[j][size_t(p)].y_base, plans[j][size_t(p)].r_base) +
+                                uint64_t(jobs[j].m) * uint64_t(plans[j][size_t(p)].shard.n_count) * 4);
     if (end > cfg.pe.hbm.capacity_bytes)
       throw InputError(where + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
-                       " is exceeded on chip PE " + std::to_string(p) + " (the GEMMs' W shards and Y need " +
+                       " is exceeded on chip PE " + std::to_string(p) + " (the GEMMs' W shards, Y and residual rows need " +
                        std::to_string(end) + " bytes)");
   }
 }
@@ -143,6 +188,13 @@ std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const st
       GemmPePlan& pl = out[j][size_t(p)];
       if (!pl.active()) continue;
       pl.y_base = used[size_t(p)];
+      used[size_t(p)] += uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
+    }
+  for (size_t j = 0; j < jobs.size(); ++j)
+    for (int p = 0; p < pes; ++p) {
+      GemmPePlan& pl = out[j][size_t(p)];
+      if (!pl.active() || !jobs[j].fused.residual) continue;
+      pl.r_base = used[size_t(p)];
       used[size_t(p)] += uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
     }
   return out;

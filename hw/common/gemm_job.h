@@ -15,6 +15,7 @@
 
 #include "hw/common/hw_config.h"
 #include "hw/common/storage_type.h"
+#include "hw/common/vector_ops.h"
 
 namespace ahbm {
 
@@ -23,6 +24,35 @@ namespace ahbm {
 struct GemmShard {
   int n_begin = 0, n_count = 0;
   int k_begin = 0, k_count = 0;
+  bool operator==(const GemmShard& o) const {
+    return n_begin == o.n_begin && n_count == o.n_count && k_begin == o.k_begin && k_count == o.k_count;
+  }
+};
+
+// The vector operators fused into a GEMM (hw/common/vector_ops.h says where each runs and why
+// there); all off by default. Epilogues run on every finished Y block in the order below.
+struct GemmFusion {
+  // Prologue: the rows of X are RMS-normed (weight norm_weight, K values; empty in timing-only
+  // runs) before they meet W; needs the whole of K on the PE (no K-split).
+  bool rms_norm = false;
+  double rms_eps = 1e-6;
+  std::vector<float> norm_weight;
+  // RoPE on the columns with rope_col[c] >= 0 (the column's dimension in its head; interleaved
+  // pairs 2j, 2j + 1 adjacent, never split by a shard or block); positions[r] per row of X.
+  std::vector<int> rope_col;  // per column of N; empty: no RoPE
+  std::vector<int64_t> positions;
+  int head_dim = 0;
+  double rope_theta = 10000.0;
+  // act(Y[:, 2i]) · Y[:, 2i + 1] into column 2i (the job's columns are interleaved gate, up
+  // pairs); Y blocks leave with half their columns.
+  bool gated_act = false;
+  HiddenAct act = HiddenAct::silu;
+  // Y += the residual rows' same columns (fp32, M × N; empty in timing-only runs), read from the
+  // PE's HBM slice where the layer input is stored sharded like Y.
+  bool residual = false;
+  std::vector<float> residual_values;
+  bool rope() const { return !rope_col.empty(); }
+  bool epilogue() const { return rms_norm || rope() || gated_act || residual; }
 };
 
 struct GemmJob {
@@ -42,6 +72,7 @@ struct GemmJob {
   bool write_back = true;
   // Values (row-major, already rounded to `dtype`); both empty = timing only.
   std::vector<float> x, w;
+  GemmFusion fused;  // vector operators on X blocks and Y blocks (none by default)
   bool values() const { return !x.empty(); }
   uint64_t elem_bytes() const { return dtype_bytes(dtype); }
 };
@@ -74,11 +105,13 @@ std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes);
 // One PE's part of a run's GEMM job: its shard, its blocking, and where its W shard and Y
 // blocks sit in its HBM slice. The slice holds, per job in order, the W shard stored N-block
 // by N-block (each K_p × Nb block row-major, so every W tile is one burst), then after the
-// W of every job, per job the Y rows (each M-block's Mb × Nb blocks one after another).
+// W of every job, per job the Y rows (each M-block's Mb × Nb blocks one after another), then per
+// job with a residual epilogue its residual rows (M × N_p fp32, laid out like Y).
 struct GemmPePlan {
   GemmShard shard;
   GemmBlocking blk;
   uint64_t w_base = 0, y_base = 0;
+  uint64_t r_base = 0;  // the residual rows' shard (GemmFusion::residual), after every job's Y
   bool active() const { return shard.n_count > 0; }
   int m_blocks(int m) const { return int(ceil_div_i(m, blk.mb)); }
   int n_blocks() const { return int(ceil_div_i(shard.n_count, blk.nb)); }
@@ -111,6 +144,17 @@ struct GemmOpStats {
   uint64_t gemm_tiles = 0;        // engine tiles issued
   double gemm_busy_ns = 0;        // GEMM engines, summed over PEs
   double dma_busy_ns = 0;         // W reads and Y writes, summed over PEs
+  // The fused vector operators (GemmFusion), summed over PEs: vector-unit busy time per
+  // operator, element-ops issued (elements × passes), residual bytes read from HBM.
+  double norm_busy_ns = 0, rope_busy_ns = 0, act_busy_ns = 0, residual_busy_ns = 0;
+  uint64_t vector_ops = 0;
+  uint64_t residual_bytes_read = 0;
+  double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns; }
 };
+// Bytes of a finished Y block of mb × nb leaving the PE (half the columns after a gated
+// activation: the up columns are consumed).
+inline uint64_t gemm_y_block_bytes(const GemmFusion& f, int mb, int nb) {
+  return uint64_t(mb) * uint64_t(f.gated_act ? nb / 2 : nb) * 4;
+}
 
 }  // namespace ahbm

@@ -36,8 +36,11 @@
 namespace ahbm {
 
 // Activity codes of the PE's `activity` signal (docs/waveforms in docs/model.md).
-// gemm_w: a weight GEMM's W tile on the GEMM engine (q_read: its X block out of the Q buffer).
-enum class PeActivity : uint64_t { idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5, gemm_w = 6 };
+// gemm_w: a weight GEMM's W tile on the GEMM engine (q_read: its X block out of the Q buffer);
+// vector_op: a vector operator fused into a weight GEMM (hw/common/vector_ops.h).
+enum class PeActivity : uint64_t {
+  idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5, gemm_w = 6, vector_op = 7
+};
 
 // Counters of a PE (Pe::report_stats); its HBM slice adds its own to the same node.
 struct PeStats {
@@ -116,8 +119,14 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_write();
   // One burst between a GEMM slot and the slice (a W tile in, a Y block out; timing only
   // without values), with its span, the DMA signal and busy time.
-  void gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, const GemmJob& job, int j,
-                  int phase, int rows);
+  // values = false: a timing-only payload (no bytes move); activity: the span's name.
+  void gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values, int j,
+                  int phase, int rows, int activity);
+  // The vector unit busy `cycles` on fused operator `name` of job j (span, VCD, counters).
+  void gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int rows, uint64_t element_ops,
+                      double& busy_ns);
+  // The fused epilogues of a finished Y block (rows [m0, m0 + mb), shard columns [n0, n0 + nb)).
+  void gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, int mb, int n0, int nb, int phase);
   // A Y block is done (written back or gathered): counts it and the operator's end on this PE.
   void gemm_block_done(int job);
   bool has_gemm_work() const;
@@ -181,6 +190,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   TimedQueue<GemmTile> gemm_out_;
   uint64_t gemm_blocks_done_ = 0, gemm_blocks_total_ = 0;
   MatrixRM gemm_acc_, gemm_w_;  // the Y block's accumulators; a W tile widened to fp32
+  MatrixRM gemm_x_;             // an X block after the RMSNorm prologue
+  Eigen::VectorXf gemm_sumsq_;  // the Y block's rows' sums of squares (RMSNorm)
   sc_core::sc_event gemm_dma_start_, gemm_compute_start_, gemm_write_start_;
 };
 

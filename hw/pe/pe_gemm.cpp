@@ -3,6 +3,8 @@
 // through the slot of their last W tile. Closed forms: docs/model.md "Weight GEMMs".
 #include <algorithm>
 
+#include "hw/common/vector_ops.h"
+
 #include "hw/common/engines.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/pe/pe.h"
@@ -44,16 +46,16 @@ void Pe::gemm_write_loop() {
   }
 }
 
-void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, const GemmJob& job,
-                    int j, int phase, int rows) {
+void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values, int j,
+                    int phase, int rows, int activity) {
   GemmRun& g = sh_.gemm;
   const bool read = cmd == tlm::TLM_READ_COMMAND;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   if (read) sh_.trace.set(sig_dma_, 1);  // the DMA signal shows the W reads (Y writes overlap them)
   tlm::tlm_generic_payload tr;
   unsigned char no_bytes;
-  set_payload(tr, cmd, addr, job.values() ? slot : scratch(bytes), bytes);
-  if (!job.values()) set_timing_only(tr, no_bytes);
+  set_payload(tr, cmd, addr, values ? slot : scratch(bytes), bytes);
+  if (!values) set_timing_only(tr, no_bytes);
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   hbm->b_transport(tr, d);
   if (tr.is_response_error())
@@ -62,8 +64,7 @@ void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, ui
   sc_core::wait(d);
   if (read) sh_.trace.set(sig_dma_, 0);
   const sc_core::sc_time end = sc_core::sc_time_stamp();
-  sh_.spans.record(start, end, dma_component_, read ? g.activity_in : g.activity_out, phase, g.op_ids[size_t(j)], rows,
-                   int64_t(bytes));
+  sh_.spans.record(start, end, dma_component_, activity, phase, g.op_ids[size_t(j)], rows, int64_t(bytes));
   g.stats[size_t(j)].dma_busy_ns += to_ns(end - start);
   dma_busy_ += end - start;
 }
@@ -85,7 +86,8 @@ void Pe::gemm_dma() {
           // N-block ni is K_p × nb, row-major, after the ni full-width N-blocks before it.
           const uint64_t addr = pl.w_base + uint64_t(n0) * k_p * b + uint64_t(k0) * uint64_t(nb) * b;
           const uint64_t bytes = uint64_t(kb) * uint64_t(nb) * b;
-          gemm_burst(tlm::TLM_READ_COMMAND, addr, gemm_slots_[size_t(slot)].data(), bytes, job, int(j), phase, kb);
+          gemm_burst(tlm::TLM_READ_COMMAND, addr, gemm_slots_[size_t(slot)].data(), bytes, job.values(), int(j), phase, kb,
+                     g.activity_in);
           g.stats[j].w_bytes_read += bytes;
           gemm_full_.push({int(j), slot, mi, ni, ki});
         }
@@ -113,6 +115,7 @@ void Pe::gemm_compute() {
       sh_.spans.record(start, sc_core::sc_time_stamp(), component_, activity, phase, g.op_ids[j], rows, bytes);
       return sc_core::sc_time_stamp() - start;
     };
+    const GemmFusion& fu = job.fused;
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi) {
       const auto [m0, mb] = block_range(job.m, pl.blk.mb, mi);
       // The M-block's X rows must have reached the CUBE's Q buffer (gemm_job.h x_ready_ns).
@@ -122,6 +125,7 @@ void Pe::gemm_compute() {
       for (int ni = 0; ni < pl.n_blocks(); ++ni) {
         const auto [n0, nb] = block_range(pl.shard.n_count, pl.blk.nb, ni);
         if (job.values()) gemm_acc_.setZero(mb, nb);
+        if (fu.rms_norm) gemm_sumsq_.setZero(mb);
         for (int ki = 0; ki < pl.k_blocks(); ++ki) {
           const auto [k0, kb] = block_range(pl.shard.k_count, pl.blk.kb, ki);
           const GemmTile t = gemm_full_.pop();
@@ -131,6 +135,10 @@ void Pe::gemm_compute() {
           const uint64_t x_bytes = uint64_t(mb) * uint64_t(kb) * b;
           engine(PeActivity::q_read, x_in, ceil_div(x_bytes, uint64_t(sh_.cfg.cube.q_buffer.port_bytes_per_cycle)), mb,
                  int64_t(x_bytes));
+          // RMSNorm prologue on the X block: the rows' sums of squares, X ⊙ g (vector_ops.h).
+          if (fu.rms_norm)
+            gemm_vector_op("rms_norm", rms_prologue_cycles(cfg.vector, uint64_t(mb), uint64_t(kb)), int(j), phase, mb,
+                           uint64_t(mb) * uint64_t(kb) * VectorOpCost::rms_prologue, st.norm_busy_ns);
           const uint64_t tiles = gemm_tiles(cfg.gemm, uint64_t(mb), uint64_t(nb), uint64_t(kb));
           const uint64_t cycles = tiles * gemm_issue_interval(cfg.gemm, job.dtype) + (last ? cfg.gemm.pipeline_latency : 0);
           const sc_core::sc_time busy = engine(PeActivity::gemm_w, g.op_ids[j], cycles, mb, 0);
@@ -145,18 +153,27 @@ void Pe::gemm_compute() {
           if (job.values()) {
             // No wait from here to the end of the block: the values are this PE's meanwhile.
             const ConstMapRM x(job.x.data(), job.m, job.k);
+            const auto xb = x.block(m0, pl.shard.k_begin + k0, mb, kb);
+            if (fu.rms_norm) {
+              gemm_x_ = xb;
+              rms_prologue_apply(gemm_x_, fu.norm_weight.data() + pl.shard.k_begin + k0, gemm_sumsq_);
+            }
             if (job.dtype == DType::fp32) {
-              gemm_acc_.noalias() += x.block(m0, pl.shard.k_begin + k0, mb, kb) * ConstMapRM(reinterpret_cast<const float*>(slot), kb, nb);
+              const ConstMapRM w(reinterpret_cast<const float*>(slot), kb, nb);
+              if (fu.rms_norm) gemm_acc_.noalias() += gemm_x_ * w;
+              else gemm_acc_.noalias() += xb * w;
             } else {
               gemm_w_.resize(kb, nb);
               decode(job.dtype, slot, uint64_t(kb) * uint64_t(nb), gemm_w_.data());
-              gemm_acc_.noalias() += x.block(m0, pl.shard.k_begin + k0, mb, kb) * gemm_w_;
+              if (fu.rms_norm) gemm_acc_.noalias() += gemm_x_ * gemm_w_;
+              else gemm_acc_.noalias() += xb * gemm_w_;
             }
           }
           if (!last) {
             gemm_free_.push(t.slot);
             continue;
           }
+          if (fu.epilogue()) gemm_epilogue(job, int(j), pl, m0, mb, n0, nb, phase);
           if (job.values()) {
             g.y[j].block(m0, pl.shard.n_begin + n0, mb, nb) += gemm_acc_;
             sh_.guard.check(gemm_acc_, component_, -1);
@@ -174,6 +191,59 @@ void Pe::gemm_compute() {
   }
 }
 
+void Pe::gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int rows, uint64_t element_ops,
+                        double& busy_ns) {
+  if (cycles == 0) return;
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  sh_.trace.set(sig_activity_, uint64_t(PeActivity::vector_op));
+  sc_core::wait(sh_.cycles(cycles));
+  sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
+  sh_.spans.record(start, sc_core::sc_time_stamp(), component_, sh_.spans.intern(name), phase,
+                   sh_.gemm.op_ids[size_t(j)], rows, 0);
+  const sc_core::sc_time busy = sc_core::sc_time_stamp() - start;
+  vector_busy_ += busy;
+  busy_ns += to_ns(busy);
+  sh_.gemm.stats[size_t(j)].vector_ops += element_ops;
+}
+
+void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, int mb, int n0, int nb, int phase) {
+  GemmRun& g = sh_.gemm;
+  const GemmFusion& fu = job.fused;
+  const VectorConfig& v = sh_.cfg.pe.vector;
+  GemmOpStats& st = g.stats[size_t(j)];
+  const int c0 = pl.shard.n_begin + n0;  // the block's first column of Y
+  auto vector_op = [&](const char* name, uint64_t cycles, uint64_t element_ops, double& busy_ns) {
+    gemm_vector_op(name, cycles, j, phase, mb, element_ops, busy_ns);
+  };
+  const uint64_t rows = uint64_t(mb), block = uint64_t(mb) * uint64_t(nb);
+  if (fu.rms_norm) {
+    vector_op("rms_norm", rms_scale_cycles(v, rows, uint64_t(nb)),
+              rows * VectorOpCost::rms_row + block * VectorOpCost::rms_scale, st.norm_busy_ns);
+    if (job.values()) rms_scale_apply(gemm_acc_, gemm_sumsq_, job.k, fu.rms_eps);
+  }
+  if (fu.rope()) {
+    const uint64_t rotated = uint64_t(std::count_if(fu.rope_col.begin() + c0, fu.rope_col.begin() + c0 + nb, [](int c) { return c >= 0; }));
+    vector_op("rope", rope_cycles(v, rows, rotated), rows * rotated * VectorOpCost::rope, st.rope_busy_ns);
+    if (job.values()) rope_apply(gemm_acc_, fu.rope_col.data() + c0, fu.positions.data() + m0, fu.head_dim, fu.rope_theta);
+  }
+  if (fu.gated_act) {
+    vector_op("act", gated_act_cycles(v, fu.act, rows, uint64_t(nb)), rows * uint64_t(nb / 2) * uint64_t(gated_act_ops(fu.act)),
+              st.act_busy_ns);
+    if (job.values()) gated_act_apply(gemm_acc_, fu.act);
+  }
+  if (fu.residual) {
+    // The residual rows' columns of the block, from where the layer input is stored (timing
+    // only: the values come with the job), then the add.
+    const uint64_t bytes = block * 4;
+    const uint64_t addr = pl.r_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4;
+    gemm_burst(tlm::TLM_READ_COMMAND, addr, nullptr, bytes, false, j, phase, mb, sh_.spans.intern("residual_in"));
+    st.residual_bytes_read += bytes;
+    vector_op("residual", residual_cycles(v, rows, uint64_t(nb)), block * VectorOpCost::residual, st.residual_busy_ns);
+    if (job.values())
+      gemm_acc_ += ConstMapRM(fu.residual_values.data(), job.m, job.n).block(m0, c0, mb, nb);
+  }
+}
+
 void Pe::gemm_write() {
   GemmRun& g = sh_.gemm;
   for (size_t j = 0; j < g.jobs.size(); ++j) {
@@ -188,8 +258,9 @@ void Pe::gemm_write() {
         const auto [n0, nb] = block_range(pl.shard.n_count, pl.blk.nb, t.ni);
         // Y rows of M-block mi: mb × N_p, its N-blocks one after another.
         const uint64_t addr = pl.y_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4;
-        const uint64_t bytes = uint64_t(mb) * uint64_t(nb) * 4;
-        gemm_burst(tlm::TLM_WRITE_COMMAND, addr, gemm_slots_[size_t(t.slot)].data(), bytes, job, int(j), phase, mb);
+        const uint64_t bytes = gemm_y_block_bytes(job.fused, mb, nb);
+        gemm_burst(tlm::TLM_WRITE_COMMAND, addr, gemm_slots_[size_t(t.slot)].data(), bytes, job.values(), int(j), phase, mb,
+                   g.activity_out);
         g.stats[j].y_bytes_written += bytes;
         gemm_free_.push(t.slot);
         gemm_block_done(int(j));

@@ -4,19 +4,6 @@
 
 namespace ahbm {
 
-const char* hidden_act_name(HiddenAct a) {
-  switch (a) {
-    case HiddenAct::gelu: return "gelu";
-    case HiddenAct::gelu_pytorch_tanh: return "gelu_pytorch_tanh";
-    default: return "silu";
-  }
-}
-
-const std::vector<std::string>& hidden_act_names() {
-  static const std::vector<std::string> names = {"silu", "gelu", "gelu_pytorch_tanh"};
-  return names;
-}
-
 // Fields of HuggingFace config files that name or package the model but do not change its
 // shape: accepted so that a downloaded config.json loads, and ignored.
 const std::vector<std::string> kModelMetadataKeys = {"architectures", "model_type", "torch_dtype",

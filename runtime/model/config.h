@@ -8,14 +8,12 @@
 #include <vector>
 
 #include "hw/common/json_reader.h"
+#include "hw/common/vector_ops.h"
 
 namespace ahbm {
 
-// The gate activation of the feed-forward block. Every layer is LLaMA-style gated
-// (down(act(gate(x)) * up(x))); the name only selects the activation.
-enum class HiddenAct { silu, gelu, gelu_pytorch_tanh };
-const char* hidden_act_name(HiddenAct a);
-const std::vector<std::string>& hidden_act_names();
+// The gate activation of the feed-forward block (HiddenAct, hw/common/vector_ops.h): every
+// layer is LLaMA-style gated (down(act(gate(x)) * up(x))); the name only selects the activation.
 
 struct ModelConfig {
   int64_t hidden_size = 0;

@@ -302,3 +302,142 @@ TEST(GemmPe, ChipRunsAttentionAndGemmsOneAfterAnother) {
   EXPECT_GT(w_in, 0);
   EXPECT_EQ(y_out, 4);  // one Y block per PE
 }
+
+namespace {
+
+// The layer's fusions (docs/model.md "Vector operators"): qkv_proj (RMSNorm + RoPE), gate_up
+// (RMSNorm + activation), o_proj/down (residual add).
+enum class Fuse { norm_rope, norm_act, residual };
+
+void fuse(GemmJob& j, Fuse kind, int head_dim) {
+  GemmFusion& f = j.fused;
+  if (kind != Fuse::residual) {
+    f.rms_norm = true;
+    f.rms_eps = 1e-5;
+  }
+  if (kind == Fuse::norm_rope) {
+    f.head_dim = head_dim;
+    f.rope_theta = 10000.0;
+    // The last head_dim columns are not rotated (V); the others are, dimension c mod head_dim.
+    for (int c = 0; c < j.n; ++c) f.rope_col.push_back(c + head_dim < j.n ? c % head_dim : -1);
+    for (int r = 0; r < j.m; ++r) f.positions.push_back(3 * r + 1);
+  }
+  if (kind == Fuse::norm_act) {
+    f.gated_act = true;
+    f.act = HiddenAct::silu;
+  }
+  f.residual = kind == Fuse::residual;
+}
+
+// The fused job's Y in float64: rows of (X ⊙ g) W scaled by rsqrt(mean(x²) + eps), then RoPE,
+// the activation (gate column keeps act(g)·u, up column 0) and the residual, on the job's own
+// (stored) X and W.
+Eigen::MatrixXd fused_reference(const GemmJob& j) {
+  const GemmFusion& f = j.fused;
+  Eigen::MatrixXd y = Eigen::MatrixXd::Zero(j.m, j.n);
+  for (int r = 0; r < j.m; ++r) {
+    double ss = 0;
+    for (int i = 0; i < j.k; ++i) ss += double(j.x[size_t(r * j.k + i)]) * j.x[size_t(r * j.k + i)];
+    const double s = f.rms_norm ? 1.0 / std::sqrt(ss / j.k + f.rms_eps) : 1.0;
+    for (int c = 0; c < j.n; ++c) {
+      double acc = 0;
+      for (int i = 0; i < j.k; ++i)
+        acc += double(j.x[size_t(r * j.k + i)]) * (f.rms_norm ? double(f.norm_weight[size_t(i)]) : 1.0) *
+               j.w[size_t(i * j.n + c)];
+      y(r, c) = s * acc;
+    }
+    if (f.rope())
+      for (int c = 0; c + 1 < j.n; ++c)
+        if (f.rope_col[size_t(c)] >= 0 && f.rope_col[size_t(c)] % 2 == 0) {
+          const double a = rope_angle(f.positions[size_t(r)], f.rope_col[size_t(c)] / 2, f.head_dim, f.rope_theta);
+          const double u = y(r, c), w = y(r, c + 1);
+          y(r, c) = u * std::cos(a) - w * std::sin(a);
+          y(r, c + 1) = u * std::sin(a) + w * std::cos(a);
+          ++c;
+        }
+    if (f.gated_act)
+      for (int c = 0; c + 1 < j.n; c += 2) {
+        y(r, c) = hidden_act_ref(f.act, y(r, c)) * y(r, c + 1);
+        y(r, c + 1) = 0;
+      }
+    if (f.residual)
+      for (int c = 0; c < j.n; ++c) y(r, c) += f.residual_values[size_t(r * j.n + c)];
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST(GemmPe, FusedVectorOperatorsAddTheirClosedFormsAlignedAndRagged) {
+  HwConfig c = small_chip();
+  c.pe.gemm.issue_interval = 64;  // compute-bound: every W tile is in before it is needed
+  for (Fuse kind : {Fuse::norm_rope, Fuse::norm_act, Fuse::residual})
+    for (auto [m, k, n] : {std::array<int, 3>{16, 256, 64}, {5, 100, 28}, {13, 333, 36}}) {
+      SCOPED_TRACE("fusion " + std::to_string(int(kind)) + " M=" + std::to_string(m) + " K=" + std::to_string(k) +
+                   " N=" + std::to_string(n));
+      GemmJob j = job(m, k, n);
+      fuse(j, kind, 8);
+      const auto plans = gemm_pe_plans(c, {j});
+      const SimResult r = Simulator(c).run_gemms({j});
+      GemmJob plain = job(m, k, n);
+      const SimResult base = Simulator(c).run_gemms({plain});
+      for (int p = 0; p < 2; ++p) {
+        const GemmPePlan& pl = plans[0][size_t(p)];
+        ASSERT_EQ(pl.blk.mb, m);
+        ASSERT_EQ(pl.blk.nb, pl.shard.n_count);
+        EXPECT_NEAR(r.gemms[0].pe_end_ns[size_t(p)], compute_bound_ns(c, j, pl), kTimeTolNs) << "PE " << p;
+        EXPECT_GT(r.gemms[0].pe_end_ns[size_t(p)], base.gemms[0].pe_end_ns[size_t(p)]);  // the fusion costs time
+      }
+      const GemmOpStats& st = r.gemms[0];
+      EXPECT_GT(st.vector_busy_ns(), 0.0);
+      EXPECT_GT(st.vector_ops, 0u);
+      EXPECT_EQ(st.residual_bytes_read, kind == Fuse::residual ? uint64_t(m) * uint64_t(n) * 4 : 0u);
+      EXPECT_EQ(st.y_bytes_written, uint64_t(m) * uint64_t(kind == Fuse::norm_act ? n / 2 : n) * 4);
+      EXPECT_EQ(st.macs, base.gemms[0].macs);
+    }
+}
+
+TEST(GemmPe, FusedVectorOperatorValuesMatchFloat64) {
+  // On the job's stored X and W: fp32 accumulation and the fp32 vector unit against float64.
+  // Per element the GEMM errs by at most K·u32·Σ|x||w| (the row scale, RoPE, SiLU and the add each
+  // add a few u32 relative): 1e-4 relative to the row's largest |Y| is far above that (K = 300:
+  // 2e-5) and far below any wrong formula (a missing norm or a wrong angle errs by O(1)).
+  for (Fuse kind : {Fuse::norm_rope, Fuse::norm_act, Fuse::residual}) {
+    SCOPED_TRACE("fusion " + std::to_string(int(kind)));
+    HwConfig c = small_chip(1, 4);
+    c.pe.sram_bytes = 24 * 1024;  // several K and M blocks per PE
+    GemmJob j = job(37, 300, 48, DType::fp16);
+    fuse(j, kind, 8);
+    fill_gemm_values(j, 5, 1);
+    if (j.fused.rms_norm)
+      for (int i = 0; i < j.k; ++i) j.fused.norm_weight.push_back(1.0f + 0.01f * float(i % 7));
+    if (j.fused.residual)
+      for (int i = 0; i < j.m * j.n; ++i) j.fused.residual_values.push_back(float(i % 11) - 5.0f);
+    ASSERT_GT(gemm_pe_plans(c, {j})[0][0].k_blocks(), 1);
+    const SimResult r = Simulator(c).run_gemms({j});
+    const Eigen::MatrixXd ref = fused_reference(j);
+    const double scale = ref.cwiseAbs().maxCoeff();
+    const double err = (r.gemm_outputs[0].cast<double>() - ref).cwiseAbs().maxCoeff();
+    EXPECT_LE(err, 1e-4 * scale) << "max |Y| " << scale;
+    EXPECT_GT(err, 0.0);
+  }
+}
+
+TEST(GemmPe, FusionsThatCannotRunAreInputErrors) {
+  HwConfig c = small_chip();
+  GemmJob j = job(4, 64, 30);  // 15 columns per PE: a gated activation needs whole pairs
+  fuse(j, Fuse::norm_act, 8);
+  EXPECT_THROW(Simulator(c).run_gemms({j}), InputError);
+  GemmJob split = job(4, 64, 32);
+  split.k_split = 2;
+  fuse(split, Fuse::residual, 8);
+  EXPECT_THROW(Simulator(c).run_gemms({split}), InputError);
+  GemmJob rope = job(4, 64, 34);  // 17 columns per PE: PE 0's block ends inside a pair
+  fuse(rope, Fuse::norm_rope, 8);
+  try {
+    Simulator(c).run_gemms({rope});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("splits a RoPE pair"), std::string::npos) << e.what();
+  }
+}

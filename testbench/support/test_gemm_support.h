@@ -5,6 +5,7 @@
 
 #include "hw/common/engines.h"
 #include "hw/common/gemm_job.h"
+#include "hw/common/vector_ops.h"
 
 namespace ahbm::test {
 
@@ -15,19 +16,33 @@ inline double ns_of_bytes(uint64_t bytes, double gbps) { return double(bytes) / 
 
 // The per-PE time when the GEMM engine is the bottleneck (every W tile loaded before compute
 // needs it) and the M, N edges are one block: the engine starts when X is in and the first W
-// tile has arrived, then per W tile reads its X block (Q-buffer port) and issues its engine
-// tiles; the accumulators drain once; the Y block is written back at the slice bandwidth.
+// tile has arrived, then per W tile reads its X block (Q-buffer port), runs the RMSNorm
+// prologue on it (fused), and issues its engine tiles; the accumulators drain once; the fused
+// epilogues run on the vector unit (RMSNorm scale, RoPE, activation, residual read and add:
+// hw/common/vector_ops.h); the Y block is written back at the slice bandwidth. 1 GHz: 1 cycle = 1 ns.
 inline double compute_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPePlan& pl) {
-  const uint64_t b = j.elem_bytes();
+  const uint64_t b = j.elem_bytes(), m = uint64_t(j.m), n_p = uint64_t(pl.shard.n_count);
+  const GemmFusion& f = j.fused;
+  const VectorConfig& v = c.pe.vector;
   const double first_w = c.pe.hbm.latency_ns + ns_of_bytes(uint64_t(pl.blk.kb) * uint64_t(pl.blk.nb) * b, c.pe.hbm.bandwidth_gbps);
   double t = std::max(x_ready_ns(c, {j}, 0, j.m - 1), first_w);
   for (int k0 = 0; k0 < pl.shard.k_count; k0 += pl.blk.kb) {
     const uint64_t kb = uint64_t(std::min(pl.blk.kb, pl.shard.k_count - k0));
-    t += double(ceil_div(uint64_t(j.m) * kb * b, uint64_t(c.cube.q_buffer.port_bytes_per_cycle)));
-    t += double(gemm_tiles(c.pe.gemm, uint64_t(j.m), uint64_t(pl.shard.n_count), kb) * gemm_issue_interval(c.pe.gemm, j.dtype));
+    t += double(ceil_div(m * kb * b, uint64_t(c.cube.q_buffer.port_bytes_per_cycle)));
+    if (f.rms_norm) t += double(rms_prologue_cycles(v, m, kb));
+    t += double(gemm_tiles(c.pe.gemm, m, n_p, kb) * gemm_issue_interval(c.pe.gemm, j.dtype));
   }
   t += c.pe.gemm.pipeline_latency;
-  return t + ns_of_bytes(uint64_t(j.m) * uint64_t(pl.shard.n_count) * 4, c.pe.hbm.bandwidth_gbps);
+  if (f.rms_norm) t += double(rms_scale_cycles(v, m, n_p));
+  if (f.rope()) {
+    uint64_t rotated = 0;
+    for (int col = pl.shard.n_begin; col < pl.shard.n_begin + pl.shard.n_count; ++col) rotated += f.rope_col[size_t(col)] >= 0;
+    t += double(rope_cycles(v, m, rotated));
+  }
+  if (f.gated_act) t += double(gated_act_cycles(v, f.act, m, n_p));
+  if (f.residual)
+    t += c.pe.hbm.latency_ns + ns_of_bytes(m * n_p * 4, c.pe.hbm.bandwidth_gbps) + double(residual_cycles(v, m, n_p));
+  return t + ns_of_bytes(gemm_y_block_bytes(f, j.m, pl.shard.n_count), c.pe.hbm.bandwidth_gbps);
 }
 
 }  // namespace ahbm::test
