@@ -10,7 +10,7 @@
 #include "hw/chip/chip_stats.h"
 #include "runtime/join/phase.h"
 #include "runtime/kv/page_manager.h"
-#include "runtime/model/layer_plan.h"
+#include "runtime/model/model_steps.h"
 #include "runtime/model/memory_map.h"
 #include "runtime/npy.h"
 #include "runtime/output_dir.h"
@@ -127,13 +127,15 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   }
   SimulatorPool own_sims;  // every step of the run on the same few elaborated chips
   set.sims = opt.sims ? opt.sims : &own_sims;
-  StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step
-
-  // A dense whole model: the weight GEMMs of one layer per step, beside the attention
-  // (runtime/model/layer_plan.h; MoE routing is not modelled yet).
+  // A dense whole model: every step runs every layer's operators around its attention
+  // (runtime/model/model_steps.h; MoE routing is not modelled yet).
   SimulatorPool gemm_sims;
-  std::optional<LayerOperatorReport> operators;
-  if (weights && !sc.model.full->moe()) operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim);
+  std::optional<ModelSteps> operators;
+  if (weights && !sc.model.full->moe()) {
+    operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer);
+    set.layers = &*operators;
+  }
+  StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step
 
   Timeline timeline(opt.vcd);
   std::vector<StepRecord> records;
@@ -141,11 +143,6 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   const auto record = [&](const Step& step, StepRun&& sr) {
     if (sr.record.id.kv.in_use > rep.at_peak.in_use) rep.at_peak = sr.record.id.kv;
     records.push_back(sr.record);
-    if (operators) {
-      int rows = 0;
-      for (const StepAgent& a : step.agents) rows += a.new_tokens;
-      operators->add_step(step.label(), phase_name(step.phase), rows);
-    }
     if (opt.keep_steps) run.steps.push_back({step, sr.plan, sr.sim.outputs, sr.sim.stats});
     if (step.phase == PhaseType::fanout) {
       run.plan = std::move(sr.plan);
@@ -181,7 +178,7 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   if (weights)
     run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
                                                 rep.peak_per_pe);
-  if (operators) run.summary["operators"] = operators->json();
+  if (operators) add_model_latency(run.summary, operators->json(), records, sc.model.layers);
   // The NoC model by name and its traffic totals, at the top level for quick comparison.
   run.summary["noc"] = report::stats_json(run.sim.stats.at(ChipStats::noc));
   run.summary["noc"]["model"] = hw.noc.model;

@@ -33,6 +33,9 @@ struct RunOptions {
   bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
   bool keep_steps = false;       // keep every step's plan and outputs in RunOutput::steps
   bool join_compare = false;     // run every join strategy side by side (as the scenario's join.compare)
+  // A whole dense model: simulate the operators of every layer, not once per distinct layer
+  // (runtime/model/model_steps.h; the results are the same, tested).
+  bool every_layer = false;
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;

@@ -165,6 +165,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
     if (s.check) sj["max_abs_err"] = s.check->datapath.max_abs_err;
     if (s.check && s.check->storage) sj["max_abs_err_vs_unrounded"] = s.check->storage->max_abs_err;
     if (s.unbatched) sj["unbatched_ns"] = s.unbatched->ns;
+    if (!s.layers.is_null()) sj["layers"] = s.layers;
     steps_j.push_back(sj);
     if (s.check) {
       checked = true;
@@ -288,6 +289,29 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
                   {"scenario_file", opt.scenario_file}}},
       {"simulator", simulator_json(hw)},
   };
+}
+
+void add_model_latency(Json& summary, Json operators, const std::vector<StepRecord>& steps, int layers) {
+  const StepRecord* first_token = nullptr;
+  double decode_ns = 0;
+  int decode_steps = 0;
+  for (const StepRecord& s : steps) {
+    if (s.id.phase == "decode") {
+      if (decode_steps == 0) first_token = &s;
+      decode_ns += s.timing.ns;
+      ++decode_steps;
+    }
+    if (s.id.phase == "fanout" && decode_steps == 0) first_token = &s;
+  }
+  operators["ttft_ns"] = first_token ? first_token->timing.start_ns + first_token->timing.ns : 0.0;
+  operators["ttft_step"] = first_token ? first_token->id.label : "";
+  operators["tpot_ns"] = decode_steps ? decode_ns / decode_steps : 0.0;
+  operators["decode_steps"] = decode_steps;
+  Json& model = summary["model"];
+  model["attention_ns_all_layers"] = operators["attention_ns"];
+  model["note"] = "every layer on the step timeline (summary operators); attention_ns_all_layers = the attention of "
+                  "every layer of every step (" + std::to_string(layers) + " layers)";
+  summary["operators"] = std::move(operators);
 }
 
 }  // namespace ahbm

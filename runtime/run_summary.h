@@ -24,4 +24,10 @@ struct KvReport {
 Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
                    const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run);
 
+// A whole model (runtime/model/model_steps.h): summary "operators" from `operators` (ModelSteps::json)
+// plus the latencies a user asks of a model: TTFT (the run's start to the end of the first decode
+// step, or of the fan-out without decode steps) and TPOT (the mean decode step); the model block's
+// all-layer attention estimate becomes the attention actually placed on the timeline.
+void add_model_latency(Json& summary, Json operators, const std::vector<StepRecord>& steps, int layers);
+
 }  // namespace ahbm

@@ -91,6 +91,7 @@ struct StepRecord {
   StepTiming timing;
   std::optional<StepCheck> check;         // with values
   std::optional<UnbatchedRun> unbatched;  // with --compare-unbatched
+  Json layers;                            // a whole model: the step's operators (StepLayers)
 };
 
 // Appends the step's simulation to the timeline and records the runtime's spans of it: the step,

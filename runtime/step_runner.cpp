@@ -29,6 +29,7 @@ StepRunner StepRunner::quiet() const {
   s.compare_unbatched = false;
   s.sim.vcd = false;
   s.sim.progress = nullptr;
+  s.layers = nullptr;  // a strategy compared beside the run: its attention only
   return StepRunner(sc_, hw_, s);
 }
 
@@ -64,7 +65,16 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   rec.shape = shape_of(run.plan);
   rec.policy = policy_summary(choice, hw_, run.plan.jobs, run.sim);
   rec.timing = timing_of(step, run.plan, run.sim);
+  const double step_start = tl.now_ns();
+  if (set_.layers) set_.layers->before_attention(step, tl);
   place_on_timeline(tl, run.sim, step, run.plan, sc_.model, hw_.groups, rec);
+  if (set_.layers) {
+    // The step spans every layer: it starts with layer 0's operators before the attention.
+    rec.layers = set_.layers->after_attention(step, tl, rec.timing.ns);
+    for (double& t : rec.timing.agent_done_ns) t += rec.timing.start_ns - step_start;
+    rec.timing.start_ns = step_start;
+    rec.timing.ns = tl.now_ns() - step_start;
+  }
   if (set_.values) rec.check = check_outputs(run.plan, run.sim.outputs, *set_.values, set_.seed);
   if (set_.compare_unbatched) rec.unbatched = unbatched(kv, step, q_tile_rows, run.plan, run.sim, sim);
   return run;

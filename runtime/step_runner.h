@@ -26,6 +26,16 @@
 
 namespace ahbm {
 
+// Work a whole model adds around each step's attention (runtime/model/model_steps.h): the
+// operators before the attention of layer 0, then the rest of layer 0 and every other layer.
+class StepLayers {
+ public:
+  virtual ~StepLayers() = default;
+  virtual void before_attention(const Step& step, Timeline& tl) = 0;
+  // Returns the step's breakdown (summary steps[].layers); the attention took `attention_ns`.
+  virtual Json after_attention(const Step& step, Timeline& tl, double attention_ns) = 0;
+};
+
 // What a run's steps share (the driver fills it from RunOptions).
 struct StepSettings {
   uint64_t seed = 1;
@@ -38,6 +48,8 @@ struct StepSettings {
   SimulatorPool* sims = nullptr;
   // Steps the run plans before its join (SimProgress::steps of sim.progress reports).
   int planned_steps = 0;
+  // A whole model's layers around each step's attention; null: the attention core alone.
+  StepLayers* layers = nullptr;
 };
 
 // How often each stage was entered.

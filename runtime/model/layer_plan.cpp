@@ -20,8 +20,43 @@ std::vector<LayerOperator> layer_operators() {
           {"down_proj", {"mlp.down_proj"}}};
 }
 
+OperatorLayout operator_layout(const ModelConfig& m, const MemoryMap& map, int layer, const LayerOperator& op) {
+  const auto& columns_of = map.layer_columns.at(size_t(layer));
+  const size_t T = op.tensors.size();
+  // Each tensor's columns are contiguous shards in PE order (memory_map.h): PE p's start is the
+  // sum of the counts before it.
+  std::vector<std::vector<int>> count(T), first(T);
+  for (size_t t = 0; t < T; ++t) {
+    count[t] = columns_of.at(op.tensors[t]);
+    first[t].resize(count[t].size());
+    int next = 0;
+    for (size_t p = 0; p < count[t].size(); ++p) first[t][p] = next, next += count[t][p];
+  }
+  const bool interleave = op.name == "gate_up_proj";
+  OperatorLayout out;
+  int next = 0;
+  for (size_t p = 0; p < size_t(map.pes); ++p) {
+    const int begin = next;
+    if (interleave) {
+      if (count[0][p] != count[1][p])
+        throw InputError("model: layer " + std::to_string(layer) + "'s " + op.name + " puts " + std::to_string(count[0][p]) +
+                         " gate and " + std::to_string(count[1][p]) + " up columns on chip PE " + std::to_string(p) +
+                         " (allowed: the same number, so the activation pairs them on the PE; intermediate_size = " +
+                         std::to_string(m.intermediate_size) + " a multiple of the " + std::to_string(map.pes) + " PEs)");
+      for (int c = 0; c < count[0][p]; ++c)
+        for (size_t t = 0; t < 2; ++t) out.tensor.push_back(int(t)), out.column.push_back(first[t][p] + c);
+    } else {
+      for (size_t t = 0; t < T; ++t)
+        for (int c = 0; c < count[t][p]; ++c) out.tensor.push_back(int(t)), out.column.push_back(first[t][p] + c);
+    }
+    next = int(out.column.size());
+    out.shards.push_back(next > begin ? GemmShard{begin, next - begin, 0, 0} : GemmShard{});
+  }
+  return out;
+}
+
 GemmJob operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const LayerOperator& op, int rows,
-                      const std::string& phase) {
+                      const std::string& phase, int layer) {
   const std::vector<WeightTensor> weights = layer_weights(m);
   GemmJob j;
   j.op = op.name;
@@ -29,100 +64,55 @@ GemmJob operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const
   j.m = rows;
   j.dtype = t;
   j.n = 0;
-  std::vector<int> columns(size_t(map.pes), 0);
-  for (const std::string& name : op.tensors) {
+  for (const std::string& name : op.tensors)
     for (const WeightTensor& w : weights)
       if (w.name == name) {
         j.k = int(w.rows);
         j.n += int(w.cols);
       }
-    const std::vector<int>& c = map.layer0_columns.at(name);
-    for (size_t p = 0; p < columns.size(); ++p) columns[p] += c[p];
-  }
-  int next = 0;
-  for (int c : columns) {
-    j.shards.push_back(c > 0 ? GemmShard{next, c, 0, j.k} : GemmShard{});
-    next += c;
-  }
+  j.shards = operator_layout(m, map, layer, op).shards;
+  for (GemmShard& s : j.shards)
+    if (s.n_count > 0) s.k_count = j.k;
   return j;
 }
 
-std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map, int rows, const std::string& phase) {
+std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map,
+                                 const std::vector<int64_t>& positions, const std::string& phase, int layer) {
   if (m.moe())
     throw InputError("model: the weight GEMMs of an MoE layer (num_local_experts = " + std::to_string(m.num_local_experts) +
                      ") are not simulated yet (allowed: a dense model, num_local_experts = 1)");
   std::vector<GemmJob> out;
-  for (const LayerOperator& op : layer_operators()) out.push_back(operator_gemm(m, t, map, op, rows, phase));
+  for (const LayerOperator& op : layer_operators()) {
+    GemmJob j = operator_gemm(m, t, map, op, int(positions.size()), phase, layer);
+    GemmFusion& f = j.fused;
+    if (op.name == "qkv_proj" || op.name == "gate_up_proj") {
+      f.rms_norm = true;
+      f.rms_eps = m.rms_norm_eps;
+    }
+    if (op.name == "qkv_proj") {
+      // RoPE on the q and k columns (tensors 0 and 1): the column's dimension in its head.
+      const OperatorLayout lay = operator_layout(m, map, layer, op);
+      f.rope_col.resize(size_t(j.n));
+      for (size_t c = 0; c < f.rope_col.size(); ++c) f.rope_col[c] = lay.tensor[c] < 2 ? lay.column[c] % m.head_dim : -1;
+      f.positions = positions;
+      f.head_dim = m.head_dim;
+      f.rope_theta = m.rope_theta;
+    }
+    if (op.name == "gate_up_proj") {
+      f.gated_act = true;
+      f.act = m.hidden_act;
+    }
+    f.residual = op.name == "o_proj" || op.name == "down_proj";
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
-LayerOperatorReport::LayerOperatorReport(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw,
-                                         SimulatorPool& sims, const SimOptions& opt)
-    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt) {
-  opt_.vcd = false;
-  opt_.progress = nullptr;
-  for (const GemmJob& j : layer_gemms(m, t, map, 1, "")) {
-    OpTotals o;
-    o.name = j.op;
-    o.k = j.k;
-    o.n = j.n;
-    totals_.push_back(o);
-  }
-}
-
-const std::vector<GemmOpStats>& LayerOperatorReport::simulate(int rows) {
-  auto it = by_rows_.find(rows);
-  if (it != by_rows_.end()) return it->second;
-  std::vector<GemmOpStats> ops;
-  // Each operator needs the previous one's Y: one run each.
-  for (const GemmJob& j : layer_gemms(m_, t_, map_, rows, ""))
-    ops.push_back(sims_.run_gemms(hw_, {j}, opt_).gemms.at(0));
-  return by_rows_.emplace(rows, std::move(ops)).first->second;
-}
-
-void LayerOperatorReport::add_step(const std::string& label, const std::string& phase, int rows) {
-  if (rows <= 0) return;
-  const std::vector<GemmOpStats>& ops = simulate(rows);
-  Json step = {{"step", label}, {"phase", phase}, {"rows", rows}};
-  double total = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    OpTotals& o = totals_[i];
-    o.runs += 1;
-    o.rows += uint64_t(rows);
-    o.time_ns += ops[i].end_ns;
-    o.w_bytes_read += ops[i].w_bytes_read;
-    o.y_bytes_written += ops[i].y_bytes_written;
-    o.x_bytes_read += ops[i].x_bytes_read;
-    o.macs += ops[i].macs;
-    o.gemm_busy_ns += ops[i].gemm_busy_ns;
-    o.dma_busy_ns += ops[i].dma_busy_ns;
-    step[o.name + "_ns"] = ops[i].end_ns;
-    total += ops[i].end_ns;
-  }
-  step["layer_gemms_ns"] = total;
-  steps_.push_back(step);
-}
-
-Json LayerOperatorReport::json() const {
-  Json ops = Json::array();
-  for (const OpTotals& o : totals_)
-    ops.push_back({{"name", o.name},
-                   {"k", o.k},
-                   {"n", o.n},
-                   {"steps", o.runs},
-                   {"rows", o.rows},
-                   {"time_ns", o.time_ns},
-                   {"w_bytes_read", o.w_bytes_read},
-                   {"y_bytes_written", o.y_bytes_written},
-                   {"x_bytes_read", o.x_bytes_read},
-                   {"macs", o.macs},
-                   {"gemm_busy_ns", o.gemm_busy_ns},
-                   {"dma_busy_ns", o.dma_busy_ns}});
-  return {{"mapping", "w_stationary"},
-          {"layers_simulated", 1},
-          {"scope", "the weight GEMMs of one decoder layer per step, simulated beside the step's attention (not on its timeline)"},
-          {"by_operator", ops},
-          {"by_step", steps_}};
+std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map, int rows, const std::string& phase,
+                                 int layer) {
+  std::vector<int64_t> positions(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) positions[size_t(r)] = r;
+  return layer_gemms(m, t, map, positions, phase, layer);
 }
 
 }  // namespace ahbm

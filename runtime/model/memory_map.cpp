@@ -48,12 +48,14 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
   const std::vector<WeightTensor> layer = layer_weights(m), global = global_weights(m);
   for (const auto& t : layer) add(t, true);
   for (const auto& t : global) add(t, false);
+  map.layer_columns.resize(size_t(m.num_hidden_layers));
   for (int l = 0; l < m.num_hidden_layers; ++l)
     for (const auto& t : layer)
       for (int64_t e = 0; e < t.count; ++e) {
         std::vector<int> columns = place(uint64_t(t.rows), uint64_t(t.cols));
-        if (l == 0 && e == 0) map.layer0_columns[t.name] = std::move(columns);
+        if (e == 0) map.layer_columns[size_t(l)][t.name] = std::move(columns);
       }
+  map.layer0_columns = map.layer_columns.front();
   for (const auto& t : global) place(uint64_t(t.rows), uint64_t(t.cols));
   map.weight_bytes_max_pe = *std::max_element(map.weight_bytes_per_pe.begin(), map.weight_bytes_per_pe.end());
   return map;

@@ -8,7 +8,8 @@
 // of the chip, groups x group.cubes x cube.pes of them, in contiguous column shards of
 // floor(N / P) or ceil(N / P) columns. The N mod P extra columns of a tensor go to the PEs
 // holding the fewest bytes so far (ties: lower index), so no PE holds more than the average plus
-// one column of the tallest tensor (nor less than the average minus one). Weights are stored// in the scenario's model.dtype. The KV cache takes what is left:
+// one column of the tallest tensor (nor less than the average minus one). Weights are stored
+// in the scenario's model.dtype. The KV cache takes what is left:
 // the page pool of every PE is (pe.hbm.capacity_bytes - weight bytes of the most loaded PE)
 // / page slot bytes.
 #include <cstdint>
@@ -44,6 +45,9 @@ struct MemoryMap {
   // Per tensor of layer 0 (its first expert for an MoE layer), the columns each chip PE holds:
   // the shards the weight GEMMs read (runtime/model/layer_plan.h).
   std::map<std::string, std::vector<int>> layer0_columns;
+  // The same for every layer (layer_columns[0] = layer0_columns): the extra columns of a tensor
+  // whose N is not a multiple of P go to other PEs in other layers.
+  std::vector<std::map<std::string, std::vector<int>>> layer_columns;
 
   uint64_t free_for_kv() const {
     return capacity_per_pe > weight_bytes_max_pe ? capacity_per_pe - weight_bytes_max_pe : 0;

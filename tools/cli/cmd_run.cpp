@@ -82,7 +82,8 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
       ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
-      ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv");
+      ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv")
+      ("every-layer", "whole model: simulate the operators of every layer, not once per distinct layer (same results; docs/models.md)");
   add_set_option(desc, overrides);
   // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
   // 4 simulation stalled (tools/cli/main.cpp).
@@ -109,6 +110,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.scenario_file = scenario;
   opt.compare_unbatched = vm.count("compare-unbatched") > 0;
   opt.join_compare = vm.count("join-compare") > 0;
+  opt.every_layer = vm.count("every-layer") > 0;
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   opt.sims = sims;
   const Scenario sc = load_scenario(scenario);

@@ -1,0 +1,61 @@
+#pragma once
+// A whole dense model on the step timeline (docs/models.md "A whole model on the step
+// timeline"): every step of a scenario runs L decoder layers, each
+//   qkv_proj (input RMSNorm, RoPE fused) → attention → o_proj (+ residual)
+//   → gate_up_proj (post-attention RMSNorm, activation fused) → down_proj (+ residual),
+// one after another (each needs the previous one's whole rows). The operators of a step run on
+// a chip of their own (same hardware config, timing only) for the step's M = Σ new tokens
+// (selective batching); the attention is the step's simulated attention (every layer's
+// attention has the same shape: the same KV tokens per head). The step's time is the sum.
+//
+// Layers whose operators have the same shards (the memory map splits every layer's tensors the
+// same way when each N is a multiple of the PEs) run the same jobs: each distinct layer is
+// simulated once per row count and reused (`every_layer` simulates each layer; a test checks
+// the two agree), and the summary names the simulated layers.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/chip/simulate.h"
+#include "runtime/model/config.h"
+#include "runtime/model/layer_plan.h"
+#include "runtime/model/memory_map.h"
+#include "runtime/step_runner.h"
+
+namespace ahbm {
+
+class ModelSteps : public StepLayers {
+ public:
+  ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
+             const SimOptions& opt, bool every_layer);
+  void before_attention(const Step& step, Timeline& tl) override;
+  Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
+  // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
+  Json json() const;
+  // Layer l runs the simulated operators of layer representative(l).
+  int representative(int layer) const { return rep_[size_t(layer)]; }
+
+ private:
+  struct OpTotals {
+    std::string name;
+    int k = 0, n = 0;
+    uint64_t runs = 0, rows = 0;
+    GemmOpStats sum;  // counters summed over every layer of every step; end_ns: time
+  };
+  const std::vector<GemmOpStats>& simulate(int rows, int layer);
+  void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
+  const ModelConfig& m_;
+  DType t_;
+  const MemoryMap& map_;
+  const HwConfig& hw_;
+  SimulatorPool& sims_;
+  SimOptions opt_;
+  std::vector<int> rep_;  // per layer, the layer whose simulated operators it reuses
+  std::map<std::pair<int, int>, std::vector<GemmOpStats>> runs_;  // (rows, representative layer)
+  std::vector<OpTotals> totals_;
+  std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
+  double attention_ns_ = 0;       // Σ over steps and layers
+  Json steps_ = Json::array();
+};
+
+}  // namespace ahbm

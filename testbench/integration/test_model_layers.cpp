@@ -1,0 +1,149 @@
+// A whole dense model (issue 16): one decoder layer with values through the simulated hardware
+// against its float64 reference (runtime/model/layer_values.h), and every layer of every step on
+// the step timeline (runtime/model/model_steps.h): TTFT and TPOT are sums of the steps'
+// simulated times, each step is its operators plus its attention for every layer, one track per
+// operator, and reusing identical layers gives what simulating every layer gives.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <map>
+
+#include "runtime/driver.h"
+#include "runtime/model/layer_values.h"
+#include "runtime/model/model_steps.h"
+#include "runtime/scenario.h"
+#include "test_runtime_support.h"
+#include "test_support.h"
+
+using namespace ahbm;
+
+namespace {
+
+// The small config of the issue: hidden 256, 4 heads of 64, 2 KV heads, FFN 512, 2 layers.
+Json small_model(const char* dtype = "fp16") {
+  return Json{{"hidden_size", 256}, {"intermediate_size", 512}, {"num_attention_heads", 4},
+              {"num_key_value_heads", 2}, {"num_hidden_layers", 2}, {"vocab_size", 1000},
+              {"rope_theta", 10000.0}, {"dtype", dtype}};
+}
+
+ModelConfig small_config() {
+  ModelConfig m;
+  m.hidden_size = 256;
+  m.intermediate_size = 512;
+  m.num_attention_heads = 4;
+  m.num_key_value_heads = 2;
+  m.head_dim = 64;
+  m.num_hidden_layers = 2;
+  m.vocab_size = 1000;
+  return m;
+}
+
+// 2 branches over a 64-token prefix: prefill 32, fan-out 2 × 4, 3 decode steps, a join.
+Scenario small_scenario(int layers = 2) {
+  Json m = small_model();
+  m["num_hidden_layers"] = layers;
+  const Json j = {{"name", "small_model"},
+                  {"model", m},
+                  {"shared_prefix_tokens", 64},
+                  {"seed", 3},
+                  {"agents", {{{"name", "a0"}, {"new_tokens", 4}}, {{"name", "a1"}, {"new_tokens", 4}}}},
+                  {"phases", {{{"type", "prefill"}, {"tokens", 32}}, {{"type", "fanout"}},
+                              {{"type", "decode"}, {"steps", 3}}, {{"type", "join"}, {"tokens", 8}}}}};
+  return parse_scenario(j, "small.json");
+}
+
+}  // namespace
+
+TEST(ModelLayer, ValuesMatchFloat64WithinTheDtypeTolerance) {
+  const HwConfig hw;  // the default chip: 32 PEs, 8 or 16 columns of each tensor per PE
+  const ModelConfig m = small_config();
+  for (DType t : {DType::fp32, DType::fp16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const LayerValues v = run_layer_values(m, t, hw, 16, /*seed=*/7);
+    const double rel = v.max_abs_err / v.ref_max_abs;
+    std::cout << dtype_name(t) << ": max |err| " << v.max_abs_err << " of max |ref| " << v.ref_max_abs << " (" << rel
+              << " relative, tolerance " << layer_tolerance(t) << "), simulated " << v.sim_ns << " ns\n";
+    EXPECT_LE(rel, layer_tolerance(t));
+    EXPECT_GT(v.max_abs_err, 0.0);  // real numbers compared
+    EXPECT_GT(v.ref_max_abs, 0.5);  // the layer's output is O(1), not collapsed
+    // The comparison can fail: another layer's reference (other weights) is far outside it.
+    const Eigen::MatrixXd other = reference_layer(m, t, 16, 7, /*layer=*/1);
+    EXPECT_GT((v.out.cast<double>() - other).cwiseAbs().maxCoeff(), 10 * layer_tolerance(t) * v.ref_max_abs);
+  }
+}
+
+TEST(ModelLayer, ActivationAndRowsChangeTheLayer) {
+  // GELU instead of SiLU, and 5 ragged rows: still within the fp16 tolerance, and the SiLU
+  // reference is outside it (the activation is really applied).
+  ModelConfig m = small_config();
+  m.hidden_act = HiddenAct::gelu_pytorch_tanh;
+  const LayerValues v = run_layer_values(m, DType::fp16, HwConfig{}, 5, 2);
+  EXPECT_LE(v.max_abs_err / v.ref_max_abs, layer_tolerance(DType::fp16));
+  m.hidden_act = HiddenAct::silu;
+  EXPECT_GT((v.out.cast<double>() - reference_layer(m, DType::fp16, 5, 2)).cwiseAbs().maxCoeff(),
+            10 * layer_tolerance(DType::fp16) * v.ref_max_abs);
+}
+
+TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
+  const Scenario sc = small_scenario();
+  const RunOutput r = test::timing_only_run(sc);
+  const Json& s = r.summary;
+  ASSERT_TRUE(s.contains("operators"));
+  const Json& ops = s["operators"];
+  EXPECT_EQ(ops["layers"], 2);
+  // Each step: its time is the operators and the attention of every layer, and the steps tile the run.
+  double sum = 0, decode = 0, ttft = -1;
+  int decode_steps = 0;
+  for (const Json& st : s["steps"]) {
+    const Json& l = st["layers"];
+    EXPECT_NEAR(st["ns"].get<double>(), l["operators_ns"].get<double>() + l["attention_ns"].get<double>(),
+                1e-6 * st["ns"].get<double>())
+        << st["label"];
+    EXPECT_NEAR(st["start_ns"].get<double>(), sum, 1e-6 * (sum + 1)) << st["label"];
+    sum += st["ns"].get<double>();
+    if (st["phase"] == "decode") {
+      decode += st["ns"].get<double>();
+      ++decode_steps;
+      if (ttft < 0) ttft = sum;
+    }
+  }
+  EXPECT_NEAR(s["total_ns"].get<double>(), sum, 1e-6 * sum);
+  ASSERT_EQ(decode_steps, 3);
+  EXPECT_EQ(ops["ttft_step"], "decode[0]");
+  EXPECT_NEAR(ops["ttft_ns"].get<double>(), ttft, 1e-6 * ttft);
+  EXPECT_NEAR(ops["tpot_ns"].get<double>(), decode / 3, 1e-6 * decode);
+  // The attention is one step's attention per layer; the operators (simulated per row count)
+  // add time to every layer.
+  for (const Json& st : ops["by_step"]) EXPECT_GT(st["operators_ns"].get<double>(), 0.0);
+  // One track per operator (and the attention of layers after the first): 2 layers x steps.
+  std::map<std::string, int> spans;
+  for (const Span& sp : r.sim.spans->spans()) spans[r.sim.spans->name(sp.component)]++;
+  const int steps = int(s["steps"].size());
+  for (const char* op : {"runtime.layer.qkv_proj", "runtime.layer.o_proj", "runtime.layer.gate_up_proj", "runtime.layer.down_proj"})
+    EXPECT_EQ(spans[op], 2 * steps) << op;
+  EXPECT_EQ(spans["runtime.layer.attention"], steps);
+}
+
+TEST(ModelSteps, ReusingIdenticalLayersEqualsSimulatingEveryLayer) {
+  const Scenario sc = small_scenario(3);
+  RunOptions opt = test::in_memory_options();
+  opt.values = false;
+  const RunOutput reused = execute(sc, HwConfig{}, opt);
+  opt.every_layer = true;
+  const RunOutput every = execute(sc, HwConfig{}, opt);
+  const Json& a = reused.summary["operators"];
+  const Json& b = every.summary["operators"];
+  EXPECT_EQ(a["layers_simulated"], Json::array({0}));
+  EXPECT_EQ(b["layers_simulated"], Json::array({0, 1, 2}));
+  EXPECT_EQ(a["by_operator"], b["by_operator"]);
+  EXPECT_EQ(a["by_step"], b["by_step"]);
+  EXPECT_EQ(a["ttft_ns"], b["ttft_ns"]);
+  EXPECT_EQ(a["tpot_ns"], b["tpot_ns"]);
+  EXPECT_EQ(reused.summary["steps"], every.summary["steps"]);
+  EXPECT_EQ(reused.summary["total_ns"], every.summary["total_ns"]);
+  for (size_t l = 0; l < 3; ++l) {
+    EXPECT_EQ(a["by_layer"][l]["ns"], b["by_layer"][l]["ns"]);
+    EXPECT_EQ(a["by_layer"][l]["runs_operators_of_layer"], 0);
+    EXPECT_EQ(b["by_layer"][l]["runs_operators_of_layer"], int(l));
+  }
+}
