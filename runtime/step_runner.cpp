@@ -114,7 +114,8 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   set.timing_only = true;
-  return simulate(planner_.plan(kv, step, set).jobs, so).end_ns;
+  const double attention_ns = simulate(planner_.plan(kv, step, set).jobs, so).end_ns;
+  return set_.layers ? set_.layers->step_ns(step, attention_ns) : attention_ns;
 }
 
 }  // namespace ahbm

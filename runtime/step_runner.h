@@ -34,6 +34,8 @@ class StepLayers {
   virtual void before_attention(const Step& step, Timeline& tl) = 0;
   // Returns the step's breakdown (summary steps[].layers); the attention took `attention_ns`.
   virtual Json after_attention(const Step& step, Timeline& tl, double attention_ns) = 0;
+  // The step's time off the timeline with its attention taking `attention_ns` (probes).
+  virtual double step_ns(const Step& step, double attention_ns) = 0;
 };
 
 // What a run's steps share (the driver fills it from RunOptions).

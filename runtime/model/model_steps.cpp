@@ -89,6 +89,7 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   layer_ns_[0] += attention_ns;
   attention_ns_ += attention_ns;
   std::vector<double> op_ns(totals_.size(), 0.0);
+  uint64_t w_bytes = 0;
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
     const std::vector<GemmOpStats>& ops = simulate(rows, l);
     // Layer 0's qkv_proj and attention are placed already (before_attention, the step itself).
@@ -100,6 +101,7 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
     for (size_t i = 1; i < ops.size(); ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
     for (size_t i = 0; i < ops.size(); ++i) {
       op_ns[i] += ops[i].end_ns;
+      w_bytes += ops[i].w_bytes_read;
       add_counters(totals_[i].sum, ops[i]);
       totals_[i].runs += 1;
       totals_[i].rows += uint64_t(rows);
@@ -113,6 +115,8 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
     ops_total += op_ns[i];
   }
   const double attention_all = attention_ns * m_.num_hidden_layers;
+  s["w_bytes_read"] = w_bytes;
+  j["w_bytes_read"] = w_bytes;
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
   s["ns"] = ops_total + attention_all;
@@ -120,6 +124,17 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   j["attention_ns"] = attention_all;
   steps_.push_back(s);
   return j;
+}
+
+double ModelSteps::step_ns(const Step& step, double attention_ns) {
+  const int rows = step_rows(step);
+  double ns = 0;
+  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+    ns += attention_ns;
+    if (rows > 0)
+      for (const GemmOpStats& op : simulate(rows, l)) ns += op.end_ns;
+  }
+  return ns;
 }
 
 Json ModelSteps::json() const {

@@ -30,6 +30,7 @@ class ModelSteps : public StepLayers {
              const SimOptions& opt, bool every_layer);
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
+  double step_ns(const Step& step, double attention_ns) override;
   // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
   Json json() const;
   // Layer l runs the simulated operators of layer representative(l).
