@@ -21,6 +21,8 @@ CASES = [
     "BM_HbmModel/banked:0", "BM_HbmModel/banked:1",
     # The NoC flit engine alone (noc-bench, 8x8 mesh): classic / booksim-iq at low and moderate load.
     *[f"BM_FlitEngine/booksim:{b}/load:{l}" for b in (0, 1) for l in (50, 300)],
+    # LLaMA-3-8B as a whole model, timing only: every layer of every step (issue 16), one run.
+    "BM_Llama3_8bWholeModel/iterations:1",
 ]
 
 
@@ -175,13 +177,18 @@ def main():
           f"[target <= 1]; timing-only ~ prefix^{summary['prefix_exponent_timing_only']:.2f}, "
           f"~ agents^{summary['agents_exponent_timing_only']:.2f}")
     print(f"float64 reference check (runtime, outside simulate()): {ref:.2f} ms")
+    w = results["BM_Llama3_8bWholeModel/iterations:1"]
+    summary["llama3_8b_whole_model_wall_s"] = ms(w, "real_time") / 1e3
+    summary["llama3_8b_whole_model_sim_macs_per_s"] = w["sim_macs_per_s"]
+    print(f"LLaMA-3-8B whole model (traces/llama3_8b_agentic.json, timing-only): {ms(w, 'real_time') / 1e3:.2f} s wall "
+          f"for {w['sim_ns'] / 1e6:.1f} ms simulated, {w['sim_macs']:.3g} MACs = {w['sim_macs_per_s']:.3g} simulated MAC/s")
     print(f"peak RSS / tensor bytes (default): {summary['default_peak_over_tensors']:.2f} whole process, "
           f"{summary['default_added_over_tensors']:.2f} added by the case  [target <= 2]")
     whole = whole_process(sim, root, blas)
     if json_out:
         json.dump({"context": context, "summary": summary, "whole_process": whole,
                    "cases": {n: {"cpu_ms": ms(b), "wall_ms": ms(b, "real_time"), **{k: b[k] for k in b if k in (
-                       "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB", "base_rss_MiB")}}
+                       "sim_ns", "sim_cycles_per_s", "tensor_MiB", "peak_rss_MiB", "base_rss_MiB", "sim_macs", "sim_macs_per_s")}}
                              for n, b in results.items()}},
                   open(json_out, "w"), indent=2)
 

@@ -15,7 +15,9 @@
 
 #include "hw/chip/simulate.h"
 #include "hw/noc/noc_bench.h"
+#include "runtime/driver.h"
 #include "runtime/planner.h"
+#include "runtime/scenario.h"
 #include "runtime/reference.h"
 
 namespace {
@@ -83,6 +85,28 @@ void BM_Default(benchmark::State& state) {
   run_sim(state, hw, one_job(hw, 8, 20, 8192, state.range(0) != 0), state.range(1) != 0);
 }
 BENCHMARK(BM_Default)->ArgNames({"values", "reuse"})->ArgsProduct({{1, 0}, {1, 0}})->Unit(benchmark::kMillisecond);
+
+// LLaMA-3-8B as a whole model, timing only (issue 16): traces/llama3_8b_agentic.json, every
+// layer of every step (prefill 4096, 8 × 64 fan-out, 32 decode steps, schema join). Simulated
+// operations: the MACs of the weight GEMMs of every layer and step plus the attention's.
+void BM_Llama3_8bWholeModel(benchmark::State& state) {
+  const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/llama3_8b_agentic.json");
+  RunOptions opt;
+  opt.values = false;
+  opt.vcd = false;
+  double sim_ns = 0, macs = 0;
+  for (auto _ : state) {
+    const RunOutput r = execute(sc, HwConfig{}, opt);
+    sim_ns = r.summary["total_ns"].get<double>();
+    macs = double(r.summary["arithmetic"]["macs_simulated"].get<uint64_t>()) * sc.model.layers;
+    for (const auto& op : r.summary["operators"]["by_operator"]) macs += double(op["macs"].get<uint64_t>());
+  }
+  state.counters["sim_ns"] = sim_ns;
+  state.counters["sim_macs"] = macs;
+  state.counters["sim_macs_per_s"] = benchmark::Counter(macs * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_Llama3_8bWholeModel)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // The same masked attention (shapes, mask) on the host: S = Q K^T, masked softmax, O = P V.
 void BM_BlasBound(benchmark::State& state) {
