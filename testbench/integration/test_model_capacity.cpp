@@ -71,7 +71,15 @@ TEST(ModelCapacity, AttentionOnlyScenarioHasNoMemoryMap) {
   const RunOutput r = run(sc);
   EXPECT_FALSE(r.summary.contains("memory_map"));
   EXPECT_FALSE(sc.model.full);
-  // The same attention core from the whole model: the same simulated time.
+  // The same attention core from the whole model: the same simulated attention in every step
+  // (the whole model adds every layer's operators around it, docs/models.md).
   const RunOutput full = run(load_scenario(test::source_path("traces/llama3_8b.json")));
-  EXPECT_EQ(full.summary["total_ns"], r.summary["total_ns"]);
+  ASSERT_EQ(full.summary["steps"].size(), r.summary["steps"].size());
+  for (size_t i = 0; i < r.summary["steps"].size(); ++i)
+    EXPECT_NEAR(full.summary["steps"][i]["layers"]["attention_ns"].get<double>(),
+                32 * r.summary["steps"][i]["ns"].get<double>(), 1e-9 * full.summary["steps"][i]["ns"].get<double>());
+  EXPECT_NEAR(full.summary["model"]["attention_ns_all_layers"].get<double>(),
+              r.summary["model"]["attention_ns_all_layers"].get<double>(),
+              1e-9 * r.summary["model"]["attention_ns_all_layers"].get<double>());
+  EXPECT_GT(full.summary["total_ns"].get<double>(), r.summary["total_ns"].get<double>());
 }
