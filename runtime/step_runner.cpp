@@ -92,7 +92,9 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
     alone.q_tile_rows = q_tile_rows;
     const Plan solo = planner_.plan(kv, step, alone);
     const SimResult r = simulate(solo.jobs, so);
-    u.ns += r.end_ns;
+    Step solo_step = step;  // agent i's step alone: its rows through the layers, if any
+    solo_step.agents = {step.agents[size_t(i)]};
+    u.ns += step_ns(solo_step, r.end_ns);
     u.hbm_bytes += hbm_bytes_read(r);
     if (!set_.values) continue;
     for (size_t h = 0; h < solo.jobs.size(); ++h) {  // job h of both plans is KV head h
@@ -114,7 +116,10 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   set.timing_only = true;
-  const double attention_ns = simulate(planner_.plan(kv, step, set).jobs, so).end_ns;
+  return step_ns(step, simulate(planner_.plan(kv, step, set).jobs, so).end_ns);
+}
+
+double StepRunner::step_ns(const Step& step, double attention_ns) const {
   return set_.layers ? set_.layers->step_ns(step, attention_ns) : attention_ns;
 }
 

@@ -76,6 +76,10 @@ class StepRunner {
   // The step's simulated time off the timeline: planned timing only, Policy A, no VCD (a join
   // prefill's extrapolation probe).
   double probe(const KvPageManager& kv, const Step& step, int q_tile_rows);
+  // A step's time when its attention takes `attention_ns`: with a whole model's layers, the
+  // layers' operators around it (StepLayers::step_ns); else the attention alone. Baselines use
+  // it so they compare whole steps with whole steps.
+  double step_ns(const Step& step, double attention_ns) const;
   // Q tile rows the planner gives `rows` rows (a join prefill sizes its simulated part by it).
   int tile_rows(int64_t rows) const { return planner_.tile_rows(rows); }
   // The same stages for a join strategy run beside the run: no unbatched baseline, VCD or progress.
