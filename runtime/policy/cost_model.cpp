@@ -9,6 +9,7 @@
 #include "hw/common/attn_state.h"
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
+#include "hw/common/merge_tree.h"
 #include "hw/link/reduction_network.h"
 
 namespace ahbm {
@@ -49,6 +50,11 @@ struct Model {
   double merge_ns(int rows, int d) const {
     return double(merge_cycles(hw.cube.reducer.lanes, hw.pe.vector.ops_per_merge, uint64_t(rows), uint64_t(d))) * cyc;
   }
+  // Books `duration` on one of `units` (free times, ns) from `ready` on, as a ServerPool does
+  // (timing.h book_server); returns when it ends.
+  static double book(std::vector<double>& units, double ready, double duration) {
+    return book_server(units, ready, duration, [](double a, double b) { return a + b; }) + duration;
+  }
 };
 
 struct PeTrack {
@@ -68,7 +74,9 @@ struct PeTrack {
 // CUBE buses, reducers and links.
 struct GroupState {
   std::vector<PeTrack> pe;
-  std::vector<double> qwrite_free, bus_free, red_free, link_free;
+  std::vector<double> qwrite_free, bus_free, link_free;
+  std::vector<std::vector<double>> red_units;  // per CUBE: its reducer's merge units (cube.reducer.units)
+  std::vector<double> red_next;                // per CUBE, serial order: when its reducer takes the next arrival
   std::vector<std::vector<double>> ports;
 };
 
@@ -79,7 +87,8 @@ GroupState fresh_group(const HwConfig& hw) {
   for (auto& x : g.pe) x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), 0.0);
   g.qwrite_free.assign(cubes, 0);
   g.bus_free.assign(cubes, 0);
-  g.red_free.assign(cubes, 0);
+  g.red_units.assign(cubes, std::vector<double>(size_t(hw.cube.reducer.units), 0.0));
+  g.red_next.assign(cubes, 0.0);
   g.link_free.assign(cubes, 0);
   g.ports.assign(cubes, std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
   return g;
@@ -232,7 +241,9 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     x.gemm = 0;
   }
   std::vector<double>& bus_free = group.bus_free;
-  std::vector<double>& red_free = group.red_free;
+  std::vector<std::vector<double>>& red_units = group.red_units;
+  const MergeOrder merging = merge_order(hw.cube.reducer);
+  const bool shared_units = hw.cube.reducer.inter_cube == "shared";
   std::vector<double>& link_free = group.link_free;
   // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
   // every receiver has a free slot), so each starts computing when the slowest holds its Q.
@@ -305,7 +316,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
                                dma_start + port_ns[size_t(p / per_cube)] + last_comp});
     }
-    // Send states over the CUBE bus, merge in the reducer (first arrival free).
+    // Send states over the CUBE bus in the order the PEs finish, merge them on the reducer's
+    // units in the configured order (hw/common/merge_tree.h, as the reducer schedules them).
     const uint64_t sbytes = AttnState::wire_bytes(R, d);
     const double bus = double(ceil_div(sbytes, uint64_t(hw.cube.reducer.bus_bytes_per_cycle))) * m.cyc;
     const double merge = m.merge_ns(R, d);
@@ -314,21 +326,18 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       for (int p : tpes)
         if (p / per_cube == c) order.push_back({local_end[p], p});
       std::sort(order.begin(), order.end());
-      bool first = true;
-      double done = 0;
+      std::vector<std::pair<int, double>> arrivals;  // (rank in the CUBE, when its state is at the reducer)
       for (auto [end, p] : order) {
         const double sent = std::max(end, bus_free[size_t(c)]) + bus;
         bus_free[size_t(c)] = sent;
         pe[size_t(p)].free = sent;
-        if (first) {
-          done = std::max(sent, red_free[size_t(c)]);
-          first = false;
-        } else {
-          done = std::max({sent, done, red_free[size_t(c)]}) + merge;
-        }
+        arrivals.push_back({tile_pe_rank_in_cube(t, p, per_cube), sent});
       }
-      red_free[size_t(c)] = done;
-      cube_done[size_t(c)] = done;
+      // Serial merges go one at a time (the reducer waits for each), tree merges on any free unit.
+      cube_done[size_t(c)] = MergeSchedule<double>::run(int(order.size()), merging, arrivals, [&](double ready) {
+        if (merging == MergeOrder::tree) return Model::book(red_units[size_t(c)], ready, merge);
+        return group.red_next[size_t(c)] = Model::book(red_units[size_t(c)], std::max(ready, group.red_next[size_t(c)]), merge);
+      });
     }
     // Inter-CUBE tree over the participating CUBEs (hw/link's shape), root normalises, O to host.
     const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
@@ -340,9 +349,12 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       const int c = tcubes[i];
       const double sent = std::max(ready[i], link_free[size_t(c)]) + to_ns(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
       link_free[size_t(c)] = sent;
-      ready[size_t(up)] = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns) + merge;
+      // The node's own merge unit (inter_cube = own_unit), or its CUBE reducer's units (shared).
+      const double in = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns);
+      ready[size_t(up)] = shared_units ? Model::book(red_units[size_t(tcubes[size_t(up)])], in, merge) : in + merge;
     }
-    const double done = ready[0] + double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc +
+    const double normalise = double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc;
+    const double done = (shared_units ? Model::book(red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise) +
                         m.noc.time_ns(uint64_t(R) * uint64_t(d) * 4);
     if (done > crit_end) {
       crit_end = done;
