@@ -128,7 +128,7 @@ void ReductionNetwork::node_loop(int cube) {
     NocPacket p;
     p.src = cube_endpoints_[size_t(cube)];
     p.dsts = {host_endpoint_};
-    p.bytes = uint64_t(t.rows()) * uint64_t(d) * 4;
+    p.bytes = o_tile_bytes(uint64_t(t.rows()), uint64_t(d));
     p.tag = a.tile;
     if (merged) p.payload = std::make_shared<const MatrixRM>(normalise(*merged));
     noc_.send(std::move(p));

@@ -100,7 +100,7 @@ struct JobResult {
 };
 
 JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vector<AttentionJob>& jobs, size_t ji,
-                       std::vector<double>& host_free, GroupState& group) {
+                       std::vector<double>& host_free, double& o_link_free, GroupState& group) {
   const HwConfig& hw = m.hw;
   const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
   const int kv_tile = hw.pe.dma.kv_tile_tokens;
@@ -354,8 +354,13 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       ready[size_t(up)] = shared_units ? Model::book(red_units[size_t(tcubes[size_t(up)])], in, merge) : in + merge;
     }
     const double normalise = double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc;
-    const double done = (shared_units ? Model::book(red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise) +
-                        m.noc.time_ns(uint64_t(R) * uint64_t(d) * 4);
+    // O over the NoC to the host port, then the host link's chip-to-host direction (tiles one
+    // after another at its bandwidth, each landing host.latency_ns later; hw/chip/host.cpp).
+    const uint64_t obytes = o_tile_bytes(uint64_t(R), uint64_t(d));
+    const double at_port = (shared_units ? Model::book(red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise) +
+                           m.noc.time_ns(obytes);
+    o_link_free = std::max(at_port, o_link_free) + to_ns(transfer_time(obytes, hw.host.bandwidth_gbps));
+    const double done = o_link_free + hw.host.latency_ns;
     if (done > crit_end) {
       crit_end = done;
       crit_pe = tpes.back();
@@ -382,6 +387,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
 PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jobs, Policy p) {
   const HwConfig& hw = m.hw;
   std::vector<double> host_free(1, 0.0);
+  double o_link_free = 0;  // the host link's chip-to-host direction (its own resource: full duplex)
   PolicyEstimate best;
   best.policy = p;
   // Jobs' tiles share the host link in the Q source's round-robin order; approximating it
@@ -392,7 +398,7 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   for (size_t j = 0; j < jobs.size(); ++j) {
     GroupState own = fresh_group(hw);
     GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
-    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, g);
+    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, o_link_free, g);
     if (r.end > end) {
       end = r.end;
       best = r.parts;

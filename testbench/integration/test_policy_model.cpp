@@ -89,8 +89,9 @@ TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
               << ": simulated " << p["simulated_ns"] << " estimate " << p["estimate_ns"];
         }
       }
-  // Policy A on the note's example as one 160-row tile: the tree's 3 levels against 7 serial
-  // merges, in the simulation and in the estimate alike.
+  // Policy A on the note's example as one 160-row tile: the states reach each reducer one every
+  // 1.3 µs over the shared bus (half a merge time), so the tree's pairs wait for their PEs and
+  // it saves one merge time of the serial 7, in the simulation and in the estimate alike.
   const Scenario sc = scenario(8192, 8, 20);
   auto a_largest = [&](HwConfig hw) {
     hw.q_tile_search = "largest";
@@ -102,8 +103,8 @@ TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   const auto serial = a_largest(HwConfig{}), tree = a_largest(reducer("tree", 4, "own_unit"));
   const HwConfig hw;
   const double merge = double(merge_cycles(hw.cube.reducer.lanes, hw.pe.vector.ops_per_merge, 160, 128)) / hw.clock_ghz;
-  EXPECT_GT(serial.first - tree.first, 2 * merge) << "simulated";
-  EXPECT_GT(serial.second - tree.second, 2 * merge) << "estimated";
+  EXPECT_NEAR(serial.first - tree.first, merge, 1.0) << "simulated";
+  EXPECT_NEAR(serial.second - tree.second, merge, 1.0) << "estimated";
 }
 
 TEST(PolicyModel, AutoRecordsEveryEstimateAndTheChoiceIsTheLowest) {
