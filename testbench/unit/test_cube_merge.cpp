@@ -11,32 +11,14 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/engines.h"
 #include "hw/common/merge_tree.h"
-#include "runtime/reference.h"
+#include "test_sim_support.h"
 #include "test_support.h"
 
 using namespace ahbm;
 
+using test::spans_of;
+
 namespace {
-
-std::vector<const Span*> spans_of(const SimResult& r, const std::string& component, const std::string& activity) {
-  std::vector<const Span*> out;
-  for (const Span& s : r.spans->spans())
-    if (r.spans->name(s.component) == component && r.spans->name(s.activity) == activity) out.push_back(&s);
-  return out;
-}
-
-double max_err_vs_float64(const AttentionJob& job, const MatrixRM& o) {
-  std::vector<float> k, v;
-  std::vector<KvInfo> info;
-  for (const KvShard& s : job.shards) {
-    k.insert(k.end(), s.k.begin(), s.k.end());
-    v.insert(v.end(), s.v.begin(), s.v.end());
-    info.insert(info.end(), s.info.begin(), s.info.end());
-  }
-  return compare_to_reference(o, reference_attention(job.q, job.rows, k, v, info, job.head_dim,
-                                                     1.0 / std::sqrt(double(job.head_dim))))
-      .max_abs_err;
-}
 
 // All `states` present at 0 on `units` units of `merge` ns each: when the merged state is done,
 // and how many merges were booked.
@@ -157,7 +139,7 @@ TEST(CubeMerge, SerialAndTreeOrdersMatchFloat64) {
     hw.cube.reducer.units = 4;
     const AttentionJob job = test::random_job(hw, 40, 32 * 50, 64, 22, 16);
     const SimResult r = simulate(hw, {job}), again = simulate(hw, {job});
-    EXPECT_LE(max_err_vs_float64(job, r.outputs[0]), 1e-5) << order;
+    EXPECT_LE(test::max_err_vs_reference(job, r.outputs[0]), 1e-5) << order;
     EXPECT_EQ(r.outputs[0], again.outputs[0]) << order;
     EXPECT_EQ(r.end_ns, again.end_ns) << order;
   }

@@ -6,21 +6,12 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/engines.h"
 #include "hw/common/timing.h"
+#include "test_sim_support.h"
 #include "test_support.h"
 
 using namespace ahbm;
 
-namespace {
-
-std::vector<const Span*> spans_of(const SimResult& r, const std::string& component, const std::string& activity) {
-  std::vector<const Span*> out;
-  for (const Span& s : r.spans->spans())
-    if (r.spans->name(s.component) == component && r.spans->name(s.activity) == activity) out.push_back(&s);
-  return out;
-}
-
-
-}  // namespace
+using test::spans_of;
 
 TEST(Timing, DmaBurstIsLatencyPlusTransfer) {
   HwConfig hw = test::small_hw(1, 1);
