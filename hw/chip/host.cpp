@@ -1,6 +1,7 @@
 #include "hw/chip/host.h"
 
 #include "hw/common/component.h"
+#include "hw/common/engines.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/common/storage_type.h"
 
@@ -12,6 +13,7 @@ Host::Host(sc_core::sc_module_name name, SimShared& sh)
   sh.waits.add(component_path(*this), [this] { return describe_wait(); });
   SC_HAS_PROCESS(Host);
   SC_THREAD(send_loop);
+  SC_THREAD(receive_loop);
 }
 
 void Host::begin_run() {
@@ -22,6 +24,8 @@ void Host::begin_run() {
   tile_received.assign(sh_.tiles.size(), false);
   tiles_received = 0;
   q_wait_.clear();
+  o_link_.reset();
+  landed_.clear();
   q_map_.build(sh_);
   sh_.start(start_);
 }
@@ -60,10 +64,27 @@ void Host::send_tiles() {
 }
 
 void Host::noc_receive(int, const NocPacket& p) {
-  const size_t gt = size_t(p.tag);
+  // O reached the chip's host port: the link sends it after the O tiles before it.
+  const auto [start, end] = o_link_.reserve(transfer_time(p.bytes, sh_.cfg.host.bandwidth_gbps));
+  const sc_core::sc_time landed = end + sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS);
+  landed_.push({p.tag, p.payload, start}, landed - sc_core::sc_time_stamp());
+}
+
+void Host::receive_loop() {
+  for (;;) {
+    OReturn r = landed_.pop();
+    const size_t gt = size_t(r.tile);
+    const TileRef& t = sh_.tiles[gt];
+    sh_.span(r.start, sc_core::sc_time_stamp(), component_, "o_return", t, t.rows(),
+             int64_t(o_tile_bytes(uint64_t(t.rows()), uint64_t(sh_.jobs[size_t(t.job)].head_dim))));
+    receive(gt, r.payload);
+  }
+}
+
+void Host::receive(size_t gt, const std::shared_ptr<const void>& payload) {
   const TileRef& t = sh_.tiles[gt];
-  if (p.payload) {
-    const auto& o = *std::static_pointer_cast<const MatrixRM>(p.payload);
+  if (payload) {
+    const auto& o = *std::static_pointer_cast<const MatrixRM>(payload);
     sh_.guard.check(o, component_, int(gt));
     outputs[size_t(t.job)].middleRows(t.row_begin, t.rows()) = o;
     if (sh_.cfg.fault.perturb_output != 0.0 && t.job == 0 && t.row_begin == 0)  // FAULT INJECTION (tests)

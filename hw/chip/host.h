@@ -1,8 +1,9 @@
 #pragma once
 // The host side of the chip boundary: writes Q tiles into the Q source's address window
 // (q_address_map.h) over TLM-2.0, in their storage type (latency plus transfer at the host-link
-// bandwidth) and collects the O tiles the root CUBEs return over
-// the NoC.
+// bandwidth), and receives the O tiles the root CUBEs send over the NoC to the chip's host
+// port: each crosses the host link's chip-to-host direction (its own resource: the link is full
+// duplex) at host.bandwidth_gbps, one after another, and lands host.latency_ns later.
 #include <vector>
 
 #include <tlm>
@@ -31,7 +32,16 @@ class Host : public sc_core::sc_module, public NocClient {
   size_t tiles_received = 0;
 
  private:
+  // An O tile on its way over the host link.
+  struct OReturn {
+    int tile;
+    std::shared_ptr<const void> payload;
+    sc_core::sc_time start;  // when the link started sending it
+  };
   void send_loop();
+  // Takes each O tile once it has landed in host memory.
+  void receive_loop();
+  void receive(size_t tile, const std::shared_ptr<const void>& payload);
   // One run: writes its Q tiles in send order.
   void send_tiles();
   std::string describe_wait() const;  // for the stall watchdog
@@ -40,6 +50,8 @@ class Host : public sc_core::sc_module, public NocClient {
   QAddressMap q_map_;
   WaitNote q_wait_;
   sc_core::sc_event start_;  // begin_run: the Q writer starts the run's tiles
+  ServerPool o_link_{1};      // the host link, chip to host
+  TimedQueue<OReturn> landed_;
 };
 
 }  // namespace ahbm

@@ -76,6 +76,7 @@ std::string slow_parameters(const HwConfig& c) {
       {"cube.q_buffer.write_bytes_per_cycle", -1},
       {"cube.reducer.bus_bytes_per_cycle", -1},
       {"cube.reducer.lanes", -1},
+      {"cube.reducer.units", -1},
       {"group.link.bandwidth_gbps", -1},
       {"group.link.latency_ns", +1},
       {"host.bandwidth_gbps", -1},

@@ -60,6 +60,30 @@ inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64
   return ceil_div(mul_sat(mul_sat(rows, d + 2), uint64_t(ops_per_merge)), uint64_t(lanes));
 }
 
+// How a CUBE's reducer merges the states of one tile (cube.reducer.order; hw/common/merge_tree.h
+// schedules it merge by merge as states arrive).
+enum class MergeOrder { serial, tree };
+inline MergeOrder merge_order(const ReducerConfig& r) { return r.order == "tree" ? MergeOrder::tree : MergeOrder::serial; }
+// Merges on the longest path of `states` states: serial states − 1 (each into the running
+// state), tree ⌈log2 states⌉ levels.
+inline uint64_t merge_levels(uint64_t states, MergeOrder order) {
+  if (states <= 1) return 0;
+  if (order == MergeOrder::serial) return states - 1;
+  uint64_t levels = 0;
+  for (uint64_t n = states; n > 1; n = ceil_div(n, 2)) ++levels;
+  return levels;
+}
+// Cycles to merge `states` states present at once on `units` merge units, `one_merge` cycles
+// each: serial (states − 1) × one_merge whatever the units (each merge needs the previous
+// result); tree Σ over its levels of ⌈pairs on the level / units⌉ × one_merge (8 states: 7, 4,
+// 3 merge times with 1, 2, ≥ 4 units).
+inline uint64_t merge_all_cycles(uint64_t states, int units, MergeOrder order, uint64_t one_merge) {
+  if (order == MergeOrder::serial) return mul_sat(merge_levels(states, order), one_merge);
+  uint64_t rounds = 0;
+  for (uint64_t n = states; n > 1; n = ceil_div(n, 2)) rounds += ceil_div(n / 2, uint64_t(units));
+  return mul_sat(rounds, one_merge);
+}
+
 // Vector unit, one KV tile of the online softmax: ops_per_score passes over the rows x n scores
 // (scale, mask, max, exp, sum) and ops_per_merge passes over the rows x (d + 2) state to rescale
 // and accumulate it.
@@ -73,6 +97,10 @@ inline uint64_t softmax_cycles(const VectorConfig& v, uint64_t rows, uint64_t n,
 inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) {
   return ceil_div(mul_sat(rows, d), uint64_t(lanes));
 }
+
+// O of a tile of `rows` rows as the root CUBE returns it to the host: fp32, the normalised
+// result as computed (not rounded to the storage type, so O keeps its float64 agreement).
+inline uint64_t o_tile_bytes(uint64_t rows, uint64_t d) { return mul_sat(mul_sat(rows, d), 4); }
 
 // The work of one KV block of `n` tokens against a `rows`-row Q tile, in cycles: S = Q K^T on
 // the GEMM engine, the online-softmax step on the vector unit (scores and the rescale of the

@@ -139,7 +139,16 @@ struct PeConfig {
 #define AHBM_PARAMS_CUBE_REDUCER(X)                                                                              \
   X(int, bus_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "intra-CUBE bus carrying PE states to the reducer", \
     "a 512-bit bus shared by 8 PEs")                                                                             \
-  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "reducer vector width", "same as the PE vector unit")
+  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "reducer vector width (of each merge unit)", "same as the PE vector unit") \
+  X(int, units, 1, between(1, 64), "count",                                                                      \
+    "merge units of the reducer, each `lanes` wide, merging two states at once (different pairs of a tree, or different tiles)", \
+    "1 = one serial merge unit; the note (§3.4) parallelises a merge across rows (the lanes), not across PE states") \
+  X(std::string, order, "serial", one_of({"serial", "tree"}), "name",                                            \
+    "how a tile's PE states are merged: `serial` = each arrival into one running state (states − 1 merges in a row); `tree` = pairs by PE index, level by level, a pair as soon as both are present (⌈log2 states⌉ levels with states / 2 units)", \
+    "serial: the merge needs one unit; a tree needs more units for its speed-up") \
+  X(std::string, inter_cube, "own_unit", one_of({"own_unit", "shared"}), "name",                                  \
+    "where the states arriving over the reduction links are merged (and the root normalises): `own_unit` = one merge unit at the CUBE's link port; `shared` = on the reducer's `units`, contending with the intra-CUBE merges", \
+    "own_unit: the inter-CUBE merges never wait for the intra-CUBE ones")
 
 // cube: one HBM CUBE.
 #define AHBM_PARAMS_CUBE(X) X(int, pes, 8, between(1, 64), "count", "PEs per CUBE", \
@@ -186,9 +195,12 @@ struct GroupConfig {
 
 // host: the host and its link to the chip.
 #define AHBM_PARAMS_HOST(X)                                                                                      \
-  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s", "host ↔ chip link (Q in, results back)",          \
-    "PCIe 5.0 ×16")                                                                                              \
-  X(double, latency_ns, 500.0, between(0.0, 1e9), "ns", "host write latency", "a PCIe round trip")               \
+  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s",                                                  \
+    "host ↔ chip link, per direction: Q tiles in, O tiles back, each direction its own resource (full duplex)", \
+    "PCIe 5.0 ×16: 32 GT/s × 16 lanes ≈ 64 GB/s in each direction at once (a PCIe link is dual-simplex: every lane has its own transmit and receive pair)") \
+  X(double, latency_ns, 500.0, between(0.0, 1e9), "ns",                                                           \
+    "latency of a transfer over the host link: each Q write (the host writes tiles one after another) and each O tile's return (behind the link's earlier O transfers)", \
+    "a PCIe round trip")                                                                                         \
   X(double, kernel_launch_ns, 0.0, between(0.0, 1e9), "ns",                                                      \
     "per kernel launch (T_create_group + T_launch_group), paid serially on the host",                            \
     "off by default (Policy A unchanged); THInfer's point needs it set (docs/policies.md)")

@@ -120,6 +120,13 @@ inline int tile_pes_in_cube(const QTile& t, int cube, int pes_per_cube) {
   for (int p : t.pes) n += p / pes_per_cube == cube;
   return n;
 }
+// Rank of participating PE `pe` (group index) among the tile's participants in its CUBE, in
+// PE order: its leaf in the CUBE's merge tree (hw/common/merge_tree.h).
+inline int tile_pe_rank_in_cube(const QTile& t, int pe, int pes_per_cube) {
+  int rank = 0;
+  for (int p = pe - pe % pes_per_cube; p < pe; ++p) rank += tile_has_pe(t, p);
+  return rank;
+}
 // Participating CUBEs of a tile, ascending.
 inline std::vector<int> tile_cubes(const QTile& t, int cubes, int pes_per_cube) {
   std::vector<int> out;

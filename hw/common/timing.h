@@ -115,20 +115,38 @@ class TimedQueue {
   uint64_t seq_ = 0;
 };
 
-// `n` identical servers (ports, a bus, a link) granted first come, first served. reserve()
-// books the earliest-free server for `duration` and returns when that booking ends; the caller
-// waits until then. Busy time is accumulated for utilisation statistics.
+// Books one of the servers whose next free times are `free_at` for `duration`, to start no
+// earlier than `ready`: a server already free by then (the one freed last, so earlier-freed
+// ones stay for work that is ready sooner), else the one that frees first. Returns the start and
+// advances that server. ServerPool books simulated time with it; the cost model books ns
+// (runtime/policy/cost_model.cpp), so both share one rule.
+template <class T, class Add>
+T book_server(std::vector<T>& free_at, const T& ready, const T& duration, Add add) {
+  auto best = free_at.end();
+  for (auto it = free_at.begin(); it != free_at.end(); ++it)
+    if (!(ready < *it) && (best == free_at.end() || *best < *it)) best = it;
+  if (best == free_at.end()) best = std::min_element(free_at.begin(), free_at.end());
+  const T start = std::max(*best, ready);
+  *best = add(start, duration);
+  return start;
+}
+
+// `n` identical servers (ports, a bus, a link, merge units) granted first come, first served.
+// reserve() books a server for `duration` from now (reserve_from: from a later time its input
+// is ready) and returns when that booking starts and ends; the caller waits until then, or
+// schedules what follows. Busy time is accumulated for utilisation statistics.
 class ServerPool {
  public:
   explicit ServerPool(int n = 1) : free_at_(size_t(std::max(n, 1)), sc_core::SC_ZERO_TIME) {}
   // Returns {start, end} of the booking.
-  std::pair<sc_time, sc_time> reserve(const sc_time& duration) {
-    auto it = std::min_element(free_at_.begin(), free_at_.end());
-    const sc_time start = std::max(*it, sc_core::sc_time_stamp());
-    *it = sum_sat(start, duration);
+  std::pair<sc_time, sc_time> reserve(const sc_time& duration) { return reserve_from(sc_core::sc_time_stamp(), duration); }
+  // The same, starting no earlier than `ready` (>= now).
+  std::pair<sc_time, sc_time> reserve_from(const sc_time& ready, const sc_time& duration) {
+    const sc_time start = book_server(free_at_, std::max(ready, sc_core::sc_time_stamp()), duration, sum_sat);
     busy_ = sum_sat(busy_, duration);
-    return {start, *it};
+    return {start, sum_sat(start, duration)};
   }
+  int size() const { return int(free_at_.size()); }
   const sc_time& busy() const { return busy_; }
   // Every server free, no busy time: the state of a new pool.
   void reset() {

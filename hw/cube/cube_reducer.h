@@ -1,9 +1,15 @@
 #pragma once
 // The CUBE reducer: PEs push their per-tile (m, l, o) states over the intra-CUBE bus; the
-// reducer merges each arrival into the running CUBE state (merge cost per arrival) and, once all
-// PEs that take part in the tile have arrived, hands the CUBE state to the inter-CUBE
-// reduction (state_out). Values are merged in PE index order, whatever the arrival order, so
-// timing never changes the numbers.
+// reducer merges them on its merge units (cube.reducer.units, each cube.reducer.lanes wide) in
+// the configured order (cube.reducer.order: serial or tree, hw/common/merge_tree.h) and, once
+// every PE that takes part in the tile has arrived and been merged, hands the CUBE state to the
+// inter-CUBE reduction (state_out). Merges are bookings on the units (first come, first
+// served, each no earlier than its inputs), not per-cycle processes: serial merges one at a
+// time (the reducer takes the next arrival when the running state is merged, as it always
+// did), tree merges as many at once as units are free. With
+// cube.reducer.inter_cube = shared the inter-CUBE merges of this CUBE book the same units
+// (Group hands them to the reduction network). Values are merged in PE index order in the
+// order's shape, whatever the arrival order, so timing never changes the numbers.
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +17,7 @@
 
 #include "hw/common/attn_state.h"
 #include "hw/common/interfaces.h"
+#include "hw/common/merge_tree.h"
 #include "hw/common/sim_shared.h"
 #include "hw/common/stats.h"
 
@@ -30,16 +37,36 @@ class CubeReducer : public sc_core::sc_module, public StateSink, public StatsPro
   // StateSink, called from a PE thread: books the bus, waits for the transfer, queues the state.
   void send_state(int local_pe, int tile, StatePtr state, int pe_component) override;
   uint64_t rows_merged() const { return rows_merged_; }
+  // The merge units (the reduction network books its inter-CUBE merges on them when
+  // cube.reducer.inter_cube = shared).
+  ServerPool& merge_units() { return units_; }
 
   // Back to the state of a new module for the next run (the chip is reused: simulate.h).
   void begin_run();
 
  private:
-  struct Arrival {
+  using Schedule = MergeSchedule<sc_core::sc_time>;
+  // What the merge loop handles, in time order: a state that came over the bus, or (tree) a
+  // merge booked on a unit starting or ending.
+  struct Event {
+    enum class Kind { arrival, merge_start, merge_end } kind;
     int pe, tile;
     StatePtr state;
+    sc_core::sc_time start;  // merge_end: when the merge started
+    Schedule::Node node;     // merge_end: the tree node it produced
+  };
+  struct Pending {
+    Schedule schedule;
+    std::vector<StatePtr> slots;  // per PE of the CUBE
+    int arrived = 0;
   };
   void merge_loop();
+  // Books one merge of tile `tile` (producing `node`) that may start at `ready`; returns when
+  // it ends. Tree: its start and end come back as events. Serial: waits until it has ended.
+  sc_core::sc_time book_merge(int tile, const sc_core::sc_time& ready, Schedule::Node node);
+  // A merge of `tile` that started at `start` ends now: its span and counters.
+  void merged(int tile, const sc_core::sc_time& start);
+  void finish_tile(int tile);
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
@@ -47,9 +74,11 @@ class CubeReducer : public sc_core::sc_module, public StateSink, public StatsPro
   int pes_;
   int component_;
   ServerPool bus_{1};
-  TimedQueue<Arrival> arrivals_;
-  std::map<int, std::vector<StatePtr>> pending_;  // tile -> state per PE
-  std::map<int, int> arrived_;
+  MergeOrder order_;
+  ServerPool units_;
+  TimedQueue<Event> events_;
+  std::map<int, Pending> pending_;  // by tile
+  int merging_ = 0;                 // merges in progress (the busy signal: any)
   uint64_t rows_merged_ = 0;
   int dropped_ = 0;  // tiles withheld by fault injection
   int sig_rows_merged_, sig_busy_;

@@ -29,7 +29,9 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
       parents_(reduction_parents(sh.cfg.group.link.topology, cubes)),
       pending_(size_t(cubes)),
       uplink_(size_t(cubes), ServerPool(1)),
+      own_units_(size_t(cubes), ServerPool(1)),
       link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
+  for (auto& u : own_units_) node_units_.push_back(&u);
   const std::string group_path = component_path(*get_parent_object());
   for (int c = 0; c < cubes; ++c) {
     inbox_.push_back(std::make_unique<TimedQueue<Arrival>>());
@@ -52,6 +54,7 @@ void ReductionNetwork::begin_run() {
   for (auto& q : inbox_) q->clear();
   for (auto& p : pending_) p.clear();
   for (auto& u : uplink_) u.reset();
+  for (auto& u : own_units_) u.reset();
   std::fill(link_busy_.begin(), link_busy_.end(), sc_core::SC_ZERO_TIME);
 }
 
@@ -73,6 +76,12 @@ ReductionNetwork::TileTree ReductionNetwork::tree_of(const TileRef& t) const {
   return tree;
 }
 
+sc_core::sc_time ReductionNetwork::run_on_units(int cube, const sc_core::sc_time& duration) {
+  auto [start, end] = node_units_[size_t(cube)]->reserve(duration);
+  sc_core::wait(end - sc_core::sc_time_stamp());
+  return start;
+}
+
 void ReductionNetwork::node_loop(int cube) {
   auto& pending = pending_[size_t(cube)];  // a member, so the stall watchdog can report it
   for (;;) {
@@ -84,9 +93,9 @@ void ReductionNetwork::node_loop(int cube) {
     auto& got = pending[a.tile];
     got[a.from] = std::move(a.state);
     if (got.size() > 1) {  // each state after the first costs one merge
-      const sc_core::sc_time start = sc_core::sc_time_stamp();
-      sc_core::wait(sh_.cycles(merge_cycles(sh_.cfg.cube.reducer.lanes, sh_.cfg.pe.vector.ops_per_merge,
-                                            uint64_t(t.rows()), uint64_t(d))));
+      const sc_core::sc_time start = run_on_units(
+          cube, sh_.cycles(merge_cycles(sh_.cfg.cube.reducer.lanes, sh_.cfg.pe.vector.ops_per_merge, uint64_t(t.rows()),
+                                        uint64_t(d))));
       sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "xcube_merge", t, t.rows(),
                int64_t(AttnState::wire_bytes(t.rows(), d)));
     }
@@ -113,13 +122,13 @@ void ReductionNetwork::node_loop(int cube) {
       continue;
     }
     // Root: normalise and send O to the host.
-    const sc_core::sc_time start = sc_core::sc_time_stamp();
-    sc_core::wait(sh_.cycles(normalise_cycles(sh_.cfg.cube.reducer.lanes, uint64_t(t.rows()), uint64_t(d))));
+    const sc_core::sc_time start =
+        run_on_units(cube, sh_.cycles(normalise_cycles(sh_.cfg.cube.reducer.lanes, uint64_t(t.rows()), uint64_t(d))));
     sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "normalise", t, t.rows(), 0);
     NocPacket p;
     p.src = cube_endpoints_[size_t(cube)];
     p.dsts = {host_endpoint_};
-    p.bytes = uint64_t(t.rows()) * uint64_t(d) * 4;
+    p.bytes = o_tile_bytes(uint64_t(t.rows()), uint64_t(d));
     p.tag = a.tile;
     if (merged) p.payload = std::make_shared<const MatrixRM>(normalise(*merged));
     noc_.send(std::move(p));

@@ -7,7 +7,9 @@
 // A Q tile that only some CUBEs work on (QTile::pes) reduces over those CUBEs only: the same
 // topology laid over the participants in ascending order, rooted at the lowest one.
 // Every CUBE waits for its own state and its children's, merges them (one merge per extra
-// state), and sends the result up its link (serialisation at the link bandwidth plus latency).
+// state, booked on the node's merge units: the link port's own unit, or the CUBE reducer's
+// units under cube.reducer.inter_cube = shared), and sends the result up its link
+// (serialisation at the link bandwidth plus latency).
 // The root normalises and returns O to the host over the NoC. Values are merged own-state
 // first, then children in index order, independent of arrival times. Each CUBE's reducer
 // sends its state into the CUBE's node through `node_in[cube]`.
@@ -48,6 +50,10 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
   std::vector<std::unique_ptr<sc_core::sc_export<StateSink>>> node_in;
   const std::vector<int>& parents() const { return parents_; }
   const std::vector<sc_core::sc_time>& link_busy() const { return link_busy_; }
+  // The merge units node `cube` merges arriving states and normalises on: its own unit by
+  // default (cube.reducer.inter_cube = own_unit); Group hands it the CUBE reducer's units when
+  // they are shared, so those merges contend with the intra-CUBE ones.
+  void use_merge_units(int cube, ServerPool& units) { node_units_[size_t(cube)] = &units; }
 
   // Back to the state of a new module for the next run (the chip is reused: simulate.h).
   void begin_run();
@@ -82,6 +88,10 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
   std::vector<std::unique_ptr<NodeInput>> inputs_;
   std::vector<std::map<int, std::map<int, StatePtr>>> pending_;  // per CUBE: tile -> from -> state
   std::vector<ServerPool> uplink_;  // link c -> parent[c]
+  std::vector<ServerPool> own_units_;        // per CUBE: the link port's merge unit
+  std::vector<ServerPool*> node_units_;      // per CUBE: where its merges are booked
+  // Books `duration` on node `cube`'s merge units from now, waits until it ends; its start.
+  sc_core::sc_time run_on_units(int cube, const sc_core::sc_time& duration);
   std::vector<sc_core::sc_time> link_busy_;
   std::vector<int> link_component_, node_component_, sig_link_busy_;
 };

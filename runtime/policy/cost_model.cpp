@@ -9,6 +9,7 @@
 #include "hw/common/attn_state.h"
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
+#include "hw/common/merge_tree.h"
 #include "hw/link/reduction_network.h"
 
 namespace ahbm {
@@ -48,6 +49,11 @@ struct Model {
   double merge_ns(int rows, int d) const {
     return double(merge_cycles(hw.cube.reducer.lanes, hw.pe.vector.ops_per_merge, uint64_t(rows), uint64_t(d))) * cyc;
   }
+  // Books `duration` on one of `units` (free times, ns) from `ready` on, as a ServerPool does
+  // (timing.h book_server); returns when it ends.
+  static double book(std::vector<double>& units, double ready, double duration) {
+    return book_server(units, ready, duration, [](double a, double b) { return a + b; }) + duration;
+  }
 };
 
 struct PeTrack {
@@ -67,7 +73,9 @@ struct PeTrack {
 // CUBE buses, reducers and links.
 struct GroupState {
   std::vector<PeTrack> pe;
-  std::vector<double> qwrite_free, bus_free, red_free, link_free;
+  std::vector<double> qwrite_free, bus_free, link_free;
+  std::vector<std::vector<double>> red_units;  // per CUBE: its reducer's merge units (cube.reducer.units)
+  std::vector<double> red_next;                // per CUBE, serial order: when its reducer takes the next arrival
   std::vector<std::vector<double>> ports;
 };
 
@@ -78,7 +86,8 @@ GroupState fresh_group(const HwConfig& hw) {
   for (auto& x : g.pe) x.slot_free.assign(size_t(std::max(1, hw.pe.dma.buffers)), 0.0);
   g.qwrite_free.assign(cubes, 0);
   g.bus_free.assign(cubes, 0);
-  g.red_free.assign(cubes, 0);
+  g.red_units.assign(cubes, std::vector<double>(size_t(hw.cube.reducer.units), 0.0));
+  g.red_next.assign(cubes, 0.0);
   g.link_free.assign(cubes, 0);
   g.ports.assign(cubes, std::vector<double>(size_t(hw.cube.q_buffer.read_ports), 0));
   return g;
@@ -90,7 +99,7 @@ struct JobResult {
 };
 
 JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vector<AttentionJob>& jobs, size_t ji,
-                       std::vector<double>& host_free, GroupState& group) {
+                       std::vector<double>& host_free, double& o_link_free, GroupState& group) {
   const HwConfig& hw = m.hw;
   const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
   const int kv_tile = hw.pe.dma.kv_tile_tokens;
@@ -231,7 +240,9 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     x.gemm = 0;
   }
   std::vector<double>& bus_free = group.bus_free;
-  std::vector<double>& red_free = group.red_free;
+  std::vector<std::vector<double>>& red_units = group.red_units;
+  const MergeOrder merging = merge_order(hw.cube.reducer);
+  const bool shared_units = hw.cube.reducer.inter_cube == "shared";
   std::vector<double>& link_free = group.link_free;
   // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
   // every receiver has a free slot), so each starts computing when the slowest holds its Q.
@@ -334,7 +345,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
                                dma_start + port_ns[size_t(p / per_cube)] + last_comp});
     }
-    // Send states over the CUBE bus, merge in the reducer (first arrival free).
+    // Send states over the CUBE bus in the order the PEs finish, merge them on the reducer's
+    // units in the configured order (hw/common/merge_tree.h, as the reducer schedules them).
     const uint64_t sbytes = AttnState::wire_bytes(R, d);
     const double bus = double(ceil_div(sbytes, uint64_t(hw.cube.reducer.bus_bytes_per_cycle))) * m.cyc;
     const double merge = m.merge_ns(R, d);
@@ -343,21 +355,18 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       for (int p : tpes)
         if (p / per_cube == c) order.push_back({local_end[p], p});
       std::sort(order.begin(), order.end());
-      bool first = true;
-      double done = 0;
+      std::vector<std::pair<int, double>> arrivals;  // (rank in the CUBE, when its state is at the reducer)
       for (auto [end, p] : order) {
         const double sent = std::max(end, bus_free[size_t(c)]) + bus;
         bus_free[size_t(c)] = sent;
         pe[size_t(p)].free = sent;
-        if (first) {
-          done = std::max(sent, red_free[size_t(c)]);
-          first = false;
-        } else {
-          done = std::max({sent, done, red_free[size_t(c)]}) + merge;
-        }
+        arrivals.push_back({tile_pe_rank_in_cube(t, p, per_cube), sent});
       }
-      red_free[size_t(c)] = done;
-      cube_done[size_t(c)] = done;
+      // Serial merges go one at a time (the reducer waits for each), tree merges on any free unit.
+      cube_done[size_t(c)] = MergeSchedule<double>::run(int(order.size()), merging, arrivals, [&](double ready) {
+        if (merging == MergeOrder::tree) return Model::book(red_units[size_t(c)], ready, merge);
+        return group.red_next[size_t(c)] = Model::book(red_units[size_t(c)], std::max(ready, group.red_next[size_t(c)]), merge);
+      });
     }
     // Inter-CUBE tree over the participating CUBEs (hw/link's shape), root normalises, O to host.
     const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
@@ -369,10 +378,18 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
       const int c = tcubes[i];
       const double sent = std::max(ready[i], link_free[size_t(c)]) + to_ns(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
       link_free[size_t(c)] = sent;
-      ready[size_t(up)] = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns) + merge;
+      // The node's own merge unit (inter_cube = own_unit), or its CUBE reducer's units (shared).
+      const double in = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns);
+      ready[size_t(up)] = shared_units ? Model::book(red_units[size_t(tcubes[size_t(up)])], in, merge) : in + merge;
     }
-    const double done = ready[0] + double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc +
-                        m.noc.time_ns(uint64_t(R) * uint64_t(d) * 4);
+    const double normalise = double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc;
+    // O over the NoC to the host port, then the host link's chip-to-host direction (tiles one
+    // after another at its bandwidth, each landing host.latency_ns later; hw/chip/host.cpp).
+    const uint64_t obytes = o_tile_bytes(uint64_t(R), uint64_t(d));
+    const double at_port = (shared_units ? Model::book(red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise) +
+                           m.noc.time_ns(obytes);
+    o_link_free = std::max(at_port, o_link_free) + to_ns(transfer_time(obytes, hw.host.bandwidth_gbps));
+    const double done = o_link_free + hw.host.latency_ns;
     if (done > crit_end) {
       crit_end = done;
       crit_pe = tpes.back();
@@ -399,6 +416,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
 PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jobs, Policy p) {
   const HwConfig& hw = m.hw;
   std::vector<double> host_free(1, 0.0);
+  double o_link_free = 0;  // the host link's chip-to-host direction (its own resource: full duplex)
   PolicyEstimate best;
   best.policy = p;
   // Jobs' tiles share the host link in the Q source's round-robin order; approximating it
@@ -409,7 +427,7 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   for (size_t j = 0; j < jobs.size(); ++j) {
     GroupState own = fresh_group(hw);
     GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
-    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, g);
+    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, o_link_free, g);
     if (r.end > end) {
       end = r.end;
       best = r.parts;

@@ -16,7 +16,8 @@ std::string activity_class(const std::string& activity, const std::string& phase
       {"q_write", "Q multicast"}, {"q_read", "Q multicast"},        {"dma_kv", "KV DMA"},
       {"gemm_qk", "local GEMM"},  {"gemm_pv", "local GEMM"},        {"softmax", "softmax"},
       {"send_state", "reduction"}, {"merge", "reduction"},          {"xcube_merge", "reduction"},
-      {"link_xfer", "reduction"}, {"normalise", "reduction"},       {"attention", "agent"}};
+      {"link_xfer", "reduction"}, {"normalise", "reduction"},       {"o_return", "reduction"},
+      {"attention", "agent"}};
   if (activity == "attention") return "agent";
   if (phase == "join" || activity.rfind("join", 0) == 0) return "join";
   auto it = classes.find(activity);

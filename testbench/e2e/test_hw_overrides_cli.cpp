@@ -88,5 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSet{"not_a_number", "clock_ghz=fast", {"--set", "clock_ghz", "fast", "[0.01, 100]"}},
                       BadSet{"out_of_range", "clock_ghz=1000", {"--set", "clock_ghz", "1000", "[0.01, 100]"}},
                       BadSet{"not_an_integer", "groups=2.5", {"--set", "groups", "2.5", "[1, 1024]"}},
-                      BadSet{"no_value", "clock_ghz", {"--set", "clock_ghz", "KEY=VALUE"}}),
+                      BadSet{"no_value", "clock_ghz", {"--set", "clock_ghz", "KEY=VALUE"}},
+                      BadSet{"merge_units", "cube.reducer.units=0", {"--set", "cube.reducer.units", "0", "[1, 64]"}},
+                      BadSet{"merge_order", "cube.reducer.order=pairs",
+                             {"--set", "cube.reducer.order", "pairs", "serial, tree"}},
+                      BadSet{"inter_cube", "cube.reducer.inter_cube=link",
+                             {"--set", "cube.reducer.inter_cube", "link", "own_unit, shared"}}),
     [](const ::testing::TestParamInfo<BadSet>& i) { return std::string(i.param.name); });

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "hw/chip/simulate.h"
+#include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "runtime/policy/choose.h"
 #include "runtime/policy/policy_eval.h"
@@ -49,6 +50,50 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
       }
   EXPECT_GE(double(hits), 0.95 * points) << hits << " of " << points << " within 5%";
   EXPECT_EQ(within, estimates);
+}
+
+// The reducer's merge options (cube.reducer.units / order / inter_cube): the cost model books
+// the same merges the reducer does (hw/common/merge_tree.h), so it stays within 15% of the
+// simulation, and both see the tree shorten policy A's merge tail.
+TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
+  auto reducer = [](const std::string& order, int units, const std::string& inter_cube) {
+    HwConfig hw;
+    hw.cube.reducer.order = order;
+    hw.cube.reducer.units = units;
+    hw.cube.reducer.inter_cube = inter_cube;
+    return hw;
+  };
+  const std::vector<std::pair<std::string, HwConfig>> hws = {{"tree_4", reducer("tree", 4, "own_unit")},
+                                                             {"serial_2_shared", reducer("serial", 2, "shared")},
+                                                             {"tree_2_shared", reducer("tree", 2, "shared")},
+                                                             {"serial_1_shared", reducer("serial", 1, "shared")}};
+  for (const auto& [name, hw] : hws)
+    for (int prefix : {2048, 8192})
+      for (auto [agents, tokens] : std::vector<std::pair<int, int>>{{8, 20}, {16, 64}}) {
+        const Json r = evaluate_policies(scenario(prefix, agents, tokens), hw);
+        for (const auto& p : r["policies"]) {
+          if (p.contains("unavailable")) continue;
+          EXPECT_LE(std::abs(p["error"].get<double>()), 0.15)
+              << name << " prefix " << prefix << " agents " << agents << " x " << tokens << " " << p["policy"]
+              << ": simulated " << p["simulated_ns"] << " estimate " << p["estimate_ns"];
+        }
+      }
+  // Policy A on the note's example as one 160-row tile: the states reach each reducer one every
+  // 1.3 µs over the shared bus (half a merge time), so the tree's pairs wait for their PEs and
+  // it saves one merge time of the serial 7, in the simulation and in the estimate alike.
+  const Scenario sc = scenario(8192, 8, 20);
+  auto a_largest = [&](HwConfig hw) {
+    hw.q_tile_search = "largest";
+    const Json r = evaluate_policies(sc, hw);
+    for (const auto& p : r["policies"])
+      if (p["policy"] == "A") return std::make_pair(p["simulated_ns"].get<double>(), p["estimate_ns"].get<double>());
+    return std::make_pair(0.0, 0.0);
+  };
+  const auto serial = a_largest(HwConfig{}), tree = a_largest(reducer("tree", 4, "own_unit"));
+  const HwConfig hw;
+  const double merge = double(merge_cycles(hw.cube.reducer.lanes, hw.pe.vector.ops_per_merge, 160, 128)) / hw.clock_ghz;
+  EXPECT_NEAR(serial.first - tree.first, merge, 1.0) << "simulated";
+  EXPECT_NEAR(serial.second - tree.second, merge, 1.0) << "estimated";
 }
 
 TEST(PolicyModel, AutoRecordsEveryEstimateAndTheChoiceIsTheLowest) {

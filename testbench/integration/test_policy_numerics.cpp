@@ -11,24 +11,12 @@
 #include "runtime/policy/cost_model.h"
 #include "runtime/reference.h"
 #include "runtime/scenario.h"
+#include "test_sim_support.h"
 #include "test_support.h"
 
 using namespace ahbm;
 
 namespace {
-
-double max_err_vs_reference(const AttentionJob& job, const MatrixRM& o) {
-  std::vector<float> k, v;
-  std::vector<KvInfo> info;
-  for (const KvShard& s : job.shards) {
-    k.insert(k.end(), s.k.begin(), s.k.end());
-    v.insert(v.end(), s.v.begin(), s.v.end());
-    info.insert(info.end(), s.info.begin(), s.info.end());
-  }
-  const Eigen::MatrixXd ref =
-      reference_attention(job.q, job.rows, k, v, info, job.head_dim, 1.0 / std::sqrt(double(job.head_dim)));
-  return compare_to_reference(o, ref).max_abs_err;
-}
 
 // Two KV heads (groups), 3 agents, with a private suffix per agent placed on the last PEs, so
 // the mask really removes keys.
@@ -59,7 +47,7 @@ TEST_P(PolicyNumerics, DefaultScenarioMatchesFloat64) {
   ASSERT_EQ(plan.jobs.size(), 1u);
   const AttentionJob job = policy_job(plan.jobs[0], hw, GetParam());
   const SimResult r = simulate(hw, {job});
-  EXPECT_LE(max_err_vs_reference(job, r.outputs[0]), 1e-5) << policy_name(GetParam());
+  EXPECT_LE(test::max_err_vs_reference(job, r.outputs[0]), 1e-5) << policy_name(GetParam());
   EXPECT_GT(r.end_ns, 0.0);
 }
 
@@ -71,7 +59,7 @@ TEST_P(PolicyNumerics, GqaTwoGroupsWithPrivateKeysMatchesFloat64) {
   const SimResult r = simulate(hw, jobs);
   ASSERT_EQ(r.outputs.size(), 2u);
   for (size_t i = 0; i < jobs.size(); ++i)
-    EXPECT_LE(max_err_vs_reference(jobs[i], r.outputs[i]), 1e-5) << policy_name(GetParam()) << " head " << i;
+    EXPECT_LE(test::max_err_vs_reference(jobs[i], r.outputs[i]), 1e-5) << policy_name(GetParam()) << " head " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, PolicyNumerics, ::testing::ValuesIn(all_policies()),
@@ -145,7 +133,7 @@ TEST(PolicyB5, SeveralHeadsPerGroupCompleteAndMatchFloat64) {
     ASSERT_NO_THROW(r = simulate(hw, jobs)) << (tight ? "6-tile Q buffer" : "default Q buffer");
     ASSERT_EQ(r.outputs.size(), jobs.size());
     for (size_t i = 0; i < jobs.size(); ++i)
-      EXPECT_LE(max_err_vs_reference(jobs[i], r.outputs[i]), 1e-5) << "head " << i << (tight ? " (6-tile Q buffer)" : "");
+      EXPECT_LE(test::max_err_vs_reference(jobs[i], r.outputs[i]), 1e-5) << "head " << i << (tight ? " (6-tile Q buffer)" : "");
     // The heads take turns on the group's PEs. The cost model runs a group's B5 heads one after
     // another and must track the simulation within 15 % (PolicyModel's tolerance); it does not
     // model Q-buffer capacity, so that check is for the default buffer only.

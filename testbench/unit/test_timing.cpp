@@ -6,21 +6,12 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/engines.h"
 #include "hw/common/timing.h"
+#include "test_sim_support.h"
 #include "test_support.h"
 
 using namespace ahbm;
 
-namespace {
-
-std::vector<const Span*> spans_of(const SimResult& r, const std::string& component, const std::string& activity) {
-  std::vector<const Span*> out;
-  for (const Span& s : r.spans->spans())
-    if (r.spans->name(s.component) == component && r.spans->name(s.activity) == activity) out.push_back(&s);
-  return out;
-}
-
-
-}  // namespace
+using test::spans_of;
 
 TEST(Timing, DmaBurstIsLatencyPlusTransfer) {
   HwConfig hw = test::small_hw(1, 1);
@@ -95,6 +86,34 @@ TEST(Timing, ReductionTopologiesOrderAndAgree) {
   EXPECT_EQ(chain.outputs[0].rows(), 32);
   EXPECT_LT((chain.outputs[0] - tree.outputs[0]).cwiseAbs().maxCoeff(), 1e-6f);
   EXPECT_LT((ring.outputs[0] - tree.outputs[0]).cwiseAbs().maxCoeff(), 1e-6f);
+}
+
+// O returns over the host link's chip-to-host direction: after the root's O packet reaches the
+// host port, rows x d x 4 bytes at host.bandwidth_gbps, then host.latency_ns. One tile pays the
+// link latency twice (its Q write and its O return) and its bytes once each way.
+TEST(Timing, OReturnsOverTheHostLink) {
+  const int rows = 32, d = 64;
+  auto run = [&](double latency_ns, double gbps) {
+    HwConfig hw = test::small_hw(2, 2);
+    hw.host.latency_ns = latency_ns;
+    hw.host.bandwidth_gbps = gbps;
+    return simulate(hw, {test::random_job(hw, rows, 4 * 64, d, 5)});
+  };
+  const double bytes = double(o_tile_bytes(rows, d));
+  const SimResult r = run(300, 16);
+  const auto o = spans_of(r, "host", "o_return");
+  ASSERT_EQ(o.size(), 1u);
+  const auto normalise = spans_of(r, "group0.cube0.reducer", "normalise");
+  ASSERT_EQ(normalise.size(), 1u);
+  const double noc_ns = 10.0;  // the ideal NoC's latency (docs/noc.md)
+  EXPECT_NEAR(to_ns(o[0]->start), to_ns(normalise[0]->end) + noc_ns, 1e-3);
+  EXPECT_NEAR(to_ns(o[0]->end - o[0]->start), bytes / 16 + 300, 1e-3);
+  EXPECT_NEAR(r.end_ns, to_ns(o[0]->end), 1e-3);
+  EXPECT_EQ(o[0]->bytes, int64_t(bytes));
+  // Latency: once for Q, once for O. Bandwidth: Q (fp32 here) and O bytes, one way each.
+  EXPECT_NEAR(run(1300, 16).end_ns - r.end_ns, 2 * 1000.0, 1e-3);
+  const double q_bytes = double(rows) * d * 4;
+  EXPECT_NEAR(r.end_ns - run(300, 32).end_ns, (q_bytes + bytes) * (1.0 / 16 - 1.0 / 32), 1e-3);
 }
 
 // Two simulations with different configs in one process: each gives what it gives alone.
