@@ -70,7 +70,7 @@ TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   for (const auto& [name, hw] : hws)
     for (int prefix : {2048, 8192})
       for (auto [agents, tokens] : std::vector<std::pair<int, int>>{{8, 20}, {16, 64}}) {
-        const Json r = evaluate_policies(scenario(prefix, agents, tokens), hw);
+        const Json r = evaluate_policies(test::fanout_scenario(prefix, agents, tokens), hw);
         for (const auto& p : r["policies"]) {
           if (p.contains("unavailable")) continue;
           EXPECT_LE(std::abs(p["error"].get<double>()), 0.15)
@@ -81,7 +81,7 @@ TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   // Policy A on the note's example as one 160-row tile: the states reach each reducer one every
   // 1.3 µs over the shared bus (half a merge time), so the tree's pairs wait for their PEs and
   // it saves one merge time of the serial 7, in the simulation and in the estimate alike.
-  const Scenario sc = scenario(8192, 8, 20);
+  const Scenario sc = test::fanout_scenario(8192, 8, 20);
   auto a_largest = [&](HwConfig hw) {
     hw.q_tile_search = "largest";
     const Json r = evaluate_policies(sc, hw);
