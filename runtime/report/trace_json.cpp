@@ -156,6 +156,7 @@ struct Process {
 std::vector<Slice> with_phase_slices(std::vector<Slice> spans, const SpanRecorder& names) {
   std::map<int, std::pair<sc_core::sc_time, sc_core::sc_time>> ext;
   for (const Slice& sl : spans) {
+    if (!sl.span) continue;  // a phase slice already there: the extents come from the spans
     auto [it, fresh] = ext.try_emplace(sl.span->phase, sl.start, sl.end);
     if (!fresh) {
       it->second.first = std::min(it->second.first, sl.start);
@@ -192,6 +193,9 @@ std::vector<Process> layout(const SpanRecorder& spans) {
     // tile's intra-CUBE merges) spills onto further tracks; each of those gets its own phase
     // slices too, so on every track the phase is the outermost slice.
     for (size_t t = 1; t < nested.size(); ++t) {
+      // A track that took a phase slice of the first pass (phase slices of a long run can
+      // overlap one another) keeps it and gets no second one.
+      if (std::any_of(nested[t].begin(), nested[t].end(), [](const Slice& sl) { return !sl.span; })) continue;
       std::vector<std::vector<Slice>> again = nest_into_tracks(with_phase_slices(nested[t], spans));
       if (again.size() == 1) nested[t] = std::move(again.front());
     }
