@@ -24,7 +24,8 @@ Scenario aligned() {
     "phases": [{"type": "fanout"}]})"), "aligned");
 }
 
-RunOutput run(const Scenario& sc, const std::string& masked, bool compare = false, bool values = true) {
+RunOutput run(const Scenario& sc, const std::string& masked, bool compare = false, bool values = true,
+               const std::string& policy = "A") {
   HwConfig hw;
   hw.q_tile_rows = 64;
   hw.pe.dma.masked_tiles = masked;
@@ -32,6 +33,7 @@ RunOutput run(const Scenario& sc, const std::string& masked, bool compare = fals
   opt.vcd = false;
   opt.values = values;
   opt.compare_unbatched = compare;
+  opt.policy = policy;
   return execute(sc, hw, opt);
 }
 
@@ -94,12 +96,7 @@ TEST(MaskedTiles, EveryPolicySkipsTheSameTilesWithTheSameO) {
   const Scenario sc = aligned();
   const RunOutput ref = run(sc, "compute");
   for (const char* p : {"B1", "B2", "B3", "B4"}) {
-    HwConfig hw;
-    hw.q_tile_rows = 64;
-    RunOptions opt;
-    opt.vcd = false;
-    opt.policy = p;
-    const RunOutput r = execute(sc, hw, opt);
+    const RunOutput r = run(sc, "skip", false, true, p);
     EXPECT_GT(pe_sum(r, PeStats::kv_tiles_skipped), 0u) << p;
     for (size_t h = 0; h < r.sim.outputs.size(); ++h)
       EXPECT_LE((r.sim.outputs[h] - ref.sim.outputs[h]).cwiseAbs().maxCoeff(), 1e-5) << p;
