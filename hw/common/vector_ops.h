@@ -19,15 +19,11 @@
 #include <vector>
 
 #include "hw/common/attn_state.h"
+#include "hw/common/hidden_act.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/timing.h"
 
 namespace ahbm {
-
-// The gate activation of a gated FFN (down(act(gate(x)) · up(x))), HuggingFace's hidden_act.
-enum class HiddenAct { silu, gelu, gelu_pytorch_tanh };
-const char* hidden_act_name(HiddenAct a);
-const std::vector<std::string>& hidden_act_names();
 
 // Vector-unit passes per element of each operator (each pass: one fp32 op per lane per cycle,
 // as `pe.vector.ops_per_score` counts the softmax's). Constants, not parameters: they are the
@@ -92,8 +88,5 @@ void rms_scale_apply(Eigen::Ref<MatrixRM> y, const Eigen::Ref<const Eigen::Vecto
 void rope_apply(Eigen::Ref<MatrixRM> y, const int* rope_col, const int64_t* positions, int head_dim, double theta);
 // act(y[:, 2i]) · y[:, 2i+1] into column 2i (column 2i+1 becomes 0).
 void gated_act_apply(Eigen::Ref<MatrixRM> y, HiddenAct a);
-// The activation of one value in float64 (the reference) and float32 (the PE).
-double hidden_act_ref(HiddenAct a, double x);
-float hidden_act_f32(HiddenAct a, float x);
 
 }  // namespace ahbm
