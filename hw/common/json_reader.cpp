@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace ahbm {
 
@@ -75,6 +76,7 @@ void JsonReader::fail(const std::string& key, const std::string& what) const {
 
 bool JsonReader::has(const std::string& key) const {
   asked_.insert(key);
+  probed_.insert(key);
   return j_->contains(key);
 }
 
@@ -92,7 +94,16 @@ const Json& JsonReader::get(const std::string& key) {
   return (*j_)[key];
 }
 
-const Json& JsonReader::raw(const std::string& key) { return get(key); }
+void JsonReader::ignore(const std::string& key) {
+  record(key, Json::object(), false);
+  asked_.insert(key);
+  if (j_->contains(key)) used_.insert(key);
+}
+
+const Json& JsonReader::raw(const std::string& key) {
+  record(key, Json::object(), true);  // any value: another reader interprets it
+  return get(key);
+}
 
 bool is_whole_number(const Json& v) {
   return v.is_number_integer() ||
@@ -119,7 +130,117 @@ std::optional<int64_t> integer_in(const Json& v, int64_t lo, int64_t hi) {
   return x;
 }
 
+namespace {
+
+// "agents[3].sizes" -> "agents[].sizes": every element of an array shares one schema.
+std::string element_pattern(const std::string& path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    out += path[i];
+    if (path[i] != '[') continue;
+    size_t j = i + 1;
+    while (j < path.size() && std::isdigit(static_cast<unsigned char>(path[j]))) ++j;
+    if (j < path.size() && path[j] == ']' && j > i + 1) i = j - 1;
+  }
+  return out;
+}
+
+Json integer_decl(int64_t lo, int64_t hi) { return Json{{"type", "integer"}, {"minimum", lo}, {"maximum", hi}}; }
+Json number_decl(double lo, double hi) { return Json{{"type", "number"}, {"minimum", lo}, {"maximum", hi}}; }
+Json string_decl(const std::vector<std::string>& allowed) {
+  Json d = {{"type", "string"}};
+  if (!allowed.empty()) d["enum"] = allowed;
+  return d;
+}
+// A default inside the field's range (a sentinel outside it, like -1 for "not given", is not
+// a value a document could give, so the schema does not show it).
+Json with_default(Json decl, Json def) {
+  const bool below = decl.contains("minimum") && def.is_number() && def < decl["minimum"];
+  const bool above = decl.contains("maximum") && def.is_number() && def > decl["maximum"];
+  if (!below && !above) decl["default"] = std::move(def);
+  return decl;
+}
+
+}  // namespace
+
+int SchemaRecorder::open(const std::string& path) {
+  ++instances_[path];
+  return next_instance_++;
+}
+
+void SchemaRecorder::field(const std::string& path, int instance, const std::string& key, Json decl, bool required) {
+  auto& fields = objects_[path];
+  const std::string child = decl.contains("$child") ? decl["$child"].get<std::string>() : std::string();
+  decl.erase("$child");
+  auto it = fields.find(key);
+  if (it == fields.end()) {
+    it = fields.emplace(key, Field{std::move(decl), child}).first;
+  } else {
+    Field& f = it->second;
+    Json a = f.decl, b = decl;
+    a.erase("default");
+    b.erase("default");
+    if (a.empty() || b.empty()) {  // read raw somewhere: another reader takes any value there
+      f.decl = Json::object();
+      f.child.clear();
+    } else if (a != b) {
+      throw std::logic_error("schema: " + (path.empty() ? key : path + "." + key) +
+                             " is read with different constraints (" + a.dump() + " and " + b.dump() +
+                             "): a bound that depends on another field must be checked after the read");
+    } else if (f.decl.contains("default") && (!decl.contains("default") || decl["default"] != f.decl["default"])) {
+      f.decl.erase("default");  // the default depends on the document
+    }
+  }
+  Field& f = it->second;
+  if (!required) f.optional = true;
+  else if (f.last_instance != instance) ++f.required_in;
+  f.last_instance = instance;
+}
+
+Json SchemaRecorder::object_schema(const std::string& path) const {
+  Json s = {{"type", "object"}, {"properties", Json::object()}, {"patternProperties", {{"^_", Json::object()}}},
+            {"additionalProperties", false}};
+  Json required = Json::array();
+  auto it = objects_.find(path);
+  if (it != objects_.end())
+    for (const auto& [key, f] : it->second) {
+      Json d = f.decl;
+      if (!f.child.empty()) {
+        if (d.value("type", "") == "array") d["items"] = object_schema(f.child);
+        else d.update(object_schema(f.child));
+      }
+      s["properties"][key] = std::move(d);
+      // Required: every object read at this path read it without a default or has() first.
+      if (!f.optional && f.required_in == instances_.at(path)) required.push_back(key);
+    }
+  if (!required.empty()) s["required"] = required;
+  return s;
+}
+
+Json SchemaRecorder::schema(const std::string& title, const std::string& description) const {
+  Json s = {{"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"title", title}, {"description", description}};
+  s.update(object_schema(""));
+  return s;
+}
+
+void JsonReader::record_into(SchemaRecorder* r) {
+  rec_ = r;
+  instance_ = r ? r->open(element_pattern(path_)) : -1;
+}
+
+void JsonReader::record(const std::string& key, Json decl, bool required, const std::string& child) const {
+  if (!rec_) return;
+  if (!child.empty()) decl["$child"] = element_pattern(child);
+  // A key the parser checked with has() before reading it is optional.
+  rec_->field(element_pattern(path_), instance_, key, std::move(decl), required && !probed_.count(key));
+}
+
 int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
+  record(key, integer_decl(lo, hi), true);
+  return read_integer(key, lo, hi);
+}
+
+int64_t JsonReader::read_integer(const std::string& key, int64_t lo, int64_t hi) {
   const Json& v = get(key);
   const std::string range = range_text(lo, hi);
   // 4.0 is accepted as 4; 4.5, strings, booleans and null are not integers.
@@ -130,10 +251,16 @@ int64_t JsonReader::integer(const std::string& key, int64_t lo, int64_t hi) {
 }
 
 int64_t JsonReader::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
-  return has(key) ? integer(key, lo, hi) : def;
+  record(key, with_default(integer_decl(lo, hi), def), false);
+  return j_->contains(key) ? read_integer(key, lo, hi) : (asked_.insert(key), def);
 }
 
 double JsonReader::number(const std::string& key, double lo, double hi) {
+  record(key, number_decl(lo, hi), true);
+  return read_number(key, lo, hi);
+}
+
+double JsonReader::read_number(const std::string& key, double lo, double hi) {
   const Json& v = get(key);
   const std::string range = range_text(lo, hi);
   if (!v.is_number()) fail(key, "value " + show(v) + " is not a number (allowed: " + range + ")");
@@ -143,17 +270,25 @@ double JsonReader::number(const std::string& key, double lo, double hi) {
 }
 
 double JsonReader::number(const std::string& key, double def, double lo, double hi) {
-  return has(key) ? number(key, lo, hi) : def;
+  record(key, with_default(number_decl(lo, hi), def), false);
+  return j_->contains(key) ? read_number(key, lo, hi) : (asked_.insert(key), def);
 }
 
 bool JsonReader::boolean(const std::string& key, bool def) {
-  if (!has(key)) return def;
+  record(key, Json{{"type", "boolean"}, {"default", def}}, false);
+  asked_.insert(key);
+  if (!j_->contains(key)) return def;
   const Json& v = get(key);
   if (!v.is_boolean()) fail(key, "value " + show(v) + " is not a boolean (allowed: true, false)");
   return v.get<bool>();
 }
 
 std::string JsonReader::string(const std::string& key, const std::vector<std::string>& allowed) {
+  record(key, string_decl(allowed), true);
+  return read_string(key, allowed);
+}
+
+std::string JsonReader::read_string(const std::string& key, const std::vector<std::string>& allowed) {
   const Json& v = get(key);
   if (!v.is_string())
     fail(key, "value " + show(v) + " is not a string" +
@@ -169,11 +304,13 @@ std::string JsonReader::string(const std::string& key, const std::vector<std::st
 
 std::string JsonReader::string(const std::string& key, const std::string& def,
                                const std::vector<std::string>& allowed) {
-  return has(key) ? string(key, allowed) : def;
+  record(key, with_default(string_decl(allowed), def), false);
+  return j_->contains(key) ? read_string(key, allowed) : (asked_.insert(key), def);
 }
 
 std::string JsonReader::identifier(const std::string& key) {
-  const std::string s = string(key);
+  record(key, Json{{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]{1,64}$"}}, true);
+  const std::string s = read_string(key, {});
   const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '-';
   });
@@ -185,13 +322,17 @@ std::string JsonReader::identifier(const std::string& key) {
 bool JsonReader::has_object(const std::string& key) const { return has(key) && (*j_)[key].is_object(); }
 
 JsonReader JsonReader::object(const std::string& key) {
+  record(key, Json{{"type", "object"}}, true, field(key));
   const Json& v = get(key);
   if (!v.is_object()) fail(key, "value " + show(v) + " must be a JSON object");
-  return JsonReader(v, file_, field(key));
+  JsonReader sub(v, file_, field(key));
+  sub.record_into(rec_);
+  return sub;
 }
 
 std::vector<JsonReader> JsonReader::array_of_objects(const std::string& key, size_t min_len,
                                                      size_t max_len) {
+  record(key, Json{{"type", "array"}, {"minItems", min_len}, {"maxItems", max_len}}, true, field(key) + "[]");
   const Json& v = get(key);
   if (!v.is_array()) fail(key, "value " + show(v) + " must be a JSON array");
   if (v.size() < min_len || v.size() > max_len)
@@ -202,6 +343,7 @@ std::vector<JsonReader> JsonReader::array_of_objects(const std::string& key, siz
     std::string p = field(key) + "[" + std::to_string(i) + "]";
     if (!v[i].is_object()) throw InputError(file_ + ": " + p + " must be a JSON object, got " + show(v[i]));
     out.emplace_back(v[i], file_, p);
+    out.back().record_into(rec_);
   }
   return out;
 }

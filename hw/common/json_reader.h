@@ -3,6 +3,7 @@
 // rejecting keys nobody asked for (with a "did you mean" when a near name exists).
 // Usage: JsonReader r(j, "hw.json"); int x = r.integer("x", 1, 1, 64); r.finish();
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +16,36 @@
 namespace ahbm {
 
 using Json = nlohmann::json;
+
+// Records what a parser asks of its document, field by field, as a JSON Schema (draft
+// 2020-12): the schema of a file format is generated from the parser's own JsonReader calls
+// (docs/schema/, `ahbm-sim schema`), so it cannot drift from what the parser accepts. A parser
+// visits the sub-objects a document has: parse several documents (probes) into one recorder to
+// cover every optional block. Bounds passed to a reader call must not depend on other fields
+// (check such rules after reading): a field recorded twice with different constraints is a
+// std::logic_error naming it, so a probe set catches a bound that does.
+class SchemaRecorder {
+ public:
+  // One more object at `path` (array indices as "[]") was read; returns its instance id.
+  int open(const std::string& path);
+  // A field of instance `instance` of the object at `path`; `decl` is its schema fragment.
+  void field(const std::string& path, int instance, const std::string& key, Json decl, bool required);
+  // The schema of the root object, with `title` and `description`.
+  Json schema(const std::string& title, const std::string& description) const;
+
+ private:
+  struct Field {
+    Json decl;
+    std::string child;             // path of the object (or array elements) it holds, "" = a value
+    bool optional = false;         // read with a default, or after has(), somewhere
+    int required_in = 0;           // instances that read it as required
+    int last_instance = -1;
+  };
+  Json object_schema(const std::string& path) const;
+  std::map<std::string, std::map<std::string, Field>> objects_;
+  std::map<std::string, int> instances_;  // objects read per path
+  int next_instance_ = 0;
+};
 
 class JsonReader {
  public:
@@ -40,8 +71,13 @@ class JsonReader {
   std::vector<JsonReader> array_of_objects(const std::string& key, size_t min_len, size_t max_len);
   // Raw access for a field whose content another reader interprets (still marks it used).
   const Json& raw(const std::string& key);
+  // An optional key whose value, if any, is accepted and not used (metadata such as a
+  // HuggingFace config's "architectures").
+  void ignore(const std::string& key);
   // Throws InputError naming the first unknown key.
   void finish() const;
+  // Records every field this reader (and every reader it hands out) is asked for.
+  void record_into(SchemaRecorder* r);
 
   std::string field(const std::string& key) const;  // "a.b.key"
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
@@ -50,11 +86,18 @@ class JsonReader {
 
  private:
   const Json& get(const std::string& key);
+  void record(const std::string& key, Json decl, bool required, const std::string& child = "") const;
+  int64_t read_integer(const std::string& key, int64_t lo, int64_t hi);
+  double read_number(const std::string& key, double lo, double hi);
+  std::string read_string(const std::string& key, const std::vector<std::string>& allowed);
   const Json* j_;
+  SchemaRecorder* rec_ = nullptr;
+  int instance_ = -1;  // this object's instance in rec_
   std::string file_;
   std::string path_;
   std::set<std::string> used_;
   mutable std::set<std::string> asked_;  // every key looked up: the "did you mean" candidates
+  mutable std::set<std::string> probed_;  // keys asked with has(): optional where read
 };
 
 // A JSON integer (4, or 4.0) in [lo, hi], compared exactly before any narrowing: nullopt for
