@@ -73,7 +73,11 @@ struct Scenario {
 // The name the main (parent) agent carries in traces and summaries; no sub-agent may use it.
 inline const char* kMainAgentName = "main";
 
-Scenario parse_scenario(const Json& j, const std::string& file);
+// `rec` (optional) records every field the parser reads (hw/common/json_reader.h SchemaRecorder).
+Scenario parse_scenario(const Json& j, const std::string& file, SchemaRecorder* rec = nullptr);
+// The scenario format's JSON Schema, generated from the parser's reads over `probes` (scenario
+// files that between them contain every optional block; docs/schema/README.md).
+Json scenario_schema(const std::vector<std::string>& probes);
 Scenario load_scenario(const std::string& path);
 Json to_json(const Scenario& s);
 

@@ -40,9 +40,10 @@ std::vector<JoinPlan> plan_all_strategies(const JoinStrategyRegistry& reg, const
   return out;
 }
 
-JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrategyRegistry& reg) {
+JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrategyRegistry& reg, SchemaRecorder* rec) {
   JoinFile f;
   JsonReader r(j, file);
+  r.record_into(rec);
   f.name = r.string("name");
   if (f.name.empty()) r.fail("name", "must not be empty");
   f.description = r.string("description", "");
@@ -65,6 +66,15 @@ JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrat
 
 JoinFile load_join_file(const std::string& path, const JoinStrategyRegistry& reg) {
   return parse_join_file(load_json_file(path), path, reg);
+}
+
+Json join_input_schema(const std::vector<std::string>& probes) {
+  if (probes.empty()) throw InputError("join-input schema: no probe files given");
+  SchemaRecorder rec;
+  for (const auto& p : probes) parse_join_file(load_json_file(p), p, builtin_join_strategies(), &rec);
+  return rec.schema("ahbm-sim join input",
+                    "A standalone join input: sub-agents' results, evidence and join options (docs/join.md). Generated "
+                    "by `ahbm-sim schema join-input` from runtime/join/plan.cpp's reads.");
 }
 
 }  // namespace ahbm::join

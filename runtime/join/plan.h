@@ -54,7 +54,11 @@ struct JoinFile {
   JoinOptions options;
 };
 
-JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrategyRegistry& reg);
+// `rec` (optional) records every field the parser reads (hw/common/json_reader.h SchemaRecorder).
+JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrategyRegistry& reg,
+                         SchemaRecorder* rec = nullptr);
 JoinFile load_join_file(const std::string& path, const JoinStrategyRegistry& reg);
+// The join input file's JSON Schema, generated from parse_join_file's reads over `probes`.
+Json join_input_schema(const std::vector<std::string>& probes);
 
 }  // namespace ahbm::join

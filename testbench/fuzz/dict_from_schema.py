@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Prints the libFuzzer dictionary: testbench/fuzz/json.dict (JSON syntax, scenario keys) plus
-every key and enum name of the hardware-config schema (docs/schema/hw_config.schema.json, which
-is generated from the parameter table in hw/common/hw_config.h), so a new parameter is fuzzed
-without editing the dictionary.  usage: dict_from_schema.py [REPO_ROOT]"""
+every key and enum name of the hardware-config and scenario schemas (docs/schema/, generated from
+the parameter table in hw/common/hw_config.h and from the scenario parser's reads), so a new
+parameter or scenario field is fuzzed without editing the dictionary.
+usage: dict_from_schema.py [REPO_ROOT]"""
 import json
 import pathlib
 import sys
@@ -13,6 +14,7 @@ def schema_words(node, out):
         out.append(key)
         out.extend(v for v in sub.get("enum", []) if isinstance(v, str))
         schema_words(sub, out)
+        schema_words(sub.get("items", {}), out)
 
 
 def main():
@@ -20,8 +22,9 @@ def main():
     lines = (root / "testbench/fuzz/json.dict").read_text().splitlines()
     seen = {l for l in lines if l and not l.startswith("#")}
     words = []
-    schema_words(json.loads((root / "docs/schema/hw_config.schema.json").read_text()), words)
-    lines.append("# generated from docs/schema/hw_config.schema.json")
+    for name in ("hw_config.schema.json", "scenario.schema.json"):
+        schema_words(json.loads((root / "docs/schema" / name).read_text()), words)
+    lines.append("# generated from docs/schema/hw_config.schema.json and scenario.schema.json")
     for w in words:
         entry = json.dumps(json.dumps(w))  # the quoted key, quoted again as a dictionary entry
         if entry not in seen:

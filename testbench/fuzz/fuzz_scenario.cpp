@@ -3,5 +3,5 @@
 #include "testbench/fuzz/fuzz_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  return fuzz_parse(data, size, ahbm::parse_scenario);
+  return fuzz_parse(data, size, [](const ahbm::Json& j, const std::string& file) { return ahbm::parse_scenario(j, file); });
 }

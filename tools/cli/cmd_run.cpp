@@ -15,9 +15,9 @@ namespace po = boost::program_options;
 namespace ahbm::cli {
 
 std::optional<po::variables_map> parse_command_line(int argc, char** argv, const po::options_description& desc,
-                                                    const char* positional) {
+                                                    const char* positional, int positional_count) {
   po::positional_options_description pos;
-  if (positional) pos.add(positional, 1);
+  if (positional) pos.add(positional, positional_count);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);

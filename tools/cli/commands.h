@@ -31,10 +31,11 @@ struct Command {
 };
 
 // Parses a subcommand's argv against `desc`, turning Boost errors into UsageError; `positional`
-// (if not null) names the option that one bare argument fills. With -h/--help, prints `desc` to
-// stdout and returns nothing: the command then exits 0.
+// (if not null) names the option that `positional_count` bare arguments fill (-1: any number).
+// With -h/--help, prints `desc` to stdout and returns nothing: the command then exits 0.
 std::optional<boost::program_options::variables_map> parse_command_line(
-    int argc, char** argv, const boost::program_options::options_description& desc, const char* positional = nullptr);
+    int argc, char** argv, const boost::program_options::options_description& desc, const char* positional = nullptr,
+    int positional_count = 1);
 
 // Adds `--set KEY=VALUE` (repeatable): overrides of the hardware config given by --hw (or of the
 // built-in defaults), checked as the file is (load_hw_config with overrides).
@@ -46,6 +47,7 @@ int cmd_hw_config(int argc, char** argv);
 int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
 int cmd_hbm_bench(int argc, char** argv);
+int cmd_schema(int argc, char** argv);
 
 inline auto without_context(int (*f)(int, char**)) {
   return [f](int argc, char** argv, const CommandContext&) { return f(argc, argv); };
@@ -62,6 +64,7 @@ inline const std::vector<Command>& commands() {
        without_context(cmd_noc_bench)},
       {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
        without_context(cmd_hbm_bench)},
+      {"schema", "print the JSON Schema of the scenario, model-config or join-input format", without_context(cmd_schema)},
   };
   return list;
 }
