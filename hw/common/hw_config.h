@@ -255,7 +255,7 @@ struct RemoteConfig {
     "one element-pass of a vector unit (PE softmax, state merge, fused operators; CUBE reducer merge)",          \
     "Horowitz (45 nm): an fp32 multiply, the dearest of the passes' basic operations")                          \
   X(double, noc_flit_hop_pj, 180.0, between(0.0, 1e6), "pJ/flit-hop",                                             \
-    "a 64-byte flit through one router and its output link (scaled by noc flit_bytes / 64)",                     \
+    "a flit through one router and its output link (the default is for 64-byte flits: set it with noc flit_bytes)", \
     "router buffer write + read 2 × 64 B × 1.25 pJ/B (Horowitz SRAM) + 1 mm link 512 bit × 40.4 fJ/bit/mm (Park et al., DATE 2013) ≈ 180 pJ") \
   X(double, link_pj_per_bit, 0.5, between(0.0, 1e3), "pJ/bit", "inter-CUBE reduction link, per bit sent",       \
     "UCIe 1.0 standard-package die-to-die link: 0.5 pJ/bit")                                                     \
