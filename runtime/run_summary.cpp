@@ -6,6 +6,7 @@
 #include "hw/common/engines.h"
 #include "runtime/policy/roofline.h"
 #include "runtime/provenance.h"
+#include "runtime/report/energy_json.h"
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {
@@ -124,6 +125,9 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
   std::map<std::string, NoSharingRun::Phase> batched_phases;  // step sums, to set beside the no-sharing baseline
   uint64_t macs_expected = 0, macs_simulated = 0, macs_skipped = 0;
   std::map<std::string, StepKindWork> step_kinds;  // the roofline per kind of step
+  std::vector<double> step_joules;
+  Json energy = report::run_energy_json(steps, run.sim.stats, hw, sc.model.dtype, run.sim.end_ns, &step_joules);
+  size_t step_index = 0;
   for (const StepRecord& s : steps) {
     const StepTiming& t = s.timing;
     {
@@ -161,7 +165,8 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
                {"rows_per_kv_head", sh.rows_per_kv_head}, {"agents", id.agents.size()}, {"jobs", sh.jobs},
                {"kv_tokens_per_kv_head", sh.kv_tokens_per_job.empty() ? 0 : sh.kv_tokens_per_job[0]},
                {"max_shard_tokens", sh.max_shard_tokens}, {"hbm_bytes_read", t.hbm_bytes},
-               {"dma_busy_max_pe_ns", t.dma_busy_max_ns}, {"kv_pages_in_use", id.kv.in_use}};
+               {"dma_busy_max_pe_ns", t.dma_busy_max_ns}, {"kv_pages_in_use", id.kv.in_use},
+               {"energy_j", step_joules[step_index++]}};
     if (s.check) sj["max_abs_err"] = s.check->datapath.max_abs_err;
     if (s.check && s.check->storage) sj["max_abs_err_vs_unrounded"] = s.check->storage->max_abs_err;
     if (s.unbatched) sj["unbatched_ns"] = s.unbatched->ns;
@@ -279,6 +284,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
                       {"note", "2 x rows x KV tokens x head_dim summed over every job = simulated + skipped (fully "
                                "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
       {"baselines", baselines},
+      {"energy", energy},
       {"busy_ns_by_activity", by_activity},
       {"busy_ns_by_component", busy},
       {"gemm_batching", gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0)},

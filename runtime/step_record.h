@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip/energy.h"
 #include "hw/chip/simulate.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/planner.h"
@@ -92,6 +93,9 @@ struct StepRecord {
   std::optional<StepCheck> check;         // with values
   std::optional<UnbatchedRun> unbatched;  // with --compare-unbatched
   Json layers;                            // a whole model: the step's operators (StepLayers)
+  // The step's energy (hw/chip/energy.h): its simulated activity (a whole model: the attention
+  // once per layer plus every layer's operators) and static power over timing.ns.
+  EnergyReading energy;
 };
 
 // Appends the step's simulation to the timeline and records the runtime's spans of it: the step,

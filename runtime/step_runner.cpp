@@ -75,6 +75,10 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
     rec.timing.start_ns = step_start;
     rec.timing.ns = tl.now_ns() - step_start;
   }
+  // Energy: the simulated activity (once per layer with a whole model) and static power over
+  // the whole step.
+  rec.energy = read_energy(run.sim.stats, hw_, sc_.model.dtype, rec.timing.ns, set_.layers ? set_.layers->layers() : 1);
+  if (set_.layers) rec.energy += set_.layers->operators_energy(step);
   if (set_.values) rec.check = check_outputs(run.plan, run.sim.outputs, *set_.values, set_.seed);
   if (set_.compare_unbatched) rec.unbatched = unbatched(kv, step, q_tile_rows, run.plan, run.sim, sim);
   return run;

@@ -36,6 +36,10 @@ class StepLayers {
   virtual Json after_attention(const Step& step, Timeline& tl, double attention_ns) = 0;
   // The step's time off the timeline with its attention taking `attention_ns` (probes).
   virtual double step_ns(const Step& step, double attention_ns) = 0;
+  // Layers per step: the step's attention runs once in each.
+  virtual int layers() const = 0;
+  // The dynamic energy of the step's operators over every layer (components "layer.<op>").
+  virtual EnergyReading operators_energy(const Step& step) = 0;
 };
 
 // What a run's steps share (the driver fills it from RunOptions).

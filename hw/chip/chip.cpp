@@ -72,6 +72,7 @@ void Chip::report_stats(StatsNode& node) const {
   StatsNode& list = node.list(ChipStats::groups);
   for (const auto& g : groups) g->report_stats(list.child(g->basename()));
   noc->report_stats(node.child(ChipStats::noc));
+  host->report_stats(node.child(ChipStats::host));
 }
 
 }  // namespace ahbm

@@ -23,6 +23,7 @@ void Host::begin_run() {
   tile_done.assign(sh_.tiles.size(), sc_core::SC_ZERO_TIME);
   tile_received.assign(sh_.tiles.size(), false);
   tiles_received = 0;
+  q_bytes_ = o_bytes_ = 0;
   q_wait_.clear();
   o_link_.reset();
   landed_.clear();
@@ -60,14 +61,22 @@ void Host::send_tiles() {
     sc_core::wait(delay);
     q_wait_.clear();
     sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));
+    q_bytes_ += bytes;
   }
 }
 
 void Host::noc_receive(int, const NocPacket& p) {
   // O reached the chip's host port: the link sends it after the O tiles before it.
   const auto [start, end] = o_link_.reserve(transfer_time(p.bytes, sh_.cfg.host.bandwidth_gbps));
+  o_bytes_ += p.bytes;
   const sc_core::sc_time landed = end + sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS);
   landed_.push({p.tag, p.payload, start}, landed - sc_core::sc_time_stamp());
+}
+
+void Host::report_stats(StatsNode& node) const {
+  node.component = sh_.spans.name(component_);
+  node.set(HostStats::q_bytes, q_bytes_);
+  node.set(HostStats::o_bytes, o_bytes_);
 }
 
 void Host::receive_loop() {

@@ -12,12 +12,20 @@
 #include "hw/chip/q_address_map.h"
 #include "hw/common/attn_state.h"
 #include "hw/common/sim_shared.h"
+#include "hw/common/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
 
-class Host : public sc_core::sc_module, public NocClient {
+// Counters of the host link (Host::report_stats, the chip's child `host`).
+struct HostStats {
+  static constexpr stats::Sum<uint64_t> q_bytes{"q_bytes_in"};   // Q tiles written host to chip
+  static constexpr stats::Sum<uint64_t> o_bytes{"o_bytes_out"};  // O tiles returned chip to host
+};
+
+class Host : public sc_core::sc_module, public NocClient, public StatsProvider {
  public:
+  void report_stats(StatsNode& node) const override;
   tlm_utils::simple_initiator_socket<Host> q_out;
 
   Host(sc_core::sc_module_name name, SimShared& sh);
@@ -51,6 +59,7 @@ class Host : public sc_core::sc_module, public NocClient {
   WaitNote q_wait_;
   sc_core::sc_event start_;  // begin_run: the Q writer starts the run's tiles
   ServerPool o_link_{1};      // the host link, chip to host
+  uint64_t q_bytes_ = 0, o_bytes_ = 0;
   TimedQueue<OReturn> landed_;
 };
 

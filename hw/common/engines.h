@@ -55,9 +55,14 @@ inline double gemm_tile_utilization(const GemmConfig& g, uint64_t m, uint64_t n,
   return t ? double(m) * double(n) * double(k) / (double(t) * g.tile_m * g.tile_n * g.tile_k) : 0.0;
 }
 
+// Element-ops (elements × passes) of one merge of two (m, l, o) states of `rows` rows: what
+// the vector unit's energy is counted in (hw/chip/energy.h).
+inline uint64_t merge_ops(int ops_per_merge, uint64_t rows, uint64_t d) {
+  return mul_sat(mul_sat(rows, d + 2), uint64_t(ops_per_merge));
+}
 // One merge of two (m, l, o) states of `rows` rows on a unit with `lanes` fp32 lanes.
 inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64_t d) {
-  return ceil_div(mul_sat(mul_sat(rows, d + 2), uint64_t(ops_per_merge)), uint64_t(lanes));
+  return ceil_div(merge_ops(ops_per_merge, rows, d), uint64_t(lanes));
 }
 
 // How a CUBE's reducer merges the states of one tile (cube.reducer.order; hw/common/merge_tree.h
@@ -87,15 +92,23 @@ inline uint64_t merge_all_cycles(uint64_t states, int units, MergeOrder order, u
 // Vector unit, one KV tile of the online softmax: ops_per_score passes over the rows x n scores
 // (scale, mask, max, exp, sum) and ops_per_merge passes over the rows x (d + 2) state to rescale
 // and accumulate it.
+inline uint64_t score_ops(const VectorConfig& v, uint64_t rows, uint64_t n) {
+  return mul_sat(mul_sat(rows, n), uint64_t(v.ops_per_score));
+}
 inline uint64_t softmax_cycles(const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d) {
   if (rows == 0 || n == 0) return 0;
-  return add_sat(ceil_div(mul_sat(mul_sat(rows, n), uint64_t(v.ops_per_score)), uint64_t(v.lanes)),
-                 merge_cycles(v.lanes, v.ops_per_merge, rows, d));
+  return add_sat(ceil_div(score_ops(v, rows, n), uint64_t(v.lanes)), merge_cycles(v.lanes, v.ops_per_merge, rows, d));
+}
+// Its element-ops: the score passes plus one state merge.
+inline uint64_t softmax_ops(const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d) {
+  if (rows == 0 || n == 0) return 0;
+  return add_sat(score_ops(v, rows, n), merge_ops(v.ops_per_merge, rows, d));
 }
 
-// Final o / l.
+// Final o / l: one element-op per element of o.
+inline uint64_t normalise_ops(uint64_t rows, uint64_t d) { return mul_sat(rows, d); }
 inline uint64_t normalise_cycles(int lanes, uint64_t rows, uint64_t d) {
-  return ceil_div(mul_sat(rows, d), uint64_t(lanes));
+  return ceil_div(normalise_ops(rows, d), uint64_t(lanes));
 }
 
 // O of a tile of `rows` rows as the root CUBE returns it to the host: fp32, the normalised

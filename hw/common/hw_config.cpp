@@ -130,6 +130,8 @@ const Section& root() {
         section("host", &HwConfig::host, "the host and its link to the chip", AHBM_FIELDS(HostConfig, AHBM_PARAMS_HOST)),
         section("remote", &HwConfig::remote, "KV moved between PEs (Policy B1 remap, B2 remote reads)",
                 AHBM_FIELDS(RemoteConfig, AHBM_PARAMS_REMOTE)),
+        section("energy", &HwConfig::energy, "energy per activity and static power (docs/energy.md)",
+                AHBM_FIELDS(EnergyConfig, AHBM_PARAMS_ENERGY)),
         section("fault_injection", &HwConfig::fault,
                 "TEST ONLY: breaks the model on purpose (docs/reliability.md); off by default",
                 AHBM_FIELDS(FaultConfig, AHBM_PARAMS_FAULT), {}, true),

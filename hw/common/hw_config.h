@@ -225,6 +225,54 @@ struct RemoteConfig {
   AHBM_PARAMS_REMOTE(AHBM_HW_MEMBER)
 };
 
+// energy: the cost of each counted activity and the static power of each component
+// (docs/energy.md: the model, each default's source, what is and is not counted). Energy is a
+// reading of the statistics the timing keeps (hw/chip/energy.h), so none of these changes timing.
+#define AHBM_PARAMS_ENERGY(X)                                                                                    \
+  X(double, hbm_activate_pj_per_bit, 0.11, between(0.0, 1e3), "pJ/bit",                                           \
+    "HBM row activation (cell to bit-line sense amplifier), per bit read from or written to a PE's slice",       \
+    "AttAcc (ASPLOS 2024) HBM3 energy breakdown: cell activate 0.11 pJ/bit")                                     \
+  X(double, hbm_access_pj_per_bit, 0.44, between(0.0, 1e3), "pJ/bit",                                             \
+    "HBM column access (sense amplifier to bank I/O), per bit read or written",                                   \
+    "AttAcc: read 0.44 pJ/bit (a write is taken to cost the same)")                                              \
+  X(double, hbm_bank_group_pj_per_bit, 1.01, between(0.0, 1e3), "pJ/bit",                                         \
+    "bank-group multiplexer to the PE, per bit: the in-stack path of a bank-group-level PE",                       \
+    "AttAcc: bank-group mux 1.01 pJ/bit (the ×3 internal bandwidth of pe.hbm is bank-group level)")              \
+  X(double, stack_io_pj_per_bit, 2.03, between(0.0, 1e3), "pJ/bit",                                               \
+    "off-stack I/O, per bit of NoC payload delivered (every NoC delivery enters or leaves a CUBE's stack)",       \
+    "AttAcc: global I/O 1.23 + TSV 0.5 + interposer 0.3 pJ/bit")                                                 \
+  X(double, sram_pj_per_byte, 1.25, between(0.0, 1e4), "pJ/B",                                                   \
+    "SRAM access (Q buffer, PE SRAM), per byte written or read",                                                  \
+    "Horowitz (ISSCC 2014, 45 nm): a 64-bit access of an 8 KiB SRAM 10 pJ")                                       \
+  X(double, mac_fp32_pj, 4.6, between(0.0, 1e4), "pJ/MAC", "one fp32 multiply-accumulate of the GEMM engine",    \
+    "Horowitz (45 nm): fp32 multiply 3.7 + fp32 add 0.9 pJ")                                                     \
+  X(double, mac_fp16_pj, 2.0, between(0.0, 1e4), "pJ/MAC",                                                       \
+    "one fp16 multiply with fp32 accumulation", "Horowitz (45 nm): fp16 multiply 1.1 + fp32 add 0.9 pJ")         \
+  X(double, mac_bf16_pj, 2.0, between(0.0, 1e4), "pJ/MAC",                                                       \
+    "one bf16 multiply with fp32 accumulation",                                                                  \
+    "taken as fp16's (Horowitz gives no bf16 figure; its 8-bit significand multiplier is smaller, so an upper bound)") \
+  X(double, vector_op_pj, 3.7, between(0.0, 1e4), "pJ/op",                                                       \
+    "one element-pass of a vector unit (PE softmax, state merge, fused operators; CUBE reducer merge)",          \
+    "Horowitz (45 nm): an fp32 multiply, the dearest of the passes' basic operations")                          \
+  X(double, noc_flit_hop_pj, 180.0, between(0.0, 1e6), "pJ/flit-hop",                                             \
+    "a flit through one router and its output link (the default is for 64-byte flits: set it with noc flit_bytes)", \
+    "router buffer write + read 2 × 64 B × 1.25 pJ/B (Horowitz SRAM) + 1 mm link 512 bit × 40.4 fJ/bit/mm (Park et al., DATE 2013) ≈ 180 pJ") \
+  X(double, link_pj_per_bit, 0.5, between(0.0, 1e3), "pJ/bit", "inter-CUBE reduction link, per bit sent",       \
+    "UCIe 1.0 standard-package die-to-die link: 0.5 pJ/bit")                                                     \
+  X(double, host_link_pj_per_bit, 5.0, between(0.0, 1e3), "pJ/bit", "host link, per bit in either direction",    \
+    "assumed: a long-reach PCIe 5.0-class SerDes, ten times UCIe's on-package figure (no public per-bit figure cited)") \
+  X(double, pe_static_w, 0.1, between(0.0, 1e4), "W", "static (leakage) power of one PE: engines, vector unit, SRAM", \
+    "assumed (no public figure): about 10 % of a PE's dynamic power at full GEMM rate (256 fp32 MAC/cycle × 4.6 pJ × 1 GHz ≈ 1.2 W)") \
+  X(double, cube_static_w, 1.0, between(0.0, 1e4), "W",                                                          \
+    "static power of one CUBE outside its PEs: HBM stack background (refresh, periphery), Q buffer, reducer",    \
+    "assumed (no public figure): about 10 % of an HBM3 stack's active power at 819 GB/s × 8 × ~1.6 pJ/bit ≈ 10 W") \
+  X(double, router_static_w, 0.01, between(0.0, 1e4), "W", "static power of one NoC router (flit-level models; the ideal NoC has none)", \
+    "assumed (no public figure): a small 5-port router's leakage")
+
+struct EnergyConfig {
+  AHBM_PARAMS_ENERGY(AHBM_HW_MEMBER)
+};
+
 // The root object: the chip.
 #define AHBM_PARAMS_CHIP(X)                                                                                      \
   X(double, clock_ghz, 1.0, between(0.01, 100.0), "GHz", "clock of PEs, Q buffers, reducers",                    \
@@ -246,6 +294,7 @@ struct HwConfig {
   NocConfig noc;
   HostConfig host;
   RemoteConfig remote;
+  EnergyConfig energy;
   FaultConfig fault;  // JSON "fault_injection": test-only (docs/reliability.md); off by default
 
   int pes_per_group() const { return cube.pes * group.cubes; }

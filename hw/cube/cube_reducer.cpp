@@ -29,6 +29,7 @@ void CubeReducer::begin_run() {
   pending_.clear();
   merging_ = 0;
   rows_merged_ = 0;
+  vector_ops_ = state_bytes_ = 0;
   dropped_ = 0;
 }
 
@@ -38,6 +39,7 @@ void CubeReducer::send_state(int local_pe, int tile, StatePtr state, int pe_comp
   auto [start, end] = bus_.reserve(sh_.cycles(ceil_div(bytes, sh_.cfg.cube.reducer.bus_bytes_per_cycle)));
   sc_core::wait(end - sc_core::sc_time_stamp());
   sh_.span(start, end, pe_component, "send_state", t, t.rows(), int64_t(bytes));
+  state_bytes_ += bytes;
   events_.push({Event::Kind::arrival, local_pe, tile, std::move(state), sc_core::SC_ZERO_TIME, {}});
 }
 
@@ -68,6 +70,7 @@ void CubeReducer::merged(int tile, const sc_core::sc_time& start) {
   sh_.span(start, sc_core::sc_time_stamp(), component_, "merge", t, t.rows(),
            int64_t(AttnState::wire_bytes(t.rows(), sh_.jobs[size_t(t.job)].head_dim)));
   rows_merged_ += uint64_t(t.rows());
+  vector_ops_ += merge_ops(sh_.cfg.pe.vector.ops_per_merge, uint64_t(t.rows()), uint64_t(sh_.jobs[size_t(t.job)].head_dim));
   sh_.trace.set(sig_rows_merged_, rows_merged_);
 }
 
@@ -137,6 +140,8 @@ std::string CubeReducer::describe_wait() const {
 void CubeReducer::report_stats(StatsNode& node) const {
   node.component = sh_.spans.name(component_);
   node.set(CubeReducerStats::rows_merged, rows_merged_);
+  node.set(CubeReducerStats::vector_ops, vector_ops_);
+  node.set(CubeReducerStats::state_bytes, state_bytes_);
 }
 
 }  // namespace ahbm

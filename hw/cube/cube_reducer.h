@@ -26,6 +26,8 @@ namespace ahbm {
 // Counters of the CUBE reducer (CubeReducer::report_stats).
 struct CubeReducerStats {
   static constexpr stats::Sum<uint64_t> rows_merged{"rows_merged"};  // PE state rows merged
+  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops"};    // element-ops of those merges
+  static constexpr stats::Sum<uint64_t> state_bytes{"state_bytes"};  // PE states received over the bus (staged in its SRAM)
 };
 
 class CubeReducer : public sc_core::sc_module, public StateSink, public StatsProvider {
@@ -80,6 +82,7 @@ class CubeReducer : public sc_core::sc_module, public StateSink, public StatsPro
   std::map<int, Pending> pending_;  // by tile
   int merging_ = 0;                 // merges in progress (the busy signal: any)
   uint64_t rows_merged_ = 0;
+  uint64_t vector_ops_ = 0, state_bytes_ = 0;
   int dropped_ = 0;  // tiles withheld by fault injection
   int sig_rows_merged_, sig_busy_;
 };

@@ -21,6 +21,7 @@ QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_
 
 void QBuffer::begin_run() {
   used_ = high_water_ = reserve_waiting_ = 0;
+  bytes_written_ = bytes_read_ = 0;
   entries_.clear();
   arrivals_.clear();
   write_port_.reset();
@@ -52,6 +53,7 @@ void QBuffer::write_loop() {
     sc_core::wait(end - sc_core::sc_time_stamp());
     const TileRef& t = sh_.tiles[size_t(a.tile)];
     sh_.span(start, end, component_, "q_write", t, t.rows(), int64_t(a.bytes));
+    bytes_written_ += a.bytes;
     Entry& e = entries_[a.tile];
     e.bytes = a.bytes;
     e.data = std::move(a.data);
@@ -72,6 +74,7 @@ TileData QBuffer::read_q(int tile, int component_id) {
   sc_core::wait(end - sc_core::sc_time_stamp());
   const TileRef& t = sh_.tiles[size_t(tile)];
   sh_.span(start, end, component_id, "q_read", t, t.rows(), int64_t(e.bytes));
+  bytes_read_ += e.bytes;
   TileData data = e.data;
   if (--e.readers_left == 0) {
     if (!fault_leak_credit) used_ -= e.bytes;
@@ -97,6 +100,8 @@ void QBuffer::report_stats(StatsNode& node) const {
   node.component = sh_.spans.name(component_);
   node.set(QBufferStats::high_water, high_water_);
   node.set(QBufferStats::port_busy, to_ns(port_busy()));
+  node.set(QBufferStats::bytes_written, bytes_written_);
+  node.set(QBufferStats::bytes_read, bytes_read_);
 }
 
 }  // namespace ahbm

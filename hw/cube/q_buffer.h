@@ -17,6 +17,8 @@ namespace ahbm {
 struct QBufferStats {
   static constexpr stats::Max<uint64_t> high_water{"high_water_bytes"};  // most bytes reserved at once
   static constexpr stats::BusyNs port_busy{"port_busy_ns"};               // read ports busy, summed over ports
+  static constexpr stats::Sum<uint64_t> bytes_written{"bytes_written"};  // Q tiles arrived
+  static constexpr stats::Sum<uint64_t> bytes_read{"bytes_read"};        // Q tiles read, once per reading PE
 };
 
 class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, public StatsProvider {
@@ -62,6 +64,7 @@ class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, 
   int component_;
   uint64_t used_ = 0;
   uint64_t high_water_ = 0;
+  uint64_t bytes_written_ = 0, bytes_read_ = 0;
   uint64_t reserve_waiting_ = 0;  // bytes a blocked reserve() asks for
   std::map<int, Entry> entries_;
   TimedQueue<Arrival> arrivals_;

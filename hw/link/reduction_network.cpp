@@ -30,7 +30,8 @@ ReductionNetwork::ReductionNetwork(sc_core::sc_module_name name, SimShared& sh, 
       pending_(size_t(cubes)),
       uplink_(size_t(cubes), ServerPool(1)),
       own_units_(size_t(cubes), ServerPool(1)),
-      link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME) {
+      link_busy_(size_t(cubes), sc_core::SC_ZERO_TIME),
+      link_bytes_(size_t(cubes), 0) {
   for (auto& u : own_units_) node_units_.push_back(&u);
   const std::string group_path = component_path(*get_parent_object());
   for (int c = 0; c < cubes; ++c) {
@@ -56,6 +57,8 @@ void ReductionNetwork::begin_run() {
   for (auto& u : uplink_) u.reset();
   for (auto& u : own_units_) u.reset();
   std::fill(link_busy_.begin(), link_busy_.end(), sc_core::SC_ZERO_TIME);
+  std::fill(link_bytes_.begin(), link_bytes_.end(), uint64_t(0));
+  vector_ops_ = 0;
 }
 
 ReductionNetwork::TileTree ReductionNetwork::tree_of(const TileRef& t) const {
@@ -98,6 +101,7 @@ void ReductionNetwork::node_loop(int cube) {
                                         uint64_t(d))));
       sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "xcube_merge", t, t.rows(),
                int64_t(AttnState::wire_bytes(t.rows(), d)));
+      vector_ops_ += merge_ops(sh_.cfg.pe.vector.ops_per_merge, uint64_t(t.rows()), uint64_t(d));
     }
     if (got.size() < expected) continue;
     StatePtr merged = got[cube];
@@ -116,6 +120,7 @@ void ReductionNetwork::node_loop(int cube) {
       sc_core::wait(end - start);
       sh_.trace.set(sig_link_busy_[size_t(cube)], 0);
       link_busy_[size_t(cube)] += end - start;
+      link_bytes_[size_t(cube)] += bytes;
       const sc_core::sc_time latency(sh_.cfg.group.link.latency_ns, sc_core::SC_NS);
       sh_.span(start, end + latency, link_component_[size_t(cube)], "link_xfer", t, t.rows(), int64_t(bytes));
       inbox_[size_t(parent)]->push({cube, a.tile, std::move(merged)}, latency);
@@ -125,6 +130,7 @@ void ReductionNetwork::node_loop(int cube) {
     const sc_core::sc_time start =
         run_on_units(cube, sh_.cycles(normalise_cycles(sh_.cfg.cube.reducer.lanes, uint64_t(t.rows()), uint64_t(d))));
     sh_.span(start, sc_core::sc_time_stamp(), node_component_[size_t(cube)], "normalise", t, t.rows(), 0);
+    vector_ops_ += normalise_ops(uint64_t(t.rows()), uint64_t(d));
     NocPacket p;
     p.src = cube_endpoints_[size_t(cube)];
     p.dsts = {host_endpoint_};
@@ -154,6 +160,7 @@ std::string ReductionNetwork::describe_wait() const {
 }
 
 void ReductionNetwork::report_stats(StatsNode& group_node) const {
+  group_node.set(LinkStats::vector_ops, vector_ops_);
   StatsNode& links = group_node.list(LinkStats::list);
   for (size_t c = 0; c < parents_.size(); ++c) {
     if (parents_[c] < 0) continue;
@@ -162,6 +169,7 @@ void ReductionNetwork::report_stats(StatsNode& group_node) const {
     l.set(LinkStats::from, uint64_t(c));
     l.set(LinkStats::to, uint64_t(parents_[c]));
     l.set(LinkStats::busy, to_ns(link_busy_[c]));
+    l.set(LinkStats::bytes, link_bytes_[c]);
   }
 }
 

@@ -35,6 +35,10 @@ struct LinkStats {
   static constexpr stats::Label<uint64_t> from{"from"};  // child CUBE
   static constexpr stats::Label<uint64_t> to{"to"};      // parent CUBE
   static constexpr stats::BusyNs busy{"busy_ns"};
+  static constexpr stats::Sum<uint64_t> bytes{"bytes"};  // state bytes sent child to parent
+  // In the group's node: element-ops of the inter-CUBE merges and the root's normalisation
+  // (on the CUBE reducers' units or their link-port units: hw/chip/energy.h charges them as reducer work).
+  static constexpr stats::Sum<uint64_t> vector_ops{"xcube_vector_ops"};
 };
 
 class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
@@ -93,6 +97,8 @@ class ReductionNetwork : public sc_core::sc_module, public StatsProvider {
   // Books `duration` on node `cube`'s merge units from now, waits until it ends; its start.
   sc_core::sc_time run_on_units(int cube, const sc_core::sc_time& duration);
   std::vector<sc_core::sc_time> link_busy_;
+  std::vector<uint64_t> link_bytes_;  // per child CUBE: bytes sent up its link
+  uint64_t vector_ops_ = 0;           // inter-CUBE merges and normalisation, element-ops
   std::vector<int> link_component_, node_component_, sig_link_busy_;
 };
 

@@ -134,6 +134,7 @@ class FlitNetwork {
 
   std::vector<NocLink> links() const;
   const Totals& totals() const { return totals_; }
+  int routers() const { return int(routers_.size()); }
   const FlitParams& params() const { return p_; }
 
  private:

@@ -255,4 +255,8 @@ void FlitNoc::report_stats(StatsNode& node) const {
 
 std::vector<NocLink> FlitNoc::links() const { return net_->links(); }
 
+// A router traversal ends on a router-to-router link or on an ejection channel.
+uint64_t FlitNoc::flit_hops() const { return net_->totals().link_flits + net_->totals().eject_flits; }
+int FlitNoc::routers() const { return net_->routers(); }
+
 }  // namespace ahbm

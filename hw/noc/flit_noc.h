@@ -50,6 +50,8 @@ class FlitNoc : public Noc {
  public:
   void report_stats(StatsNode& node) const override;
   uint64_t flit_bytes() const override { return uint64_t(params_.flit_bytes); }
+  uint64_t flit_hops() const override;
+  int routers() const override;
   std::vector<NocLink> links() const override;
   bool restartable() const override { return true; }
 

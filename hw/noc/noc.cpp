@@ -31,7 +31,7 @@ void Noc::send(NocPacket packet) {
 void Noc::begin_run() {
   pending_.clear();
   next_id_ = 1;
-  packets_sent_ = deliveries_ = bytes_delivered_ = 0;
+  packets_sent_ = deliveries_ = bytes_delivered_ = delivered_flits_ = 0;
   multicast_ = unicast_ = Completion{};
   restart();
 }
@@ -55,6 +55,7 @@ void Noc::deliver(int endpoint, const NocPacket& packet) {
   }
   ++deliveries_;
   bytes_delivered_ += packet.bytes;
+  delivered_flits_ += std::max<uint64_t>(1, (packet.bytes + flit_bytes() - 1) / flit_bytes());
   record_span("noc." + endpoint_name(endpoint), "noc_deliver", packet, packet.created, now);
   NocClient* c = clients_.at(size_t(endpoint));
   if (c) c->noc_receive(endpoint, packet);
@@ -76,6 +77,8 @@ void Noc::report_stats(StatsNode& node) const {
   node.set(NocStats::deliveries, deliveries_);
   node.set(NocStats::bytes_delivered, bytes_delivered_);
   node.set(NocStats::packets_in_flight, uint64_t(pending_.size()));
+  node.set(NocStats::flit_hops, flit_hops());
+  node.set(NocStats::routers, int64_t(routers()));
   multicast_.report(node.child(NocStats::multicast));
   unicast_.report(node.child(NocStats::unicast));
 }

@@ -65,6 +65,11 @@ struct NocStats {
   static constexpr stats::Sum<uint64_t> deliveries{"deliveries"};  // one per destination
   static constexpr stats::Sum<uint64_t> bytes_delivered{"bytes_delivered"};
   static constexpr stats::Sum<uint64_t> packets_in_flight{"packets_in_flight"};  // at the end of the run
+  // What energy is read from (hw/chip/energy.h): flits through one router and out of its output
+  // link (flit-level models: router-to-router and ejection traversals; models without routers:
+  // one per delivered flit), and the routers the model has (their static power).
+  static constexpr stats::Sum<uint64_t> flit_hops{"flit_hops"};
+  static constexpr stats::Label<int64_t> routers{"routers"};
   // Children "multicast_completion" and "unicast_completion": creation to last delivery.
   static constexpr const char* multicast = "multicast_completion";
   static constexpr const char* unicast = "unicast_completion";
@@ -127,6 +132,11 @@ class Noc : public sc_core::sc_module, public StatsProvider {
   // Payload bytes one flit carries: traffic generators size packets with it. Models without
   // flits keep the default.
   virtual uint64_t flit_bytes() const { return 64; }
+  // Flits that went through one router and its output link so far (NocStats::flit_hops); models
+  // without routers: one per flit delivered to each destination (ceil(bytes / flit_bytes())).
+  virtual uint64_t flit_hops() const { return delivered_flits_; }
+  // Routers of the model (0: none, e.g. the ideal network).
+  virtual int routers() const { return 0; }
   // Every channel with its flit count so far; empty for models without channels.
   virtual std::vector<NocLink> links() const { return {}; }
 
@@ -170,6 +180,7 @@ class Noc : public sc_core::sc_module, public StatsProvider {
   uint64_t packets_sent_ = 0;
   uint64_t deliveries_ = 0;
   uint64_t bytes_delivered_ = 0;
+  uint64_t delivered_flits_ = 0;
   Completion multicast_, unicast_;
 };
 

@@ -66,6 +66,7 @@ void Pe::begin_run() {
   remap_done_at_ = sc_core::SC_ZERO_TIME;
   gemm_busy_ = vector_busy_ = dma_busy_ = sc_core::SC_ZERO_TIME;
   macs_ = gemm_tiles_ = remote_bytes_ = kv_tiles_skipped_ = macs_skipped_ = 0;
+  vector_ops_ = sram_bytes_ = x_bytes_read_ = 0;
   tiles_done_ = 0;
   compute_wait_.clear();
   dma_wait_.clear();
@@ -325,6 +326,8 @@ void Pe::count_block(const AttentionJob& job, int rows, int n) {
   const auto& g = sh_.cfg.pe.gemm;
   const uint64_t d = uint64_t(job.head_dim);
   macs_ += 2 * uint64_t(rows) * uint64_t(n) * d;
+  vector_ops_ += softmax_ops(sh_.cfg.pe.vector, uint64_t(rows), uint64_t(n), d);
+  sram_bytes_ += 2 * uint64_t(n) * d * dtype_bytes(job.dtype);  // the block's K and V
   gemm_tiles_ += gemm_issued_tiles(g, uint64_t(rows), uint64_t(n), d, job.dtype) +
                  gemm_issued_tiles(g, uint64_t(rows), d, uint64_t(n), job.dtype);
 }
@@ -436,6 +439,7 @@ void Pe::compute_tiles() {
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::q_read));
     compute_wait_.set("its Q tile in the CUBE Q buffer", gt);
     q_in_tile_ = q_in->read_q(gt, component_);
+    sram_bytes_ += uint64_t(rows) * uint64_t(d) * dtype_bytes(job.dtype);
     compute_wait_.clear();
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
@@ -486,6 +490,9 @@ void Pe::report_stats(StatsNode& node) const {
   node.set(PeStats::remote_kv_bytes, remote_bytes_);
   node.set(PeStats::kv_tiles_skipped, kv_tiles_skipped_);
   node.set(PeStats::macs_skipped, macs_skipped_);
+  node.set(PeStats::vector_ops, vector_ops_);
+  node.set(PeStats::sram_bytes, sram_bytes_);
+  node.set(PeStats::x_bytes_read, x_bytes_read_);
 }
 
 }  // namespace ahbm

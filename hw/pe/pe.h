@@ -54,6 +54,14 @@ struct PeStats {
   static constexpr stats::Sum<uint64_t> kv_tiles_skipped{"kv_tiles_skipped"};
   // and the MACs those tiles would have cost (macs + macs_skipped = 2 x rows x KV tokens x d)
   static constexpr stats::Sum<uint64_t> macs_skipped{"macs_skipped"};
+  // What energy is read from (hw/chip/energy.h): vector-unit element-ops (elements × passes:
+  // softmax, state rescale, fused operators), bytes staged through the PE's SRAM (each written
+  // once and read once: KV blocks computed, Q tiles and X blocks taken in, W tiles, residual
+  // rows, Y blocks written back) and X bytes read out of the CUBE's Q buffer (weight GEMMs; Q
+  // tiles are counted by the Q buffer).
+  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops"};
+  static constexpr stats::Sum<uint64_t> sram_bytes{"sram_bytes"};
+  static constexpr stats::Sum<uint64_t> x_bytes_read{"x_bytes_read"};
 };
 
 class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
@@ -178,6 +186,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   sc_core::sc_event remap_progress_;
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0, kv_tiles_skipped_ = 0, macs_skipped_ = 0;
+  uint64_t vector_ops_ = 0, sram_bytes_ = 0, x_bytes_read_ = 0;
   bool skip_masked() const { return sh_.cfg.pe.dma.masked_tiles == "skip"; }
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;

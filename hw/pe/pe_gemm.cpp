@@ -145,6 +145,8 @@ void Pe::gemm_compute() {
           gemm_busy_ += busy;
           st.gemm_busy_ns += to_ns(busy);
           st.x_bytes_read += x_bytes;
+          x_bytes_read_ += x_bytes;
+          sram_bytes_ += x_bytes + uint64_t(kb) * uint64_t(nb) * b;  // the X block and the W tile
           st.macs += uint64_t(mb) * uint64_t(nb) * uint64_t(kb);
           st.gemm_tiles += tiles;
           macs_ += uint64_t(mb) * uint64_t(nb) * uint64_t(kb);
@@ -204,6 +206,7 @@ void Pe::gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int
   vector_busy_ += busy;
   busy_ns += to_ns(busy);
   sh_.gemm.stats[size_t(j)].vector_ops += element_ops;
+  vector_ops_ += element_ops;
 }
 
 void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, int mb, int n0, int nb, int phase) {
@@ -238,6 +241,7 @@ void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, 
     const uint64_t addr = pl.r_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4;
     gemm_burst(tlm::TLM_READ_COMMAND, addr, nullptr, bytes, false, j, phase, mb, sh_.spans.intern("residual_in"));
     st.residual_bytes_read += bytes;
+    sram_bytes_ += bytes;
     vector_op("residual", residual_cycles(v, rows, uint64_t(nb)), block * VectorOpCost::residual, st.residual_busy_ns);
     if (job.values())
       gemm_acc_ += ConstMapRM(fu.residual_values.data(), job.m, job.n).block(m0, c0, mb, nb);
@@ -262,6 +266,7 @@ void Pe::gemm_write() {
         gemm_burst(tlm::TLM_WRITE_COMMAND, addr, gemm_slots_[size_t(t.slot)].data(), bytes, job.values(), int(j), phase, mb,
                    g.activity_out);
         g.stats[j].y_bytes_written += bytes;
+        sram_bytes_ += bytes;
         gemm_free_.push(t.slot);
         gemm_block_done(int(j));
       }

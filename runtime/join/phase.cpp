@@ -5,6 +5,7 @@
 #include <set>
 
 #include "hw/common/error.h"
+#include "runtime/report/energy_json.h"
 
 namespace ahbm::join {
 
@@ -102,17 +103,19 @@ PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, cons
   t.simulated_tokens = r1;
   *rec = host.run(step, tile);
   t.simulated_ns = t.ns = rec->timing.ns;
+  t.energy = rec->energy;
   if (t.tokens > r1 && r1 > r2) {
     t.extrapolated = true;
     t.probe_ns = host.probe(probe, tile);
     t.ns = t.simulated_ns + std::max(0.0, t.simulated_ns - t.probe_ns) * double(t.tokens - r1) / double(r1 - r2);
+    if (t.simulated_ns > 0) t.energy *= t.ns / t.simulated_ns;  // energy extrapolated with the time
   }
   return t;
 }
 
 // Decode steps: step k appends one token to every agent with more than k tokens to go.
 double decode_steps(AgentSession& s, std::vector<StepAgent*> agents, const std::vector<int64_t>& steps,
-                    const std::string& part, const JoinHost& host, int* count) {
+                    const std::string& part, const JoinHost& host, int* count, EnergyReading* energy) {
   double ns = 0;
   const int64_t n = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
   for (int64_t k = 0; k < n; ++k) {
@@ -122,7 +125,9 @@ double decode_steps(AgentSession& s, std::vector<StepAgent*> agents, const std::
       s.append(*agents[i], 1);
       step.agents.push_back(*agents[i]);
     }
-    ns += host.run(step, 0).timing.ns;
+    const StepRecord rec = host.run(step, 0);
+    ns += rec.timing.ns;
+    *energy += rec.energy;
     ++*count;
   }
   return ns;
@@ -163,7 +168,8 @@ JoinRun run_join(AgentSession& s, const JoinPlan& plan, const JoinSpec& spec, co
     StepRecord rec;
     run.reduce_prefill = prefill_step(s, ptrs, in, "reduce_prefill", spec.max_simulated_tokens, host, &rec);
     run.reducer_prefill_done_ns = rec.timing.agent_done_ns;
-    run.reduce_decode_ns = decode_steps(s, ptrs, out, "reduce_decode", host, &run.reduce_decode_steps);
+    run.reduce_decode_ns = decode_steps(s, ptrs, out, "reduce_decode", host, &run.reduce_decode_steps, &run.fan_in_energy);
+    run.fan_in_energy += run.reduce_prefill.energy;
     for (const StepAgent& r : reducers) {
       collect(kv, r.seq, touched);
       s.release(r);
@@ -184,6 +190,7 @@ JoinRun run_join(AgentSession& s, const JoinPlan& plan, const JoinSpec& spec, co
   run.prefill = prefill_step(s, {&parent}, {plan.join_tokens}, "prefill", spec.max_simulated_tokens, host, &rec);
   if (rec.check) run.prefill_check = rec.check->datapath;
   run.fan_in_ns = run.reduce_prefill.ns + run.reduce_decode_ns + run.evidence_ns + run.prefill.ns;
+  run.fan_in_energy += run.prefill.energy;
 
   // Reference counts now: only the parent is live, it references the prefix once, and every
   // page only branches or reducers referenced is free.
@@ -202,7 +209,7 @@ JoinRun run_join(AgentSession& s, const JoinPlan& plan, const JoinSpec& spec, co
   // The continuation: the parent decodes the join phase's tokens (continuation pages).
   const size_t before = kv.table(parent.seq).size();
   run.continuation_ns = decode_steps(s, {&parent}, {int64_t(sc.phase(PhaseType::join)->tokens)}, "continuation",
-                                     host, &run.continuation_steps);
+                                     host, &run.continuation_steps, &run.continuation_energy);
   run.kv.continuation_pages = int64_t(kv.table(parent.seq).size() - before);
   return run;
 }
@@ -236,6 +243,10 @@ Json run_json(const JoinRun& r) {
                                {"private_pages", r.kv.private_pages},
                                {"private_pages_live", r.kv.private_pages_live},
                                {"continuation_pages", r.kv.continuation_pages}}}};
+  j["energy"] = {{"fan_in", report::energy_json(r.fan_in_energy, false)},
+                 {"continuation", report::energy_json(r.continuation_energy, false)},
+                 {"note", "hardware steps only (host-side evidence fetches not counted); an extrapolated prefill's "
+                          "energy is its simulated part's scaled by the extrapolated time"}};
   if (r.prefill_check)
     j["continuation_prefill"]["max_abs_err"] = r.prefill_check->max_abs_err;
   return j;
@@ -276,6 +287,8 @@ JoinOutcome run_join_phase(AgentSession& s, StepRunner& steps, Timeline& tl, con
   for (size_t i = 0; i < o.plans.size(); ++i) {
     o.plans[i].continuation_prefill_ns = o.runs[i].prefill.ns;
     o.plans[i].fan_in_ns = o.runs[i].fan_in_ns;
+    o.plans[i].fan_in_energy_j = o.runs[i].fan_in_energy.total_j();
+    o.plans[i].join_energy_j = o.runs[i].fan_in_energy.total_j() + o.runs[i].continuation_energy.total_j();
     Json pj = plan_json(o.plans[i]);
     pj["hardware"] = run_json(o.runs[i]);
     strategies.push_back(pj);

@@ -46,6 +46,8 @@ struct PrefillTiming {
   double probe_ns = 0;           // the half-size probe (extrapolated only)
   double ns = 0;                 // the full prefill (= simulated_ns unless extrapolated)
   bool extrapolated = false;
+  // The full prefill's energy: the simulated step's, scaled by ns / simulated_ns when extrapolated.
+  EnergyReading energy;
 };
 
 // Reference counts after the join (before the continuation decode).
@@ -75,6 +77,9 @@ struct JoinRun {
   double fan_in_ns = 0;   // reducers + evidence + prefill
   int continuation_steps = 0;
   double continuation_ns = 0;
+  // Energy of the hardware steps (hw/chip/energy.h): the fan-in (reducers + prefill; host-side
+  // evidence fetches are not counted) and the continuation decode.
+  EnergyReading fan_in_energy, continuation_energy;
   JoinKvCheck kv;
 };
 

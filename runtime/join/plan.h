@@ -31,6 +31,7 @@ struct JoinPlan {
   // evidence retrieval, then the continuation prefill).
   std::optional<double> continuation_prefill_ns;
   std::optional<double> fan_in_ns;
+  std::optional<double> fan_in_energy_j, join_energy_j;  // on the hardware: fan-in; fan-in + continuation
 };
 
 // Runs `strategy` and completes the plan with the closed forms of shape.h. `prefix_tokens`

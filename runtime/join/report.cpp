@@ -70,6 +70,8 @@ std::vector<std::pair<std::string, Json>> metric_columns(const JoinPlan& p) {
       {"requires_trained_model", p.body.requires_trained_model},
       {"continuation_prefill_ns", optional_ns(p.continuation_prefill_ns)},
       {"fan_in_ns", optional_ns(p.fan_in_ns)},
+      {"fan_in_energy_j", optional_ns(p.fan_in_energy_j)},
+      {"join_energy_j", optional_ns(p.join_energy_j)},
   };
 }
 
@@ -109,9 +111,9 @@ Json comparison_json(const std::vector<JoinPlan>& plans) {
 std::string comparison_table(const std::vector<JoinPlan>& plans) {
   std::ostringstream o;
   char line[256];
-  const char* fmt = "%-13s %10s %10s %12s %10s %8s %18s %12s %12s %12s\n";
+  const char* fmt = "%-13s %10s %10s %12s %10s %8s %18s %12s %12s %12s %12s %12s\n";
   std::snprintf(line, sizeof line, fmt, "strategy", "join_tok", "newKV_MiB", "KVrd/dec_MiB", "context", "window",
-                "reducers(in->out)", "evidence", "prefill_ns", "fan_in_ns");
+                "reducers(in->out)", "evidence", "prefill_ns", "fan_in_ns", "fan_in_uJ", "join_uJ");
   o << line;
   for (const auto& p : plans) {
     std::map<std::string, Json> m;
@@ -130,10 +132,17 @@ std::string comparison_table(const std::vector<JoinPlan>& plans) {
       std::snprintf(b, sizeof b, "%.1f", m[k].get<double>());
       return std::string(b);
     };
+    auto uj = [&](const char* k) {
+      if (m[k].is_null()) return std::string("(sim)");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", m[k].get<double>() * 1e6);
+      return std::string(b);
+    };
     std::snprintf(line, sizeof line, fmt, p.strategy.c_str(), cell(m["join_input_tokens"]).c_str(),
                   mib(m["new_kv_bytes"]).c_str(), mib(m["kv_read_per_decode_token_bytes"]).c_str(),
                   cell(m["context_tokens"]).c_str(), winb, red.c_str(), ev.c_str(),
-                  ns("continuation_prefill_ns").c_str(), ns("fan_in_ns").c_str());
+                  ns("continuation_prefill_ns").c_str(), ns("fan_in_ns").c_str(), uj("fan_in_energy_j").c_str(),
+                  uj("join_energy_j").c_str());
     o << line;
   }
   for (const auto& p : plans)

@@ -137,6 +137,15 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
   return ns;
 }
 
+EnergyReading ModelSteps::operators_energy(const Step& step) {
+  EnergyReading e;
+  const int rows = step_rows(step);
+  if (rows <= 0) return e;
+  for (int l = 0; l < m_.num_hidden_layers; ++l)
+    for (const GemmOpStats& op : simulate(rows, l)) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+  return e;
+}
+
 Json ModelSteps::json() const {
   Json ops = Json::array();
   for (const OpTotals& o : totals_) {

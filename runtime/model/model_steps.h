@@ -31,6 +31,8 @@ class ModelSteps : public StepLayers {
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
+  int layers() const override { return m_.num_hidden_layers; }
+  EnergyReading operators_energy(const Step& step) override;
   // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
   Json json() const;
   // Layer l runs the simulated operators of layer representative(l).

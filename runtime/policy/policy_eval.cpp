@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 
+#include "hw/chip/energy.h"
 #include "hw/chip/simulate.h"
 #include "hw/common/error.h"
 #include "runtime/planner.h"
@@ -15,9 +16,11 @@ namespace {
 struct Point {
   int tile_rows = 0;
   double simulated_ns = 0, estimate_ns = 0;
+  double energy_j = 0, dynamic_j = 0;  // the simulation's energy (hw/chip/energy.h)
   Json terms;
   Json to_json() const {
-    return Json{{"tile_rows", tile_rows}, {"simulated_ns", simulated_ns}, {"estimate_ns", estimate_ns}};
+    return Json{{"tile_rows", tile_rows}, {"simulated_ns", simulated_ns}, {"estimate_ns", estimate_ns},
+                {"energy_j", energy_j}};
   }
 };
 
@@ -39,7 +42,8 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
     const PolicyEstimate& e = d.estimates[i];
     const Layout& l = d.estimated[i];
     const SimResult r = sim.run(apply_layout(plan.jobs, hw, l));
-    by_policy[l.policy].push_back({l.tile_rows, r.end_ns, e.total_ns, e.to_json()});
+    const EnergyReading en = read_energy(r.stats, hw, sc.model.dtype, r.end_ns);
+    by_policy[l.policy].push_back({l.tile_rows, r.end_ns, e.total_ns, en.total_j(), en.dynamic_j(), e.to_json()});
     scored.push_back({l, &e});
     if (r.end_ns < best) best = r.end_ns, winner = l;
     if (int(i) == d.chosen_at) auto_sim = r.end_ns;
@@ -64,6 +68,9 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
                    {"tile_rows", picked->tile_rows},
                    {"simulated_ns", picked->simulated_ns},
                    {"estimate_ns", picked->estimate_ns},
+                   {"energy_j", picked->energy_j},
+                   {"dynamic_energy_j", picked->dynamic_j},
+                   {"edp_j_s", picked->energy_j * picked->simulated_ns * 1e-9},
                    {"error", (picked->estimate_ns - picked->simulated_ns) / picked->simulated_ns},
                    {"estimate", picked->terms},
                    {"largest", pts.front().to_json()},

@@ -8,7 +8,8 @@ namespace ahbm {
 
 // Every candidate (policy, Q tile rows) of the fan-out step simulated (timing only) and
 // estimated. {"policies": [per policy: "policy", "tile_rows" (the cost model's pick for it, what
-// `run --policy P` runs), "simulated_ns", "estimate_ns", "error", "estimate": {terms}, "largest"
+// `run --policy P` runs), "simulated_ns", "estimate_ns", "energy_j", "dynamic_energy_j", "edp_j_s"
+// (hw/chip/energy.h), "error", "estimate": {terms}, "largest"
 // and "best" (simulated) as {"tile_rows", "simulated_ns", "estimate_ns"}, "tiles": [every
 // candidate tile, largest first]; or {"policy", "unavailable": reason}], "auto": name,
 // "auto_tile_rows", "simulated_winner", "simulated_winner_tile_rows" (fastest simulated

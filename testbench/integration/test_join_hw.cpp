@@ -77,6 +77,22 @@ TEST(JoinHw, NoteExampleReproducesOnTheShippedTrace) {
   EXPECT_EQ(r.summary["join"]["strategy"], "schema");
   EXPECT_NE(r.join_csv.find("full_text,8000,"), std::string::npos);
   EXPECT_NE(r.join_table.find("schema"), std::string::npos);
+  // Energy (docs/energy.md): more prefilled rows, more energy; the scenario's strategy's fan-in
+  // is its prefill step's energy scaled by the extrapolated / simulated time (1 when the prefill
+  // was simulated whole), and its join energy adds the continuation steps'.
+  EXPECT_GT(m["full_text"]["fan_in_energy_j"].get<double>(), m["schema"]["fan_in_energy_j"].get<double>());
+  EXPECT_NE(r.join_table.find("fan_in_uJ"), std::string::npos);
+  double prefill_j = -1, continuation_j = 0;
+  for (const Json& st : r.summary["steps"]) {
+    const std::string label = st["label"];
+    if (label == "join.prefill") prefill_j = st["energy_j"].get<double>();
+    if (label.rfind("join.continuation", 0) == 0) continuation_j += st["energy_j"].get<double>();
+  }
+  ASSERT_GT(prefill_j, 0.0);
+  const double scale = cp["ns"].get<double>() / cp["simulated_ns"].get<double>();
+  EXPECT_NEAR(m["schema"]["fan_in_energy_j"].get<double>(), prefill_j * scale, 1e-9 * prefill_j * scale);
+  EXPECT_NEAR(m["schema"]["join_energy_j"].get<double>() - m["schema"]["fan_in_energy_j"].get<double>(), continuation_j,
+              1e-9 * prefill_j * scale);
 }
 
 TEST(JoinHw, PrefillLatencyAndNewKvGrowWithJoinTokens) {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "hw/chip/energy.h"
 #include "runtime/driver.h"
 #include "runtime/model/layer_values.h"
 #include "runtime/model/model_steps.h"
@@ -146,4 +147,28 @@ TEST(ModelSteps, ReusingIdenticalLayersEqualsSimulatingEveryLayer) {
     EXPECT_EQ(a["by_layer"][l]["runs_operators_of_layer"], 0);
     EXPECT_EQ(b["by_layer"][l]["runs_operators_of_layer"], int(l));
   }
+}
+
+TEST(ModelSteps, EachOperatorsEnergyIsTheFormulaOfItsCounters) {
+  // docs/energy.md: an operator's dynamic energy over every layer and step reads its counters
+  // (W, Y, residual bytes in HBM and staged; X out of the Q buffers and staged; MACs; vector
+  // element-ops) with the default fp16 costs; the attention's is the rest of the dynamic energy.
+  const RunOutput r = test::timing_only_run(small_scenario());
+  const Json& e = r.summary["energy"];
+  const EnergyConfig k;
+  double ops_j = 0;
+  for (const Json& op : r.summary["operators"]["by_operator"]) {
+    const double w = op["w_bytes_read"].get<double>(), y = op["y_bytes_written"].get<double>(),
+                 res = op["residual_bytes_read"].get<double>(), x = op["x_bytes_read"].get<double>();
+    const double want = ((w + y + res) * 8 * (k.hbm_activate_pj_per_bit + k.hbm_access_pj_per_bit + k.hbm_bank_group_pj_per_bit) +
+                         op["macs"].get<double>() * k.mac_fp16_pj + op["vector_ops"].get<double>() * k.vector_op_pj +
+                         (w + y + res + x) * 2 * k.sram_pj_per_byte + x * k.sram_pj_per_byte) * 1e-12;
+    const double got = e["by_operator_dynamic_j"][op["name"].get<std::string>()].get<double>();
+    EXPECT_NEAR(got, want, 1e-9 * want) << op["name"];
+    EXPECT_GT(got, 0.0);
+    ops_j += got;
+  }
+  EXPECT_NEAR(e["by_operator_dynamic_j"]["attention"].get<double>(), e["dynamic_j"].get<double>() - ops_j,
+              1e-9 * e["dynamic_j"].get<double>());
+  EXPECT_GT(e["by_operator_dynamic_j"]["attention"].get<double>(), 0.0);
 }

@@ -131,11 +131,13 @@ TEST(JoinReport, CsvTableAndJsonAgree) {
   auto plans = plan_all(f);
   plans[1].continuation_prefill_ns = 1234.5;  // as the runtime would after simulating
   plans[1].fan_in_ns = 2000.0;
+  plans[1].fan_in_energy_j = 5.4321e-3;  // J; the table prints µJ
+  plans[1].join_energy_j = 6e-3;
   const auto csv = lines(comparison_csv(plans));
   ASSERT_EQ(csv.size(), 1 + plans.size());
   const auto header = split(csv[0], ',');
   EXPECT_EQ(header.front(), "strategy");
-  EXPECT_EQ(header.back(), "fan_in_ns");
+  EXPECT_EQ(header.back(), "join_energy_j");
   const Json j = comparison_json(plans);
   ASSERT_EQ(j["strategies"].size(), plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -154,6 +156,7 @@ TEST(JoinReport, CsvTableAndJsonAgree) {
   const std::string table = comparison_table(plans);
   for (const auto& p : plans) EXPECT_NE(table.find(p.strategy), std::string::npos);
   EXPECT_NE(table.find("1234.5"), std::string::npos);
+  EXPECT_NE(table.find("5432.1"), std::string::npos);
   EXPECT_NE(table.find("(sim)"), std::string::npos);
   EXPECT_NE(table.find("warning [latent]"), std::string::npos);
 }
