@@ -123,6 +123,26 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   return step_ns(step, simulate(planner_.plan(kv, step, set).jobs, so).end_ns);
 }
 
+std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts) {
+  std::vector<AttentionJob> all;
+  for (const Step& part : parts) {
+    Planner::JobSet set;
+    set.timing_only = true;
+    Plan plan = planner_.plan(kv, part, set);
+    set_launch_schedule(plan.jobs, set_.launch);
+    const Choice choice = choose(plan.jobs, plan.candidates, hw_, set_.policy, cost_model_);
+    for (AttentionJob& j : apply_layout(std::move(plan.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
+  }
+  return all;
+}
+
+double StepRunner::simulate_ns(const std::vector<AttentionJob>& jobs) {
+  SimOptions so = set_.sim;
+  so.vcd = false;
+  so.progress = nullptr;
+  return simulate(jobs, so).end_ns;
+}
+
 double StepRunner::step_ns(const Step& step, double attention_ns) const {
   return set_.layers ? set_.layers->step_ns(step, attention_ns) : attention_ns;
 }

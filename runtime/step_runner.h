@@ -89,6 +89,15 @@ class StepRunner {
   // The same stages for a join strategy run beside the run: no unbatched baseline, VCD or progress.
   StepRunner quiet() const;
 
+  // A serving step (runtime/serve/): several steps that share one launch on the chip, each a
+  // different workflow's agents. Each part is planned on its own, timing only (its agents'
+  // pages shared by all of them or private to one, as in run()), laid out by the run's policy
+  // setting and launch schedule; the parts' jobs are concatenated, so rows of different parts
+  // never meet in one job (job boundaries keep workflows apart, the masks keep branches apart).
+  std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts);
+  // The attention time of `jobs` simulated off any timeline (no VCD, no progress), in ns.
+  double simulate_ns(const std::vector<AttentionJob>& jobs);
+
   StageCalls calls() const { return {planner_.calls(), cost_model_.calls(), simulations_}; }
 
  private:

@@ -42,6 +42,7 @@ std::optional<boost::program_options::variables_map> parse_command_line(
 void add_set_option(boost::program_options::options_description& desc, std::vector<std::string>& overrides);
 
 int cmd_run(int argc, char** argv, SimulatorPool* sims = nullptr);
+int cmd_serve(int argc, char** argv, SimulatorPool* sims = nullptr);
 int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);
 int cmd_policy_eval(int argc, char** argv);
@@ -57,6 +58,8 @@ inline const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd",
        [](int c, char** v, const CommandContext& x) { return cmd_run(c, v, x.sims); }},
+      {"serve", "serve many workflows arriving over time; writes summary.json, requests.csv, trace.json",
+       [](int c, char** v, const CommandContext& x) { return cmd_serve(c, v, x.sims); }},
       {"nocs", "list the registered NoC models", without_context(cmd_nocs)},
       {"policy-eval", "simulate and estimate every attention policy for one scenario", without_context(cmd_policy_eval)},
       {"hw-config", "print a hardware config with every default filled in", without_context(cmd_hw_config)},

@@ -1,0 +1,85 @@
+#pragma once
+// The serving engine (docs/serving.md): drives many workflows over one chip in simulated time.
+// An event loop at step granularity: admit arrived workflows under the KV capacity in the
+// scheduler's order, build the next step from every admitted workflow that has work (one part
+// per workflow: its parent's prefill or decode, or its branches' fan-out prefills and decodes),
+// time the step on the chip (StepRunner::batch_jobs + simulate_ns, through the step cache), and
+// advance the clock by it. A branch in a tool call or finished leaves the batch; a workflow's
+// parent keeps its KV pages across rounds (prefix caching); the branches of a round share them.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/chip/simulate.h"
+#include "hw/common/hw_config.h"
+#include "runtime/serve/workload.h"
+
+namespace ahbm::serve {
+
+struct ServeOptions {
+  std::string hw_file = "(built-in defaults)";
+  std::string scheduler;  // overrides the workload's scheduler.policy ("" = keep)
+  const NocRegistry* nocs = nullptr;
+  SimulatorPool* sims = nullptr;  // null: a pool of the run's own
+};
+
+// One request: a branch of a round, or the parent's answer ("main").
+struct RequestRecord {
+  int workflow = 0;
+  int round = -1, branch = -1;  // -1, -1: the parent's answer
+  int prefill_tokens = 0;       // branch: its instruction tokens; main: the uncached prompt and every join's tokens
+  int requested_tokens = 0;     // tokens it decodes (main: the answer)
+  int generated_tokens = 0;
+  double ready_ns = 0;            // main: the workflow's arrival; branch: its round's fan-out
+  double scheduled_ns = -1;       // start of its first step
+  double first_token_ns = -1;     // end of its first decode step
+  double last_token_ns = -1;
+  double tool_ns = 0;             // off the chip in a tool call after its decode
+  double done_ns = -1;
+  bool cancelled = false;         // a "first" join went on without it
+  int finished = 0;               // times it finished (conservation: exactly once)
+};
+
+struct WorkflowRecord {
+  int id = 0;
+  std::string tmpl;
+  double arrival_ns = 0, admitted_ns = -1, first_token_ns = -1, done_ns = -1;
+  double tool_wait_ns = 0;  // per round: from the round's last on-chip token to its join, summed
+  int64_t requested_tokens = 0, generated_tokens = 0;
+  int64_t reserved_pages = 0;
+};
+
+// One step of the run.
+struct StepSample {
+  double start_ns = 0, ns = 0;
+  int workflows = 0;  // parts
+  int agents = 0;
+  int tokens = 0;     // new tokens over every part
+  int64_t kv_pages = 0;  // pages in use during the step
+  int waiting = 0;       // arrived, not admitted
+  int active = 0;        // admitted, not finished
+  bool reused = false;   // timed from the step cache
+};
+
+struct ServeResult {
+  std::string scheduler;
+  std::vector<RequestRecord> requests;
+  std::vector<WorkflowRecord> workflows;
+  std::vector<StepSample> steps;
+  int steps_simulated = 0, steps_reused = 0;
+  int64_t pages_per_pe = 0, pages_total = 0, peak_pages = 0, in_use_end = 0, allocations = 0, frees = 0;
+  int pes = 0;
+  double end_ns = 0;  // the last workflow's end
+};
+
+// Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's
+// simulation throws (SimStall, InputError from the hardware checks).
+ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt);
+
+// The step cache's key of a set of jobs: every job's rows, tiles, shards (tokens, owner and
+// position of each), segments, replicas and flags, as bytes. The engine prefixes it with the
+// whole hardware config, the policy and the launch schedule, so the key holds everything the
+// simulated time depends on.
+std::string step_key(const std::vector<AttentionJob>& jobs);
+
+}  // namespace ahbm::serve

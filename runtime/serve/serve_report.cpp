@@ -1,0 +1,179 @@
+#include "runtime/serve/serve_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/provenance.h"
+#include "runtime/report/percentiles.h"
+
+namespace ahbm::serve {
+
+namespace {
+
+// Shortest round-trip text of a double (CSV cells); -1 stays -1 (not reached).
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Fraction of `samples` at or under `target`; 1 for no samples.
+double attained(const std::vector<double>& samples, double target) {
+  if (samples.empty()) return 1.0;
+  return double(std::count_if(samples.begin(), samples.end(), [&](double x) { return x <= target; })) /
+         double(samples.size());
+}
+
+Json over_time(const std::vector<double>& v) {
+  if (v.empty()) return Json{{"count", 0}};
+  double sum = 0, mx = v.front();
+  for (double x : v) sum += x, mx = std::max(mx, x);
+  return Json{{"mean", sum / double(v.size())}, {"max", mx}};
+}
+
+}  // namespace
+
+Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) {
+  Json s;
+  s["workload"] = to_json(w);
+  s["hw"] = to_json(hw);
+  s["scheduler"] = r.scheduler;
+  // Per request.
+  std::vector<double> ttft, tpot, e2e, queue, tool;
+  int64_t requested = 0, generated = 0;
+  int cancelled = 0;
+  for (const RequestRecord& q : r.requests) {
+    generated += q.generated_tokens;
+    if (q.cancelled) {
+      ++cancelled;
+      continue;
+    }
+    requested += q.requested_tokens;
+    if (q.first_token_ns >= 0) ttft.push_back(q.first_token_ns - q.ready_ns);
+    if (q.generated_tokens >= 2) tpot.push_back((q.last_token_ns - q.first_token_ns) / double(q.generated_tokens - 1));
+    if (q.scheduled_ns >= 0) queue.push_back(q.scheduled_ns - q.ready_ns);
+    e2e.push_back(q.done_ns - q.ready_ns);
+    tool.push_back(q.tool_ns);
+  }
+  s["requests"] = {{"count", r.requests.size()},
+                   {"cancelled", cancelled},
+                   {"ttft", report::distribution(ttft)},
+                   {"tpot", report::distribution(tpot)},
+                   {"end_to_end", report::distribution(e2e)},
+                   {"queueing", report::distribution(queue)},
+                   {"tool", report::distribution(tool)},
+                   {"tokens_requested", requested},
+                   {"tokens_generated", generated}};
+  // Per workflow.
+  std::vector<double> w_ttft, w_e2e, w_queue, w_tool;
+  double first_arrival = r.workflows.empty() ? 0 : r.workflows.front().arrival_ns;
+  for (const WorkflowRecord& f : r.workflows) {
+    if (f.first_token_ns >= 0) w_ttft.push_back(f.first_token_ns - f.arrival_ns);
+    w_e2e.push_back(f.done_ns - f.arrival_ns);
+    w_queue.push_back(f.admitted_ns - f.arrival_ns);
+    w_tool.push_back(f.tool_wait_ns);
+    first_arrival = std::min(first_arrival, f.arrival_ns);
+  }
+  s["workflows"] = {{"count", r.workflows.size()},
+                    {"ttft", report::distribution(w_ttft)},
+                    {"end_to_end", report::distribution(w_e2e)},
+                    {"queueing", report::distribution(w_queue)},
+                    {"tool_wait", report::distribution(w_tool)}};
+  const double span_ns = r.end_ns - first_arrival;
+  s["throughput"] = {{"span_ns", span_ns},
+                     {"tokens_per_s", span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0},
+                     {"workflows_per_s", span_ns > 0 ? double(r.workflows.size()) / span_ns * 1e9 : 0.0}};
+  Json slo = Json::object();
+  if (w.slo.ttft_ns) slo["ttft_attained"] = attained(ttft, *w.slo.ttft_ns);
+  if (w.slo.tpot_ns) slo["tpot_attained"] = attained(tpot, *w.slo.tpot_ns);
+  if (w.slo.ttft_ns || w.slo.tpot_ns) {  // both targets met by the same request
+    int met = 0, n = 0;
+    for (const RequestRecord& q : r.requests) {
+      if (q.cancelled || q.first_token_ns < 0) continue;
+      ++n;
+      const bool t1 = !w.slo.ttft_ns || q.first_token_ns - q.ready_ns <= *w.slo.ttft_ns;
+      const bool t2 = !w.slo.tpot_ns || q.generated_tokens < 2 ||
+                      (q.last_token_ns - q.first_token_ns) / double(q.generated_tokens - 1) <= *w.slo.tpot_ns;
+      met += t1 && t2;
+    }
+    slo["both_attained"] = n ? double(met) / double(n) : 1.0;
+  }
+  s["slo"] = slo;
+  std::vector<double> busy_ns, tokens, parts, pages, waiting;
+  double busy = 0;
+  for (const StepSample& st : r.steps) {
+    busy += st.ns;
+    tokens.push_back(st.tokens);
+    parts.push_back(st.workflows);
+    pages.push_back(double(st.kv_pages));
+    waiting.push_back(st.waiting);
+  }
+  s["steps"] = {{"count", r.steps.size()},
+                {"simulated", r.steps_simulated},
+                {"reused", r.steps_reused},
+                {"busy_ns", busy},
+                {"chip_busy_fraction", span_ns > 0 ? busy / span_ns : 0.0},
+                {"batch_tokens", over_time(tokens)},
+                {"batch_workflows", over_time(parts)},
+                {"queue_length", over_time(waiting)}};
+  s["kv"] = {{"pes", r.pes},
+             {"pages_per_pe", r.pages_per_pe},
+             {"pages_total", r.pages_total},
+             {"peak_pages", r.peak_pages},
+             {"peak_fraction", r.pages_total ? double(r.peak_pages) / double(r.pages_total) : 0.0},
+             {"pages_over_steps", over_time(pages)},
+             {"allocations", r.allocations},
+             {"frees", r.frees},
+             {"in_use_end", r.in_use_end}};
+  s["end_ns"] = r.end_ns;
+  s["simulator"] = simulator_json(hw);
+  return s;
+}
+
+std::string requests_csv(const ServeResult& r) {
+  std::ostringstream os;
+  os << "workflow,template,round,branch,prefill_tokens,requested_tokens,generated_tokens,ready_ns,scheduled_ns,"
+        "first_token_ns,last_token_ns,tool_ns,done_ns,cancelled\n";
+  for (const RequestRecord& q : r.requests)
+    os << q.workflow << ',' << r.workflows[size_t(q.workflow)].tmpl << ',' << q.round << ',' << q.branch << ','
+       << q.prefill_tokens << ',' << q.requested_tokens << ',' << q.generated_tokens << ',' << num(q.ready_ns) << ','
+       << num(q.scheduled_ns) << ',' << num(q.first_token_ns) << ',' << num(q.last_token_ns) << ',' << num(q.tool_ns)
+       << ',' << num(q.done_ns) << ',' << (q.cancelled ? 1 : 0) << '\n';
+  return os.str();
+}
+
+std::string serve_trace_json(const ServeResult& r) {
+  // Chrome trace events: ts and dur in µs. pid 0 = the chip (steps, counters), pid 1 = workflows.
+  Json ev = Json::array();
+  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
+  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const StepSample& s = r.steps[i];
+    ev.push_back({{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", s.start_ns / 1e3}, {"dur", s.ns / 1e3},
+                  {"args", {{"step", i}, {"workflows", s.workflows}, {"agents", s.agents}, {"tokens", s.tokens},
+                            {"reused", s.reused}}}});
+    ev.push_back({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3}, {"args", {{"in_use", s.kv_pages}}}});
+    ev.push_back({{"name", "queue"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
+                  {"args", {{"waiting", s.waiting}, {"active", s.active}}}});
+    ev.push_back({{"name", "batch"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
+                  {"args", {{"tokens", s.tokens}, {"workflows", s.workflows}}}});
+  }
+  for (const WorkflowRecord& f : r.workflows) {
+    if (f.admitted_ns > f.arrival_ns)
+      ev.push_back({{"name", "queued"}, {"ph", "X"}, {"pid", 1}, {"tid", f.id}, {"ts", f.arrival_ns / 1e3},
+                    {"dur", (f.admitted_ns - f.arrival_ns) / 1e3}});
+    ev.push_back({{"name", f.tmpl}, {"ph", "X"}, {"pid", 1}, {"tid", f.id}, {"ts", f.admitted_ns / 1e3},
+                  {"dur", (f.done_ns - f.admitted_ns) / 1e3},
+                  {"args", {{"workflow", f.id}, {"tokens", f.generated_tokens}}}});
+  }
+  return Json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+}
+
+void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r) {
+  out.write("summary.json", [&](std::ostream& os) { os << summary.dump(2) << '\n'; });
+  out.write("requests.csv", [&](std::ostream& os) { os << requests_csv(r); });
+  out.write("trace.json", [&](std::ostream& os) { os << serve_trace_json(r); });
+}
+
+}  // namespace ahbm::serve

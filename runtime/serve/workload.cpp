@@ -1,0 +1,342 @@
+#include "runtime/serve/workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hw/common/error.h"
+
+namespace ahbm::serve {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxTokens = 1 << 20;
+constexpr int kMaxWorkflows = 1000000;
+
+// A path named in the workload: as given when absolute, else next to the workload file, else
+// relative to the working directory.
+std::string resolve(const JsonReader& r, const std::string& key, const std::string& p) {
+  if (p.empty()) r.fail(key, "must not be empty");
+  if (fs::path(p).is_absolute()) return p;
+  const fs::path near = fs::path(r.file()).parent_path() / p;
+  if (fs::exists(near)) return near.string();
+  if (fs::exists(p)) return p;
+  r.fail(key, "\"" + p + "\" not found (tried " + near.string() + " and " + p + ")");
+}
+
+// A token count field: an integer, or {"uniform": [lo, hi]}.
+TokenCount token_count(JsonReader& r, const std::string& key, int def, int lo, int hi) {
+  if (!r.has(key)) return {def, def};
+  const Json& v = r.raw(key);
+  if (v.is_object()) {
+    JsonReader o(v, r.file(), r.field(key));
+    const Json& u = o.raw("uniform");
+    if (!u.is_array() || u.size() != 2)
+      o.fail("uniform", "must be [lo, hi] with " + range_text(int64_t(lo), int64_t(hi)) + " and lo <= hi");
+    const auto a = integer_in(u[0], lo, hi), b = integer_in(u[1], lo, hi);
+    if (!a || !b || *a > *b)
+      o.fail("uniform", "must be [lo, hi] with both in " + range_text(int64_t(lo), int64_t(hi)) + " and lo <= hi; got " +
+                            u.dump());
+    o.finish();
+    return {int(*a), int(*b)};
+  }
+  const auto n = integer_in(v, lo, hi);
+  if (!n)
+    r.fail(key, "must be an integer in " + range_text(int64_t(lo), int64_t(hi)) +
+                    " or {\"uniform\": [lo, hi]}; got " + v.dump());
+  return {int(*n), int(*n)};
+}
+
+Json token_json(const TokenCount& t) {
+  if (t.lo == t.hi) return t.lo;
+  return Json{{"uniform", {t.lo, t.hi}}};
+}
+
+WorkflowTemplate read_template(JsonReader t) {
+  WorkflowTemplate w;
+  w.name = t.identifier("name");
+  w.weight = t.number("weight", 1.0, 1e-9, 1e9);
+  w.prompt_tokens = int(t.integer("prompt_tokens", 1, kMaxTokens));
+  w.cached_tokens = int(t.integer("cached_tokens", 0, 0, kMaxTokens));
+  if (w.cached_tokens > w.prompt_tokens)
+    t.fail("cached_tokens", std::to_string(w.cached_tokens) + " exceeds prompt_tokens = " +
+                                std::to_string(w.prompt_tokens) + " (allowed [0, prompt_tokens])");
+  w.rounds = int(t.integer("rounds", 0, 0, 64));
+  w.answer_tokens = token_count(t, "answer_tokens", w.rounds == 0 ? 1 : 0, w.rounds == 0 ? 1 : 0, kMaxTokens);
+  if (w.rounds == 0) {
+    for (const char* k : {"fanout", "join"})
+      if (t.has(k)) t.fail(k, "needs rounds >= 1 (a plain request, rounds = 0, has no fan-out or join)");
+    t.finish();
+    return w;
+  }
+  JsonReader f = t.object("fanout");
+  w.branches = int(f.integer("branches", 1, 4096));
+  w.branch_new_tokens = token_count(f, "new_tokens", 1, 1, kMaxTokens);
+  w.branch_decode_tokens = token_count(f, "decode_tokens", 1, 0, kMaxTokens);
+  w.tool_ns = f.number("tool_ns", 0.0, 0.0, 1e15);
+  f.finish();
+  if (t.has("join")) {
+    JsonReader j = t.object("join");
+    w.join = j.string("strategy", "all", {"all", "first"});
+    if (w.join == "first") {
+      w.join_first = int(j.integer("first", 1, w.branches));
+    } else if (j.has("first")) {
+      j.fail("first", "is read only with \"strategy\": \"first\"");
+    }
+    w.join_tokens = int(j.integer("tokens", 0, 0, kMaxTokens));
+    j.finish();
+  }
+  t.finish();
+  return w;
+}
+
+ArrivalSpec read_arrival(JsonReader a) {
+  ArrivalSpec s;
+  s.process = a.string("process", {"poisson", "timestamps", "azure_csv"});
+  if (s.process == "poisson") {
+    s.rate_per_s = a.number("rate_per_s", 1e-6, 1e12);
+    s.count = int(a.integer("count", 1, kMaxWorkflows));
+  } else if (s.process == "timestamps") {
+    const Json& t = a.raw("times_ns");
+    if (!t.is_array() || t.empty() || t.size() > size_t(kMaxWorkflows))
+      a.fail("times_ns", "must be a non-empty array of at most " + std::to_string(kMaxWorkflows) + " times in ns");
+    double last = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (!t[i].is_number() || !std::isfinite(t[i].get<double>()) || t[i].get<double>() < last || t[i].get<double>() > 1e18)
+        a.fail("times_ns", "element " + std::to_string(i) + " = " + t[i].dump() +
+                               " must be a number in [previous time, 1e18] (times are non-decreasing, from 0)");
+      last = t[i].get<double>();
+      s.times_ns.push_back(last);
+    }
+    s.count = int(s.times_ns.size());
+  } else {
+    s.file = resolve(a, "file", a.string("file"));
+    s.count = int(a.integer("count", kMaxWorkflows, 1, kMaxWorkflows));
+  }
+  a.finish();
+  return s;
+}
+
+}  // namespace
+
+int TokenCount::draw(std::mt19937_64& rng) const {
+  if (lo == hi) return lo;
+  // Modulo draw (bias below 2^-40 for these ranges): the same on every standard library, unlike
+  // std::uniform_int_distribution.
+  return lo + int(rng() % uint64_t(hi - lo + 1));
+}
+
+int64_t WorkflowSpec::requested_tokens() const {
+  int64_t n = answer_tokens;
+  for (const auto& r : rounds)
+    for (const BranchSpec& b : r) n += b.decode_tokens;
+  return n;
+}
+
+Workload parse_workload(const Json& j, const std::string& file) {
+  Workload w;
+  w.file = file;
+  JsonReader r(j, file);
+  w.name = r.identifier("name");
+  w.scenario_file = resolve(r, "scenario", r.string("scenario"));
+  w.scenario = load_scenario(w.scenario_file);
+  if (w.scenario.model.full)
+    r.fail("scenario", "\"" + w.scenario_file +
+                           "\" names a whole model (model.config); serve times the attention core only so far: give "
+                           "the attention-only model fields (head_dim, num_q_heads, num_kv_heads, layers)");
+  w.seed = uint64_t(r.integer("seed", 1, 0, INT64_MAX));
+  w.arrival = read_arrival(r.object("arrival"));
+  if (w.arrival.process != "azure_csv" || r.has("templates"))
+    for (JsonReader t : r.array_of_objects("templates", 1, 64)) w.templates.push_back(read_template(t));
+  for (size_t i = 0; i < w.templates.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (w.templates[i].name == w.templates[k].name)
+        r.fail("templates", "template name \"" + w.templates[i].name + "\" is used twice (names must be unique)");
+  if (r.has("scheduler")) {
+    JsonReader s = r.object("scheduler");
+    w.scheduler.policy = s.string("policy", "fcfs");
+    w.scheduler.max_batch_tokens = int(s.integer("max_batch_tokens", 4096, 1, kMaxTokens));
+    w.scheduler.max_workflows = int(s.integer("max_workflows", 0, 0, kMaxWorkflows));
+    w.scheduler.step_cache = s.boolean("step_cache", true);
+    s.finish();
+  }
+  if (r.has("slo")) {
+    JsonReader s = r.object("slo");
+    if (s.has("ttft_ns")) w.slo.ttft_ns = s.number("ttft_ns", 1e-3, 1e18);
+    if (s.has("tpot_ns")) w.slo.tpot_ns = s.number("tpot_ns", 1e-3, 1e18);
+    s.finish();
+  }
+  r.finish();
+  return w;
+}
+
+Workload load_workload(const std::string& path) { return parse_workload(load_json_file(path), path); }
+
+std::vector<TraceRow> read_azure_csv(const std::string& path, int max_rows) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the Azure trace CSV");
+  std::string line;
+  const auto trim = [](std::string s) {
+    while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+    return s;
+  };
+  if (!std::getline(in, line) || trim(line) != "TIMESTAMP,ContextTokens,GeneratedTokens")
+    throw InputError(path + ": line 1 must be the header TIMESTAMP,ContextTokens,GeneratedTokens; got \"" + trim(line) +
+                     "\"");
+  std::vector<TraceRow> rows;
+  double first_s = 0;
+  for (int n = 2; int(rows.size()) < max_rows && std::getline(in, line); ++n) {
+    line = trim(line);
+    if (line.empty()) continue;
+    std::vector<std::string> col;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) col.push_back(trim(c));
+    const std::string at = path + ": line " + std::to_string(n);
+    if (col.size() != 3) throw InputError(at + ": expected 3 columns, got " + std::to_string(col.size()));
+    // TIMESTAMP: "YYYY-MM-DD HH:MM:SS[.fraction]" (seconds since midnight plus days; the trace
+    // spans hours, never months) or plain seconds.
+    double t_s = 0;
+    int y, mo, d, h, mi;
+    double sec;
+    char tail = 0;
+    if (std::sscanf(col[0].c_str(), "%d-%d-%d %d:%d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &tail) == 6 && mo >= 1 &&
+        mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && sec >= 0 && sec < 61) {
+      t_s = ((double(y) * 12 + mo) * 31 + d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+    } else {
+      char* end = nullptr;
+      t_s = std::strtod(col[0].c_str(), &end);
+      if (col[0].empty() || *end != '\0' || !std::isfinite(t_s) || t_s < 0)
+        throw InputError(at + ": TIMESTAMP \"" + col[0] +
+                         "\" is neither \"YYYY-MM-DD HH:MM:SS[.fraction]\" nor seconds >= 0");
+    }
+    if (rows.empty()) first_s = t_s;
+    const double at_ns = (t_s - first_s) * 1e9;
+    if (!rows.empty() && at_ns < rows.back().arrival_ns)
+      throw InputError(at + ": TIMESTAMP \"" + col[0] + "\" is earlier than the row before (rows must be in time order)");
+    TraceRow row;
+    row.arrival_ns = at_ns;
+    const auto count = [&](const std::string& v, const char* name, int lo) {
+      try {
+        size_t used = 0;
+        const long long x = std::stoll(v, &used);
+        if (used == v.size() && x >= lo && x <= kMaxTokens) return int(x);
+      } catch (const std::exception&) {
+      }
+      throw InputError(at + ": " + name + " \"" + v + "\" must be an integer in " + range_text(int64_t(lo), int64_t(kMaxTokens)));
+    };
+    row.context_tokens = count(col[1], "ContextTokens", 1);
+    row.generated_tokens = count(col[2], "GeneratedTokens", 1);
+    rows.push_back(row);
+  }
+  if (rows.empty()) throw InputError(path + ": no request rows after the header");
+  return rows;
+}
+
+std::vector<WorkflowSpec> expand(const Workload& w) {
+  std::mt19937_64 rng(w.seed);
+  std::vector<WorkflowSpec> out;
+  const auto from_template = [&](int t, double at_ns) {
+    const WorkflowTemplate& tp = w.templates[size_t(t)];
+    WorkflowSpec s;
+    s.id = int(out.size());
+    s.arrival_ns = at_ns;
+    s.tmpl = t;
+    s.prompt_tokens = tp.prompt_tokens;
+    s.cached_tokens = tp.cached_tokens;
+    s.tool_ns = tp.tool_ns;
+    s.join_tokens = tp.join_tokens;
+    s.join_first = tp.join == "first" ? tp.join_first : tp.branches;
+    for (int r = 0; r < tp.rounds; ++r) {
+      std::vector<BranchSpec> round;
+      for (int b = 0; b < tp.branches; ++b) {
+        BranchSpec br;
+        br.new_tokens = tp.branch_new_tokens.draw(rng);
+        br.decode_tokens = tp.branch_decode_tokens.draw(rng);
+        round.push_back(br);
+      }
+      s.rounds.push_back(round);
+    }
+    s.answer_tokens = tp.answer_tokens.draw(rng);
+    out.push_back(s);
+  };
+  // The mix: template i with probability weight_i / sum of weights.
+  double total = 0;
+  for (const WorkflowTemplate& t : w.templates) total += t.weight;
+  const auto pick = [&]() {
+    if (w.templates.size() == 1) return 0;
+    const double u = double(rng() >> 11) * 0x1.0p-53 * total;
+    double acc = 0;
+    for (size_t i = 0; i < w.templates.size(); ++i) {
+      acc += w.templates[i].weight;
+      if (u < acc) return int(i);
+    }
+    return int(w.templates.size()) - 1;
+  };
+  if (w.arrival.process == "poisson") {
+    double t = 0;
+    for (int i = 0; i < w.arrival.count; ++i) {
+      // Exponential gaps of mean 1/rate: -ln(1 - u) / rate, u in [0, 1).
+      const double u = double(rng() >> 11) * 0x1.0p-53;
+      if (i > 0) t += -std::log1p(-u) / w.arrival.rate_per_s * 1e9;
+      from_template(pick(), t);
+    }
+  } else if (w.arrival.process == "timestamps") {
+    for (double t : w.arrival.times_ns) from_template(pick(), t);
+  } else {
+    for (const TraceRow& row : read_azure_csv(w.arrival.file, w.arrival.count)) {
+      WorkflowSpec s;
+      s.id = int(out.size());
+      s.arrival_ns = row.arrival_ns;
+      s.tmpl = -1;  // a plain request of the trace
+      s.prompt_tokens = row.context_tokens;
+      s.answer_tokens = row.generated_tokens;
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+Json to_json(const Workload& w) {
+  Json j;
+  j["name"] = w.name;
+  j["scenario"] = w.scenario_file;
+  j["seed"] = w.seed;
+  Json a;
+  a["process"] = w.arrival.process;
+  if (w.arrival.process == "poisson") {
+    a["rate_per_s"] = w.arrival.rate_per_s;
+    a["count"] = w.arrival.count;
+  } else if (w.arrival.process == "timestamps") {
+    a["times_ns"] = w.arrival.times_ns;
+  } else {
+    a["file"] = w.arrival.file;
+    a["count"] = w.arrival.count;
+  }
+  j["arrival"] = a;
+  j["templates"] = Json::array();
+  for (const WorkflowTemplate& t : w.templates) {
+    Json tj{{"name", t.name}, {"weight", t.weight}, {"prompt_tokens", t.prompt_tokens},
+            {"cached_tokens", t.cached_tokens}, {"rounds", t.rounds}, {"answer_tokens", token_json(t.answer_tokens)}};
+    if (t.rounds > 0) {
+      tj["fanout"] = {{"branches", t.branches}, {"new_tokens", token_json(t.branch_new_tokens)},
+                      {"decode_tokens", token_json(t.branch_decode_tokens)}, {"tool_ns", t.tool_ns}};
+      tj["join"] = {{"strategy", t.join}, {"tokens", t.join_tokens}};
+      if (t.join == "first") tj["join"]["first"] = t.join_first;
+    }
+    j["templates"].push_back(tj);
+  }
+  j["scheduler"] = {{"policy", w.scheduler.policy}, {"max_batch_tokens", w.scheduler.max_batch_tokens},
+                    {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache}};
+  Json slo = Json::object();
+  if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;
+  if (w.slo.tpot_ns) slo["tpot_ns"] = *w.slo.tpot_ns;
+  j["slo"] = slo;
+  return j;
+}
+
+}  // namespace ahbm::serve

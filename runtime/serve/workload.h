@@ -1,0 +1,107 @@
+#pragma once
+// A serving workload (JSON, docs/serving.md): the model and KV paging of a scenario, workflow
+// templates (a prompt, rounds of fan-out / decode / tool call / join, an answer), a weighted mix
+// of them, an arrival process (Poisson, explicit timestamps, or an Azure LLM inference trace
+// CSV whose rows become plain requests), the scheduler and its limits, and SLO targets.
+// expand() turns it into the concrete workflows of one run: arrival time, template, and every
+// token count drawn from the workload's seed.
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hw/common/json_reader.h"
+#include "runtime/scenario.h"
+
+namespace ahbm::serve {
+
+// A token count: fixed (lo == hi) or drawn uniformly from [lo, hi] with the workload's seed.
+struct TokenCount {
+  int lo = 0, hi = 0;
+  int draw(std::mt19937_64& rng) const;
+};
+
+struct WorkflowTemplate {
+  std::string name;
+  double weight = 1;       // share of arrivals in the mix
+  int prompt_tokens = 0;   // the context the workflow arrives with
+  int cached_tokens = 0;   // of the prompt, already in the KV cache (no prefill step for them)
+  int rounds = 0;          // 0: a plain request (prompt prefill, then the answer)
+  int branches = 0;        // sub-agents per round
+  TokenCount branch_new_tokens;     // instruction tokens each branch prefills at the fan-out
+  TokenCount branch_decode_tokens;  // tokens each branch decodes
+  double tool_ns = 0;      // after its decode a branch waits this long on a tool, off the chip
+  std::string join = "all";  // all | first: the join waits for every branch or the first `join_first`
+  int join_first = 0;
+  int join_tokens = 0;     // continuation the parent prefills after each join (the branches' results)
+  TokenCount answer_tokens;  // tokens the parent decodes after the last round
+};
+
+struct ArrivalSpec {
+  std::string process = "poisson";  // poisson | timestamps | azure_csv
+  double rate_per_s = 1;             // poisson
+  int count = 1;                     // poisson: workflows; azure_csv: rows read at most
+  std::vector<double> times_ns;      // timestamps (non-decreasing)
+  std::string file;                  // azure_csv, resolved against the workload's folder
+};
+
+struct SchedulerSpec {
+  std::string policy = "fcfs";    // a name of builtin_schedulers() (runtime/serve/scheduler.h)
+  int max_batch_tokens = 4096;    // new tokens per step over every workflow (one part may exceed it alone)
+  int max_workflows = 0;          // admitted at once; 0: no limit beyond the KV capacity
+  bool step_cache = true;         // reuse the simulated time of a step whose jobs were simulated before
+};
+
+struct Slo {
+  std::optional<double> ttft_ns, tpot_ns;
+};
+
+struct Workload {
+  std::string name, file;
+  Scenario scenario;  // model, kv paging and seed (its agents and phases are not used)
+  std::string scenario_file;
+  std::vector<WorkflowTemplate> templates;
+  ArrivalSpec arrival;
+  SchedulerSpec scheduler;
+  Slo slo;
+  uint64_t seed = 1;  // arrivals, the mix and every drawn token count
+};
+
+// One branch of one round of a concrete workflow.
+struct BranchSpec {
+  int new_tokens = 0, decode_tokens = 0;
+};
+
+// A concrete workflow of a run.
+struct WorkflowSpec {
+  int id = 0;
+  double arrival_ns = 0;
+  int tmpl = 0;  // index into Workload::templates
+  int prompt_tokens = 0, cached_tokens = 0;
+  std::vector<std::vector<BranchSpec>> rounds;
+  double tool_ns = 0;
+  int join_first = 0;  // branches the join waits for (all of them unless the template says first)
+  int join_tokens = 0;
+  int answer_tokens = 0;
+  int64_t requested_tokens() const;  // decode tokens over its branches and answer
+};
+
+Workload parse_workload(const Json& j, const std::string& file);
+Workload load_workload(const std::string& path);
+
+// Rows of an Azure LLM inference trace CSV (header TIMESTAMP,ContextTokens,GeneratedTokens;
+// TIMESTAMP as "YYYY-MM-DD HH:MM:SS[.fraction]" or seconds), at most `max_rows`: arrival in ns
+// after the first row, context and generated tokens. Bad rows are InputErrors naming line and column.
+struct TraceRow {
+  double arrival_ns = 0;
+  int context_tokens = 0, generated_tokens = 0;
+};
+std::vector<TraceRow> read_azure_csv(const std::string& path, int max_rows);
+
+// The run's workflows in arrival order (ids 0, 1, ...); the same workload gives the same list.
+std::vector<WorkflowSpec> expand(const Workload& w);
+
+Json to_json(const Workload& w);
+
+}  // namespace ahbm::serve

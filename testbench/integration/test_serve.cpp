@@ -1,0 +1,222 @@
+// The serving engine (runtime/serve/, docs/serving.md) on small workloads: conservation of
+// requests, tokens and KV pages; one workflow served = the same step times as `run`; FCFS and
+// SRF orders; the step cache's times = direct simulation; seeded arrivals -> identical outputs.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "runtime/serve/engine.h"
+#include "runtime/serve/serve_report.h"
+#include "runtime/serve/workload.h"
+#include "test_runtime_support.h"
+#include "test_support.h"
+
+namespace ahbm {
+namespace {
+
+using serve::ServeResult;
+using serve::Workload;
+
+// The model of the serving tests: 4 query heads over 2 KV heads, head_dim 32, 2 layers, fp16,
+// 16-token pages (small steps, fast to simulate).
+const char* kScenario = R"({
+  "name": "serve_model", "model": {"head_dim": 32, "num_q_heads": 4, "num_kv_heads": 2, "layers": 2, "dtype": "fp16"},
+  "kv": {"page_tokens": 16}, "shared_prefix_tokens": 256, "seed": 3,
+  "agents": [{"name": "a0", "new_tokens": 16, "decode_tokens": 3}, {"name": "a1", "new_tokens": 16, "decode_tokens": 3},
+             {"name": "a2", "new_tokens": 16, "decode_tokens": 3}, {"name": "a3", "new_tokens": 16, "decode_tokens": 3}],
+  "phases": [{"type": "prefill", "tokens": 64}, {"type": "fanout"}, {"type": "decode", "steps": 3},
+             {"type": "join", "tokens": 8}]
+})";
+
+std::string scenario_path() {
+  static const std::string p = test::write_temp(test::temp_dir("serve-model"), "model.json", kScenario);
+  return p;
+}
+
+Workload workload(const std::string& body) {
+  Json j = Json::parse(body);
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  return serve::parse_workload(j, "workload.json");
+}
+
+// A small chip (2 CUBEs of 4 PEs) keeps every step short.
+HwConfig hw() { return test::small_hw(2, 4); }
+
+const char* kAgentic = R"({
+  "seed": 11,
+  "arrival": {"process": "poisson", "rate_per_s": 2e5, "count": 10},
+  "templates": [
+    {"name": "agent", "weight": 2, "prompt_tokens": 200, "cached_tokens": 40, "rounds": 2,
+     "fanout": {"branches": 3, "new_tokens": {"uniform": [8, 24]}, "decode_tokens": {"uniform": [1, 5]}, "tool_ns": 3000},
+     "join": {"tokens": 12}, "answer_tokens": 3},
+    {"name": "chat", "weight": 1, "prompt_tokens": 100, "answer_tokens": {"uniform": [2, 6]}}
+  ]
+})";
+
+void expect_conserved(const Workload& w, const ServeResult& r) {
+  const auto specs = serve::expand(w);
+  ASSERT_EQ(r.workflows.size(), specs.size());
+  int64_t requested = 0;
+  for (const auto& s : specs) {
+    requested += s.requested_tokens();
+  }
+  int64_t generated = 0, generated_by_workflows = 0;
+  for (const serve::RequestRecord& q : r.requests) {
+    EXPECT_EQ(q.finished, 1) << "workflow " << q.workflow << " round " << q.round << " branch " << q.branch;
+    EXPECT_GE(q.done_ns, q.ready_ns);
+    if (!q.cancelled) {
+      EXPECT_EQ(q.generated_tokens, q.requested_tokens);
+      if (q.generated_tokens > 0) {
+        EXPECT_GE(q.first_token_ns, q.scheduled_ns);
+        EXPECT_GE(q.scheduled_ns, q.ready_ns);
+        EXPECT_LE(q.last_token_ns + q.tool_ns, q.done_ns + 1e-9);
+      }
+    }
+    generated += q.generated_tokens;
+  }
+  for (const serve::WorkflowRecord& f : r.workflows) {
+    EXPECT_GE(f.admitted_ns, f.arrival_ns);
+    EXPECT_GT(f.done_ns, f.admitted_ns);
+    generated_by_workflows += f.generated_tokens;
+  }
+  EXPECT_EQ(generated, generated_by_workflows);
+  if (std::none_of(r.requests.begin(), r.requests.end(), [](const auto& q) { return q.cancelled; }))
+    EXPECT_EQ(generated, requested);
+  // Every page back in the free pool; the pool never overfilled.
+  EXPECT_EQ(r.in_use_end, 0);
+  EXPECT_EQ(r.allocations, r.frees);
+  EXPECT_LE(r.peak_pages, r.pages_total);
+  EXPECT_EQ(r.steps_simulated + r.steps_reused, int(r.steps.size()));
+}
+
+TEST(Serve, EveryRequestFinishesOnceTokensAndPagesConserved) {
+  const Workload w = workload(kAgentic);
+  const ServeResult r = serve::serve(w, hw(), {});
+  expect_conserved(w, r);
+  // Requests: per agentic workflow 2 rounds x 3 branches + its answer; per chat one answer.
+  size_t expected = 0;
+  for (const auto& s : serve::expand(w)) expected += s.rounds.size() * 3 + 1;
+  EXPECT_EQ(r.requests.size(), expected);
+  // Continuous batching: some step holds more than one workflow.
+  EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.workflows > 1; }));
+  // Branches in a tool call wait at least tool_ns past their last token.
+  for (const auto& q : r.requests)
+    if (q.round >= 0) EXPECT_DOUBLE_EQ(q.done_ns - q.last_token_ns, 3000.0);
+}
+
+TEST(Serve, AdmissionHoldsTheKvPoolAndQueuesTheRest) {
+  const Workload w = workload(kAgentic);
+  HwConfig small = hw();
+  // 8 PEs x 6 pages of 16 tokens x 32 x 2 x 2 bytes x 2 layers x 2 KV heads: one agentic workflow
+  // (about 22 pages reserved) fits twice at most.
+  small.pe.hbm.capacity_bytes = 6 * 16 * 32 * 2 * 2 * 2 * 2;
+  const ServeResult r = serve::serve(w, small, {});
+  expect_conserved(w, r);
+  EXPECT_EQ(r.pages_total, 48);
+  int max_active = 0;
+  for (const auto& s : r.steps) max_active = std::max(max_active, s.active);
+  EXPECT_LE(max_active, 2);
+  EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.waiting > 0; }));
+}
+
+TEST(Serve, FirstJoinCancelsTheRestAndReleasesTheirPages) {
+  const Workload w = workload(R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 10]},
+    "templates": [{"name": "agent", "prompt_tokens": 64, "rounds": 1,
+                   "fanout": {"branches": 4, "new_tokens": 8, "decode_tokens": {"uniform": [1, 9]}},
+                   "join": {"strategy": "first", "first": 2, "tokens": 4}, "answer_tokens": 2}]
+  })");
+  const ServeResult r = serve::serve(w, hw(), {});
+  expect_conserved(w, r);
+  int cancelled = 0;
+  for (const auto& q : r.requests) cancelled += q.cancelled;
+  EXPECT_EQ(cancelled, 4);  // 2 of 4 branches per workflow
+}
+
+TEST(Serve, OneWorkflowTakesTheSameStepsAsRun) {
+  const HwConfig h = hw();
+  const Scenario sc = test::inline_scenario(kScenario, "serve_model");
+  const RunOutput run = test::timing_only_run(sc, h);
+  const Workload w = workload(R"({
+    "arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "same", "prompt_tokens": 256, "cached_tokens": 192, "rounds": 1,
+                   "fanout": {"branches": 4, "new_tokens": 16, "decode_tokens": 3},
+                   "join": {"tokens": 8}, "answer_tokens": 0}]
+  })");
+  const ServeResult r = serve::serve(w, h, {});
+  const Json& steps = run.summary["steps"];
+  // Both: prefill, fan-out, 3 decode steps, the join's prefill; back to back on an idle chip.
+  ASSERT_EQ(r.steps.size(), steps.size());
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_EQ(r.steps[i].start_ns, steps[i]["start_ns"].get<double>()) << "step " << i;
+  }
+  EXPECT_EQ(r.end_ns, run.summary["total_ns"].get<double>());
+  EXPECT_EQ(r.peak_pages, run.summary["kv"]["peak_pages"].get<int64_t>());
+}
+
+TEST(Serve, FcfsAdmitsInArrivalOrderSrfShortFirst) {
+  const char* body = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 1, 2, 3]},
+    "templates": [{"name": "long", "weight": 1, "prompt_tokens": 64, "answer_tokens": 12},
+                  {"name": "short", "weight": 1, "prompt_tokens": 16, "answer_tokens": 1}],
+    "scheduler": {"max_workflows": 1}
+  })";
+  const Workload w = workload(body);
+  const auto specs = serve::expand(w);
+  const ServeResult fcfs = serve::serve(w, hw(), {});
+  expect_conserved(w, fcfs);
+  for (size_t i = 1; i < fcfs.workflows.size(); ++i) {
+    EXPECT_GE(fcfs.workflows[i].admitted_ns, fcfs.workflows[i - 1].done_ns);  // one at a time, in order
+    EXPECT_GT(fcfs.workflows[i].done_ns, fcfs.workflows[i - 1].done_ns);
+  }
+  serve::ServeOptions o;
+  o.scheduler = "srf";
+  const ServeResult srf = serve::serve(w, hw(), o);
+  expect_conserved(w, srf);
+  // After workflow 0 (alone when it arrives), SRF admits waiting workflows by remaining tokens.
+  std::vector<int> order;
+  for (const auto& f : srf.workflows) order.push_back(f.id);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return srf.workflows[size_t(a)].admitted_ns < srf.workflows[size_t(b)].admitted_ns; });
+  EXPECT_EQ(order.front(), 0);
+  for (size_t i = 2; i < order.size(); ++i)
+    EXPECT_LE(specs[size_t(order[i - 1])].requested_tokens() + specs[size_t(order[i - 1])].prompt_tokens,
+              specs[size_t(order[i])].requested_tokens() + specs[size_t(order[i])].prompt_tokens);
+}
+
+TEST(Serve, StepCacheGivesTheTimesOfDirectSimulation) {
+  // Identical workflows far apart: each runs alone on the same pages, so its steps repeat.
+  const char* body = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 1e9, 2e9]},
+    "templates": [{"name": "agent", "prompt_tokens": 96, "rounds": 1,
+                   "fanout": {"branches": 2, "new_tokens": 8, "decode_tokens": 3}, "join": {"tokens": 4},
+                   "answer_tokens": 2}],
+    "scheduler": {"step_cache": %s}
+  })";
+  char on[1024], off[1024];
+  std::snprintf(on, sizeof on, body, "true");
+  std::snprintf(off, sizeof off, body, "false");
+  const ServeResult cached = serve::serve(workload(on), hw(), {});
+  const ServeResult direct = serve::serve(workload(off), hw(), {});
+  EXPECT_GT(cached.steps_reused, 0);
+  EXPECT_EQ(direct.steps_reused, 0);
+  EXPECT_EQ(cached.steps_simulated + cached.steps_reused, direct.steps_simulated);
+  ASSERT_EQ(cached.steps.size(), direct.steps.size());
+  for (size_t i = 0; i < cached.steps.size(); ++i) EXPECT_EQ(cached.steps[i].ns, direct.steps[i].ns) << i;
+  EXPECT_EQ(serve::requests_csv(cached), serve::requests_csv(direct));
+}
+
+TEST(Serve, SeededPoissonArrivalsGiveIdenticalOutputs) {
+  const Workload w = workload(kAgentic);
+  const ServeResult a = serve::serve(w, hw(), {}), b = serve::serve(w, hw(), {});
+  EXPECT_EQ(serve::serve_summary(w, hw(), a).dump(), serve::serve_summary(w, hw(), b).dump());
+  EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
+  EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
+  Workload other = w;
+  other.seed = 12;
+  EXPECT_NE(serve::requests_csv(serve::serve(other, hw(), {})), serve::requests_csv(a));
+}
+
+}  // namespace
+}  // namespace ahbm

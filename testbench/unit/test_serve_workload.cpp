@@ -1,0 +1,111 @@
+// The serving workload format (runtime/serve/workload.h): validation names field, value and
+// range; the Azure trace CSV importer; expand() draws the same workflows from the same seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hw/common/error.h"
+#include "runtime/serve/workload.h"
+#include "test_support.h"
+
+namespace ahbm {
+namespace {
+
+Json base() {
+  return Json::parse(R"({"name": "w", "arrival": {"process": "poisson", "rate_per_s": 1000, "count": 50},
+    "templates": [{"name": "a", "weight": 3, "prompt_tokens": 128, "rounds": 2,
+                   "fanout": {"branches": 4, "new_tokens": 8, "decode_tokens": {"uniform": [2, 9]}}},
+                  {"name": "b", "weight": 1, "prompt_tokens": 32, "answer_tokens": 5}]})");
+}
+
+serve::Workload parse(Json j) {
+  j["scenario"] = test::source_path("traces/serve/small_attn.json");
+  return serve::parse_workload(j, "w.json");
+}
+
+std::string error_of(Json j) {
+  try {
+    parse(std::move(j));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ServeWorkload, BadFieldsNameFieldValueAndRange) {
+  Json j = base();
+  j["templates"][0]["fanout"]["decode_tokens"] = Json::parse(R"({"uniform": [9, 2]})");
+  EXPECT_NE(error_of(j).find("templates[0].fanout.decode_tokens.uniform"), std::string::npos) << error_of(j);
+  j = base();
+  j["arrival"]["rate_per_s"] = -1;
+  EXPECT_NE(error_of(j).find("arrival.rate_per_s"), std::string::npos) << error_of(j);
+  j = base();
+  j["templates"][1]["fanout"] = Json::parse(R"({"branches": 2})");
+  EXPECT_NE(error_of(j).find("needs rounds >= 1"), std::string::npos) << error_of(j);
+  j = base();
+  j["templates"][0]["join"] = Json::parse(R"({"strategy": "first", "first": 5})");
+  EXPECT_NE(error_of(j).find("templates[0].join.first"), std::string::npos) << error_of(j);
+  j = base();
+  j["arrival"] = Json::parse(R"({"process": "timestamps", "times_ns": [5, 3]})");
+  EXPECT_NE(error_of(j).find("element 1"), std::string::npos) << error_of(j);
+  j = base();
+  j["templates"][0]["cached_tokens"] = 200;
+  EXPECT_NE(error_of(j).find("exceeds prompt_tokens"), std::string::npos) << error_of(j);
+  j = base();
+  j["templatez"] = 1;
+  EXPECT_NE(error_of(j).find("templatez"), std::string::npos) << error_of(j);
+}
+
+TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
+  const serve::Workload w = parse(base());
+  const auto a = serve::expand(w), b = serve::expand(w);
+  ASSERT_EQ(a.size(), 50u);
+  int first = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].arrival_ns, b[i].arrival_ns);
+    EXPECT_EQ(a[i].tmpl, b[i].tmpl);
+    if (i > 0) EXPECT_GE(a[i].arrival_ns, a[i - 1].arrival_ns);
+    first += a[i].tmpl == 0;
+    for (const auto& r : a[i].rounds)
+      for (const auto& br : r) {
+        EXPECT_GE(br.decode_tokens, 2);
+        EXPECT_LE(br.decode_tokens, 9);
+      }
+  }
+  // 3:1 mix over 50 draws: the first template's share within 4 standard deviations of 0.75.
+  EXPECT_NEAR(first / 50.0, 0.75, 4 * std::sqrt(0.75 * 0.25 / 50));
+  // Mean gap of 1 ms at 1000/s within 4 standard errors (exponential: sd = mean).
+  const double mean_gap = a.back().arrival_ns / 49.0;
+  EXPECT_NEAR(mean_gap, 1e6, 4 * 1e6 / std::sqrt(49.0));
+}
+
+TEST(ServeWorkload, AzureCsvRowsBecomePlainRequests) {
+  const std::string dir = test::temp_dir("azure");
+  const std::string csv = test::write_temp(dir, "t.csv",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                           "2023-11-16 18:15:46.5000000,100,7\n"
+                                           "2023-11-16 18:15:47.2500000,300,2\n");
+  const auto rows = serve::read_azure_csv(csv, 10);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].arrival_ns, 0);
+  EXPECT_NEAR(rows[1].arrival_ns, 0.75e9, 1);
+  EXPECT_EQ(rows[1].context_tokens, 300);
+  EXPECT_EQ(rows[0].generated_tokens, 7);
+  const std::string bad = test::write_temp(dir, "bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0.5,100,x\n");
+  try {
+    serve::read_azure_csv(bad, 10);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2: GeneratedTokens \"x\""), std::string::npos) << e.what();
+  }
+  Json j = Json::parse(R"({"name": "az", "arrival": {"process": "azure_csv", "file": "t.csv"}})");
+  j["arrival"]["file"] = csv;
+  const auto specs = serve::expand(parse(j));
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[1].prompt_tokens, 300);
+  EXPECT_EQ(specs[1].answer_tokens, 2);
+  EXPECT_TRUE(specs[1].rounds.empty());
+}
+
+}  // namespace
+}  // namespace ahbm
