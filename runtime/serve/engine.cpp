@@ -62,21 +62,27 @@ struct Flow {
   int branches_done = 0;
   int64_t reserved = 0;
   int64_t remaining = 0;  // tokens left to prefill and decode
+  // Pages after the prompt: the least-loaded PE, ties broken by the workflow's own cursor (as a
+  // run's session): a workflow alone on the chip places its pages the same wherever it runs.
+  BalancedPlacer placer;
 };
 
 // Pages a workflow may hold at once (admission reserves them, so a run never runs out): its
 // parent's whole sequence, plus the largest round's branches, each a copy of the parent's
 // partly filled last page (copy-on-write, up to page_tokens - 1 tokens) and its own tokens.
-int64_t reservation(const WorkflowSpec& w, int page_tokens) {
+// Without sharing, each branch holds a copy of the parent's pages as well.
+int64_t reservation(const WorkflowSpec& w, int page_tokens, bool share) {
   int64_t parent_tokens = w.prompt_tokens + int64_t(w.rounds.size()) * w.join_tokens + w.answer_tokens;
+  const int64_t parent_pages = int64_t(ceil_div(uint64_t(parent_tokens), uint64_t(page_tokens)));
   int64_t branch_pages = 0;
   for (const auto& round : w.rounds) {
     int64_t pages = 0;
     for (const BranchSpec& b : round)
-      pages += int64_t(ceil_div(uint64_t(page_tokens - 1 + b.new_tokens + b.decode_tokens), uint64_t(page_tokens)));
+      pages += int64_t(ceil_div(uint64_t(page_tokens - 1 + b.new_tokens + b.decode_tokens), uint64_t(page_tokens))) +
+               (share ? 0 : parent_pages);
     branch_pages = std::max(branch_pages, pages);
   }
-  return int64_t(ceil_div(uint64_t(parent_tokens), uint64_t(page_tokens))) + branch_pages;
+  return parent_pages + branch_pages;
 }
 
 int64_t work_tokens(const WorkflowSpec& w) {
@@ -135,7 +141,6 @@ class Engine {
   const SchedulerPolicy& policy_;
   std::string capacity_note_;
   KvPageManager kv_;
-  BalancedPlacer balanced_;  // pages after each prompt: least-loaded PE (as a run's session)
   SimulatorPool own_sims_;
   std::optional<StepRunner> runner_;
   std::string hw_key_;
@@ -204,7 +209,9 @@ void Engine::start_round(Flow& f) {
     a.sa.name = "w" + std::to_string(f.spec->id) + ".r" + std::to_string(f.round) + ".b" + std::to_string(b);
     a.sa.agent = int(b);
     a.sa.origin = int(b);
-    a.sa.seq = kv_.fork(f.parent.sa.seq);
+    a.sa.seq = w_.scheduler.share_prefix
+                   ? kv_.fork(f.parent.sa.seq)
+                   : kv_.fork_copy(f.parent.sa.seq, [&f](const KvPageManager& kv, SeqId s) { return f.placer(kv, s); });
     a.sa.length = kv_.length(a.sa.seq);
     a.prefill_left = round[b].new_tokens;
     a.decode_left = round[b].decode_tokens;
@@ -305,7 +312,7 @@ ServeResult Engine::run() {
     Flow& f = flows_[i];
     f.spec = &specs_[i];
     f.record = int(i);
-    f.reserved = reservation(specs_[i], kv_.page_tokens());
+    f.reserved = reservation(specs_[i], kv_.page_tokens(), w_.scheduler.share_prefix);
     f.remaining = work_tokens(specs_[i]);
     if (f.reserved > res_.pages_total)
       throw InputError(w_.file + ": workflow " + std::to_string(i) + " (template " +
@@ -370,12 +377,16 @@ ServeResult Engine::run() {
         if (prefill && f->in_round) part.phase = PhaseType::fanout;
         if (!prefill && !f->in_round) part.phase = PhaseType::decode;
         kv_.append(a->sa.seq, a->sa.origin, prefill ? a->prefill_left : 1,
-                   [this](const KvPageManager& kv, SeqId s) { return balanced_(kv, s); });
+                   [f](const KvPageManager& kv, SeqId s) { return f->placer(kv, s); });
         a->sa.length = kv_.length(a->sa.seq);
         a->sa.new_tokens = prefill ? a->prefill_left : 1;
         part.agents.push_back(a->sa);
       }
-      parts.push_back(std::move(part));
+      if (w_.scheduler.batch_branches) {
+        parts.push_back(std::move(part));
+      } else {  // the baseline: every agent a part of its own
+        for (const StepAgent& sa : part.agents) parts.push_back(Step{part.phase, 0, {sa}, ""});
+      }
       members.emplace_back(f, std::move(in));
     }
     if (parts.empty()) {  // idle until the next arrival or tool return
@@ -392,7 +403,7 @@ ServeResult Engine::run() {
     }
     StepSample sample;
     sample.start_ns = now_;
-    sample.workflows = int(parts.size());
+    sample.workflows = int(members.size());
     sample.agents = agents;
     sample.tokens = tokens;
     sample.kv_pages = kv_.in_use();

@@ -162,6 +162,8 @@ Workload parse_workload(const Json& j, const std::string& file) {
     w.scheduler.max_batch_tokens = int(s.integer("max_batch_tokens", 4096, 1, kMaxTokens));
     w.scheduler.max_workflows = int(s.integer("max_workflows", 0, 0, kMaxWorkflows));
     w.scheduler.step_cache = s.boolean("step_cache", true);
+    w.scheduler.share_prefix = s.boolean("share_prefix", true);
+    w.scheduler.batch_branches = s.boolean("batch_branches", true);
     s.finish();
   }
   if (r.has("slo")) {
@@ -331,7 +333,8 @@ Json to_json(const Workload& w) {
     j["templates"].push_back(tj);
   }
   j["scheduler"] = {{"policy", w.scheduler.policy}, {"max_batch_tokens", w.scheduler.max_batch_tokens},
-                    {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache}};
+                    {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache},
+                    {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches}};
   Json slo = Json::object();
   if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;
   if (w.slo.tpot_ns) slo["tpot_ns"] = *w.slo.tpot_ns;

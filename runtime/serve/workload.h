@@ -51,6 +51,11 @@ struct SchedulerSpec {
   int max_batch_tokens = 4096;    // new tokens per step over every workflow (one part may exceed it alone)
   int max_workflows = 0;          // admitted at once; 0: no limit beyond the KV capacity
   bool step_cache = true;         // reuse the simulated time of a step whose jobs were simulated before
+  // Baselines: share_prefix = false forks every branch as a copy of its parent's pages (no
+  // sharing); batch_branches = false plans every branch as its own part of the step (branches as
+  // independent requests: each streams the prefix for itself).
+  bool share_prefix = true;
+  bool batch_branches = true;
 };
 
 struct Slo {
