@@ -98,7 +98,7 @@ class Engine {
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")),
-        kv_(hw.pes_per_group(), pool_pages(), w.scenario.kv.page_tokens, capacity_note_) {
+        pool_(pool_pages()), kv_(hw.pes_per_group(), pool_, w.scenario.kv.page_tokens, capacity_note_) {
     StepSettings set;
     set.seed = w.scenario.seed;
     set.sim.vcd = false;
@@ -140,6 +140,7 @@ class Engine {
   SchedulerRegistry schedulers_ = builtin_schedulers();
   const SchedulerPolicy& policy_;
   std::string capacity_note_;
+  int64_t pool_;  // pages per PE (sets capacity_note_ first: declared before kv_)
   KvPageManager kv_;
   SimulatorPool own_sims_;
   std::optional<StepRunner> runner_;
