@@ -136,11 +136,11 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
   return all;
 }
 
-double StepRunner::simulate_ns(const std::vector<AttentionJob>& jobs) {
+SimResult StepRunner::simulate_quiet(const std::vector<AttentionJob>& jobs) {
   SimOptions so = set_.sim;
   so.vcd = false;
   so.progress = nullptr;
-  return simulate(jobs, so).end_ns;
+  return simulate(jobs, so);
 }
 
 double StepRunner::step_ns(const Step& step, double attention_ns) const {

@@ -95,8 +95,8 @@ class StepRunner {
   // setting and launch schedule; the parts' jobs are concatenated, so rows of different parts
   // never meet in one job (job boundaries keep workflows apart, the masks keep branches apart).
   std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts);
-  // The attention time of `jobs` simulated off any timeline (no VCD, no progress), in ns.
-  double simulate_ns(const std::vector<AttentionJob>& jobs);
+  // `jobs` simulated off any timeline (no VCD, no progress).
+  SimResult simulate_quiet(const std::vector<AttentionJob>& jobs);
 
   StageCalls calls() const { return {planner_.calls(), cost_model_.calls(), simulations_}; }
 

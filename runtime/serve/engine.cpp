@@ -13,6 +13,7 @@
 #include "runtime/kv/placement.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/session.h"
+#include "runtime/step_record.h"
 #include "runtime/step_runner.h"
 
 namespace ahbm::serve {
@@ -39,6 +40,12 @@ struct KeyWriter {
 };
 
 enum class AgentState { run, tool, done };
+
+// What the step cache keeps of a simulated step.
+struct StepCost {
+  double ns = 0;
+  uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
+};
 
 // A parent or a branch of a workflow, with the work it has left.
 struct Agent {
@@ -131,7 +138,7 @@ class Engine {
   void finish_agent(Flow& f, Agent& a, bool is_parent);
   void branch_done(Flow& f, Agent& b, double at_ns);
   int new_request(Flow& f, int round, int branch, int prefill, int decode);
-  double time_step(const std::vector<Step>& parts, bool& reused);
+  StepCost time_step(const std::vector<Step>& parts, bool& reused);
 
   const Workload& w_;
   const HwConfig& hw_;
@@ -145,7 +152,7 @@ class Engine {
   SimulatorPool own_sims_;
   std::optional<StepRunner> runner_;
   std::string hw_key_;
-  std::unordered_map<std::string, double> cache_;
+  std::unordered_map<std::string, StepCost> cache_;
   std::vector<Flow> flows_;
   ServeResult res_;
   double now_ = 0;
@@ -283,13 +290,15 @@ void Engine::finish_agent(Flow& f, Agent& a, bool is_parent) {
   branch_done(f, a, now_);
 }
 
-double Engine::time_step(const std::vector<Step>& parts, bool& reused) {
+StepCost Engine::time_step(const std::vector<Step>& parts, bool& reused) {
   const std::vector<AttentionJob> jobs = runner_->batch_jobs(kv_, parts);
-  reused = false;
-  if (!w_.scheduler.step_cache) {
+  const auto simulate = [&] {
     ++res_.steps_simulated;
-    return runner_->simulate_ns(jobs);
-  }
+    const SimResult sim = runner_->simulate_quiet(jobs);
+    return StepCost{sim.end_ns, hbm_bytes_read(sim)};
+  };
+  reused = false;
+  if (!w_.scheduler.step_cache) return simulate();
   const std::string key = hw_key_ + step_key(jobs);
   const auto it = cache_.find(key);
   if (it != cache_.end()) {
@@ -297,10 +306,9 @@ double Engine::time_step(const std::vector<Step>& parts, bool& reused) {
     ++res_.steps_reused;
     return it->second;
   }
-  ++res_.steps_simulated;
-  const double ns = runner_->simulate_ns(jobs);
-  cache_.emplace(key, ns);
-  return ns;
+  const StepCost c = simulate();
+  cache_.emplace(key, c);
+  return c;
 }
 
 ServeResult Engine::run() {
@@ -410,7 +418,9 @@ ServeResult Engine::run() {
     sample.kv_pages = kv_.in_use();
     sample.active = active_;
     for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
-    sample.ns = time_step(parts, sample.reused);
+    const StepCost cost = time_step(parts, sample.reused);
+    sample.ns = cost.ns;
+    sample.hbm_bytes = cost.hbm_bytes;
     res_.steps.push_back(sample);
     const double start = now_;
     now_ += sample.ns;

@@ -3,7 +3,7 @@
 // An event loop at step granularity: admit arrived workflows under the KV capacity in the
 // scheduler's order, build the next step from every admitted workflow that has work (one part
 // per workflow: its parent's prefill or decode, or its branches' fan-out prefills and decodes),
-// time the step on the chip (StepRunner::batch_jobs + simulate_ns, through the step cache), and
+// time the step on the chip (StepRunner::batch_jobs + simulate_quiet, through the step cache), and
 // advance the clock by it. A branch in a tool call or finished leaves the batch; a workflow's
 // parent keeps its KV pages across rounds (prefix caching); the branches of a round share them.
 #include <map>
@@ -59,6 +59,7 @@ struct StepSample {
   int waiting = 0;       // arrived, not admitted
   int active = 0;        // admitted, not finished
   bool reused = false;   // timed from the step cache
+  uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
 };
 
 struct ServeResult {

@@ -102,8 +102,10 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   s["slo"] = slo;
   std::vector<double> busy_ns, tokens, parts, pages, waiting;
   double busy = 0;
+  uint64_t hbm = 0;
   for (const StepSample& st : r.steps) {
     busy += st.ns;
+    hbm += st.hbm_bytes;
     tokens.push_back(st.tokens);
     parts.push_back(st.workflows);
     pages.push_back(double(st.kv_pages));
@@ -114,6 +116,11 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                 {"reused", r.steps_reused},
                 {"busy_ns", busy},
                 {"chip_busy_fraction", span_ns > 0 ? busy / span_ns : 0.0},
+                {"hbm_bytes_read", hbm},
+                // While a step runs: the HBM bandwidth drawn against every slice's peak (a value
+                // near 1 names the HBM as the bottleneck of a saturated chip).
+                {"hbm_gbps_while_busy", busy > 0 ? double(hbm) / busy : 0.0},
+                {"hbm_peak_gbps", hw.pe.hbm.bandwidth_gbps * double(hw.groups * hw.pes_per_group())},
                 {"batch_tokens", over_time(tokens)},
                 {"batch_workflows", over_time(parts)},
                 {"queue_length", over_time(waiting)}};
@@ -158,6 +165,8 @@ std::string serve_trace_json(const ServeResult& r) {
                   {"args", {{"waiting", s.waiting}, {"active", s.active}}}});
     ev.push_back({{"name", "batch"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
                   {"args", {{"tokens", s.tokens}, {"workflows", s.workflows}}}});
+    ev.push_back({{"name", "hbm_gbps"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
+                  {"args", {{"read", s.ns > 0 ? double(s.hbm_bytes) / s.ns : 0.0}}}});
   }
   for (const WorkflowRecord& f : r.workflows) {
     if (f.admitted_ns > f.arrival_ns)

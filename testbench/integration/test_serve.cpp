@@ -211,7 +211,10 @@ TEST(Serve, StepCacheGivesTheTimesOfDirectSimulation) {
   EXPECT_EQ(direct.steps_reused, 0);
   EXPECT_EQ(cached.steps_simulated + cached.steps_reused, direct.steps_simulated);
   ASSERT_EQ(cached.steps.size(), direct.steps.size());
-  for (size_t i = 0; i < cached.steps.size(); ++i) EXPECT_EQ(cached.steps[i].ns, direct.steps[i].ns) << i;
+  for (size_t i = 0; i < cached.steps.size(); ++i) {
+    EXPECT_EQ(cached.steps[i].ns, direct.steps[i].ns) << i;
+    EXPECT_EQ(cached.steps[i].hbm_bytes, direct.steps[i].hbm_bytes) << i;
+  }
   EXPECT_EQ(serve::requests_csv(cached), serve::requests_csv(direct));
 }
 
