@@ -5,6 +5,7 @@
 #                             fuzz seeds (which open every optional block between them)
 #   model_config.schema.json  from the model-config parser's reads over traces/models/
 #   join_input.schema.json    from the join-input parser's reads over traces/join/
+#   serve_workload.schema.json  from the serve-workload parser's reads over traces/serve/
 # Run it after changing a parser; CTest's FileSchemas check fails until the files match.
 #   usage: tools/gen-schemas.sh [AHBM_SIM=build/bin/ahbm-sim]
 set -euo pipefail
@@ -26,4 +27,5 @@ write() {  # format, output, probes...
 write scenario docs/schema/scenario.schema.json "${scenario_probes[@]}"
 write model-config docs/schema/model_config.schema.json "${model_config_probes[@]}"
 write join-input docs/schema/join_input.schema.json "${join_input_probes[@]}"
-echo "gen-schemas: wrote docs/schema/{scenario,model_config,join_input}.schema.json" >&2
+write serve-workload docs/schema/serve_workload.schema.json "${serve_workload_probes[@]}"
+echo "gen-schemas: wrote docs/schema/{scenario,model_config,join_input,serve_workload}.schema.json" >&2

@@ -92,8 +92,11 @@ struct WorkflowSpec {
   int64_t requested_tokens() const;  // decode tokens over its branches and answer
 };
 
-Workload parse_workload(const Json& j, const std::string& file);
+// `rec` (optional) records every field the parser reads (hw/common/json_reader.h SchemaRecorder).
+Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* rec = nullptr);
 Workload load_workload(const std::string& path);
+// The workload format's JSON Schema, generated from parse_workload's reads over `probes`.
+Json workload_schema(const std::vector<std::string>& probes);
 
 // Rows of an Azure LLM inference trace CSV (header TIMESTAMP,ContextTokens,GeneratedTokens;
 // TIMESTAMP as "YYYY-MM-DD HH:MM:SS[.fraction]" or seconds), at most `max_rows`: arrival in ns

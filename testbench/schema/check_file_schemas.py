@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """CTest: the generated JSON Schemas of the input formats (docs/schema/{scenario,model_config,
-join_input}.schema.json, tools/gen-schemas.sh) are current, valid draft 2020-12 schemas, accept
+join_input,serve_workload}.schema.json, tools/gen-schemas.sh) are current, valid draft 2020-12 schemas, accept
 every probe file they were recorded over, and agree with the parser on bad input: for every field
 the schema names, a copy of a probe with that field of the wrong type, out of range, an unknown
 name or an unknown key next to it is rejected by the schema AND by the parser (`ahbm-sim schema`
@@ -18,7 +18,8 @@ import jsonschema
 
 FORMATS = [("scenario", "scenario_probes", "scenario.schema.json"),
            ("model-config", "model_config_probes", "model_config.schema.json"),
-           ("join-input", "join_input_probes", "join_input.schema.json")]
+           ("join-input", "join_input_probes", "join_input.schema.json"),
+           ("serve-workload", "serve_workload_probes", "serve_workload.schema.json")]
 
 
 def fail(msg):
@@ -59,10 +60,10 @@ def resolve(doc, path):
 
 
 def anchor(doc, folder):
-    """Files a document names relative to itself (a scenario's model.config and join.results)
-    made absolute, so a copy elsewhere names the same files."""
-    for block, key in (("model", "config"), ("join", "results")):
-        o = doc.get(block)
+    """Files a document names relative to itself (a scenario's model.config and join.results, a
+    workload's scenario and arrival.file) made absolute, so a copy elsewhere names the same files."""
+    for block, key in (("model", "config"), ("join", "results"), (None, "scenario"), ("arrival", "file")):
+        o = doc if block is None else doc.get(block)
         if isinstance(o, dict) and isinstance(o.get(key), str) and not os.path.isabs(o[key]):
             p = folder / o[key]
             if p.exists():

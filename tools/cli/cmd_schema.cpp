@@ -3,6 +3,7 @@
 #include "runtime/join/plan.h"
 #include "runtime/model/config.h"
 #include "runtime/scenario.h"
+#include "runtime/serve/workload.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -13,7 +14,7 @@ namespace ahbm::cli {
 // probe files given (tools/gen-schemas.sh passes every shipped file of the format; docs/schema/).
 int cmd_schema(int argc, char** argv) {
   po::options_description desc(
-      "usage: ahbm-sim schema scenario|model-config|join-input PROBE.json...\n\n"
+      "usage: ahbm-sim schema scenario|model-config|join-input|serve-workload PROBE.json...\n\n"
       "Parses the probe files with the format's parser, recording every field it reads (type, range,\n"
       "allowed names, default, required), and prints the union as a JSON Schema (draft 2020-12). The\n"
       "probes must between them contain every optional block of the format.\n"
@@ -23,15 +24,16 @@ int cmd_schema(int argc, char** argv) {
                                                  "format, then probe files (positional)");
   const auto vm = parse_command_line(argc, argv, desc, "args", -1);
   if (!vm) return 0;  // --help
-  if (args.empty()) throw UsageError("name a format (allowed: scenario, model-config, join-input)");
+  if (args.empty()) throw UsageError("name a format (allowed: scenario, model-config, join-input, serve-workload)");
   const std::string format = args[0];
   const std::vector<std::string> probes(args.begin() + 1, args.end());
-  if (format != "scenario" && format != "model-config" && format != "join-input")
-    throw UsageError("unknown format \"" + format + "\" (allowed: scenario, model-config, join-input)");
+  if (format != "scenario" && format != "model-config" && format != "join-input" && format != "serve-workload")
+    throw UsageError("unknown format \"" + format + "\" (allowed: scenario, model-config, join-input, serve-workload)");
   if (probes.empty()) throw UsageError("give at least one probe file of the " + format + " format");
   const Json s = format == "scenario"       ? scenario_schema(probes)
                  : format == "model-config" ? model_config_schema(probes)
-                                            : join::join_input_schema(probes);
+                 : format == "join-input"   ? join::join_input_schema(probes)
+                                            : serve::workload_schema(probes);
   std::cout << s.dump(2) << "\n";
   return 0;
 }

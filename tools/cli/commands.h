@@ -67,7 +67,7 @@ inline const std::vector<Command>& commands() {
        without_context(cmd_noc_bench)},
       {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
        without_context(cmd_hbm_bench)},
-      {"schema", "print the JSON Schema of the scenario, model-config or join-input format", without_context(cmd_schema)},
+      {"schema", "print the JSON Schema of an input format (scenario, model-config, join-input, serve-workload)", without_context(cmd_schema)},
   };
   return list;
 }
