@@ -44,7 +44,9 @@ struct ModelConfig {
 ModelConfig read_model_config(JsonReader& r);
 extern const std::vector<std::string> kModelMetadataKeys;
 // A config file: read_model_config on its root, unknown keys rejected (messages name `path`).
-ModelConfig load_model_config(const std::string& path, SchemaRecorder* rec = nullptr);
+ModelConfig load_model_config(const std::string& path);
+// The same on a parsed document; `rec` (optional) records every field read (SchemaRecorder).
+ModelConfig parse_model_config(const Json& j, const std::string& file, SchemaRecorder* rec = nullptr);
 // The model-config format's JSON Schema, generated from read_model_config's reads over `probes`.
 Json model_config_schema(const std::vector<std::string>& probes);
 // The HuggingFace keys read_model_config understands (for callers that tell them apart).
