@@ -252,7 +252,7 @@ int64_t JsonReader::read_integer(const std::string& key, int64_t lo, int64_t hi)
 
 int64_t JsonReader::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
   record(key, with_default(integer_decl(lo, hi), def), false);
-  return j_->contains(key) ? read_integer(key, lo, hi) : (asked_.insert(key), def);
+  return has(key) ? read_integer(key, lo, hi) : def;
 }
 
 double JsonReader::number(const std::string& key, double lo, double hi) {
@@ -271,13 +271,12 @@ double JsonReader::read_number(const std::string& key, double lo, double hi) {
 
 double JsonReader::number(const std::string& key, double def, double lo, double hi) {
   record(key, with_default(number_decl(lo, hi), def), false);
-  return j_->contains(key) ? read_number(key, lo, hi) : (asked_.insert(key), def);
+  return has(key) ? read_number(key, lo, hi) : def;
 }
 
 bool JsonReader::boolean(const std::string& key, bool def) {
   record(key, Json{{"type", "boolean"}, {"default", def}}, false);
-  asked_.insert(key);
-  if (!j_->contains(key)) return def;
+  if (!has(key)) return def;
   const Json& v = get(key);
   if (!v.is_boolean()) fail(key, "value " + show(v) + " is not a boolean (allowed: true, false)");
   return v.get<bool>();
@@ -305,7 +304,7 @@ std::string JsonReader::read_string(const std::string& key, const std::vector<st
 std::string JsonReader::string(const std::string& key, const std::string& def,
                                const std::vector<std::string>& allowed) {
   record(key, with_default(string_decl(allowed), def), false);
-  return j_->contains(key) ? read_string(key, allowed) : (asked_.insert(key), def);
+  return has(key) ? read_string(key, allowed) : def;
 }
 
 std::string JsonReader::identifier(const std::string& key) {
