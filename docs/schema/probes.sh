@@ -10,3 +10,30 @@ done
 scenario_probes=(traces/*.json traces/bench/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json)
 model_config_probes=(traces/models/*.json)
 join_input_probes=(traces/join/*.json)
+# The runs the two summary.json schemas are recorded over (tools/summary_schema.py): the arguments
+# of `ahbm-sim run` (with --no-vcd --trace summary added) and of `ahbm-sim serve`, one run an
+# element. Between them they write every optional block: unbatched baselines, a join with its
+# comparison, a whole model (memory map, operators), timing only (which leaves out the numeric
+# errors, in a join too), the banked HBM slice, each NoC
+# model (each adds its own statistics), per-head launches, the B policies and `auto`; serving with
+# each scheduler and a trace-driven workload. The scenario fuzz seeds (small runs that open every
+# scenario block and the alternatives, such as a join without a context window) are run too.
+summary_run_probes=(
+  "traces/fanout_8x20.json --policy A --compare-unbatched"
+  "traces/fanout_8x20.json --policy auto --noc mesh --launch per-head"
+  "traces/fanout_8x20.json --no-values --set pe.hbm.model=banked --noc ring"
+  "traces/join_8x1000.json --join-compare --noc torus"
+  "traces/join_8x1000.json --no-values"
+  "traces/decode_heavy.json --noc crossbar"
+  "traces/llama3_8b.json"
+  "traces/wide_fanout_32.json --policy B4"
+  "traces/long_prefix_32k.json --policy B5"
+  "testbench/fuzz/corpus/scenario/every_block.json"
+  "testbench/fuzz/corpus/scenario/every_block_alt.json"
+  "testbench/fuzz/corpus/scenario/join_options_alt.json"
+)
+serve_summary_probes=(
+  "traces/serve/agentic_mix.json"
+  "traces/serve/agentic_mix.json --scheduler srf"
+  "traces/serve/azure_sample.json"
+)

@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_summary_sink.h"
+
 namespace ahbm::testing {
 
 namespace fs = std::filesystem;
@@ -77,9 +79,11 @@ inline CliResult run_cli(const std::string& args, const fs::path& dir, const std
   const fs::path out = dir / ".cli.stdout", err = dir / ".cli.stderr";
   const std::string cmd = prefix + " SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 " + quote(AHBM_CLI) + " " + args + " >" +
                           quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  const auto started = fs::file_time_type::clock::now();
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  test::keep_summaries(args, r.exit_code, started);  // for the summary-schema check
   r.out = read_text(out);
   r.err = read_text(err);
   fs::remove(out);

@@ -12,6 +12,7 @@
 
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
+#include "test_summary_sink.h"
 
 namespace ahbm::test {
 
@@ -35,8 +36,12 @@ inline CliResult run_shell(const std::string& cmd) {
 }
 
 // Runs `ahbm-sim ARGS` (a shell-quoted string) and captures its output and exit code.
+// A summary.json the run writes is kept for the schema check (test_summary_sink.h).
 inline CliResult run_cli(const std::string& args) {
-  return run_shell(std::string("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 '") + AHBM_CLI + "' " + args + " 2>&1");
+  const auto started = std::filesystem::file_time_type::clock::now();
+  CliResult r = run_shell(std::string("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 '") + AHBM_CLI + "' " + args + " 2>&1");
+  keep_summaries(args, r.exit_code, started);
+  return r;
 }
 
 inline std::string read_file(const std::string& path) {
