@@ -8,6 +8,7 @@
 
 #include "hw/common/error.h"
 #include "hw/common/recorded_schema.h"
+#include "runtime/serve/scheduler.h"
 
 namespace ahbm::serve {
 
@@ -353,6 +354,26 @@ Json to_json(const Workload& w) {
   if (w.slo.tpot_ns) slo["tpot_ns"] = *w.slo.tpot_ns;
   j["slo"] = slo;
   return j;
+}
+
+void apply_overrides(Workload& w, const WorkloadOverrides& o, const std::string& source) {
+  if (o.seed) {
+    if (*o.seed > uint64_t(INT64_MAX))
+      throw InputError(source + ": seed " + std::to_string(*o.seed) + " is out of range [0, 9223372036854775807]");
+    w.seed = *o.seed;
+  }
+  if (o.rate_per_s) {
+    if (w.arrival.process != "poisson")
+      throw InputError(source + ": a rate needs a workload with \"arrival\": {\"process\": \"poisson\"}; " + w.file +
+                       " has \"" + w.arrival.process + "\"");
+    if (!(*o.rate_per_s >= 1e-6 && *o.rate_per_s <= 1e12))
+      throw InputError(source + ": rate_per_s " + Json(*o.rate_per_s).dump() + " is out of range [1e-06, 1e+12]");
+    w.arrival.rate_per_s = *o.rate_per_s;
+  }
+  if (!o.scheduler.empty()) {
+    builtin_schedulers().get(o.scheduler, source + ": scheduler");
+    w.scheduler.policy = o.scheduler;  // echoed as run
+  }
 }
 
 }  // namespace ahbm::serve

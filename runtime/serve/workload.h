@@ -112,4 +112,14 @@ std::vector<WorkflowSpec> expand(const Workload& w);
 
 Json to_json(const Workload& w);
 
+// What a caller may change in a loaded workload (`ahbm-sim serve`'s --seed, --rate-per-s and
+// --scheduler, the Python module's serve()): each is checked as the file's field is, naming
+// `source` (the option or argument) in the message.
+struct WorkloadOverrides {
+  std::optional<uint64_t> seed;
+  std::optional<double> rate_per_s;  // only for Poisson arrivals
+  std::string scheduler;             // "" = keep scheduler.policy
+};
+void apply_overrides(Workload& w, const WorkloadOverrides& o, const std::string& source);
+
 }  // namespace ahbm::serve

@@ -161,6 +161,61 @@ class ModuleCase(unittest.TestCase):
             ahbm.noc_bench(["--noc", "no_such_noc"])
         self.assertIn("no_such_noc", str(e.exception))
 
+    def test_serve_matches_the_cli(self):
+        workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
+        out = os.path.join(self.dir, "serve")
+        subprocess.run([CLI, "serve", workload, "--scheduler", "srf", "--seed", "3", "--out", out], check=True,
+                       capture_output=True)
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        sim = ahbm.Simulator()
+        r = sim.serve(workload, scheduler="srf", seed=3)
+        self.assertEqual(r["summary"], summary)  # the whole summary, echoes and percentiles included
+        # requests.csv's rows as columns pandas takes directly, numbers as numbers.
+        df, csv = pd.DataFrame(r["requests"]), pd.read_csv(os.path.join(out, "requests.csv"))
+        self.assertEqual(list(df.columns), list(csv.columns))
+        self.assertEqual(len(df), summary["requests"]["count"])
+        np.testing.assert_array_equal(df["done_ns"].to_numpy(), csv["done_ns"].to_numpy())
+        self.assertTrue((df["template"] == csv["template"]).all())
+        # A workload as a dict, with its scenario made absolute, gives the same run; the simulator's
+        # chips are reused (no new elaboration for the same shapes).
+        with open(workload) as f:
+            w = json.load(f)
+        w["scenario"] = os.path.join(ROOT, "traces", "serve", w["scenario"])
+        before = sim.elaborations
+        again = sim.serve(w, scheduler="srf", seed=3)
+        self.assertEqual(again["summary"]["requests"], summary["requests"])
+        self.assertEqual(sim.elaborations, before)
+        # A higher arrival rate queues more: the mean queueing time does not fall.
+        busier = ahbm.serve(workload, scheduler="srf", seed=3, rate_per_s=4 * w["arrival"]["rate_per_s"])
+        self.assertGreaterEqual(busier["summary"]["requests"]["queueing"]["mean_ns"],
+                                summary["requests"]["queueing"]["mean_ns"])
+
+    def test_serve_errors_raise_with_the_field_path(self):
+        workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.serve(workload, scheduler="lifo")
+        self.assertIn("lifo", str(e.exception))
+        self.assertIn("fcfs", str(e.exception))  # the known names
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.serve(workload, rate_per_s=0.0)
+        self.assertIn("rate_per_s", str(e.exception))
+        with self.assertRaises(ahbm.InputError) as e:  # a trace-driven workload has no rate
+            ahbm.serve(os.path.join(ROOT, "traces", "serve", "azure_sample.json"), rate_per_s=10.0)
+        self.assertIn("poisson", str(e.exception))
+        with open(workload) as f:
+            w = json.load(f)
+        w["scenario"] = os.path.join(ROOT, "traces", "serve", w["scenario"])
+        w["arrival"]["count"] = -1
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.serve(w)
+        self.assertIn("arrival.count", str(e.exception))
+        code, _, err = ahbm.cli(["serve", os.path.join(ROOT, "traces", "serve", "azure_sample.json"), "--rate-per-s",
+                                 "10", "--out", os.path.join(self.dir, "no")])
+        self.assertEqual(code, 2)
+        self.assertIn("poisson", err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "no")))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -49,20 +49,17 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   if (vm.count("scheduler")) serve::builtin_schedulers().get(scheduler, "--scheduler");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   serve::Workload w = serve::load_workload(workload);
-  if (vm.count("seed")) w.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
-  if (vm.count("rate-per-s")) {
-    if (w.arrival.process != "poisson")
-      throw UsageError("--rate-per-s needs a workload with \"arrival\": {\"process\": \"poisson\"}; " + workload +
-                       " has \"" + w.arrival.process + "\"");
-    w.arrival.rate_per_s = parse_double_option("rate-per-s", rate, 1e-6, 1e12);
-  }
+  serve::WorkloadOverrides changes;
+  if (vm.count("seed")) changes.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
+  if (vm.count("rate-per-s")) changes.rate_per_s = parse_double_option("rate-per-s", rate, 1e-6, 1e12);
+  changes.scheduler = scheduler;
+  serve::apply_overrides(w, changes, "command line");
   HwConfig cfg = load_hw_config(hw, overrides);
   serve::ServeOptions opt;
   if (!hw.empty()) opt.hw_file = hw;
   if (!noc.empty()) cfg.noc.model = noc;
   opt.scheduler = scheduler;
   opt.sims = sims;
-  if (!opt.scheduler.empty()) w.scheduler.policy = opt.scheduler;  // echoed as run
   const serve::ServeResult r = serve::serve(w, cfg, opt);
   const Json summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r);

@@ -1,6 +1,8 @@
 // The Python module `ahbm` (pybind11): the simulator in-process, results as Python objects.
 //   ahbm.run(scenario, hw=None, ...)      one scenario -> {"summary": dict, "o": [ndarray], "spans": columns}
 //   ahbm.Simulator(hw=None, ...).run(...) the same, with elaborated chips kept between runs
+//   ahbm.serve(workload, hw=None, ...)    one serving workload -> {"summary": dict, "requests": columns}
+//   ahbm.Simulator(...).serve(...)        the same, on the simulator's elaborated chips
 //   ahbm.noc_bench([...])                 `ahbm-sim noc-bench` -> its JSON report as a dict
 //   ahbm.cli([...])                       any ahbm-sim command -> (exit status, stdout, stderr)
 //   ahbm.run_points(jobs)                 tools/sweep's in-process runner (one `run` per job)
@@ -28,6 +30,9 @@
 #include "hw/common/hw_config_override.h"
 #include "hw/common/json_reader.h"
 #include "runtime/driver.h"
+#include "runtime/serve/engine.h"
+#include "runtime/serve/serve_report.h"
+#include "runtime/serve/workload.h"
 #include "runtime/version.h"
 #include "tools/cli/commands.h"
 
@@ -122,6 +127,56 @@ py::dict span_columns(const SpanRecorder& rec) {
   return cols;
 }
 
+// A CSV table (header row, then rows; no quoted fields) as columns: a float64 array for a column
+// whose every cell is a number, else a list of str. serve() returns requests.csv this way, so the
+// columns are exactly the file's (one writer, serve_report.cpp).
+py::dict csv_columns(const std::string& csv) {
+  std::vector<std::vector<std::string>> cells;  // per column
+  std::vector<std::string> names;
+  std::istringstream lines(csv);
+  std::string line;
+  for (bool header = true; std::getline(lines, line); header = false) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+    if (header) {
+      names = fields;
+      cells.resize(names.size());
+    } else {
+      for (size_t c = 0; c < names.size(); ++c) cells[c].push_back(c < fields.size() ? fields[c] : "");
+    }
+  }
+  py::dict cols;
+  for (size_t c = 0; c < names.size(); ++c) {
+    std::vector<double> numbers;
+    for (const std::string& x : cells[c]) {
+      char* end = nullptr;
+      const double v = x.empty() ? 0 : std::strtod(x.c_str(), &end);
+      if (x.empty() || *end != '\0') break;
+      numbers.push_back(v);
+    }
+    if (numbers.size() == cells[c].size()) {
+      py::array_t<double> a(py::ssize_t(numbers.size()));
+      std::copy(numbers.begin(), numbers.end(), a.mutable_data());
+      cols[py::str(names[c])] = a;
+    } else {
+      py::list l;
+      for (const std::string& x : cells[c]) l.append(x);
+      cols[py::str(names[c])] = l;
+    }
+  }
+  return cols;
+}
+
+// A serving workload from a dict or a path.
+serve::Workload workload_of(const py::object& workload) {
+  if (const auto path = path_of(workload)) return serve::load_workload(*path);
+  if (!py::isinstance<py::dict>(workload))
+    throw InputError("workload: expected a dict or a path, got " +
+                     std::string(py::str(py::type::of(workload).attr("__name__"))));
+  return serve::parse_workload(to_json_value(workload), "(workload dict)");
+}
+
 py::dict result_of(const RunOutput& run) {
   py::dict out;
   out["summary"] = to_python(run.summary);
@@ -173,6 +228,35 @@ class PySimulator {
       target->commit();
     }
     return result_of(run);
+  }
+  py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
+                 std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out) {
+    std::optional<OutputTarget> target;  // every out problem fails here, before simulating
+    if (out) target.emplace(*out, OutputKind::directory);
+    serve::Workload w = workload_of(workload);
+    serve::WorkloadOverrides changes;
+    changes.seed = seed;
+    changes.rate_per_s = rate_per_s;
+    changes.scheduler = scheduler.value_or("");
+    serve::apply_overrides(w, changes, "serve()");
+    serve::ServeOptions opt;
+    opt.hw_file = hw_name_;
+    opt.scheduler = changes.scheduler;
+    opt.sims = &sims_;
+    serve::ServeResult r;
+    {
+      py::gil_scoped_release release;
+      r = serve::serve(w, cfg_, opt);
+    }
+    const Json summary = serve::serve_summary(w, cfg_, r);
+    if (target) {
+      serve::write_serve_files(*target, summary, r);
+      target->commit();
+    }
+    py::dict result;
+    result["summary"] = to_python(summary);
+    result["requests"] = csv_columns(serve::requests_csv(r));
+    return result;
   }
   int elaborations() const { return sims_.elaborations(); }
 
@@ -262,7 +346,24 @@ PYBIND11_MODULE(ahbm, m) {
            "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory. "
            "launch, compare_unbatched, trace, trace_gz: as ahbm-sim run's --launch, --compare-unbatched, --trace, "
            "--trace-gz.")
+      .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
+           py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
+           "Serves a workload (dict or path; docs/serving.md), timing only. Returns {'summary': dict (summary.json), "
+           "'requests': columns of requests.csv}; with out=DIR also writes the run directory. scheduler, seed, "
+           "rate_per_s: as ahbm-sim serve's --scheduler, --seed, --rate-per-s.")
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
+
+  m.def(
+      "serve",
+      [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
+         const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
+         std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out) {
+        return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out);
+      },
+      py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
+      py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
+      py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
+      "Simulator(hw, set, noc).serve(workload, ...): one serving workload on a chip of its own.");
 
   m.def(
       "run",
