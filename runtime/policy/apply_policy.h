@@ -44,5 +44,11 @@ AttentionJob apply_policy(const AttentionJob& policy_a, const HwConfig& hw, cons
 // Every job of a step (one per KV head) laid out for `layout`; the tensors are moved, not copied.
 std::vector<AttentionJob> apply_layout(std::vector<AttentionJob> policy_a_jobs, const HwConfig& hw,
                                        const Layout& layout);
+// The same in place on `jobs`, copies of `policy_a_jobs` laid out before (for this or another
+// layout): only the dataflow fields (tiles, segments, replicas, remap, kv_broadcast, kernel) are
+// restored from `policy_a_jobs` and laid out again; the token metadata and tensors are not
+// copied. The choose stage lays out every candidate of a step this way in one buffer.
+void relay_out(std::vector<AttentionJob>& jobs, const std::vector<AttentionJob>& policy_a_jobs, const HwConfig& hw,
+               const Layout& layout);
 
 }  // namespace ahbm

@@ -52,18 +52,20 @@ Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candida
   c.automatic = requested == "auto";
   const Policy want = c.automatic ? Policy::A : parse_policy(requested);
   // Lay out every candidate that can run; the estimates read layouts and shapes only, so lay
-  // out tensor-free copies, not the tensors.
+  // out tensor-free copies, not the tensors, and every candidate in one buffer of them
+  // (relay_out: a step's token metadata is copied once, not once per candidate).
   std::vector<AttentionJob> shapes;
   for (const AttentionJob& j : a_jobs) shapes.push_back(timing_copy(j));
-  std::vector<LaidOut> laid;
-  std::vector<size_t> of;  // candidate index of each laid-out set
+  std::vector<AttentionJob> laid = shapes;
+  std::vector<size_t> of;  // candidate index of each candidate that can run
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& cand = candidates[i];
     std::string why = cand.unavailable;
     if (why.empty()) {
       try {
-        laid.push_back({cand.layout, apply_layout(shapes, hw, cand.layout)});
+        relay_out(laid, shapes, hw, cand.layout);
         of.push_back(i);
+        c.estimated.push_back(cand.layout);
         continue;
       } catch (const InputError& e) {
         why = e.what();
@@ -74,8 +76,11 @@ Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candida
     const std::string line = policy_name(cand.layout.policy) + ": " + why;
     if (std::find(c.unavailable.begin(), c.unavailable.end(), line) == c.unavailable.end()) c.unavailable.push_back(line);
   }
-  c.estimates = model.estimate(laid);  // the one entry into the cost model
-  for (const LaidOut& l : laid) c.estimated.push_back(l.layout);
+  // The one entry into the cost model; each candidate is laid out again as it is estimated.
+  c.estimates = model.estimate(c.estimated, [&](size_t k) -> const std::vector<AttentionJob>& {
+    relay_out(laid, shapes, hw, c.estimated[k]);
+    return laid;
+  });
   std::vector<Scored> scored;
   std::vector<int> estimate_of;  // per candidate: index into c.estimates, -1 if it cannot run
   for (size_t i = 0, k = 0; i < candidates.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -98,18 +99,35 @@ struct JobResult {
   PolicyEstimate parts;
 };
 
-JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vector<AttentionJob>& jobs, size_t ji,
-                       std::vector<double>& host_free, double& o_link_free, GroupState& group) {
+// One KV block as a PE's pipeline takes it: the engines' work and the transfer that brings it.
+struct BlockCost {
+  KvBlockPipeline<double>::Durations work;
+  double dma;
+};
+
+// Everything estimate_job reads of a job that does not depend on when the job starts or on what
+// earlier jobs left behind (host link, Q buffer ports, PEs): the KV blocks each PE streams per
+// tile with their costs, the compute term of each (tile, PE), the slices' and NoC ports' load and
+// the remap's copy time. A pure function of the job's shape, the hardware and the NoC estimate,
+// so the KV heads of a step with one shape share one (ShapeMemo) and only the timed part runs
+// per head.
+struct JobShape {
+  double remap_copied = 0, remap_rebuild = 0;            // B1: copies, then page-table rebuild, ns
+  std::vector<std::vector<std::vector<BlockCost>>> blocks;  // [tile][pe]: empty when the PE has no part in it
+  std::vector<std::vector<double>> alone_end;            // [tile][pe]: the blocks with their KV in SRAM, ns
+  std::vector<std::vector<double>> slice_load;           // [tile][pe]: load that tile puts on each slice, ns
+  std::vector<double> port_ns;                           // per CUBE: NoC port time of KV moved in the step
+};
+
+JobShape shape_of(const Model& m, const AttentionJob& job) {
   const HwConfig& hw = m.hw;
   const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
   const int kv_tile = hw.pe.dma.kv_tile_tokens;
   const uint64_t row = kv_row_bytes(job);
-  const double launch = kernel_start_ns(jobs, ji, hw.host.kernel_launch_ns);
-  JobResult res;
+  JobShape js;
 
   // T_remap (B1): owners read each copied range once, the NoC multicasts it, the keepers write
   // it; then each PE rebuilds its page table.
-  double dma_start = launch;
   if (job.remap) {
     std::vector<double> src_busy(size_t(pes), 0), dst_busy(size_t(pes), 0);
     std::map<std::tuple<int, int, int>, int> copies;
@@ -141,9 +159,8 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
             eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
       for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
     }
-    const double rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
-    res.parts.remap_ns = copied + rebuild;
-    dma_start = launch + copied + rebuild;
+    js.remap_copied = copied;
+    js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
   }
 
   // The KV tiles each PE streams for each Q tile, as its DMA streams them (pe_kv_blocks:
@@ -161,10 +178,10 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   };
 
   // Load each slice serves for each Q tile (own DMA + remote readers, B2). By the end of tile i
-  // a PE's slice has served tiles 0..i (slice_served below): a DMA-path lower bound for the end
-  // of tile i on that PE. (A bound on the whole step's load at every tile would hold each early
-  // tile back until the last tile's KV was read.)
-  std::vector<std::vector<double>> slice_load(job.tiles.size(), std::vector<double>(size_t(pes), 0));
+  // a PE's slice has served tiles 0..i (slice_served in estimate_job): a DMA-path lower bound
+  // for the end of tile i on that PE. (A bound on the whole step's load at every tile would hold
+  // each early tile back until the last tile's KV was read.)
+  js.slice_load.assign(job.tiles.size(), std::vector<double>(size_t(pes), 0));
   if (!job.kv_broadcast)
     for (size_t i = 0; i < job.tiles.size(); ++i)
       for (int p = 0; p < pes; ++p)
@@ -172,8 +189,137 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
           const std::vector<KvSegment> segs = pe_segments(job, p);
           const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
           for (size_t k = 0; k < segs.size(); ++k)
-            slice_load[i][size_t(segs[k].src_pe)] += to_ns(transfer_time(2 * n[k] * row, hw.pe.hbm.bandwidth_gbps));
+            js.slice_load[i][size_t(segs[k].src_pe)] += to_ns(transfer_time(2 * n[k] * row, hw.pe.hbm.bandwidth_gbps));
         }
+
+  // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
+  // during the step; no PE of the CUBE finishes streaming before its port has carried them.
+  js.port_ns.assign(size_t(cubes), 0);
+  if (m.noc.bandwidth_gbps > 0) {
+    std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
+    if (job.kv_broadcast) {
+      std::map<int, int> passes;
+      for (const QTile& t : job.tiles) passes[t.pes[0]]++;
+      int most = 0;
+      for (const auto& [p, n] : passes) most = std::max(most, n);
+      for (int c = 0; c < cubes; ++c)
+        for (int p = 0; p < pes; ++p) {
+          const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
+          in[size_t(c)] += b;
+          if (c == 0) out[size_t(p / per_cube)] += b;
+        }
+    } else {
+      for (size_t i = 0; i < job.tiles.size(); ++i)
+        for (int p = 0; p < pes; ++p)
+          if (tile_has_pe(job.tiles[i], p)) {
+            const std::vector<KvSegment> segs = pe_segments(job, p);
+            const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
+            for (size_t k = 0; k < segs.size(); ++k)
+              if (segs[k].remote) {
+                in[size_t(p / per_cube)] += double(2 * n[k] * row);
+                out[size_t(segs[k].src_pe / per_cube)] += double(2 * n[k] * row);
+              }
+          }
+    }
+    for (int c = 0; c < cubes; ++c) js.port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
+  }
+
+  // Each (tile, PE): its blocks as (compute, transfer) pairs, and the compute term: the same
+  // blocks placed on the PE's engines (engines.h KvBlockPipeline) with their KV in SRAM.
+  js.blocks.assign(job.tiles.size(), std::vector<std::vector<BlockCost>>(size_t(pes)));
+  js.alone_end.assign(job.tiles.size(), std::vector<double>(size_t(pes), 0));
+  std::vector<KvBlockPipeline<double>::Placed> placed;
+  for (size_t i = 0; i < job.tiles.size(); ++i) {
+    const int R = job.tiles[i].rows();
+    for (int p = 0; p < pes; ++p) {
+      if (!tile_has_pe(job.tiles[i], p)) continue;
+      std::vector<BlockCost>& blocks = js.blocks[i][size_t(p)];
+      if (job.kv_broadcast) {
+        // Owners read and multicast; reads of different owners overlap, so only slots limit it.
+        for (const KvShard& s : job.shards)
+          for (int f = 0; f < s.tokens; f += kv_tile) {
+            const int n = std::min(kv_tile, s.tokens - f);
+            blocks.push_back({m.block_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
+          }
+      } else {
+        for (const KvBlock& s : streamed[i][size_t(p)]) {
+          const uint64_t b = 2 * uint64_t(s.n) * row;
+          blocks.push_back({m.block_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+        }
+      }
+      KvBlockPipeline<double> alone(hw.pe.ping_pong());
+      alone.begin(0.0);
+      for (const BlockCost& blk : blocks) {
+        alone.add(0, 0.0, blk.work, placed);
+        placed.clear();
+      }
+      alone.flush(placed);
+      placed.clear();
+      js.alone_end[i][size_t(p)] = alone.end();
+    }
+  }
+  return js;
+}
+
+// Whether two jobs have the same JobShape: every field shape_of reads.
+bool same_shape(const AttentionJob& a, const AttentionJob& b) {
+  const auto rows_eq = [](const RowInfo& x, const RowInfo& y) { return x.agent == y.agent && x.pos == y.pos; };
+  const auto info_eq = [](const KvInfo& x, const KvInfo& y) { return x.owner == y.owner && x.pos == y.pos; };
+  const auto tile_eq = [](const QTile& x, const QTile& y) {
+    return x.row_begin == y.row_begin && x.row_end == y.row_end && x.pes == y.pes;
+  };
+  const auto seg_eq = [](const KvSegment& x, const KvSegment& y) {
+    return x.src_pe == y.src_pe && x.first == y.first && x.count == y.count && x.remote == y.remote;
+  };
+  const auto rep_eq = [](const KvReplica& x, const KvReplica& y) {
+    return x.src_pe == y.src_pe && x.first == y.first && x.count == y.count;
+  };
+  const auto shard_eq = [&](const KvShard& x, const KvShard& y) {
+    return x.tokens == y.tokens && std::equal(x.info.begin(), x.info.end(), y.info.begin(), y.info.end(), info_eq);
+  };
+  const auto nested_eq = [](const auto& x, const auto& y, const auto& eq) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                      [&](const auto& u, const auto& v) { return std::equal(u.begin(), u.end(), v.begin(), v.end(), eq); });
+  };
+  return a.head_dim == b.head_dim && a.dtype == b.dtype && a.remap == b.remap && a.kv_broadcast == b.kv_broadcast &&
+         a.agents.size() == b.agents.size() &&
+         std::equal(a.rows.begin(), a.rows.end(), b.rows.begin(), b.rows.end(), rows_eq) &&
+         std::equal(a.tiles.begin(), a.tiles.end(), b.tiles.begin(), b.tiles.end(), tile_eq) &&
+         std::equal(a.shards.begin(), a.shards.end(), b.shards.begin(), b.shards.end(), shard_eq) &&
+         nested_eq(a.segments, b.segments, seg_eq) && nested_eq(a.replicas, b.replicas, rep_eq);
+}
+
+// The shapes of one job set, computed once per distinct shape (a step's KV heads are alike): a
+// pure memo, owned by one estimate, so it changes no number.
+class ShapeMemo {
+ public:
+  explicit ShapeMemo(const Model& m) : m_(m) {}
+  const JobShape& of(const AttentionJob& job) {
+    for (const auto& [seen, shape] : known_)
+      if (same_shape(*seen, job)) return *shape;
+    known_.emplace_back(&job, std::make_unique<JobShape>(shape_of(m_, job)));
+    return *known_.back().second;
+  }
+
+ private:
+  const Model& m_;
+  std::vector<std::pair<const AttentionJob*, std::unique_ptr<JobShape>>> known_;
+};
+
+JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& shape, const std::vector<AttentionJob>& jobs,
+                       size_t ji, std::vector<double>& host_free, double& o_link_free, GroupState& group) {
+  const HwConfig& hw = m.hw;
+  const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
+  const double launch = kernel_start_ns(jobs, ji, hw.host.kernel_launch_ns);
+  JobResult res;
+
+  double dma_start = launch;
+  if (job.remap) {
+    res.parts.remap_ns = shape.remap_copied + shape.remap_rebuild;
+    dma_start = launch + shape.remap_copied + shape.remap_rebuild;
+  }
+  const std::vector<std::vector<double>>& slice_load = shape.slice_load;
+  const std::vector<double>& port_ns = shape.port_ns;
   std::vector<double> slice_served(size_t(pes), 0);
 
   // Q delivery of one tile: host link (shared by all jobs, tiles in send order), NoC multicast
@@ -201,37 +347,6 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
   };
   std::vector<double>& qwrite_free = group.qwrite_free;
   std::vector<std::vector<double>>& ports = group.ports;
-  // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
-  // during the step; no PE of the CUBE finishes streaming before its port has carried them.
-  std::vector<double> port_ns(size_t(cubes), 0);
-  if (m.noc.bandwidth_gbps > 0) {
-    std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
-    if (job.kv_broadcast) {
-      std::map<int, int> passes;
-      for (const QTile& t : job.tiles) passes[t.pes[0]]++;
-      int most = 0;
-      for (const auto& [p, n] : passes) most = std::max(most, n);
-      for (int c = 0; c < cubes; ++c)
-        for (int p = 0; p < pes; ++p) {
-          const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
-          in[size_t(c)] += b;
-          if (c == 0) out[size_t(p / per_cube)] += b;
-        }
-    } else {
-      for (size_t i = 0; i < job.tiles.size(); ++i)
-        for (int p = 0; p < pes; ++p)
-          if (tile_has_pe(job.tiles[i], p)) {
-            const std::vector<KvSegment> segs = pe_segments(job, p);
-            const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
-            for (size_t k = 0; k < segs.size(); ++k)
-              if (segs[k].remote) {
-                in[size_t(p / per_cube)] += double(2 * n[k] * row);
-                out[size_t(segs[k].src_pe / per_cube)] += double(2 * n[k] * row);
-              }
-          }
-    }
-    for (int c = 0; c < cubes; ++c) port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
-  }
   std::vector<PeTrack>& pe = group.pe;
   for (auto& x : pe) {
     x.dma = std::max(x.dma, dma_start);
@@ -282,35 +397,17 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
     for (int p : tpes) {
       PeTrack& x = pe[size_t(p)];
       if (x.first_q < 0) x.first_q = q_in_hand[p];
-      // Blocks as (compute, transfer) pairs; then the double-buffered pipeline as a max-plus
-      // recurrence: a transfer needs a free SRAM slot (released when compute finished the block
-      // that used it) and, for the PE's own DMA, the previous transfer done; compute needs Q,
-      // the previous block and this block's data.
-      struct BlockCost {
-        KvBlockPipeline<double>::Durations work;
-        double dma;
-      };
-      std::vector<BlockCost> blocks;
-      if (job.kv_broadcast) {
-        // Owners read and multicast; reads of different owners overlap, so only slots limit it.
-        for (const KvShard& s : job.shards)
-          for (int f = 0; f < s.tokens; f += kv_tile) {
-            const int n = std::min(kv_tile, s.tokens - f);
-            blocks.push_back({m.block_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
-          }
-      } else {
-        for (const KvBlock& s : streamed[ti][size_t(p)]) {
-          const uint64_t b = 2 * uint64_t(s.n) * row;
-          blocks.push_back({m.block_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
-        }
-      }
+      // The double-buffered pipeline as a max-plus recurrence over the blocks (JobShape): a
+      // transfer needs a free SRAM slot (released when compute finished the block that used it)
+      // and, for the PE's own DMA, the previous transfer done; compute needs Q, the previous
+      // block and this block's data.
+      const std::vector<BlockCost>& blocks = shape.blocks[ti][size_t(p)];
       // The PE's engines place each block as the PE does (engines.h KvBlockPipeline): a block's
       // SRAM slot is released when its P V ends; with ping_pong a pending P V (slot held, time
       // unknown: +inf) goes first when no other slot is free or its next block comes too late.
       const double start = std::max(q_in_hand[p], lockstep);
-      KvBlockPipeline<double> engines(hw.pe.ping_pong()), alone(hw.pe.ping_pong());
+      KvBlockPipeline<double> engines(hw.pe.ping_pong());
       engines.begin(start);
-      alone.begin(0.0);  // the same blocks with their KV in SRAM: the compute term
       std::vector<KvBlockPipeline<double>::Placed> placed;
       auto release = [&] {
         for (const auto& op : placed)
@@ -331,15 +428,11 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const std::vecto
         *slot = kHeld;
         engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, placed);
         release();
-        alone.add(0, 0.0, blk.work, placed);
-        placed.clear();
       }
       engines.flush(placed);
       release();
-      alone.flush(placed);
-      placed.clear();
       const double c = engines.end();
-      x.gemm += alone.end();
+      x.gemm += shape.alone_end[ti][size_t(p)];  // the compute term
       const double last_comp = blocks.empty() ? 0.0 : blocks.back().work.qk + blocks.back().work.softmax + blocks.back().work.pv;
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
       local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
@@ -423,11 +516,12 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   // job by job keeps the estimate simple (the heads of a GQA step are alike). KV-broadcast
   // heads of one group run one after another (GroupState).
   std::map<int, GroupState> broadcast_groups;
+  ShapeMemo shapes(m);
   double end = -1;
   for (size_t j = 0; j < jobs.size(); ++j) {
     GroupState own = fresh_group(hw);
     GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
-    JobResult r = estimate_job(m, jobs[j], jobs, j, host_free, o_link_free, g);
+    JobResult r = estimate_job(m, jobs[j], shapes.of(jobs[j]), jobs, j, host_free, o_link_free, g);
     if (r.end > end) {
       end = r.end;
       best = r.parts;
@@ -448,12 +542,13 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
   return estimate_with(Model(hw, noc), jobs, p);
 }
 
-std::vector<PolicyEstimate> CostModel::estimate(const std::vector<LaidOut>& candidates) {
+std::vector<PolicyEstimate> CostModel::estimate(const std::vector<Layout>& layouts,
+                                                const std::function<const std::vector<AttentionJob>&(size_t)>& laid_out) {
   ++calls_;
   if (!noc_) noc_ = noc_estimate(hw_, nocs_, hw_file_);
   const Model m(hw_, *noc_);
   std::vector<PolicyEstimate> out;
-  for (const LaidOut& c : candidates) out.push_back(estimate_with(m, c.jobs, c.layout.policy));
+  for (size_t i = 0; i < layouts.size(); ++i) out.push_back(estimate_with(m, laid_out(i), layouts[i].policy));
   return out;
 }
 

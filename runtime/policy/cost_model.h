@@ -8,6 +8,7 @@
 // with max-plus recurrences (a stage starts when its input is ready and its resource is free),
 // which is what makes the pipelining of Q tiles, the Q-buffer read ports, the shared intra-CUBE
 // bus and the merge units visible without running the event simulation. docs/policies.md.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,12 +46,6 @@ PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwCo
                                const NocEstimate& noc);
 PolicyEstimate estimate_policy(const std::vector<AttentionJob>& jobs, const HwConfig& hw, Policy p);
 
-// A job set laid out for one candidate (runtime/policy/apply_policy.h).
-struct LaidOut {
-  Layout layout;
-  std::vector<AttentionJob> jobs;
-};
-
 // The cost model as a step's choose stage enters it: once per job set, estimating every
 // candidate layout of it in that one call (one NoC estimate, one set of closed forms), and
 // counting its entries (test_step_pipeline.cpp holds a step to one). The NoC estimate is asked
@@ -61,8 +56,11 @@ class CostModel {
       : hw_(hw), nocs_(nocs), hw_file_(std::move(hw_file)) {}
   // With a given NoC estimate (tests, tools comparing NoCs).
   CostModel(const HwConfig& hw, const NocEstimate& noc) : hw_(hw), nocs_(nullptr), noc_(noc) {}
-  // One estimate per laid-out candidate, in order.
-  std::vector<PolicyEstimate> estimate(const std::vector<LaidOut>& candidates);
+  // One estimate per layout, in order; `laid_out(i)` gives the job set laid out for layouts[i]
+  // (it may lay the candidates out one after another in one buffer: each is read before the
+  // next is asked for).
+  std::vector<PolicyEstimate> estimate(const std::vector<Layout>& layouts,
+                                       const std::function<const std::vector<AttentionJob>&(size_t)>& laid_out);
   int calls() const { return calls_; }
 
  private:
