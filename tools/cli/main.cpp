@@ -2,6 +2,8 @@
 // in commands.h. Exit codes: 0 success, 2 bad input (message names the field and value),
 // 3 numeric failure (run --check beyond tolerance, or a NaN/Inf in the datapath), 4 simulation
 // stalled (deadlock or livelock; the message lists which modules wait on what), 1 internal error.
+#include <dlfcn.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,28 +50,44 @@ int stdout_written() {
   return 0;
 }
 
-// OpenBLAS starts its worker threads when the library loads, before any code of ours runs, and
-// each worker takes a 128 MiB buffer at once; under an address-space limit (ulimit -v) that
-// allocation fails and the worker retries it forever, so the process spins and cannot exit
-// (exit joins the workers). Only OPENBLAS_NUM_THREADS=1 in the environment at load time starts
-// none: when it is not so, run this program again with it set (same pid, arguments and output).
-void exec_with_one_blas_thread(int argc, char** argv) {
+// One BLAS thread: PEs are simulated one block at a time and several runs or tests share the
+// machine's cores. OpenBLAS starts its worker threads when the library loads, before any code
+// of ours runs; an idle worker spins (sched_yield) for a while before it sleeps. Without an
+// address-space or data limit, openblas_set_num_threads(1) keeps every BLAS call on this thread
+// and blas_thread_shutdown_ (OpenBLAS's own pre-fork shutdown, exported) ends the workers at
+// once. Under such a limit (ulimit -v / -d) each worker's 128 MiB buffer allocation can fail, and
+// the worker retries it forever: it would never take the shutdown, and exit (which joins the
+// workers) would hang. Only OPENBLAS_NUM_THREADS=1 in the environment at load time starts none,
+// so then (or when the shutdown is not exported) this program runs again with it set (same
+// pid, arguments and output), at the cost of loading every library twice (about 30 ms).
+bool memory_limited() {
+  rlimit r{};
+  for (int which : {RLIMIT_AS, RLIMIT_DATA})
+    if (getrlimit(which, &r) == 0 && r.rlim_cur != RLIM_INFINITY) return true;
+  return false;
+}
+
+void use_one_blas_thread(int argc, char** argv) {
+  openblas_set_num_threads(1);
   const char* n = std::getenv("OPENBLAS_NUM_THREADS");
-  if (n && std::strcmp(n, "1") == 0) return;
+  if (n && std::strcmp(n, "1") == 0) return;  // no worker was started
+  using Shutdown = int (*)();
+  const auto shutdown = reinterpret_cast<Shutdown>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  if (shutdown && !memory_limited()) {
+    shutdown();
+    return;
+  }
   if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0) return;
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
   execv("/proc/self/exe", args.data());
-  // Not possible (no /proc): go on with openblas_set_num_threads(1) below, as before.
+  // Not possible (no /proc): go on with one BLAS thread (set above) and the workers asleep.
 }
 
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  exec_with_one_blas_thread(argc, argv);
-  // One BLAS thread: PEs are simulated one block at a time and several runs or tests share the
-  // machine's cores.
-  openblas_set_num_threads(1);
+  use_one_blas_thread(argc, argv);
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;
