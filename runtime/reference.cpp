@@ -17,53 +17,64 @@ struct KvChunk {
   long n;
 };
 
+// Keys per pass over K and V, and Q rows per score block: the score block (at most 256 x 256
+// float64 = 512 KiB) and one pass's K and V in float64 (256 x head_dim each) stay in cache and are
+// reused, so the reference costs its two products (Q K^T, P V) and no large first-touched buffers.
+constexpr long kKeysPerPass = 256;
+constexpr long kRowsPerBlock = 256;
+
 // may_attend(row, key) -> bool, key indexing the concatenation of the chunks; a template
-// parameter so the per-score test inlines. Scores are kept for whole rows (exact two-pass
-// softmax); K and V are widened to float64 one chunk at a time, so the reference reads a job's
-// shards in place instead of a flattened copy.
+// parameter so the per-score test inlines. One pass over the keys: each pass widens its K and V
+// to float64 once and, for every block of rows, computes the scores, folds them into the rows'
+// running maximum and sum (rescaling what was accumulated when the maximum grows) and adds P V.
+// The chunks are read in place (a job's shards), not as a flattened copy.
 template <class MayAttend>
 Eigen::MatrixXd reference_core(const std::vector<float>& q, const std::vector<KvChunk>& chunks, int d, double scale,
                                const MayAttend& may_attend) {
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
   const long n_rows = long(q.size()) / d;
-  long n_kv = 0;
-  for (const KvChunk& c : chunks) n_kv += c.n;
+  const RowMajorD Q = Eigen::Map<const MatrixRM>(q.data(), n_rows, d).cast<double>();
+  RowMajorD acc = RowMajorD::Zero(n_rows, d);         // sum of exp(score - max) * v per row
+  Eigen::VectorXd mx = Eigen::VectorXd::Constant(n_rows, kNone), sum = Eigen::VectorXd::Zero(n_rows);
+  RowMajorD s, k, v;  // a score block; one pass's K and V in float64
+  long at = 0;        // index of the pass's first key
+  for (const KvChunk& c : chunks)
+    for (long k0 = 0; k0 < c.n; k0 += kKeysPerPass) {
+      const long nk = std::min(kKeysPerPass, c.n - k0);
+      k = Eigen::Map<const MatrixRM>(c.k + k0 * d, nk, d).cast<double>();
+      v = Eigen::Map<const MatrixRM>(c.v + k0 * d, nk, d).cast<double>();
+      for (long r0 = 0; r0 < n_rows; r0 += kRowsPerBlock) {
+        const long nr = std::min(kRowsPerBlock, n_rows - r0);
+        s.resize(nr, nk);
+        s.noalias() = Q.middleRows(r0, nr) * k.transpose();
+        for (long r = 0; r < nr; ++r) {
+          double block_max = kNone;
+          for (long j = 0; j < nk; ++j) {
+            s(r, j) = may_attend(r0 + r, at + j) ? s(r, j) * scale : kNone;
+            block_max = std::max(block_max, s(r, j));
+          }
+          const double old_max = mx(r0 + r), new_max = std::max(old_max, block_max);
+          if (new_max == kNone) {  // nothing visible to this row yet
+            s.row(r).setZero();
+            continue;
+          }
+          if (new_max > old_max) {  // the first visible key (old_max = -inf) scales by 0
+            const double shrink = std::exp(old_max - new_max);
+            sum(r0 + r) *= shrink;
+            acc.row(r0 + r) *= shrink;
+            mx(r0 + r) = new_max;
+          }
+          double block_sum = 0;
+          for (long j = 0; j < nk; ++j) block_sum += (s(r, j) = std::exp(s(r, j) - new_max));
+          sum(r0 + r) += block_sum;
+        }
+        acc.middleRows(r0, nr).noalias() += s * v;
+      }
+      at += nk;
+    }
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_rows, d);
-  // Rows per block: as many as keep the score block within 16 MiB (bounded memory for long
-  // sequences), so each chunk is widened and packed for the products as few times as possible.
-  const long block = std::max(1L, std::min(std::max(n_rows, 1L), (16L << 20) / (8 * std::max(n_kv, 1L))));
-  RowMajorD s, wide;  // the score block; one chunk of K or V in float64
-  for (long r0 = 0; r0 < n_rows; r0 += block) {
-    const long nr = std::min(block, n_rows - r0);
-    const RowMajorD Q = Eigen::Map<const MatrixRM>(q.data() + r0 * d, nr, d).cast<double>();
-    s.resize(nr, n_kv);
-    long at = 0;
-    for (const KvChunk& c : chunks) {
-      wide = Eigen::Map<const MatrixRM>(c.k, c.n, d).cast<double>();
-      s.middleCols(at, c.n).noalias() = Q * wide.transpose();
-      at += c.n;
-    }
-    for (long r = 0; r < nr; ++r) {
-      double mx = -std::numeric_limits<double>::infinity();
-      for (long c = 0; c < n_kv; ++c) {
-        s(r, c) = may_attend(r0 + r, c) ? s(r, c) * scale : -std::numeric_limits<double>::infinity();
-        mx = std::max(mx, s(r, c));
-      }
-      if (mx == -std::numeric_limits<double>::infinity()) {
-        s.row(r).setZero();
-        continue;
-      }
-      double sum = 0;
-      for (long c = 0; c < n_kv; ++c) sum += (s(r, c) = std::exp(s(r, c) - mx));
-      s.row(r) /= sum;
-    }
-    auto o = out.middleRows(r0, nr);
-    at = 0;
-    for (const KvChunk& c : chunks) {
-      wide = Eigen::Map<const MatrixRM>(c.v, c.n, d).cast<double>();
-      o.noalias() += s.middleCols(at, c.n) * wide;
-      at += c.n;
-    }
-  }
+  for (long r = 0; r < n_rows; ++r)
+    if (sum(r) > 0) out.row(r) = acc.row(r) / sum(r);  // rows with no visible key stay zero
   return out;
 }
 
