@@ -40,7 +40,7 @@ def run_case(binary, name, min_time):
 
 
 # Whole-process cases (issue 20): `ahbm-sim run` from process start to the last byte written, as
-# a user runs it (the binary re-executes itself with one BLAS thread), VCD off. Each: name,
+# a user runs it (one BLAS thread: the load-time OpenBLAS workers are shut down), VCD off. Each: name,
 # scenario (relative to the repository), extra options, the output level it writes, runs.
 WHOLE = [
     ("default (values)", "traces/fanout_8x20.json", [], "auto = tile", 5),
