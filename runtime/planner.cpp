@@ -310,6 +310,12 @@ FlatKv flatten_kv(const AttentionJob& job) {
 FlatKv flatten_kv_exact(const AttentionJob& job, const JobMeta& meta, KvValues& values) {
   FlatKv f;
   const int d = job.head_dim;
+  size_t tokens = 0;
+  for (const KvShard& s : job.shards) tokens += size_t(s.tokens);
+  // Sized once: grown row by row, the vectors would be copied into fresh memory at every doubling.
+  f.k.reserve(tokens * size_t(d));
+  f.v.reserve(tokens * size_t(d));
+  f.info.reserve(tokens);
   for (size_t p = 0; p < job.shards.size(); ++p) {
     const KvShard& s = job.shards[p];
     for (int t = 0; t < s.tokens; ++t) {
