@@ -117,6 +117,33 @@ TEST(PolicyModel, AutoRecordsEveryEstimateAndTheChoiceIsTheLowest) {
   EXPECT_THROW(choose({a}, candidates, hw, "C", model), InputError);
 }
 
+// choose estimates every candidate in one buffer laid out again per candidate (relay_out) and
+// computes each distinct head shape once (the cost model's memo): every estimate equals, to the
+// last bit, the estimate of the jobs apply_layout lays out on their own, and a head whose shape
+// differs only where no number depends on it (a visible token's owner: shared vs the row's own
+// agent) gets exactly the estimate of its identical twin.
+TEST(PolicyModel, ChooseEstimatesEqualEachLayoutEstimatedAlone) {
+  const HwConfig hw;
+  const AttentionJob a = test::random_job(hw, 48, 40 * hw.pes_per_group(), 64, 5);
+  AttentionJob twin = a, near_twin = a;
+  twin.group = near_twin.group = 1;
+  near_twin.shards[3].info[0].owner = 0;  // agent 0's own token at the same position: still visible
+  const std::vector<Candidate> candidates = layout_candidates(hw, a, hw.q_tile_rows);
+  for (const std::vector<AttentionJob>& jobs : {std::vector<AttentionJob>{a, twin}, std::vector<AttentionJob>{a, near_twin}}) {
+    CostModel model(hw);
+    const Choice d = choose(jobs, candidates, hw, "auto", model);
+    ASSERT_EQ(d.estimates.size(), d.estimated.size());
+    for (size_t i = 0; i < d.estimates.size(); ++i) {
+      const PolicyEstimate alone = estimate_policy(apply_layout(jobs, hw, d.estimated[i]), hw, d.estimated[i].policy);
+      EXPECT_EQ(d.estimates[i].to_json().dump(), alone.to_json().dump()) << policy_name(d.estimated[i].policy);
+    }
+  }
+  CostModel with_twin(hw), with_near_twin(hw);
+  const Choice t = choose({a, twin}, candidates, hw, "auto", with_twin);
+  const Choice n = choose({a, near_twin}, candidates, hw, "auto", with_near_twin);
+  EXPECT_EQ(t.to_json().dump(), n.to_json().dump());
+}
+
 TEST(LaunchOverhead, PerHeadLaunchesDelayTheStepByTheExtraLaunches) {
   HwConfig hw;
   hw.groups = 4;
