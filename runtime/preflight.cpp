@@ -21,8 +21,8 @@ constexpr uint64_t kBaseBytes = uint64_t(20) << 20;
 constexpr uint64_t kSpanBytes = 96;
 // A generated K/V row's entry in the KvValues index (hash node and bucket).
 constexpr uint64_t kCacheEntryBytes = 64;
-// The float64 reference keeps its score block within 16 MiB (runtime/reference.cpp).
-constexpr uint64_t kReferenceScoreBytes = uint64_t(16) << 20;
+// The float64 reference's score block: at most 256 rows x 256 keys in float64 (runtime/reference.cpp).
+constexpr uint64_t kReferenceScoreBytes = 256 * 256 * 8;
 
 // The largest step of the run, replayed on page bookkeeping alone (no tensors).
 struct RunShape {
@@ -93,8 +93,9 @@ ResourceEstimate estimate_resources(const Scenario& sc, const HwConfig& hw, cons
     e.parts.push_back({"Q, K, V of the jobs", 2 * heads * (s.rows * d * 4 + s.kv_tokens * (d * 8 + 12))});
     e.parts.push_back({"O of the jobs", 2 * heads * s.rows * d * 4});
     e.parts.push_back({"K, V stored in the HBM slices", heads * s.kv_tokens * d * 2 * stored});
-    // One job at a time: Q and O in float64, the generated K and V gathered, the score block.
-    e.parts.push_back({"float64 reference", kReferenceScoreBytes + s.rows * d * 16 + s.kv_tokens * d * 8});
+    // One job at a time: Q, the running sums and O in float64, one pass's K and V in float64 (256
+    // keys), the generated K and V gathered, the score block.
+    e.parts.push_back({"float64 reference", kReferenceScoreBytes + s.rows * d * 24 + 2 * 256 * d * 8 + s.kv_tokens * d * 8});
     if (opt.dump_tensors) e.parts.push_back({"tensor dump", s.kv_tokens * d * 8 + s.rows * s.kv_tokens});
   }
   e.tensor_bytes = sum(e.parts);
