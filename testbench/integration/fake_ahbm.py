@@ -1,13 +1,15 @@
 """A stand-in for ahbm-sim in tools/sweep's tests: fast, deterministic, and able to fail on cue.
 
-Used two ways: as the CLI (`fake_ahbm.py run SCENARIO --hw HW --out DIR [--set K=V ...] [args]`
-and `fake_ahbm.py hw-config [HW] [--set K=V ...]`, copied to an executable by the test) and as the
-in-process module `ahbm` (run_points). `--set` is applied to the hardware config as ahbm-sim does
+Used two ways: as the CLI (`fake_ahbm.py run SCENARIO --hw HW --out DIR [--set K=V ...] [args]`,
+`fake_ahbm.py serve WORKLOAD --hw HW --out DIR [...]` and `fake_ahbm.py hw-config [HW] [--set K=V ...]`,
+copied to an executable by the test) and as the in-process module `ahbm` (run_points). serve
+resolves the workload's "scenario" as ahbm-sim does (next to the workload, else the working
+directory) and its summary depends on that scenario's content. `--set` is applied to the hardware config as ahbm-sim does
 (JSON value); `pe.dma.buffers` outside [1, 8] is refused with exit 2 as ahbm-sim refuses it. The "summary" is a pure
 function of the scenario, hardware config and arguments, so both ways give the same results.csv.
 Cues, in the scenario: "fake_exit": N exits N with an error naming a field; "fake_kill_once":
 PATH is killed by SIGKILL the first time (PATH does not exist yet), then succeeds.
-Every run appends one line to $FAKE_AHBM_LOG: "cli SCENARIO" or "module N-jobs"; hw-config
+Every run appends one line to $FAKE_AHBM_LOG: "cli SCENARIO", "cli serve WORKLOAD" or "module N-jobs"; hw-config
 appends "hw-config K=V ...".
 """
 import json
@@ -65,9 +67,39 @@ def run_one(scenario_path, hw_path, out, args):
     return 0, ""
 
 
+def serve_one(workload_path, hw_path, out, args):
+    """Returns (exit status, message) like `ahbm-sim serve`: throughput rises with the arrival rate
+    up to a saturation the DMA buffers set; the summary echoes hw and workload as serve's does."""
+    with open(workload_path) as f:
+        w = json.load(f)
+    with open(hw_path) as f:
+        hw, args, bad = apply_sets(json.load(f), args)
+    if bad:
+        return 2, bad
+    sc_path = w["scenario"]
+    if not os.path.isabs(sc_path) and os.path.exists(os.path.join(os.path.dirname(workload_path), sc_path)):
+        sc_path = os.path.join(os.path.dirname(workload_path), sc_path)
+    if not os.path.exists(sc_path):
+        return 2, f"ahbm-sim serve: error: {workload_path}: scenario: \"{w['scenario']}\" not found"
+    with open(sc_path) as f:
+        sc = json.load(f)
+    rate = w["arrival"]["rate_per_s"]
+    buffers = hw.get("pe", {}).get("dma", {}).get("buffers", 2)
+    saturation = 500.0 * buffers
+    os.makedirs(out)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"throughput": {"tokens_per_s": 10 * min(rate, saturation)},
+                   "steps": {"chip_busy_fraction": min(1.0, rate / saturation)},
+                   "requests": {"ttft": {"p99_ns": 1000 + sc.get("shared_prefix_tokens", 0)}},
+                   "scheduler": w.get("scheduler", {}).get("policy", "fcfs"), "note": " ".join(args),
+                   "hw": hw, "workload": w}, f)
+    return 0, ""
+
+
 def run_points(jobs):
     note(f"module {len(jobs)}")
-    return [run_one(j["scenario"], j["hw"], j["out"], j["args"]) for j in jobs]
+    return [(serve_one if j.get("command") == "serve" else run_one)(j.get("workload") or j["scenario"], j["hw"],
+                                                                      j["out"], j["args"]) for j in jobs]
 
 
 def hw_config(argv):
@@ -89,9 +121,9 @@ if __name__ == "__main__":
     argv = sys.argv[1:]
     if argv[0] == "hw-config":
         hw_config(argv[1:])
-    assert argv[0] == "run" and argv[2] == "--hw" and argv[4] == "--out", argv
-    note(f"cli {argv[1]}")
-    code, msg = run_one(argv[1], argv[3], argv[5], argv[6:])
+    assert argv[0] in ("run", "serve") and argv[2] == "--hw" and argv[4] == "--out", argv
+    note(f"cli {argv[1]}" if argv[0] == "run" else f"cli serve {argv[1]}")
+    code, msg = (run_one if argv[0] == "run" else serve_one)(argv[1], argv[3], argv[5], argv[6:])
     if msg:
         print(msg, file=sys.stderr)
     sys.exit(code)

@@ -105,7 +105,12 @@ class BadInput(SweepCase):
         self.expect_2([self.write("g4.json", {"scenario": self.scenario, "paramters": {}}), "--out", out],
                       "g4.json: unknown key \"paramters\"")
         self.expect_2([self.write("g5.json", {"parameters": {"scenario.seed": [1]}}), "--out", out],
-                      "g5.json: \"scenario\" must name")
+                      "g5.json: exactly one of \"scenario\"", "\"workload\"", "neither is given")
+        self.expect_2([self.write("g6.json", {"scenario": self.scenario, "workload": self.scenario,
+                                              "parameters": {"scenario.seed": [1]}}), "--out", out],
+                      "g6.json: exactly one of \"scenario\"", "\"workload\"", "both are given")
+        self.expect_2([self.write("g7.json", {"workload": "", "parameters": {"workload.seed": [1]}}), "--out", out],
+                      "g7.json: \"workload\" must name the base workload file")
 
     def test_referenced_files(self):
         out = self.path("out")
@@ -285,6 +290,108 @@ class Retries(SweepCase):
         rc, _, err = self.sweep(g, "--out", self.path("out"), "--retries", "3")
         self.assertEqual(rc, 1)
         self.assertEqual(len(self.calls()), 4, "exit 1 (internal) is retried: 1 + 3 attempts")
+
+
+class ServeGrid(SweepCase):
+    """A grid whose base is a serve workload: each point runs `ahbm-sim serve` on its workload.json."""
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.path("serve"))
+        self.served = self.write("serve/small.json", {"name": "small", "shared_prefix_tokens": 0, "seed": 3})
+        self.workload = self.write("serve/w.json", {"name": "w", "scenario": "small.json",
+                                                    "arrival": {"process": "poisson", "rate_per_s": 10, "count": 4},
+                                                    "scheduler": {"policy": "fcfs"}})
+
+    def serve_grid(self, name="serve-grid.json", **extra):
+        doc = {"workload": self.workload, "hw": self.hw,
+               "parameters": {"workload.arrival.rate_per_s": [100, 1000, 5000],
+                              "workload.scheduler.policy": ["fcfs", "srf"], "hw.pe.dma.buffers": [1, 2]}}
+        doc.update(extra)
+        return self.write(name, doc)
+
+    def test_serve_grid_expands_into_serve_points(self):
+        g = self.serve_grid()
+        out = self.path("out")
+        rc, _, err = self.sweep(g, "--out", out, "-j", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(self.calls()),
+                         sorted(f"cli serve {self.path('out', 'points', f'p{i:04d}', 'workload.json')}" for i in range(12)))
+        rows = self.rows(out)
+        self.assertEqual(len(rows), 12)
+        for i, r in enumerate(rows):  # grid order, the last parameter fastest
+            rate, policy, buffers = [100, 1000, 5000][i // 4], ["fcfs", "srf"][i // 2 % 2], [1, 2][i % 2]
+            self.assertEqual((r["workload.arrival.rate_per_s"], r["workload.scheduler.policy"],
+                              r["hw.pe.dma.buffers"]), (str(rate), policy, str(buffers)))
+            self.assertEqual(r["status"], "ok")
+            self.assertEqual(float(r["throughput.tokens_per_s"]), 10 * min(rate, 500 * buffers))
+            self.assertEqual(r["scheduler"], policy, "the point's workload carries the overrides")
+            doc = json.loads(read(self.path("out", "points", r["point"], "workload.json")))
+            self.assertEqual(doc["scenario"], self.served, "the workload's relative path resolves from the point")
+            self.assertFalse(os.path.exists(self.path("out", "points", r["point"], "scenario.json")))
+        # The echoed inputs are left out as a run's config is; the parameters stay.
+        extra = [c for c in rows[0] if c.startswith(("hw.", "workload.")) and c not in json.loads(read(g))["parameters"]]
+        self.assertEqual(extra, [])
+        # The in-process runner gets serve jobs and gives the same results.csv.
+        mod = self.path("mod")
+        os.makedirs(mod)
+        with open(os.path.join(mod, "ahbm.py"), "w") as f:
+            f.write(f"import sys\nsys.path.insert(0, {HERE!r})\nfrom fake_ahbm import run_points\n")
+        rc, _, err = self.sweep(g, "--out", self.path("mod-out"), "-j", "2", "--points-per-task", "6",
+                                env={"PYTHONPATH": mod})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.calls(), ["module 6", "module 6"])
+        self.assertEqual(read(self.path("out", "results.csv")), read(self.path("mod-out", "results.csv")))
+
+    def test_keys_cover_the_scenario_the_workload_names(self):
+        g = self.serve_grid()
+        out = self.path("out")
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        self.calls()
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        self.assertEqual(self.calls(), [], "nothing changed: nothing runs")
+        # The same scenario reformatted: same key.
+        self.write("serve/small.json", json.dumps({"seed": 3, "shared_prefix_tokens": 0, "name": "small"}, indent=4))
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        self.assertEqual(self.calls(), [])
+        # Its content changed: every point is stale, and says why.
+        self.write("serve/small.json", {"name": "small", "shared_prefix_tokens": 512, "seed": 3})
+        rc, _, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(rc, 1)
+        self.assertEqual(err.count("stale: scenario changed"), 12, err)
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        self.assertEqual(len(self.calls()), 12)
+        self.assertEqual({r["requests.ttft.p99_ns"] for r in self.rows(out)}, {"1512"}, "the new scenario is served")
+        # The workload document itself.
+        self.write("serve/w.json", dict(json.loads(read(self.workload)), seed=9))
+        rc, _, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(err.count("stale: workload changed"), 12, err)
+        # A workload naming a different scenario file of the same content: the key follows the
+        # content, not the name.
+        shutil.copy(self.served, self.path("serve", "copy.json"))
+        self.write("serve/w.json", dict(json.loads(read(self.workload)), seed=9, scenario="copy.json"))
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        self.assertEqual(len(self.calls()), 12, "the workload document changed (it names another file)")
+        self.write(self.path("serve", "copy.json"), {"name": "small", "shared_prefix_tokens": 7, "seed": 3})
+        rc, _, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(err.count("stale: scenario changed"), 12, err)
+
+    def test_serve_grid_bad_input(self):
+        out = self.path("out")
+        for i, (override, needle) in enumerate([
+                ({"parameters": {"scenario.seed": [1]}}, "parameters.scenario.seed: a path is \"workload.FIELD...\""),
+                ({"run_args": ["--workload=x.json"]}, "run_args: \"--workload=x.json\" is set by the sweep"),
+                ({"workload": "nosuch.json"}, "\"workload\": file not found: nosuch.json"),
+                ({"parameters": {"workload.arrival.rate_per_s.x": [1]}},
+                 "workload.arrival.rate_per_s.x: arrival.rate_per_s is a int, not an object")]):
+            g = self.serve_grid(name=f"s{i}.json", **override)
+            with self.subTest(needle=needle):
+                rc, _, err = self.sweep(g, "--out", out)
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn(f"s{i}.json", err)
+                self.assertIn(needle, err)
+        self.assertFalse(os.path.exists(out))
 
 
 class ModuleHook(SweepCase):

@@ -5,7 +5,7 @@
 //   ahbm.Simulator(...).serve(...)        the same, on the simulator's elaborated chips
 //   ahbm.noc_bench([...])                 `ahbm-sim noc-bench` -> its JSON report as a dict
 //   ahbm.cli([...])                       any ahbm-sim command -> (exit status, stdout, stderr)
-//   ahbm.run_points(jobs)                 tools/sweep's in-process runner (one `run` per job)
+//   ahbm.run_points(jobs)                 tools/sweep's in-process runner (one `run` or `serve` per job)
 // Scenarios and hardware configs are dicts or file paths, parsed and checked exactly as the CLI
 // parses them; errors raise ahbm.InputError (a ValueError) etc. with the same field-path message.
 // docs/python.md.
@@ -416,12 +416,17 @@ PYBIND11_MODULE(ahbm, m) {
   m.def(
       "run_points",
       [](const std::vector<py::dict>& jobs) {
-        // tools/sweep's in-process runner: one `ahbm-sim run` per job, every job on chips kept
-        // for the whole call (points that share a hardware config share its elaborated chips).
+        // tools/sweep's in-process runner: one `ahbm-sim run` (or `serve`: "command") per job, every
+        // job on chips kept for the whole call (points that share a hardware config share its
+        // elaborated chips).
         SimulatorPool sims;
         std::vector<std::pair<int, std::string>> out;
         for (const py::dict& j : jobs) {
-          std::vector<std::string> args = {"run", j["scenario"].cast<std::string>(), "--hw", j["hw"].cast<std::string>(),
+          const std::string command = j.contains("command") ? j["command"].cast<std::string>() : "run";
+          if (command != "run" && command != "serve")
+            throw InputError("run_points: job \"command\": \"" + command + "\" (allowed: run, serve)");
+          const char* input = command == "serve" ? "workload" : "scenario";
+          std::vector<std::string> args = {command, j[input].cast<std::string>(), "--hw", j["hw"].cast<std::string>(),
                                             "--out", j["out"].cast<std::string>()};
           for (const auto& a : j["args"]) args.push_back(a.cast<std::string>());
           const CliResult r = run_cli(args, &sims);
@@ -430,8 +435,9 @@ PYBIND11_MODULE(ahbm, m) {
         return out;
       },
       py::arg("jobs"),
-      "tools/sweep's in-process runner: jobs [{'scenario', 'hw', 'out', 'args'}] -> [(exit status, message)], as "
-      "many `ahbm-sim run` calls on shared elaborated chips.");
+      "tools/sweep's in-process runner: jobs [{'command': 'run' (default) or 'serve', 'scenario' (run) or 'workload' "
+      "(serve), 'hw', 'out', 'args'}] -> [(exit status, message)], as many `ahbm-sim run`/`serve` calls on shared "
+      "elaborated chips.");
 }
 
 }  // namespace ahbm::python
