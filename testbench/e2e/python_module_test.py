@@ -146,6 +146,28 @@ class ModuleCase(unittest.TestCase):
             with open(os.path.join(job["out"], "latency.csv")) as a, open(os.path.join(c, "latency.csv")) as b:
                 self.assertEqual(a.read(), b.read())
 
+    def test_run_points_serves_workloads_as_the_cli(self):
+        # tools/sweep's serve points: {"command": "serve", "workload": ...} is `ahbm-sim serve`.
+        workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
+        hw = os.path.join(self.dir, "hw.json")
+        with open(hw, "w") as f:
+            json.dump({}, f)
+        args = ["--set", "pe.hbm.bandwidth_gbps=25.6", "--scheduler", "srf"]
+        cli_dir = os.path.join(self.dir, "cli")
+        subprocess.run([CLI, "serve", workload, "--hw", hw, "--out", cli_dir, *args], check=True, capture_output=True)
+        jobs = [{"command": "serve", "workload": workload, "hw": hw, "out": os.path.join(self.dir, "p0"), "args": args},
+                {"command": "serve", "workload": workload, "hw": hw, "out": os.path.join(self.dir, "p1"),
+                 "args": ["--rate-per-s", "0"]}]
+        result = ahbm.run_points(jobs)
+        self.assertEqual([c for c, _ in result], [0, 2])
+        self.assertIn("rate-per-s", result[1][1])
+        for name in ("summary.json", "requests.csv", "trace.json"):
+            with open(os.path.join(self.dir, "p0", name), "rb") as a, open(os.path.join(cli_dir, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run_points([dict(jobs[0], command="bench")])
+        self.assertIn("\"bench\" (allowed: run, serve)", str(e.exception))
+
     def test_noc_bench_returns_its_report(self):
         report = ahbm.noc_bench(["--noc", "mesh", "--rate", "0.05", "--cycles", "2000", "--warmup", "500"])
         self.assertEqual(report["noc"], "mesh")

@@ -162,3 +162,49 @@ TEST(OutputsTools, SlurmScriptTaskRunsItsChunkOfPoints) {
   EXPECT_TRUE(std::filesystem::exists(s.path("out/points/p0003/run/summary.json")));
   EXPECT_FALSE(std::filesystem::exists(s.path("out/points/p0001/run/summary.json")));
 }
+
+// A serve workload as the grid's base: two arrival rates of a small agentic workload, each point
+// an `ahbm-sim serve`; then the plots of one serve run and of the rate sweep.
+TEST(OutputsTools, ServeRateSweepAndServePlots) {
+  Scratch s("servesweep");
+  // "scenario" is relative: not next to this workload, so it resolves from the working directory
+  // (the repository, as serve would) and must still resolve from each point's directory.
+  write(s.path("workload.json"), R"({"name": "tiny_agentic", "scenario": "traces/serve/small_attn.json", "seed": 3,
+      "arrival": {"process": "poisson", "rate_per_s": 1000, "count": 6},
+      "templates": [{"name": "t", "prompt_tokens": 256, "rounds": 1,
+                     "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 4},
+                     "join": {"tokens": 16}, "answer_tokens": 4}],
+      "scheduler": {"policy": "fcfs"}})");
+  // 100/s: arrivals 10 ms apart on a chip that serves one in well under that (idle between them);
+  // 1e7/s: all at once (the chip never idles).
+  write(s.path("grid.json"), R"({"workload": "workload.json",
+      "parameters": {"workload.arrival.rate_per_s": [100, 10000000]}})");
+  ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " -j 2 >" + s.path("log") + " 2>&1")), 0)
+      << slurp(s.path("log"));
+  const auto rows = read_csv(s.path("out/results.csv"));
+  ASSERT_EQ(rows.size(), 3u) << "header + one row per point";
+  const auto& h = rows[0];
+  const size_t st = column(h, "status"), rate = column(h, "workload.arrival.rate_per_s"),
+               tput = column(h, "throughput.tokens_per_s"), busy = column(h, "steps.chip_busy_fraction"),
+               generated = column(h, "requests.tokens_generated");
+  for (const auto& c : h) EXPECT_NE(c.rfind("hw.", 0), 0u) << "the echoed hw config is left out: " << c;
+  ASSERT_EQ(rows[1][st], "ok");
+  ASSERT_EQ(rows[2][st], "ok");
+  EXPECT_EQ(rows[1][rate], "100");
+  EXPECT_EQ(rows[1][generated], rows[2][generated]) << "the same requests at either rate";
+  // Throughput rises with the arrival rate (or stays at saturation), and so does the chip's load.
+  EXPECT_LE(std::stod(rows[1][tput]), std::stod(rows[2][tput]));
+  EXPECT_LT(std::stod(rows[1][busy]), std::stod(rows[2][busy]));
+  EXPECT_LE(std::stod(rows[2][busy]), 1.0 + 1e-9);
+
+  ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot " + s.path("out/points/p0001/run") + " --out " +
+               s.path("png") + " >" + s.path("log2") + " 2>&1"), 0) << slurp(s.path("log2"));
+  ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot --sweep " + s.path("out/results.csv") + " --out " +
+               s.path("png") + " >" + s.path("log3") + " 2>&1"), 0) << slurp(s.path("log3"));
+  const std::vector<std::tuple<std::string, uint32_t, uint32_t>> expected = {
+      {"serve_timeline.png", 1400, 900}, {"serve_latency_cdf.png", 1200, 500}, {"serve_sweep.png", 1600, 600}};
+  for (const auto& [name, w, hgt] : expected) {
+    EXPECT_EQ(png_size(s.path("png/" + name)), std::make_pair(w, hgt)) << name;
+    EXPECT_GT(std::filesystem::file_size(s.path("png/" + name)), 10000u) << name << " has content";
+  }
+}

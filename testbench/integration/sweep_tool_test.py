@@ -178,6 +178,36 @@ class BadInput(SweepCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 self.assertIn(needle, p.stderr)
 
+    def test_serve_plot_bad_input(self):
+        """A serve directory (its summary echoes a workload) whose trace or requests.csv is broken,
+        and a serve sweep's results.csv without a latency column: exit 2 naming file and field."""
+        serve = self.path("serve")
+        os.makedirs(serve)
+        self.write("serve/summary.json", {"workload": {"name": "w"}, "kv": {"pages_total": 100}, "end_ns": 2000})
+        self.write("serve/requests.csv", "workflow,round,ready_ns,first_token_ns,done_ns,cancelled,generated_tokens\n"
+                                         "0,-1,0,500,900,0,2\n0,0,x,600,800,0,1\n")
+        counters = [{"name": "queue", "ph": "C", "ts": 0, "args": {"waiting": 0, "active": 1}},
+                    {"name": "batch", "ph": "C", "ts": 0, "args": {"tokens": 8, "workflows": 1}}]
+        self.write("serve/trace.json", {"traceEvents": counters})
+        rates = self.write("rates.csv", "point,status,error,workload.arrival.rate_per_s,throughput.tokens_per_s,"
+                                        "requests.ttft.p99_ns\np0000,ok,,10,100,5\n")
+
+        def plot_fails(args, needle):
+            p = subprocess.run(["/usr/bin/python3", PLOT] + args + ["--out", self.path("png")],
+                               capture_output=True, text=True)
+            with self.subTest(needle=needle):
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(needle, p.stderr)
+
+        plot_fails([serve], "trace.json: no \"kv_pages\" counter track")
+        counters.append({"name": "kv_pages", "ph": "C", "ts": 0, "args": {"in_use": 3}})
+        self.write("serve/trace.json", {"traceEvents": counters})
+        plot_fails([serve], "requests.csv: line 3: column ready_ns: not a number ('x')")
+        self.assertFalse(os.path.exists(self.path("png")), "nothing is written before the inputs are checked")
+        plot_fails(["--sweep", rates], "rates.csv: column 'workflows.end_to_end.p99_ns' needed")
+
 
 class Staleness(SweepCase):
     """A point runs again exactly when its scenario, hw config, run_args or binary changed."""
