@@ -406,6 +406,23 @@ class ServeGrid(SweepCase):
         rc, _, err = self.sweep(g, "--out", out, "--collect")
         self.assertEqual(err.count("stale: scenario changed"), 12, err)
 
+    def test_a_slurm_task_serves_its_points(self):
+        g = self.serve_grid()
+        out = self.path("out")
+        rc, _, err = self.sweep(g, "--out", out, "--executor", "slurm", "--script-only", "--points-per-task", "6",
+                                "--point-seconds", "1")
+        self.assertEqual(rc, 0, err)
+        script = os.path.join(out, "slurm", "r01", "sweep.sbatch")
+        env = dict(os.environ, SLURM_ARRAY_TASK_ID="1", SLURM_ARRAY_JOB_ID="7", FAKE_AHBM_LOG=self.log)
+        p = subprocess.run(["bash", script], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(sorted(self.calls()),
+                         sorted(f"cli serve {self.path('out', 'points', f'p{i:04d}', 'workload.json')}"
+                                for i in range(6, 12)))
+        rc, stdout, _ = self.sweep(g, "--out", out, "--collect")
+        self.assertIn("12 points, 6 ok, 0 failed, 6 missing", stdout)
+        self.assertEqual([r["throughput.tokens_per_s"] != "" for r in self.rows(out)], [False] * 6 + [True] * 6)
+
     def test_serve_grid_bad_input(self):
         out = self.path("out")
         for i, (override, needle) in enumerate([
