@@ -72,6 +72,14 @@ std::string sweep_cmd(const std::string& args) {
   return "cd " + kRoot + " && /usr/bin/python3 tools/sweep " + args + " --cli " + AHBM_CLI;
 }
 
+// Sweeps s/grid.json into s/out with 2 workers; the rows of results.csv (header first), or none
+// when the sweep failed (its log then in the failure message).
+std::vector<std::vector<std::string>> sweep_rows(const Scratch& s) {
+  const int rc = sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " -j 2 >" + s.path("log") + " 2>&1"));
+  EXPECT_EQ(rc, 0) << slurp(s.path("log"));
+  return rc == 0 ? read_csv(s.path("out/results.csv")) : std::vector<std::vector<std::string>>{};
+}
+
 }  // namespace
 
 TEST(OutputsTools, PlotMakesRunPngsOfTheExpectedSize) {
@@ -95,9 +103,7 @@ TEST(OutputsTools, PlotMakesRunPngsOfTheExpectedSize) {
 TEST(OutputsTools, SweepRunsA2x2GridSkipsDonePointsAndPlotsCurves) {
   Scratch s("sweep");
   write(s.path("grid.json"), kGrid);
-  ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " -j 2 >" + s.path("log") + " 2>&1")), 0)
-      << slurp(s.path("log"));
-  const auto rows = read_csv(s.path("out/results.csv"));
+  const auto rows = sweep_rows(s);
   ASSERT_EQ(rows.size(), 5u) << "header + one row per point";
   const auto& h = rows[0];
   const size_t st = column(h, "status"), prefix = column(h, "scenario.shared_prefix_tokens"),
@@ -179,9 +185,7 @@ TEST(OutputsTools, ServeRateSweepAndServePlots) {
   // 1e7/s: all at once (the chip never idles).
   write(s.path("grid.json"), R"({"workload": "workload.json",
       "parameters": {"workload.arrival.rate_per_s": [100, 10000000]}})");
-  ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " -j 2 >" + s.path("log") + " 2>&1")), 0)
-      << slurp(s.path("log"));
-  const auto rows = read_csv(s.path("out/results.csv"));
+  const auto rows = sweep_rows(s);
   ASSERT_EQ(rows.size(), 3u) << "header + one row per point";
   const auto& h = rows[0];
   const size_t st = column(h, "status"), rate = column(h, "workload.arrival.rate_per_s"),

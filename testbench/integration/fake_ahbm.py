@@ -43,12 +43,18 @@ def apply_sets(hw, args):
     return hw, rest, ""
 
 
+def load_inputs(doc_path, hw_path, args):
+    """(the scenario or workload document, hw with the --set options applied, the other args,
+    error message or "")."""
+    with open(doc_path) as f:
+        doc = json.load(f)
+    with open(hw_path) as f:
+        return (doc,) + apply_sets(json.load(f), args)
+
+
 def run_one(scenario_path, hw_path, out, args):
     """Returns (exit status, message) like `ahbm-sim run`."""
-    with open(scenario_path) as f:
-        sc = json.load(f)
-    with open(hw_path) as f:
-        hw, args, bad = apply_sets(json.load(f), args)
+    sc, hw, args, bad = load_inputs(scenario_path, hw_path, args)
     if bad:
         return 2, bad
     if "fake_exit" in sc:
@@ -70,10 +76,7 @@ def run_one(scenario_path, hw_path, out, args):
 def serve_one(workload_path, hw_path, out, args):
     """Returns (exit status, message) like `ahbm-sim serve`: throughput rises with the arrival rate
     up to a saturation the DMA buffers set; the summary echoes hw and workload as serve's does."""
-    with open(workload_path) as f:
-        w = json.load(f)
-    with open(hw_path) as f:
-        hw, args, bad = apply_sets(json.load(f), args)
+    w, hw, args, bad = load_inputs(workload_path, hw_path, args)
     if bad:
         return 2, bad
     sc_path = w["scenario"]

@@ -170,13 +170,17 @@ class BadInput(SweepCase):
         self.write("run/stats.json", "{\"components\": {}}")
         for args, needle in (([run], "trace.json: traceEvents: missing or not a list"), ([self.path("nosuch")], "nosuch"),
                              (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv")):
-            p = subprocess.run(["/usr/bin/python3", PLOT] + args + ["--out", self.path("png")],
-                               capture_output=True, text=True)
-            with self.subTest(args=args):
-                self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertNotIn("Traceback", p.stderr)
-                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-                self.assertIn(needle, p.stderr)
+            self.plot_fails(args, needle)
+
+    def plot_fails(self, args, needle):
+        """tools/plot ARGS exits 2 with one line holding needle."""
+        p = subprocess.run(["/usr/bin/python3", PLOT] + args + ["--out", self.path("png")],
+                           capture_output=True, text=True)
+        with self.subTest(args=args):
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn(needle, p.stderr)
 
     def test_serve_plot_bad_input(self):
         """A serve directory (its summary echoes a workload) whose trace or requests.csv is broken,
@@ -192,21 +196,12 @@ class BadInput(SweepCase):
         rates = self.write("rates.csv", "point,status,error,workload.arrival.rate_per_s,throughput.tokens_per_s,"
                                         "requests.ttft.p99_ns\np0000,ok,,10,100,5\n")
 
-        def plot_fails(args, needle):
-            p = subprocess.run(["/usr/bin/python3", PLOT] + args + ["--out", self.path("png")],
-                               capture_output=True, text=True)
-            with self.subTest(needle=needle):
-                self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertNotIn("Traceback", p.stderr)
-                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-                self.assertIn(needle, p.stderr)
-
-        plot_fails([serve], "trace.json: no \"kv_pages\" counter track")
+        self.plot_fails([serve], "trace.json: no \"kv_pages\" counter track")
         counters.append({"name": "kv_pages", "ph": "C", "ts": 0, "args": {"in_use": 3}})
         self.write("serve/trace.json", {"traceEvents": counters})
-        plot_fails([serve], "requests.csv: line 3: column ready_ns: not a number ('x')")
+        self.plot_fails([serve], "requests.csv: line 3: column ready_ns: not a number ('x')")
         self.assertFalse(os.path.exists(self.path("png")), "nothing is written before the inputs are checked")
-        plot_fails(["--sweep", rates], "rates.csv: column 'workflows.end_to_end.p99_ns' needed")
+        self.plot_fails(["--sweep", rates], "rates.csv: column 'workflows.end_to_end.p99_ns' needed")
 
 
 class Staleness(SweepCase):
