@@ -401,6 +401,19 @@ class ServeGrid(SweepCase):
         rc, _, err = self.sweep(g, "--out", out, "--collect")
         self.assertEqual(err.count("stale: scenario changed"), 12, err)
 
+    def test_keys_cover_the_arrival_file_the_workload_names(self):
+        self.write("serve/trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,128,4\n")
+        self.write("serve/w.json", dict(json.loads(read(self.workload)),
+                                        arrival={"process": "azure_csv", "file": "trace.csv", "rate_per_s": 1}))
+        g = self.serve_grid(parameters={"workload.seed": [1, 2]})
+        out = self.path("out")
+        self.assertEqual(self.sweep(g, "--out", out)[0], 0)
+        doc = json.loads(read(self.path("out", "points", "p0000", "workload.json")))
+        self.assertEqual(doc["arrival"]["file"], self.path("serve", "trace.csv"))
+        self.write("serve/trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,128,5\n")
+        rc, _, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(err.count("stale: arrival_file changed"), 2, err)
+
     def test_a_slurm_task_serves_its_points(self):
         g = self.serve_grid()
         out = self.path("out")
