@@ -174,6 +174,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
   if (opt.compare_unbatched) rep.no_sharing_timed = timed_no_sharing(sc, hw, steps, pool, note, run.sim.outputs);
 
+  run.power = report::power_trace(*run.sim.spans,
+                                  report::power_segments(records, run.sim.stats, hw, sc.model.dtype, run.sim.end_ns),
+                                  run.sim.end_ns,
+                                  opt.power_window_ns > 0 ? opt.power_window_ns : report::auto_power_window_ns(run.sim.end_ns));
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   if (weights)
     run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
