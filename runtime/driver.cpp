@@ -1,4 +1,5 @@
 #include "runtime/driver.h"
+#include "runtime/power_cap.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -94,9 +95,8 @@ NoSharingRun timed_no_sharing(const Scenario& sc, const HwConfig& hw, const Step
   return out;
 }
 
-}  // namespace
-
-RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
+// One run of the scenario on `hw` as it is (execute() adds the power cap).
+RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   preflight(sc, hw, opt);
@@ -193,6 +193,13 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   }
   report::add_latency(run);
   return run;
+}
+
+}  // namespace
+
+RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
+  if (hw.power_cap_w <= 0) return execute_at(sc, hw, opt);
+  return run_power_capped(hw, opt.hw_file, [&](const HwConfig& c) { return execute_at(sc, c, opt); });
 }
 
 namespace {

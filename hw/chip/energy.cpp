@@ -97,11 +97,6 @@ std::vector<SpanEnergyShare> span_energy_shares(const std::string& activity) {
   return it == table.end() ? std::vector<SpanEnergyShare>{} : it->second;
 }
 
-double static_power_w(const HwConfig& hw, int routers) {
-  const double cubes = double(hw.groups) * hw.group.cubes;
-  return cubes * (hw.energy.cube_static_w + hw.cube.pes * hw.energy.pe_static_w) + routers * hw.energy.router_static_w;
-}
-
 double EnergyReading::dynamic_j() const {
   double s = 0;
   for (size_t c = 0; c < kEnergyClasses; ++c)

@@ -71,9 +71,7 @@ ClassJoules dynamic_energy(const Activity& a, const EnergyConfig& e, DType t);
 // vector element-ops.
 Activity gemm_activity(const GemmOpStats& s);
 
-// Static power, W: pe_static_w per PE, cube_static_w per CUBE, router_static_w per router of
-// the elaborated chip (`groups` × `group.cubes` CUBEs of `cube.pes` PEs).
-double static_power_w(const HwConfig& hw, int routers);
+// Static power: static_power_w (hw/common/hw_config.h).
 
 struct EnergyReading {
   ClassJoules by_class{};                      // J
