@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the images of docs/outputs.md and docs/waveforms.md under docs/img/: the plots of
+# Regenerates the images of docs/outputs.md, docs/energy.md and docs/waveforms.md under docs/img/: the plots of
 # the default scenario (tools/plot), the curves of tools/sweep-example.json, and the GTKWave
 # screenshot (tools/screenshot-gtkwave.sh). PNGs are re-quantised with ImageMagick when present.
 set -euo pipefail
@@ -17,7 +17,7 @@ cp "$work/plots/"*.png "$img/"  # the images only (the breakdown's CSV stays out
 /usr/bin/python3 "$root/tools/sweep" "$root/tools/sweep-example.json" --out "$work/sweep" --cli "$build/bin/ahbm-sim"
 /usr/bin/python3 "$root/tools/plot" --sweep "$work/sweep/results.csv" --x scenario.shared_prefix_tokens --out "$img" >/dev/null
 if command -v convert >/dev/null; then
-  for f in latency_breakdown pe_gantt utilisation sweep; do
+  for f in latency_breakdown pe_gantt utilisation sweep power; do
     convert "$img/$f.png" -colors 64 -define png:compression-level=9 "$img/$f.png"
   done
 fi
