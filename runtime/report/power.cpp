@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
+#include "hw/common/error.h"
 #include "hw/common/timing.h"
 #include "runtime/report/energy_json.h"
 
@@ -109,10 +111,18 @@ class Spreader {
 
 PowerTrace power_trace(const SpanRecorder& spans, const std::vector<PowerSegment>& segments, double total_ns,
                        double window_ns) {
+  const double windows = std::max(1.0, std::ceil(total_ns / window_ns));
+  if (windows > double(kMaxPowerWindows)) {
+    std::ostringstream m;
+    m << "--power-window-ns = " << window_ns << " cuts the run's " << total_ns << " ns into " << windows
+      << " windows (allowed: at most " << kMaxPowerWindows << " windows, --power-window-ns >= "
+      << std::ceil(total_ns / double(kMaxPowerWindows)) << " for this run)";
+    throw InputError(m.str());
+  }
   PowerTrace p;
   p.window_ns = window_ns;
   p.total_ns = total_ns;
-  p.windows.assign(std::max<size_t>(1, size_t(std::ceil(total_ns / window_ns))), ClassJoules{});
+  p.windows.assign(size_t(windows), ClassJoules{});
   Spreader spread(p);
 
   // The shaped segment each span starts in (-1: none), and each activity's shares, looked up once.

@@ -46,8 +46,12 @@ struct PowerTrace {
   size_t peak_window() const;  // the first window of the highest chip power
 };
 
+// At most this many windows (96 bytes each): a finer --power-window-ns is refused.
+inline constexpr size_t kMaxPowerWindows = 1000000;
+
 // The windows of `segments` over [0, total_ns), with the spans of `spans` (the run's timeline,
-// every span) placing each shaped segment's dynamic energy.
+// every span) placing each shaped segment's dynamic energy. Throws InputError naming
+// --power-window-ns when that makes more than kMaxPowerWindows windows.
 PowerTrace power_trace(const SpanRecorder& spans, const std::vector<PowerSegment>& segments, double total_ns,
                        double window_ns);
 

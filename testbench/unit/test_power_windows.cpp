@@ -4,6 +4,7 @@
 // instant span in its window, the short last window, and the default window length.
 #include <gtest/gtest.h>
 
+#include "hw/common/error.h"
 #include "runtime/report/power.h"
 
 using namespace ahbm;
@@ -89,4 +90,19 @@ TEST(PowerWindows, DefaultWindowIsTheSmallestOneTwoFiveStepWithinAThousandWindow
   EXPECT_EQ(report::auto_power_window_ns(67868), 100.0);
   EXPECT_EQ(report::auto_power_window_ns(261348), 500.0);
   EXPECT_EQ(report::auto_power_window_ns(8.4e6), 10000.0);
+}
+
+TEST(PowerWindows, MoreThanAMillionWindowsIsRefusedNamingTheOption) {
+  SpanRecorder spans;
+  PowerSegment s;
+  s.ns = 2e6;
+  try {
+    report::power_trace(spans, {s}, 2e6, 1);
+    FAIL() << "2,000,000 windows accepted";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--power-window-ns = 1 cuts the run's 2e+06 ns into 2e+06 windows"), std::string::npos) << m;
+    EXPECT_NE(m.find("--power-window-ns >= 2 for this run"), std::string::npos) << m;
+  }
+  EXPECT_EQ(report::power_trace(spans, {s}, 2e6, 2).windows.size(), 1000000u);
 }
