@@ -199,7 +199,14 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
 
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   if (hw.power_cap_w <= 0) return execute_at(sc, hw, opt);
-  return run_power_capped(hw, opt.hw_file, [&](const HwConfig& c) { return execute_at(sc, c, opt); });
+  return run_power_capped(
+      hw, opt.hw_file,
+      [&](const HwConfig& c, double window_ns) {
+        RunOptions o = opt;
+        o.power_window_ns = window_ns;
+        return execute_at(sc, c, o);
+      },
+      opt.power_window_ns);
 }
 
 namespace {

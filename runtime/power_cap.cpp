@@ -31,9 +31,10 @@ double min_clock_scale(const HwConfig& hw) {
 }
 
 RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
-                           const std::function<RunOutput(const HwConfig&)>& run_at) {
+                           const std::function<RunOutput(const HwConfig&, double)>& run_at, double window_ns) {
   const double cap = hw.power_cap_w;
-  RunOutput uncapped = run_at(hw);
+  RunOutput uncapped = run_at(hw, window_ns);
+  const double window = uncapped.power.window_ns;
   const double static_w = uncapped.summary["energy"]["static_power_w"].get<double>();
   if (cap < static_w) throw InputError(hw_file + ": " + power_cap_below_static(cap, static_w));
   const double uncapped_ns = uncapped.sim.end_ns, uncapped_peak = peak_w(uncapped);
@@ -48,7 +49,7 @@ RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
     const double f_min = min_clock_scale(hw);
     double fail = 1, ok = 0;
     auto attempt = [&](double f) {
-      RunOutput r = run_at(at_clock_scale(hw, f));
+      RunOutput r = run_at(at_clock_scale(hw, f), window);
       ++runs;
       if (peak_w(r) <= cap) {
         ok = f;

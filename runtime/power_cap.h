@@ -21,12 +21,14 @@ HwConfig at_clock_scale(const HwConfig& hw, double f);
 // The lowest clock scale the config allows (every scaled field stays within its range).
 double min_clock_scale(const HwConfig& hw);
 
-// `run_at(config)` runs the scenario on a config. Returns the capped run (see above), its
+// `run_at(config, window_ns)` runs the scenario on a config with power windows of window_ns (0:
+// the run's default); every run after the uncapped one uses the uncapped run's window, so the
+// peaks compared are over the same windows. Returns the capped run (see above), its
 // summary's power block with `cap` {cap_w, clock_scale, throttled_ns, uncapped_ns,
 // uncapped_peak_w, runs} and `throttled_ns`, and its echoed config the given one. Throws
 // InputError naming `hw_file` when the cap is below the static power (with the NoC's routers) or no clock scale
 // meets it.
 RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
-                           const std::function<RunOutput(const HwConfig&)>& run_at);
+                           const std::function<RunOutput(const HwConfig&, double)>& run_at, double window_ns);
 
 }  // namespace ahbm

@@ -144,7 +144,7 @@ TEST(PowerCap, BelowThePeakSlowsTheRunAndNoWindowExceedsIt) {
   hw.power_cap_w = 0.7 * free.summary["power"]["peak_w"].get<double>();
   const RunOutput capped = fanout_with_values(hw);
   EXPECT_GT(capped.sim.end_ns, free.sim.end_ns);
-  ASSERT_EQ(capped.power.window_ns, 100.0);
+  ASSERT_EQ(capped.power.window_ns, 100.0);  // the uncapped run's default window, not the longer run's
   for (size_t k = 0; k < capped.power.windows.size(); ++k) EXPECT_LE(capped.power.watts(k), hw.power_cap_w) << k;
   const Json& p = capped.summary["power"];
   EXPECT_LE(p["peak_w"].get<double>(), hw.power_cap_w);
@@ -174,11 +174,16 @@ TEST(PowerCap, AtOrAboveThePeakIsTheUncappedRun) {
   Json a = free.summary, b = capped.summary;
   EXPECT_EQ(b["power"]["throttled_ns"].get<double>(), 0.0);
   EXPECT_EQ(b["power"]["cap"]["clock_scale"].get<double>(), 1.0);
+  EXPECT_EQ(b["power"]["cap"]["runs"].get<int>(), 1);
+  // Apart from the cap's own fields, the echoed cap and the config's hash, the same summary.
   b["power"].erase("throttled_ns");
   b["power"].erase("cap");
-  b["config"]["hw"].erase("power_cap_w");
-  a["config"]["hw"].erase("power_cap_w");
-  EXPECT_EQ(a.dump(), b.dump());
+  for (Json* j : {&a, &b}) {
+    (*j)["config"]["hw"].erase("power_cap_w");
+    (*j)["simulator"].erase("config_sha256");
+  }
+  for (const auto& [key, value] : a.items()) EXPECT_EQ(value.dump(), b[key].dump()) << key;
+  EXPECT_EQ(a.size(), b.size());
 }
 
 TEST(PowerCap, BelowTheStaticPowerIsBadInput) {

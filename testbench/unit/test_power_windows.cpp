@@ -46,16 +46,18 @@ TEST(PowerWindows, ClassEnergySharedAmongSpansByBytesOrDurationAndSpreadOverEach
   const double hbm[10] = {0, 0.5, 0.5, 0, 0, 3, 0, 0, 0, 0};
   // GEMM: 0.5 J over [150, 250) -> 0.25 J in windows 1 and 2; 1.5 J over [600, 900) -> 0.5 J in 6, 7, 8.
   const double gemm[10] = {0, 0.25, 0.25, 0, 0, 0, 0.5, 0.5, 0.5, 0};
+  // Span times pass through sc_time (ps) and back to double ns: a boundary can be off by ~1e-13 ns.
+  constexpr double kTol = 1e-12;
   for (size_t k = 0; k < 10; ++k) {
-    EXPECT_DOUBLE_EQ(at(p, k, EnergyClass::hbm), hbm[k]) << k;
-    EXPECT_DOUBLE_EQ(at(p, k, EnergyClass::pe_sram), 2 * hbm[k]) << k;
-    EXPECT_DOUBLE_EQ(at(p, k, EnergyClass::gemm), gemm[k]) << k;
-    EXPECT_DOUBLE_EQ(at(p, k, EnergyClass::vector), 0.1) << k;
-    EXPECT_DOUBLE_EQ(at(p, k, EnergyClass::pe_static), 1.0) << k;
+    EXPECT_NEAR(at(p, k, EnergyClass::hbm), hbm[k], kTol) << k;
+    EXPECT_NEAR(at(p, k, EnergyClass::pe_sram), 2 * hbm[k], kTol) << k;
+    EXPECT_NEAR(at(p, k, EnergyClass::gemm), gemm[k], kTol) << k;
+    EXPECT_NEAR(at(p, k, EnergyClass::vector), 0.1, kTol) << k;
+    EXPECT_NEAR(at(p, k, EnergyClass::pe_static), 1.0, kTol) << k;
     // W = J / window: 100 ns windows.
-    EXPECT_DOUBLE_EQ(p.watts(k), (3 * hbm[k] + gemm[k] + 1.1) / 100e-9) << k;
+    EXPECT_NEAR(p.watts(k), (3 * hbm[k] + gemm[k] + 1.1) / 100e-9, kTol / 100e-9) << k;
   }
-  EXPECT_DOUBLE_EQ(p.total_j(), 25.0);
+  EXPECT_NEAR(p.total_j(), 25.0, kTol);
   EXPECT_EQ(p.peak_window(), 5u);
 }
 
@@ -75,12 +77,13 @@ TEST(PowerWindows, InstantSpanUnshapedSegmentsAndShortLastWindow) {
   b.joules[size_t(EnergyClass::host_link)] = 0.5;  // uniform over [300, 350)
   const PowerTrace p = report::power_trace(spans, {a, b}, 350, 100);
   ASSERT_EQ(p.windows.size(), 4u);
-  EXPECT_DOUBLE_EQ(at(p, 2, EnergyClass::host_link), 1.0);
-  EXPECT_DOUBLE_EQ(at(p, 3, EnergyClass::host_link), 0.5);
-  EXPECT_DOUBLE_EQ(p.length_ns(3), 50.0);
+  constexpr double kTol = 1e-12;
+  EXPECT_NEAR(at(p, 2, EnergyClass::host_link), 1.0, kTol);
+  EXPECT_NEAR(at(p, 3, EnergyClass::host_link), 0.5, kTol);
+  EXPECT_EQ(p.length_ns(3), 50.0);
   // The last window is 50 ns long: 0.5 J in it is 10 MW.
-  EXPECT_DOUBLE_EQ(p.watts(3), 0.5 / 50e-9);
-  EXPECT_DOUBLE_EQ(p.total_j(), 1.5);
+  EXPECT_NEAR(p.watts(3), 0.5 / 50e-9, kTol / 50e-9);
+  EXPECT_NEAR(p.total_j(), 1.5, kTol);
 }
 
 TEST(PowerWindows, DefaultWindowIsTheSmallestOneTwoFiveStepWithinAThousandWindows) {
