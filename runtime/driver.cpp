@@ -1,4 +1,5 @@
 #include "runtime/driver.h"
+#include "runtime/power_cap.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -94,9 +95,8 @@ NoSharingRun timed_no_sharing(const Scenario& sc, const HwConfig& hw, const Step
   return out;
 }
 
-}  // namespace
-
-RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
+// One run of the scenario on `hw` as it is (execute() adds the power cap).
+RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   RunOutput run;
   const uint64_t seed = opt.seed.value_or(sc.seed);
   preflight(sc, hw, opt);
@@ -174,6 +174,10 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   for (int p = 0; p < copies.pes(); ++p) rep.no_sharing_peak_pe_max = std::max(rep.no_sharing_peak_pe_max, copies.peak(p));
   if (opt.compare_unbatched) rep.no_sharing_timed = timed_no_sharing(sc, hw, steps, pool, note, run.sim.outputs);
 
+  run.power = report::power_trace(*run.sim.spans,
+                                  report::power_segments(records, run.sim.stats, hw, sc.model.dtype, run.sim.end_ns),
+                                  run.sim.end_ns,
+                                  opt.power_window_ns > 0 ? opt.power_window_ns : report::auto_power_window_ns(run.sim.end_ns));
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   if (weights)
     run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
@@ -189,6 +193,20 @@ RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt)
   }
   report::add_latency(run);
   return run;
+}
+
+}  // namespace
+
+RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
+  if (hw.power_cap_w <= 0) return execute_at(sc, hw, opt);
+  return run_power_capped(
+      hw, opt.hw_file,
+      [&](const HwConfig& c, double window_ns) {
+        RunOptions o = opt;
+        o.power_window_ns = window_ns;
+        return execute_at(sc, c, o);
+      },
+      opt.power_window_ns);
 }
 
 namespace {

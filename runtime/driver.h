@@ -13,6 +13,7 @@
 #include "hw/chip/simulate.h"
 #include "runtime/output_dir.h"
 #include "runtime/planner.h"
+#include "runtime/report/power.h"
 #include "runtime/report/trace_level.h"
 #include "runtime/scenario.h"
 #include "runtime/session.h"
@@ -28,6 +29,9 @@ struct RunOptions {
   bool dump_tensors = false;
   report::TraceLevel trace = report::TraceLevel::automatic;  // what latency.csv and trace.json hold
   bool trace_gz = false;         // trace.json.gz (gzip) instead of trace.json
+  // Window of the power trace (summary.json power, power.csv, waves.vcd chip.power_w, trace.json
+  // counters), ns; 0: report::auto_power_window_ns of the run's time.
+  double power_window_ns = 0;
   bool values = true;            // false: timing only (no tensors, no numeric check)
   double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
   bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
@@ -58,6 +62,7 @@ struct RunOutput {
   SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
                   // statistics summed over the steps; outputs of the fan-out step
   Json summary;
+  report::PowerTrace power;  // the run's power over time (runtime/report/power.h)
   std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
   std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv
   StageCalls stage_calls;  // how often the run's steps entered each stage (join strategies compared aside excluded)

@@ -285,6 +285,7 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
                                "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
       {"baselines", baselines},
       {"energy", energy},
+      {"power", report::power_json(run.power)},
       {"busy_ns_by_activity", by_activity},
       {"busy_ns_by_component", busy},
       {"gemm_batching", gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0)},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the images of docs/outputs.md, docs/serving.md and docs/waveforms.md under docs/img/:
-# the plots of the default scenario (tools/plot), the curves of tools/sweep-example.json, the
-# serve rate sweep of tools/sweep-serve-example.json and one serve run's plots, and the GTKWave
+# Regenerates the images of docs/outputs.md, docs/energy.md, docs/serving.md and docs/waveforms.md
+# under docs/img/: the plots of the default scenario (tools/plot, power.png included), the curves
+# of tools/sweep-example.json, the serve rate sweep of tools/sweep-serve-example.json and one serve
+# run's plots, and the GTKWave
 # screenshot (tools/screenshot-gtkwave.sh). PNGs are re-quantised with ImageMagick when present.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +26,7 @@ cp "$work/plots/"*.png "$img/"  # the images only (the breakdown's CSV stays out
 /usr/bin/python3 "$root/tools/plot" "$work/serve-sweep/points/p0008/run" --out "$work/serve-plots" >/dev/null
 cp "$work/serve-plots/serve_timeline.png" "$work/serve-plots/serve_latency_cdf.png" "$img/"
 if command -v convert >/dev/null; then
-  for f in latency_breakdown pe_gantt utilisation sweep serve_sweep serve_timeline serve_latency_cdf; do
+  for f in latency_breakdown pe_gantt utilisation sweep power serve_sweep serve_timeline serve_latency_cdf; do
     convert "$img/$f.png" -colors 64 -define png:compression-level=9 "$img/$f.png"
   done
 fi

@@ -15,13 +15,15 @@ join_input_probes=(traces/join/*.json)
 # element. Between them they write every optional block: unbatched baselines, a join with its
 # comparison, a whole model (memory map, operators), timing only (which leaves out the numeric
 # errors, in a join too), the banked HBM slice, each NoC
-# model (each adds its own statistics), per-head launches, the B policies and `auto`; serving with
+# model (each adds its own statistics), per-head launches, the B policies and `auto`, a power cap
+# (power.cap, power.throttled_ns); serving with
 # each scheduler and a trace-driven workload. The scenario fuzz seeds (small runs that open every
 # scenario block and the alternatives, such as a join without a context window) are run too.
 summary_run_probes=(
   "traces/fanout_8x20.json --policy A --compare-unbatched"
   "traces/fanout_8x20.json --policy auto --noc mesh --launch per-head"
   "traces/fanout_8x20.json --no-values --set pe.hbm.model=banked --noc ring"
+  "traces/fanout_8x20.json --no-values --set power_cap_w=90 --power-window-ns 200"
   "traces/join_8x1000.json --join-compare --noc torus"
   "traces/join_8x1000.json --no-values"
   "traces/decode_heavy.json --noc crossbar"

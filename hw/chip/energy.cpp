@@ -69,9 +69,32 @@ Activity gemm_activity(const GemmOpStats& s) {
   return a;
 }
 
-double static_power_w(const HwConfig& hw, int routers) {
-  const double cubes = double(hw.groups) * hw.group.cubes;
-  return cubes * (hw.energy.cube_static_w + hw.cube.pes * hw.energy.pe_static_w) + routers * hw.energy.router_static_w;
+std::vector<SpanEnergyShare> span_energy_shares(const std::string& activity) {
+  using C = EnergyClass;
+  // Activity names as the modules record them (hw/pe, hw/cube, hw/link, hw/noc, hw/chip).
+  static const std::map<std::string, std::vector<SpanEnergyShare>> table = {
+      {"dma_kv", {{C::hbm, true}, {C::pe_sram, true}}},      // KV burst from the PE's slice, staged
+      {"remote_kv", {{C::hbm, true}, {C::pe_sram, true}}},   // KV read at the owner's slice, staged here
+      {"w_in", {{C::hbm, true}, {C::pe_sram, true}}},        // weight tile
+      {"y_out", {{C::hbm, true}, {C::pe_sram, true}}},       // Y block written back
+      {"residual_in", {{C::hbm, true}, {C::pe_sram, true}}},
+      {"q_read", {{C::q_buffer, true}, {C::pe_sram, true}}},  // Q tile out of the Q buffer into the PE
+      {"x_in", {{C::q_buffer, true}, {C::pe_sram, true}}},
+      {"q_write", {{C::q_buffer, true}}},
+      {"gemm_qk", {{C::gemm, false}}},
+      {"gemm_pv", {{C::gemm, false}}},
+      {"softmax", {{C::vector, false}}},
+      {"send_state", {{C::reducer, true}}},
+      {"merge", {{C::reducer, false}}},
+      {"xcube_merge", {{C::reducer, false}}},
+      {"normalise", {{C::reducer, false}}},
+      {"link_xfer", {{C::link, true}}},
+      {"noc_deliver", {{C::noc, true}}},
+      {"q_load", {{C::host_link, true}}},
+      {"o_return", {{C::host_link, true}}},
+  };
+  auto it = table.find(activity);
+  return it == table.end() ? std::vector<SpanEnergyShare>{} : it->second;
 }
 
 double EnergyReading::dynamic_j() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "hw/common/gemm_job.h"
 #include "hw/common/hw_config.h"
@@ -70,9 +71,7 @@ ClassJoules dynamic_energy(const Activity& a, const EnergyConfig& e, DType t);
 // vector element-ops.
 Activity gemm_activity(const GemmOpStats& s);
 
-// Static power, W: pe_static_w per PE, cube_static_w per CUBE, router_static_w per router of
-// the elaborated chip (`groups` × `group.cubes` CUBEs of `cube.pes` PEs).
-double static_power_w(const HwConfig& hw, int routers);
+// Static power: static_power_w (hw/common/hw_config.h).
 
 struct EnergyReading {
   ClassJoules by_class{};                      // J
@@ -89,6 +88,19 @@ struct EnergyReading {
   // Adds `j` joules per class on `component`.
   void add(const std::string& component, const ClassJoules& j);
 };
+
+// When energy is spent (power over time, runtime/report/power.h): the span activities that
+// spend a class's energy, and what a span's share of it is proportional to: its bytes (data
+// moved: DMA bursts, NoC deliveries, link and host transfers, Q buffer and SRAM staging) or its
+// duration (engines that run at a fixed rate while busy: GEMM, vector unit, merges). The amounts
+// themselves are the counters read_energy reads; the spans only say when they were spent.
+struct SpanEnergyShare {
+  EnergyClass c;
+  bool by_bytes;  // false: by duration
+};
+// The classes a span of `activity` (its SpanRecorder activity name) spends energy in; empty for
+// activities that spend none of their own (waits, launches, the runtime's annotations).
+std::vector<SpanEnergyShare> span_energy_shares(const std::string& activity);
 
 // The energy of a chip's statistics tree (one step, or steps merged) that ran `elapsed_ns`:
 // per PE (its HBM slice, engine, vector unit, SRAM), per CUBE (Q buffer, reducer), per link,

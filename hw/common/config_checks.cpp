@@ -2,6 +2,7 @@
 // configurations"). Single-field ranges are checked while parsing (hw_config.cpp); these rules
 // relate fields to each other and hold for every scenario.
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 #include "hw/common/hw_config.h"
@@ -40,6 +41,11 @@ void check_hw_config(const HwConfig& c, const std::string& file) {
     fail(kv("groups", c.groups) + " x " + kv("group.cubes", c.group.cubes) + " = " + std::to_string(needed) +
          " CUBEs exceed " + kv("chip_cubes", c.chip_cubes) + " (allowed: groups <= " +
          std::to_string(c.chip_cubes / c.group.cubes) + ")");
+  // A cap below the static power cannot be met at any clock (the NoC's routers add theirs
+  // when the model is built: runtime/power_cap.cpp checks again with them).
+  const double static_w = static_power_w(c, 0);
+  if (c.power_cap_w > 0 && c.power_cap_w < static_w)
+    fail(power_cap_below_static(c.power_cap_w, static_w));
   const FaultConfig& f = c.fault;
   if (f.leak_q_credit_cube >= c.group.cubes)
     fail(kv("fault_injection.leak_q_credit_cube", f.leak_q_credit_cube) + " names no CUBE (allowed: -1 = off, 0 to " +
@@ -55,6 +61,18 @@ void check_hw_config(const HwConfig& c, const std::string& file) {
 }  // namespace ahbm
 
 namespace ahbm {
+
+std::string power_cap_below_static(double cap_w, double static_w) {
+  std::ostringstream s;
+  s << "power_cap_w (the chip's power cap) = " << cap_w << " W is below the chip's static power " << static_w
+    << " W, which no clock scale lowers (allowed: 0 = off, or " << range_text(static_w, 1e6) << " W)";
+  return s.str();
+}
+
+double static_power_w(const HwConfig& c, int routers) {
+  const double cubes = double(c.groups) * c.group.cubes;
+  return cubes * (c.energy.cube_static_w + c.cube.pes * c.energy.pe_static_w) + routers * c.energy.router_static_w;
+}
 
 std::string slow_parameters(const HwConfig& c) {
   // The timing parameters, with the direction in which each makes the model slower

@@ -284,7 +284,10 @@ struct EnergyConfig {
     "let the runtime fit SRAM and Q buffer")                                                                     \
   X(std::string, q_tile_search, "cost_model", one_of({"cost_model", "largest"}), "name",                         \
     "with q_tile_rows = 0: each policy's tile rows are the cost model's best of the tiles that fit (`cost_model`), or the largest that fits (`largest`)", \
-    "a fixed tile choice can flip the A-vs-B verdict (docs/policies.md)")
+    "a fixed tile choice can flip the A-vs-B verdict (docs/policies.md)")                                       \
+  X(double, power_cap_w, 0.0, between(0.0, 1e6), "W",                                                              \
+    "the chip's power cap: 0 = off; else at least the static power, and the run takes the highest clock scale at which no power window exceeds it", \
+    "off: the issue's power budget is a study knob (docs/energy.md, Power cap)")
 
 struct HwConfig {
   AHBM_PARAMS_CHIP(AHBM_HW_MEMBER)
@@ -309,6 +312,14 @@ Json to_json(const HwConfig& c);
 // Cross-field consistency of a config (docs/reliability.md): the DMA tile is whole GEMM
 // tiles, the groups fit the chip, fault-injection targets exist. Throws InputError naming `file`.
 void check_hw_config(const HwConfig& c, const std::string& file);
+
+// Static power, W: pe_static_w per PE, cube_static_w per CUBE, router_static_w per router of
+// the elaborated chip (`groups` × `group.cubes` CUBEs of `cube.pes` PEs; the routers are the
+// NoC model's, known once it is built: 0 gives the chip's static power without them).
+double static_power_w(const HwConfig& c, int routers);
+// The InputError text for a power cap below the static power (config checks; the runtime again
+// with the NoC's routers).
+std::string power_cap_below_static(double cap_w, double static_w);
 
 // The timing parameters of `c` that make the model slower than the defaults, with their values
 // and defaults ("timing parameters slower than their defaults: clock_ghz = 0.01 (default 1.0),

@@ -1,7 +1,9 @@
 #include "hw/common/trace_sink.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -23,6 +25,13 @@ std::string vcd_id(int n) {
 }
 
 std::string vcd_value(uint64_t v, int width, const std::string& id) {
+  if (width == 0) {  // real: the shortest text that reads back as the same double
+    double d;
+    std::memcpy(&d, &v, sizeof d);
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, d);
+    return "r" + std::string(buf, r.ptr) + " " + id;
+  }
   if (width == 1) return std::string(v ? "1" : "0") + id;
   std::string bits;
   for (int b = width - 1; b >= 0; --b) {
@@ -41,6 +50,10 @@ void write_scope(std::ostream& os, const std::string& name, const Scope& s,
                  const std::vector<int>& widths) {
   os << "$scope module " << name << " $end\n";
   for (const auto& [leaf, id] : s.vars) {
+    if (widths[id] == 0) {
+      os << "$var real 64 " << vcd_id(id) << " " << leaf << " $end\n";
+      continue;
+    }
     os << "$var wire " << widths[id] << " " << vcd_id(id) << " " << leaf;
     if (widths[id] > 1) os << " [" << widths[id] - 1 << ":0]";
     os << " $end\n";
@@ -52,8 +65,14 @@ void write_scope(std::ostream& os, const std::string& name, const Scope& s,
 }  // namespace
 
 int TraceSink::add_signal(const std::string& name, int width, uint64_t initial) {
+  return add(name, std::clamp(width, 1, 64), initial);
+}
+
+int TraceSink::add_real_signal(const std::string& name) { return add(name, kReal, 0); }  // 0.0's bits are 0
+
+int TraceSink::add(const std::string& name, int width, uint64_t initial) {
   names_.push_back(name);
-  widths_.push_back(std::clamp(width, 1, 64));
+  widths_.push_back(width);
   initial_.push_back(initial);
   last_.push_back(initial);
   return int(names_.size()) - 1;
@@ -82,6 +101,12 @@ void TraceSink::set_at_ns(int id, uint64_t value, uint64_t t_ns) {
   changes_.push_back({t_ns, id, value});
 }
 
+void TraceSink::set_real_at_ns(int id, double value, uint64_t t_ns) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  set_at_ns(id, bits, t_ns);
+}
+
 void TraceSink::append(const TraceSink& other, uint64_t offset_ns) {
   if (!enabled_) return;
   std::map<std::string, int> mine;
@@ -89,7 +114,7 @@ void TraceSink::append(const TraceSink& other, uint64_t offset_ns) {
   std::vector<int> id_of(other.names_.size());
   for (size_t i = 0; i < other.names_.size(); ++i) {
     auto it = mine.find(other.names_[i]);
-    id_of[i] = it != mine.end() ? it->second : add_signal(other.names_[i], other.widths_[i], other.initial_[i]);
+    id_of[i] = it != mine.end() ? it->second : add(other.names_[i], other.widths_[i], other.initial_[i]);
     set_at_ns(id_of[i], other.initial_[i], offset_ns);  // each step starts from its reset state
   }
   for (const Change& c : other.changes_) set_at_ns(id_of[size_t(c.id)], c.value, c.t_ns + offset_ns);

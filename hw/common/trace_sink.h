@@ -21,9 +21,12 @@ class TraceSink {
 
   // `name` is dotted: "group0.cube1.pe3.activity" becomes scopes group0/cube1/pe3.
   int add_signal(const std::string& name, int width, uint64_t initial = 0);
+  // A real-valued signal (VCD `$var real`, drawn as an analog waveform), initially 0.
+  int add_real_signal(const std::string& name);
   // Records a change at the current simulated time (sc_time_stamp), counted from the epoch.
   void set(int id, uint64_t value);
   void set_at_ns(int id, uint64_t value, uint64_t t_ns);
+  void set_real_at_ns(int id, double value, uint64_t t_ns);
 
   // Appends another sink's changes shifted by `offset_ns` (signals matched by name, added when
   // new): the runtime strings several simulated steps into one waveform.
@@ -45,6 +48,8 @@ class TraceSink {
     int id;
     uint64_t value;
   };
+  static constexpr int kReal = 0;  // the width of a real signal; its values are the doubles' bits
+  int add(const std::string& name, int width, uint64_t initial);
   bool enabled_;
   sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::vector<std::string> names_;

@@ -24,6 +24,10 @@ Placement other(const std::string& name) { return {"other", "other", name, {4, 0
 Placement place(const std::string& name, const ComponentTable& components) {
   const auto* owner = owner_of(components, name);
   if (!owner) {
+    // The power trace's signals (waves.h add_power_signals): after every other section.
+    // The chip's power first, then the classes by name.
+    if (name.rfind("chip.power", 0) == 0)
+      return {"power", "chip power", name.substr(5), {5, 0, 0, name == "chip.power_w" ? 0 : 1, name.substr(5)}};
     if (name.rfind("agent.", 0) == 0) return {"agents", "agents", name.substr(6), {3, 0, 0, 0, name.substr(6)}};
     return other(name);
   }

@@ -3,7 +3,7 @@
 // (trace sink name, e.g. "group0.cube1.pe3.activity") belongs in the views a user opens:
 // the GTKWave save file and the Perfetto trace list the same sections in the same order.
 //   Q source and NoC; per CUBE: Q buffer, PE0..PE7 (each followed by its DMA), reducer;
-//   the group's inter-CUBE links; host; agents.
+//   the group's inter-CUBE links; host; agents; (other); chip power (waveforms only).
 // Hardware names are looked up in the component table the modules declare (hw/common/
 // component.h, carried by the SpanRecorder); the runtime's own annotations are "agent.<name>"
 // (agents) and anything else undeclared ("runtime.*", "group0.kv_mover"): "other".

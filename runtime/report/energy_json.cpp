@@ -14,15 +14,19 @@ Json energy_json(const EnergyReading& e, bool components) {
   return j;
 }
 
+EnergyReading step_energy(const StepRecord& s, const StatsNode& chip, const HwConfig& hw, DType t) {
+  EnergyReading e = s.energy;
+  if (s.timing.ns > e.elapsed_ns) e += read_energy(chip, hw, t, s.timing.ns - e.elapsed_ns, 0.0);
+  return e;
+}
+
 Json run_energy_json(const std::vector<StepRecord>& steps, const StatsNode& chip, const HwConfig& hw, DType t,
                      double total_ns, std::vector<double>* step_joules) {
   EnergyReading run;
   std::map<std::string, EnergyReading> phases;
   uint64_t tokens = 0, decode_tokens = 0;
   for (const StepRecord& s : steps) {
-    EnergyReading e = s.energy;
-    // A step without simulated activity (a host-side wait) still leaks for its time.
-    if (s.timing.ns > e.elapsed_ns) e += read_energy(chip, hw, t, s.timing.ns - e.elapsed_ns, 0.0);
+    const EnergyReading e = step_energy(s, chip, hw, t);
     if (step_joules) step_joules->push_back(e.total_j());
     phases[s.id.phase] += e;
     run += e;

@@ -14,6 +14,11 @@ namespace ahbm::report {
 // "by_component": {component: J}.
 Json energy_json(const EnergyReading& e, bool components);
 
+// A step's energy as the run counts it: its reading, plus static power for any of its time the
+// reading does not cover (a host-side wait: static power alone). `chip` is the run's merged
+// statistics tree (its routers and groups for static power).
+EnergyReading step_energy(const StepRecord& s, const StatsNode& chip, const HwConfig& hw, DType t);
+
 // summary.json "energy": the run's energy from its step records (each step's reading; a step
 // with no simulated activity, e.g. a host-side wait, and timeline time outside every step cost
 // static power) over `total_ns`: totals, by class and component, dynamic vs static, by phase,

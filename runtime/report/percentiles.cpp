@@ -16,17 +16,17 @@ double percentile(std::vector<double> x, double p) {
   return x[i] + (pos - double(i)) * (x[i + 1] - x[i]);
 }
 
-Json distribution(const std::vector<double>& s) {
+Json distribution(const std::vector<double>& s, const std::string& unit) {
   if (s.empty()) return Json{{"count", 0}};
   const double total = std::accumulate(s.begin(), s.end(), 0.0);
   return Json{{"count", s.size()},
-              {"min_ns", *std::min_element(s.begin(), s.end())},
-              {"mean_ns", total / double(s.size())},
-              {"p50_ns", percentile(s, 50)},
-              {"p90_ns", percentile(s, 90)},
-              {"p99_ns", percentile(s, 99)},
-              {"max_ns", *std::max_element(s.begin(), s.end())},
-              {"total_ns", total}};
+              {"min" + unit, *std::min_element(s.begin(), s.end())},
+              {"mean" + unit, total / double(s.size())},
+              {"p50" + unit, percentile(s, 50)},
+              {"p90" + unit, percentile(s, 90)},
+              {"p99" + unit, percentile(s, 99)},
+              {"max" + unit, *std::max_element(s.begin(), s.end())},
+              {"total" + unit, total}};
 }
 
 }  // namespace ahbm::report

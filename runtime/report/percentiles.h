@@ -3,6 +3,7 @@
 // Definition: linear interpolation between closest ranks (numpy's default): for sorted
 // samples x[0..n-1], the p-th percentile is x[i] + f * (x[i+1] - x[i]) with
 // i + f = p / 100 * (n - 1). One sample gives that sample for every p.
+#include <string>
 #include <vector>
 
 #include "hw/common/json_reader.h"
@@ -13,7 +14,7 @@ namespace ahbm::report {
 double percentile(std::vector<double> samples, double p);
 
 // {"count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "total_ns"};
-// {"count": 0} for no samples.
-Json distribution(const std::vector<double>& samples_ns);
+// {"count": 0} for no samples. `unit` is the keys' suffix ("_j" for joules).
+Json distribution(const std::vector<double>& samples_ns, const std::string& unit = "_ns");
 
 }  // namespace ahbm::report

@@ -2,6 +2,7 @@
 
 #include "runtime/report/gzip_stream.h"
 #include "runtime/report/latency.h"
+#include "runtime/report/power.h"
 #include "runtime/report/stats_json.h"
 #include "runtime/report/trace_json.h"
 #include "runtime/report/trace_level.h"
@@ -23,14 +24,15 @@ void write_report_files(OutputTarget& out, const RunOutput& run, const RunOption
     if (opt.trace_gz) {
       out.write("trace.json.gz", [&](std::ostream& os) {
         GzipOstream gz(os);
-        write_trace_json(gz, spans);
+        write_trace_json(gz, spans, &run.power);
         gz.finish();
       });
     } else {
-      out.write("trace.json", [&](std::ostream& os) { write_trace_json(os, spans); });
+      out.write("trace.json", [&](std::ostream& os) { write_trace_json(os, spans, &run.power); });
     }
   }
-  if (opt.vcd) write_waves(out, *run.sim.trace, all, run.sim.tile_done_ns, run.sim.end_ns);
+  if (opt.vcd) write_waves(out, *run.sim.trace, all, run.sim.tile_done_ns, run.sim.end_ns, &run.power);
+  out.write("power.csv", [&](std::ostream& os) { write_power_csv(os, run.power); });
   const Json& summary = run.summary;
   const Json hw = summary.contains("config") ? summary["config"].value("hw", Json::object()) : Json::object();
   out.write("stats.json", [&](std::ostream& os) { os << module_stats(all, run.sim.stats, hw, run.sim.end_ns).dump(2) << '\n'; });

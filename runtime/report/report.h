@@ -1,7 +1,7 @@
 #pragma once
 // The run directory's report files beyond summary.json (docs/outputs.md): latency.csv and
 // trace.json (or trace.json.gz) at the run's output level (trace_level.h), waves.vcd +
-// waves.gtkw + GTKWave filters (when the VCD is enabled), stats.json.
+// waves.gtkw + GTKWave filters (when the VCD is enabled), stats.json, power.csv.
 #include <string>
 
 #include "runtime/driver.h"

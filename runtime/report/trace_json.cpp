@@ -221,7 +221,7 @@ void metadata(JsonText& j, const char* name, int pid, int tid, const char* arg, 
 
 }  // namespace
 
-void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
+void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTrace* power) {
   const std::vector<Process> procs = layout(spans);
   JsonText j(os);
   // Keys in alphabetical order, as nlohmann::json orders them: "traceEvents" comes last and its
@@ -276,12 +276,41 @@ void write_trace_json(std::ostream& os, const SpanRecorder& spans) {
       }
     }
   }
+  if (power) {
+    // Counter tracks: keys in alphabetical order as everywhere (the classes are sorted by name).
+    const int pid = int(procs.size()) + 1;
+    const std::string label = "chip power";
+    next();
+    metadata(j, "process_name", pid, 0, "name", &label, 0);
+    next();
+    metadata(j, "process_sort_index", pid, 0, "sort_index", nullptr, pid);
+    std::map<std::string, EnergyClass> by_name;
+    for (size_t c = 0; c < kEnergyClasses; ++c) by_name.emplace(energy_class_name(EnergyClass(c)), EnergyClass(c));
+    auto counters = [&](int64_t ns, size_t k, bool zero) {
+      const double ts = perfetto_us(ns);
+      next();
+      j.raw("{\"args\":{\"chip\":").num(zero ? 0.0 : power->watts(k));
+      j.raw("},\"name\":\"power_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").num(ts).raw('}');
+      next();
+      j.raw("{\"args\":{");
+      bool first_arg = true;
+      for (const auto& [name, c] : by_name) {
+        if (!first_arg) j.raw(',');
+        first_arg = false;
+        j.str(name).raw(':').num(zero ? 0.0 : power->watts(k, c));
+      }
+      j.raw("},\"name\":\"power_by_class_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").num(ts).raw('}');
+    };
+    for (size_t k = 0; k < power->windows.size(); ++k) counters(std::llround(power->start_ns(k)), k, false);
+    const int64_t end = std::llround(power->total_ns);
+    if (end > std::llround(power->start_ns(power->windows.size() - 1))) counters(end, 0, true);
+  }
   j.raw("]}\n");
 }
 
-Json trace_events(const SpanRecorder& spans) {
+Json trace_events(const SpanRecorder& spans, const PowerTrace* power) {
   std::ostringstream os;
-  write_trace_json(os, spans);
+  write_trace_json(os, spans, power);
   return Json::parse(os.str())["traceEvents"];
 }
 

@@ -13,17 +13,21 @@
 //  - Slices on one track always nest or are disjoint, as the format requires: when a
 //    component's spans overlap without nesting (e.g. two processes charging one reducer), the
 //    later ones move to an extra track "<component> #2", "#3", ...
+//  - Given a power trace, a last process "chip power" with counter events ("ph": "C") at each
+//    window's start: "power_w" {chip} and "power_by_class_w" {one value per energy class}, W,
+//    and zeros at the end of the run.
 #include <ostream>
 
 #include "hw/common/json_reader.h"
 #include "hw/common/span_recorder.h"
+#include "runtime/report/power.h"
 
 namespace ahbm::report {
 
 // Writes the document event by event as JSON text (no document tree held in memory), byte for
 // byte what nlohmann::json::dump() gives for the same events.
-void write_trace_json(std::ostream& os, const SpanRecorder& spans);
+void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTrace* power = nullptr);
 // The events as an array (tests; parses what write_trace_json writes).
-Json trace_events(const SpanRecorder& spans);
+Json trace_events(const SpanRecorder& spans, const PowerTrace* power = nullptr);
 
 }  // namespace ahbm::report

@@ -18,7 +18,8 @@ namespace {
 
 // GTKWave trace flags (gtkwave's analyzer.h): display format, group begin/end, filters.
 constexpr unsigned kHex = 0x2, kDec = 0x4, kBin = 0x8, kRjustify = 0x20, kBlank = 0x200,
-                   kTranslated = 0x2000, kGroupBegin = 0x800000, kGroupEnd = 0x1000000;
+                   kTranslated = 0x2000, kAnalogStep = 0x8000, kAnalogBlankStretch = 0x20000, kReal = 0x40000,
+                   kGroupBegin = 0x800000, kGroupEnd = 0x1000000;
 
 const char* kActivityFilter = "pe_activity.gtkw-filter";
 const char* kPhaseFilter = "phases.gtkw-filter";
@@ -53,7 +54,7 @@ std::vector<VcdVar> vcd_vars(const std::string& vcd) {
       if (rest != "$end") name += rest;  // the bit range, "[2:0]"
       std::string full;
       for (const auto& s : scope) full += s + ".";
-      out.push_back({full + name, width});
+      out.push_back({full + name, width, kind == "real"});
     } else if (tok == "$enddefinitions") {
       break;
     }
@@ -140,6 +141,23 @@ TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, c
   return t;
 }
 
+void add_power_signals(TraceSink& trace, const PowerTrace& power) {
+  std::vector<int> ids;
+  const int chip = trace.add_real_signal("chip.power_w");
+  for (size_t c = 0; c < kEnergyClasses; ++c)
+    ids.push_back(trace.add_real_signal(std::string("chip.power.") + energy_class_name(EnergyClass(c)) + "_w"));
+  for (size_t k = 0; k < power.windows.size(); ++k) {
+    const uint64_t t = at_ns(power.start_ns(k));
+    trace.set_real_at_ns(chip, power.watts(k), t);
+    for (size_t c = 0; c < kEnergyClasses; ++c) trace.set_real_at_ns(ids[c], power.watts(k, EnergyClass(c)), t);
+  }
+  const uint64_t end = at_ns(power.total_ns);
+  if (end > at_ns(power.start_ns(power.windows.size() - 1))) {
+    trace.set_real_at_ns(chip, 0.0, end);
+    for (int id : ids) trace.set_real_at_ns(id, 0.0, end);
+  }
+}
+
 GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
                     const ComponentTable& components) {
   GtkwFiles f;
@@ -217,6 +235,19 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
       g << '-' << label << '\n';
     }
     const bool activity = n.size() > 9 && n.compare(n.size() - 9, 9, ".activity") == 0;
+    if (v.real) {
+      // An analog step trace, made taller by blank "analog extension" rows below it: the chip's
+      // power three rows, each class's one.
+      set_flags(kReal | kAnalogStep | kRjustify);
+      std::string alias = p.item;
+      std::replace(alias.begin(), alias.end(), '.', '/');
+      g << "+{" << alias << "} " << v.name << '\n';
+      for (int r = 0; r < (n == "chip.power_w" ? 3 : 1); ++r) {
+        set_flags(kAnalogBlankStretch);
+        g << "-\n";
+      }
+      continue;
+    }
     if (activity || n == "host.phase") {
       set_flags(kTranslated | kHex | kRjustify);
       g << (activity ? "^1 " : "^2 ") << (activity ? kActivityFilter : kPhaseFilter) << '\n';
@@ -235,9 +266,11 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
 }
 
 void write_waves(OutputTarget& out, const TraceSink& trace, const SpanRecorder& spans,
-                 const std::vector<double>& tile_done_ns, double total_ns) {
+                 const std::vector<double>& tile_done_ns, double total_ns, const PowerTrace* power) {
   std::ostringstream vcd;
-  with_host_signals(trace, spans, tile_done_ns).write_vcd(vcd);
+  TraceSink all = with_host_signals(trace, spans, tile_done_ns);
+  if (power) add_power_signals(all, *power);
+  all.write_vcd(vcd);
   const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns, spans.components());
   const std::pair<const char*, const std::string*> files[] = {
       {"waves.vcd", nullptr}, {"waves.gtkw", &f.gtkw}, {kActivityFilter, &f.activity_filter}, {kPhaseFilter, &f.phase_filter}};

@@ -5,7 +5,7 @@
 //    host.agents_done (counts);
 //  - waves.gtkw, a GTKWave save file that opens waves.vcd with the signals grouped and ordered
 //    (Q source + NoC; per CUBE: Q buffer, PE0..PE7 activity and DMA, reducer; inter-CUBE links;
-//    host), PE activity and host phase shown as names through translate-filter files written next
+//    host; chip power as analog traces), PE activity and host phase shown as names through translate-filter files written next
 //    to it (pe_activity.gtkw-filter, phases.gtkw-filter), and the view zoomed to the whole run.
 // All paths inside waves.gtkw are relative to the run directory: `cd RUN && gtkwave waves.gtkw`.
 #include <string>
@@ -14,12 +14,14 @@
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
 #include "runtime/output_dir.h"
+#include "runtime/report/power.h"
 
 namespace ahbm::report {
 
 struct VcdVar {
   std::string name;  // full dotted name as GTKWave shows it, e.g. "ahbm.group0.cube0.pe0.activity[2:0]"
   int width = 1;
+  bool real = false;  // `$var real`: drawn as an analog waveform
 };
 
 // The variables declared in a VCD header, in declaration order.
@@ -34,6 +36,10 @@ std::vector<std::string> phase_order(const SpanRecorder& spans);
 // A copy of `trace` with the host signals added.
 TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, const std::vector<double>& tile_done_ns);
 
+// Adds the power trace as real-valued signals: chip.power_w (the chip, W) and chip.power.<class>_w
+// per energy class, each window's power from the window's start, 0 from the end of the run.
+void add_power_signals(TraceSink& trace, const PowerTrace& power);
+
 struct GtkwFiles {
   std::string gtkw, activity_filter, phase_filter;
 };
@@ -42,8 +48,9 @@ struct GtkwFiles {
 GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
                     const ComponentTable& components);
 
-// Writes waves.vcd, waves.gtkw and the filter files into `dir`.
+// Writes waves.vcd (with the host and, given `power`, the power signals), waves.gtkw and the
+// filter files into `dir`.
 void write_waves(OutputTarget& out, const TraceSink& trace, const SpanRecorder& spans,
-                 const std::vector<double>& tile_done_ns, double total_ns);
+                 const std::vector<double>& tile_done_ns, double total_ns, const PowerTrace* power = nullptr);
 
 }  // namespace ahbm::report

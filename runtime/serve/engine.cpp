@@ -13,6 +13,7 @@
 #include "runtime/kv/placement.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/session.h"
+#include "hw/chip/energy.h"
 #include "runtime/step_record.h"
 #include "runtime/step_runner.h"
 
@@ -45,6 +46,7 @@ enum class AgentState { run, tool, done };
 struct StepCost {
   double ns = 0;
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
+  double energy_j = 0;     // the step's energy reading (hw/chip/energy.h): dynamic + static over ns
 };
 
 // A parent or a branch of a workflow, with the work it has left.
@@ -295,7 +297,7 @@ StepCost Engine::time_step(const std::vector<Step>& parts, bool& reused) {
   const auto simulate = [&] {
     ++res_.steps_simulated;
     const SimResult sim = runner_->simulate_quiet(jobs);
-    return StepCost{sim.end_ns, hbm_bytes_read(sim)};
+    return StepCost{sim.end_ns, hbm_bytes_read(sim), read_energy(sim.stats, hw_, w_.scenario.model.dtype, sim.end_ns).total_j()};
   };
   reused = false;
   if (!w_.scheduler.step_cache) return simulate();
@@ -421,14 +423,21 @@ ServeResult Engine::run() {
     const StepCost cost = time_step(parts, sample.reused);
     sample.ns = cost.ns;
     sample.hbm_bytes = cost.hbm_bytes;
+    sample.energy_j = cost.energy_j;
     res_.steps.push_back(sample);
     const double start = now_;
     now_ += sample.ns;
+    // The step's energy is shared among its requests by the new tokens each brings to it.
+    int64_t step_tokens = 0;
+    for (auto& [f, in] : members)
+      for (const Agent* a : in)
+        if (a->request >= 0) step_tokens += a->sa.new_tokens;
     for (auto& [f, in] : members) {
       for (Agent* a : in) {
         if (a->request >= 0) {
           RequestRecord& r = res_.requests[size_t(a->request)];
           if (r.scheduled_ns < 0) r.scheduled_ns = start;
+          if (step_tokens > 0) r.energy_j += cost.energy_j * double(a->sa.new_tokens) / double(step_tokens);
         }
         if (a->prefill_left > 0) {
           f->remaining -= a->prefill_left;
@@ -514,6 +523,9 @@ std::string step_key(const std::vector<AttentionJob>& jobs) {
 }
 
 ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt) {
+  if (hw.power_cap_w > 0)
+    throw InputError(opt.hw_file + ": power_cap_w (the chip's power cap) = " + Json(hw.power_cap_w).dump() +
+                     " is not applied by serve (allowed: 0 = off; the cap applies to `ahbm-sim run`, docs/energy.md)");
   Engine e(w, hw, opt);
   return e.run();
 }

@@ -38,6 +38,9 @@ struct RequestRecord {
   double done_ns = -1;
   bool cancelled = false;         // a "first" join went on without it
   int finished = 0;               // times it finished (conservation: exactly once)
+  // Its share of the energy of every step it was in: each step's energy split among the step's
+  // requests by the new tokens each brought (prefill tokens, or 1 per decode), J.
+  double energy_j = 0;
 };
 
 struct WorkflowRecord {
@@ -60,6 +63,7 @@ struct StepSample {
   int active = 0;        // admitted, not finished
   bool reused = false;   // timed from the step cache
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
+  double energy_j = 0;     // the step's energy (hw/chip/energy.h read_energy over its time), J
 };
 
 struct ServeResult {

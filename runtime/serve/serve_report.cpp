@@ -133,6 +133,24 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
              {"allocations", r.allocations},
              {"frees", r.frees},
              {"in_use_end", r.in_use_end}};
+  // Energy: each step's reading, shared among its requests by new tokens (engine.h RequestRecord).
+  std::vector<double> req_j;
+  double steps_j = 0, requests_j = 0;
+  for (const StepSample& st : r.steps) steps_j += st.energy_j;
+  for (const RequestRecord& q : r.requests) {
+    requests_j += q.energy_j;
+    req_j.push_back(q.energy_j);
+  }
+  s["energy"] = {{"steps_j", steps_j},
+                 {"requests_j", requests_j},
+                 {"per_request", report::distribution(req_j, "_j")},
+                 {"j_per_request", r.requests.empty() ? 0.0 : steps_j / double(r.requests.size())},
+                 {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
+                 {"average_power_while_busy_w", busy > 0 ? steps_j / (busy * 1e-9) : 0.0},
+                 {"note", "the chip's energy while steps run (docs/energy.md: each step's activity with the energy.* "
+                          "costs plus static power over the step); a step's energy is shared among its requests by "
+                          "the new tokens each brings (prefill tokens, 1 per decode); time between steps is not "
+                          "counted"}};
   s["end_ns"] = r.end_ns;
   s["simulator"] = simulator_json(hw);
   return s;
@@ -141,12 +159,12 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
 std::string requests_csv(const ServeResult& r) {
   std::ostringstream os;
   os << "workflow,template,round,branch,prefill_tokens,requested_tokens,generated_tokens,ready_ns,scheduled_ns,"
-        "first_token_ns,last_token_ns,tool_ns,done_ns,cancelled\n";
+        "first_token_ns,last_token_ns,tool_ns,done_ns,cancelled,energy_j\n";
   for (const RequestRecord& q : r.requests)
     os << q.workflow << ',' << r.workflows[size_t(q.workflow)].tmpl << ',' << q.round << ',' << q.branch << ','
        << q.prefill_tokens << ',' << q.requested_tokens << ',' << q.generated_tokens << ',' << num(q.ready_ns) << ','
        << num(q.scheduled_ns) << ',' << num(q.first_token_ns) << ',' << num(q.last_token_ns) << ',' << num(q.tool_ns)
-       << ',' << num(q.done_ns) << ',' << (q.cancelled ? 1 : 0) << '\n';
+       << ',' << num(q.done_ns) << ',' << (q.cancelled ? 1 : 0) << ',' << num(q.energy_j) << '\n';
   return os.str();
 }
 

@@ -108,6 +108,29 @@ TEST(Serve, EveryRequestFinishesOnceTokensAndPagesConserved) {
     }
 }
 
+TEST(Serve, RequestEnergiesAddUpToTheSteps) {
+  const Workload w = workload(kAgentic);
+  const ServeResult r = serve::serve(w, hw(), {});
+  double steps = 0, requests = 0;
+  for (const auto& s : r.steps) {
+    EXPECT_GT(s.energy_j, 0.0);
+    steps += s.energy_j;
+  }
+  for (const auto& q : r.requests) {
+    if (!q.cancelled) EXPECT_GT(q.energy_j, 0.0);
+    requests += q.energy_j;
+  }
+  EXPECT_NEAR(requests, steps, 1e-9 * steps);
+  const Json s = serve::serve_summary(w, hw(), r);
+  EXPECT_NEAR(s["energy"]["requests_j"].get<double>(), steps, 1e-9 * steps);
+  EXPECT_NEAR(s["energy"]["j_per_output_token"].get<double>() * s["requests"]["tokens_generated"].get<double>(), steps,
+              1e-9 * steps);
+  // serve does not apply a power cap: it refuses one rather than ignore it.
+  HwConfig capped = hw();
+  capped.power_cap_w = 1e3;
+  EXPECT_THROW(serve::serve(w, capped, {}), InputError);
+}
+
 TEST(Serve, AdmissionHoldsTheKvPoolAndQueuesTheRest) {
   const Workload w = workload(kAgentic);
   HwConfig small = hw();

@@ -48,13 +48,14 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  trace.json    the spans as Chrome trace events: open in ui.perfetto.dev (trace.json.gz with\n"
       "                --trace-gz; both files at the --trace output level, docs/outputs.md)\n"
       "  stats.json    per-module counters: busy time/cycles, bytes, utilisation, high-water marks\n"
+      "  power.csv     chip power per window and per energy class, W (--power-window-ns; docs/energy.md)\n"
       "  waves.vcd     state-change waveforms, scopes group/cube/pe, 1 ns time unit; open with\n"
       "                `gtkwave DIR/waves.gtkw` (grouped, named states, zoomed to the run)\n"
       "  join.csv      with a \"join\" block: per join strategy, join-input tokens, continuation-prefill and\n"
       "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
-  std::string scenario, out, hw, noc, seed, watchdog, trace;
+  std::string scenario, out, hw, noc, seed, watchdog, trace, power_window;
   std::string policy = "A", launch = "unified";
   std::vector<std::string> overrides;
   desc.add_options()
@@ -78,6 +79,10 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
        "step), phase (agent and step annotations only), summary (neither file), auto (default: tile up to "
        "250000 spans, step beyond)")
       ("trace-gz", "write trace.json.gz (gzip; Perfetto opens it) instead of trace.json")
+      ("power-window-ns", po::value<std::string>(&power_window),
+       "window of the power trace (summary.json power, power.csv, waves.vcd chip.power_w, trace.json power "
+       "counters), whole ns in [1, 1e12] (default: the smallest of 1, 2, 5 x 10^k ns giving at most 1000 "
+       "windows; docs/energy.md)")
       ("dump-tensors", "write tensors/{q,k,v,mask,o}.npy (float32; mask bool, true = may attend)")
       ("no-values", "timing only: no tensors computed, same simulated times, no numeric check")
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
@@ -99,6 +104,8 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   if (vm.count("seed")) opt.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("watchdog-ns")) opt.watchdog_ns = parse_double_option("watchdog-ns", watchdog, 1.0, kMaxWatchdogNs);
   if (vm.count("trace")) opt.trace = report::parse_trace_level(trace);
+  if (vm.count("power-window-ns"))
+    opt.power_window_ns = double(parse_uint_option("power-window-ns", power_window, 1, uint64_t(1e12)));
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
