@@ -134,17 +134,21 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
              {"frees", r.frees},
              {"in_use_end", r.in_use_end}};
   // Energy: each step's reading, shared among its requests by new tokens (engine.h RequestRecord).
-  std::vector<double> req_j;
+  // A workflow's energy is the sum of its requests' (its branches and its answer).
+  std::vector<double> req_j, workflow_j(r.workflows.size(), 0.0);
   double steps_j = 0, requests_j = 0;
   for (const StepSample& st : r.steps) steps_j += st.energy_j;
   for (const RequestRecord& q : r.requests) {
     requests_j += q.energy_j;
     req_j.push_back(q.energy_j);
+    workflow_j[size_t(q.workflow)] += q.energy_j;
   }
   s["energy"] = {{"steps_j", steps_j},
                  {"requests_j", requests_j},
                  {"per_request", report::distribution(req_j, "_j")},
+                 {"per_workflow", report::distribution(workflow_j, "_j")},
                  {"j_per_request", r.requests.empty() ? 0.0 : steps_j / double(r.requests.size())},
+                 {"j_per_workflow", r.workflows.empty() ? 0.0 : steps_j / double(r.workflows.size())},
                  {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
                  {"average_power_while_busy_w", busy > 0 ? steps_j / (busy * 1e-9) : 0.0},
                  {"note", "the chip's energy while steps run (docs/energy.md: each step's activity with the energy.* "

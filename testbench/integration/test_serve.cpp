@@ -125,6 +125,12 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
   EXPECT_NEAR(s["energy"]["requests_j"].get<double>(), steps, 1e-9 * steps);
   EXPECT_NEAR(s["energy"]["j_per_output_token"].get<double>() * s["requests"]["tokens_generated"].get<double>(), steps,
               1e-9 * steps);
+  // Per workflow: each workflow's requests summed; the mean times the count is the total again.
+  const Json& per_workflow = s["energy"]["per_workflow"];
+  EXPECT_EQ(per_workflow["count"].get<size_t>(), r.workflows.size());
+  EXPECT_NEAR(per_workflow["total_j"].get<double>(), steps, 1e-9 * steps);
+  EXPECT_NEAR(s["energy"]["j_per_workflow"].get<double>() * double(r.workflows.size()), steps, 1e-9 * steps);
+  EXPECT_GE(per_workflow["max_j"].get<double>(), s["energy"]["per_request"]["max_j"].get<double>());
   // serve does not apply a power cap: it refuses one rather than ignore it.
   HwConfig capped = hw();
   capped.power_cap_w = 1e3;
