@@ -33,19 +33,23 @@ AttentionJob timing_copy(const AttentionJob& j) {
   t.scale = j.scale;
   t.rows = j.rows;
   t.agents = j.agents;
-  t.tiles = j.tiles;
   t.shards.resize(j.shards.size());
   for (size_t p = 0; p < j.shards.size(); ++p) {
     t.shards[p].tokens = j.shards[p].tokens;
     t.shards[p].info = j.shards[p].info;
   }
   t.values = false;
-  t.segments = j.segments;
-  t.replicas = j.replicas;
-  t.remap = j.remap;
-  t.kv_broadcast = j.kv_broadcast;
-  t.kernel = j.kernel;
+  copy_dataflow(t, j);
   return t;
+}
+
+void copy_dataflow(AttentionJob& dst, const AttentionJob& src) {
+  dst.tiles = src.tiles;
+  dst.segments = src.segments;
+  dst.replicas = src.replicas;
+  dst.remap = src.remap;
+  dst.kv_broadcast = src.kv_broadcast;
+  dst.kernel = src.kernel;
 }
 
 std::vector<KvBlock> pe_kv_blocks(const AttentionJob& j, int pe, const QTile& t, int kv_tile, bool skip_masked) {

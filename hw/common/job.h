@@ -201,6 +201,10 @@ void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jo
 // AttentionJob must be copied here too (test_perf_timing_only checks that a timing copy
 // simulates to the same times as the job itself).
 AttentionJob timing_copy(const AttentionJob& j);
+// Copies the dataflow a policy layout sets (tiles, segments, replicas, remap, KV broadcast,
+// kernel) from `src` into `dst`: what timing_copy keeps of it, and what re-laying a job out from
+// its Policy-A form restores (runtime/policy/apply_policy.h relay_out).
+void copy_dataflow(AttentionJob& dst, const AttentionJob& src);
 // Index, among the tokens PE `pe` holds (its shard, then its replicas in order), of token
 // `first` of `src`'s shard held as a replica. The slice stores K rows of all held tokens, then V.
 uint64_t replica_offset_tokens(const AttentionJob& j, int pe, int src, int first);

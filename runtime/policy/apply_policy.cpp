@@ -118,15 +118,8 @@ void relay_out(std::vector<AttentionJob>& jobs, const std::vector<AttentionJob>&
                const Layout& layout) {
   if (jobs.size() != a_jobs.size()) throw std::logic_error("relay_out: the jobs are not copies of the Policy-A jobs");
   for (size_t i = 0; i < jobs.size(); ++i) {
-    AttentionJob& j = jobs[i];
-    const AttentionJob& a = a_jobs[i];
-    j.tiles = a.tiles;
-    j.segments = a.segments;
-    j.replicas = a.replicas;
-    j.remap = a.remap;
-    j.kv_broadcast = a.kv_broadcast;
-    j.kernel = a.kernel;
-    lay_out(j, hw, layout);
+    copy_dataflow(jobs[i], a_jobs[i]);
+    lay_out(jobs[i], hw, layout);
   }
 }
 
