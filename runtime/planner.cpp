@@ -127,7 +127,21 @@ using KvRowFn = std::function<void(int head, int owner, int32_t pos, float* k, f
 struct KvLayout {
   std::vector<KvShard> shards;                 // info and tokens; no values
   std::vector<std::vector<int>> shard_origin;  // per PE, per token: tensor owner of its K/V
+  std::vector<std::vector<KvWrite>> writes;    // per PE: what the step writes (empty: none)
 };
+
+// The KV writes of `page`, whose tokens start at shard token `base` of its PE, for a step that
+// began at write count `since`: the copy that made the page (when made in this step), then its
+// tokens appended in this step (a run adjacent to the PE's previous append run extends it).
+void add_page_writes(const KvPage& page, int base, uint64_t since, std::vector<KvWrite>& out) {
+  if (since == kNoKvWrites) return;
+  if (page.copied > 0 && page.written_at[0] > since) out.push_back({base, page.copied, page.copied_from_pe});
+  for (int t = page.copied; t < page.filled(); ++t) {
+    if (page.written_at[size_t(t)] <= since) continue;
+    if (!out.empty() && !out.back().copy() && out.back().first + out.back().count == base + t) ++out.back().count;
+    else out.push_back({base + t, 1, -1});
+  }
+}
 
 KvLayout kv_layout(const HwConfig& hw, const KvPageManager& kv, const Step& step, const std::vector<int>& subset) {
   // Every page any job agent references, in first-reference order, with who references it.
@@ -146,6 +160,7 @@ KvLayout kv_layout(const HwConfig& hw, const KvPageManager& kv, const Step& step
   KvLayout out;
   out.shards.resize(size_t(pes));
   out.shard_origin.assign(size_t(pes), {});
+  if (step.kv_since != kNoKvWrites) out.writes.assign(size_t(pes), {});
   std::vector<size_t> tokens(size_t(pes), 0);
   for (PageId id : order) tokens[size_t(kv.page(id).pe)] += size_t(kv.page(id).filled());
   for (int p = 0; p < pes; ++p) {
@@ -163,6 +178,7 @@ KvLayout kv_layout(const HwConfig& hw, const KvPageManager& kv, const Step& step
     }
     const KvPage& page = kv.page(id);
     KvShard& s = out.shards[size_t(page.pe)];
+    if (!out.writes.empty()) add_page_writes(page, s.tokens, step.kv_since, out.writes[size_t(page.pe)]);
     for (int t = 0; t < page.filled(); ++t) {
       s.info.push_back({owner, page.first_pos + t});
       out.shard_origin[size_t(page.pe)].push_back(page.origin[size_t(t)]);
@@ -208,6 +224,7 @@ AttentionJob make_job(const Scenario& sc, const HwConfig& hw, const KvLayout& la
   }
 
   job.shards = layout.shards;
+  job.kv_writes = layout.writes;
   meta.shard_origin = layout.shard_origin;
   if (values)
     for (size_t p = 0; p < job.shards.size(); ++p) {

@@ -49,10 +49,13 @@ void AgentSession::run(const OnStep& on_step) {
   run_until_join(on_step);
   const PhaseSpec* join = sc_.phase(PhaseType::join);
   if (!join || sc_.join) return;  // a strategy's join phase: runtime/join/phase.h
+  Step step{PhaseType::join, 0, {}, ""};
+  step.kv_since = kv_.writes();
   release_branches();
   main_.origin = tensor_origin_main(sc_);
   append(main_, join->tokens);
-  on_step(Step{PhaseType::join, 0, {main_}, ""});
+  step.agents = {main_};
+  on_step(step);
 }
 
 void AgentSession::run_until_join(const OnStep& on_step) {
@@ -64,15 +67,20 @@ void AgentSession::run_until_join(const OnStep& on_step) {
   main_.seq = kv_.create();
   const PhaseSpec* prefill = sc_.phase(PhaseType::prefill);
   const int computed = prefill ? prefill->tokens : 0;
-  kv_.append(main_.seq, tensor_origin_prefix(), sc_.shared_prefix_tokens - computed, prefix);
+  kv_.append(main_.seq, tensor_origin_prefix(), sc_.shared_prefix_tokens - computed, prefix, /*cached=*/true);
   if (prefill) {
+    Step step{PhaseType::prefill, 0, {}, ""};
+    step.kv_since = kv_.writes();
     kv_.append(main_.seq, tensor_origin_prefix(), computed, prefix);
     main_.origin = tensor_origin_prefix();
     main_.length = kv_.length(main_.seq);
     main_.new_tokens = computed;
-    on_step(Step{PhaseType::prefill, 0, {main_}, ""});
+    step.agents = {main_};
+    on_step(step);
   }
 
+  Step fanout{PhaseType::fanout, 0, {}, ""};
+  fanout.kv_since = kv_.writes();
   branches_.clear();
   for (size_t a = 0; a < sc_.agents.size(); ++a) {
     StepAgent b = fork_parent(sc_.agents[a].name, int(a));
@@ -80,11 +88,13 @@ void AgentSession::run_until_join(const OnStep& on_step) {
     append(b, sc_.agents[a].new_tokens);
     branches_.push_back(b);
   }
-  on_step(Step{PhaseType::fanout, 0, branches_, ""});
+  fanout.agents = branches_;
+  on_step(fanout);
 
   if (const PhaseSpec* decode = sc_.phase(PhaseType::decode)) {
     for (int s = 0; s < decode->steps; ++s) {
       Step step{PhaseType::decode, s, {}, ""};
+      step.kv_since = kv_.writes();
       for (StepAgent& b : branches_) {
         const int budget = sc_.agents[size_t(b.agent)].decode_tokens;
         if (budget >= 0 && s >= budget) continue;  // finished

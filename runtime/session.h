@@ -32,11 +32,17 @@ struct StepAgent {
   int new_tokens = 0;
 };
 
+// Step::kv_since when the step writes no KV (probes, tools that plan a step on its own).
+constexpr uint64_t kNoKvWrites = ~uint64_t(0);
+
 struct Step {
   PhaseType phase = PhaseType::fanout;
   int index = 0;  // within the phase (decode: the step number)
   std::vector<StepAgent> agents;
   std::string part;  // a join strategy's sub-step ("reduce_prefill", "reduce_decode[3]", ...)
+  // KvPageManager::writes() before the step's KV updates (forks, appends, copies): the KV
+  // tokens its jobs' PEs write into their HBM slices are those written after it.
+  uint64_t kv_since = kNoKvWrites;
   std::string label() const;  // "fanout", "decode[3]", "join.reduce_prefill"
 };
 

@@ -91,7 +91,10 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
     "double buffering (3 = THInfer's triple buffering)")                                                         \
   X(std::string, masked_tiles, "skip", one_of({"skip", "compute"}), "name",                                       \
     "a KV tile no row of the Q tile can see (other branches' private pages, later positions): skip = neither read nor computed (block-sparse); compute = streamed and computed under the mask", \
-    "the page table says whose page each token is, so the DMA knows a tile is fully masked before it reads it (block-sparse attention as in FlashAttention's causal and paged kernels)")
+    "the page table says whose page each token is, so the DMA knows a tile is fully masked before it reads it (block-sparse attention as in FlashAttention's causal and paged kernels)") \
+  X(std::string, kv_writes, "timed", one_of({"timed", "free"}), "name",                                           \
+    "the step's paged-KV memory work before the PE streams: timed = its new tokens' K/V written into its HBM slice and copy-on-write page copies read (over the NoC from another PE) and written, through the slice model; free = they take no time (the values are placed either way)", \
+    "a paged KV cache writes each new token's K/V into its page and copies a shared partly filled page before a branch appends to it (vLLM's copy-on-write); both move HBM bytes")
 
 struct GemmConfig {
   AHBM_PARAMS_PE_GEMM(AHBM_HW_MEMBER)

@@ -38,6 +38,7 @@ AttentionJob timing_copy(const AttentionJob& j) {
     t.shards[p].tokens = j.shards[p].tokens;
     t.shards[p].info = j.shards[p].info;
   }
+  t.kv_writes = j.kv_writes;
   t.values = false;
   copy_dataflow(t, j);
   return t;
@@ -118,6 +119,17 @@ void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jo
           throw InputError(at + ": replica on PE " + std::to_string(p) + " of tokens [" + std::to_string(r.first) +
                            ", " + std::to_string(r.first + r.count) + ") of PE " + std::to_string(r.src_pe) +
                            " lies outside its " + std::to_string(have) + "-token shard");
+      }
+    if (j.kv_writes.size() > size_t(pes))
+      throw InputError(at + ": KV writes given for more than " + std::to_string(pes) + " PEs");
+    for (size_t p = 0; p < j.kv_writes.size(); ++p)
+      for (const KvWrite& w : j.kv_writes[p]) {
+        if (w.copy()) pe_ok(w.src_pe, "a KV copy");
+        const int have = j.shards[p].tokens;
+        if (w.first < 0 || w.count <= 0 || w.first + w.count > have)
+          throw InputError(at + ": KV write on PE " + std::to_string(p) + " of tokens [" + std::to_string(w.first) +
+                           ", " + std::to_string(w.first + w.count) + ") lies outside its " + std::to_string(have) +
+                           "-token shard");
       }
     if (j.kv_broadcast) continue;
     for (size_t p = 0; p < j.segments.size(); ++p)

@@ -70,6 +70,20 @@ struct KvReplica {
   int count = 0;
 };
 
+// KV a PE writes into its HBM slice for this job before it streams its KV tiles (timed paged-KV
+// memory work, docs/model.md "Timed KV writes"): tokens [first, first + count) of its shard.
+// src_pe < 0: the step's new tokens, appended (their K/V produced outside the attention, e.g.
+// by the QKV projection, are written); src_pe >= 0: a page copied from PE src_pe's slice before
+// the step appends to it (copy-on-write, or a no-sharing fork): read there (over the NoC when
+// src_pe is another PE, as a remote read), then written.
+struct KvWrite {
+  int first = 0;
+  int count = 0;
+  int src_pe = -1;
+  bool copy() const { return src_pe >= 0; }
+  bool operator==(const KvWrite& o) const { return first == o.first && count == o.count && src_pe == o.src_pe; }
+};
+
 struct AttentionJob {
   std::string phase = "fanout";
   int group = 0;  // KV-head group that runs it
@@ -97,6 +111,9 @@ struct AttentionJob {
   // pass and broadcasts the blocks over the NoC; every PE with a tile consumes every block.
   // `segments` is ignored; each tile must name exactly one PE.
   bool kv_broadcast = false;
+  // Per PE of the group, the KV writes it makes before streaming (empty = none). Timed unless
+  // pe.dma.kv_writes = "free"; values are placed before the run either way.
+  std::vector<std::vector<KvWrite>> kv_writes;
   // Kernel launch this job belongs to: jobs with the same id share one launch
   // (host.kernel_launch_ns, paid serially on the host in id order). 0 for every job = one
   // unified launch for the step.
@@ -109,6 +126,12 @@ struct AttentionJob {
 
 // Bytes of one K (or V) row in HBM and on the wire (the job's storage type).
 inline uint64_t kv_row_bytes(const AttentionJob& j) { return uint64_t(j.head_dim) * j.elem_bytes(); }
+
+// The KV writes of PE `pe` (none when the job lists none for it).
+inline const std::vector<KvWrite>& pe_kv_writes(const AttentionJob& j, int pe) {
+  static const std::vector<KvWrite> kNone;
+  return size_t(pe) < j.kv_writes.size() ? j.kv_writes[size_t(pe)] : kNone;
+}
 
 inline bool tile_has_pe(const QTile& t, int pe) {
   return t.pes.empty() || std::find(t.pes.begin(), t.pes.end(), pe) != t.pes.end();

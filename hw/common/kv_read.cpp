@@ -8,12 +8,13 @@ namespace ahbm {
 
 std::shared_ptr<const std::vector<unsigned char>> read_kv(SimShared& sh, int job, int pe, uint64_t base, uint64_t h,
                                                           int count, tlm::tlm_fw_transport_if<>& slice,
-                                                          std::vector<unsigned char>& scratch, sc_core::sc_time& delay) {
+                                                          std::vector<unsigned char>& scratch, sc_core::sc_time& delay,
+                                                          bool timing_only) {
   const AttentionJob& j = sh.jobs[size_t(job)];
   const uint64_t row = kv_row_bytes(j), held = pe_held_tokens(j, pe);
   const uint64_t half = uint64_t(count) * row;
   std::shared_ptr<std::vector<unsigned char>> data;
-  if (j.values) data = std::make_shared<std::vector<unsigned char>>(2 * half);
+  if (j.values && !timing_only) data = std::make_shared<std::vector<unsigned char>>(2 * half);
   else if (scratch.size() < 2 * half) scratch.resize(2 * half);
   unsigned char* to = data ? data->data() : scratch.data();
   // K and V issued together, as the PE's own DMA does.

@@ -79,7 +79,8 @@ void Cube::serve_loop() {
     resp->kind = KvMsgKind::response;
     sc_core::sc_time delay;
     resp->data = read_kv(sh_, req->job, req->src_pe, kv->kv_base(req->src_pe, req->job), uint64_t(req->first),
-                         req->count, *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay);
+                         req->count, *slice_port[req->src_pe - cube_ * sh_.cfg.cube.pes], scratch_, delay,
+                         req->timing_only);
     ++served_;
     NocPacket p;
     p.src = kv->endpoint_of(req->src_pe);  // this CUBE, the owner's

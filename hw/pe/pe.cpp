@@ -66,7 +66,7 @@ void Pe::begin_run() {
   remap_done_at_ = sc_core::SC_ZERO_TIME;
   gemm_busy_ = vector_busy_ = dma_busy_ = sc_core::SC_ZERO_TIME;
   macs_ = gemm_tiles_ = remote_bytes_ = kv_tiles_skipped_ = macs_skipped_ = 0;
-  vector_ops_ = sram_bytes_ = x_bytes_read_ = 0;
+  vector_ops_ = sram_bytes_ = x_bytes_read_ = kv_append_bytes_ = kv_copy_bytes_ = 0;
   tiles_done_ = 0;
   compute_wait_.clear();
   dma_wait_.clear();
@@ -206,6 +206,81 @@ void Pe::wait_for_remap(const TileRef& t) {
   sh_.span(copied, sc_core::sc_time_stamp(), dma_component_, "page_table", t, 0, 0);
 }
 
+void Pe::kv_burst_pair(tlm::tlm_command cmd, uint64_t k_addr, uint64_t v_addr, uint64_t bytes) {
+  tlm::tlm_generic_payload k_trans, v_trans;
+  unsigned char* buf = scratch(2 * bytes);
+  unsigned char no_bytes;
+  set_payload(k_trans, cmd, k_addr, buf, bytes);
+  set_payload(v_trans, cmd, v_addr, buf + bytes, bytes);
+  set_timing_only(k_trans, no_bytes);
+  set_timing_only(v_trans, no_bytes);
+  sc_core::sc_time dk = sc_core::SC_ZERO_TIME, dv = sc_core::SC_ZERO_TIME;
+  hbm->b_transport(k_trans, dk);
+  hbm->b_transport(v_trans, dv);
+  if (k_trans.is_response_error() || v_trans.is_response_error())
+    SC_REPORT_FATAL("ahbm/pe", ("KV write outside the slice of " + std::string(name())).c_str());
+  sc_core::wait(std::max(dk, dv));
+}
+
+void Pe::write_kv(int j) {
+  if (kv_written_[size_t(j)]) return;
+  kv_written_[size_t(j)] = true;
+  const AttentionJob& job = sh_.jobs[size_t(j)];
+  const std::vector<KvWrite>& writes = pe_kv_writes(job, pe_);
+  if (writes.empty() || sh_.cfg.pe.dma.kv_writes != "timed") return;
+  const sc_core::sc_time& launched = sh_.kernel_launched(j);
+  if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
+  // Spans are labelled with the job's first tile (a PE may write for a job it computes no tile of).
+  const TileRef* t = nullptr;
+  for (int gt : sh_.tiles_of_group[size_t(group_)])
+    if (sh_.tiles[size_t(gt)].job == j) {
+      t = &sh_.tiles[size_t(gt)];
+      break;
+    }
+  const uint64_t row = kv_row_bytes(job), held = pe_held_tokens(job, pe_), base = kv->kv_base(pe_, j);
+  for (const KvWrite& w : writes) {
+    const uint64_t bytes = uint64_t(w.count) * row;
+    const uint64_t k_addr = base + uint64_t(w.first) * row, v_addr = base + (held + uint64_t(w.first)) * row;
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    dma_wait_.set(w.copy() ? "a copy-on-write KV page copy" : "KV writes of the step's new tokens", -1);
+    sh_.trace.set(sig_dma_, 1);
+    if (w.copy()) {
+      if (w.src_pe == pe_) {
+        // The source page is in this slice (outside the job's shard layout): its read is timed
+        // at the copy's own addresses.
+        kv_burst_pair(tlm::TLM_READ_COMMAND, k_addr, v_addr, bytes);
+      } else {
+        // Read by the owner's CUBE from its slice and sent over the NoC, as a remote read (B2).
+        auto m = std::make_shared<KvMessage>();
+        m->kind = KvMsgKind::request;
+        m->job = j;
+        m->requester = pe_;
+        m->src_pe = w.src_pe;
+        m->first = 0;
+        m->count = w.count;
+        m->timing_only = true;
+        NocPacket p;
+        p.src = kv->endpoint_of(pe_);
+        p.dsts = {kv->endpoint_of(w.src_pe)};
+        p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
+        p.tag = kKvTag;
+        p.payload = m;
+        noc_.send(std::move(p));
+        responses_.pop();
+      }
+      kv_copy_bytes_ += 2 * bytes;
+    } else {
+      kv_append_bytes_ += 2 * bytes;
+    }
+    kv_burst_pair(tlm::TLM_WRITE_COMMAND, k_addr, v_addr, bytes);
+    sh_.trace.set(sig_dma_, 0);
+    dma_wait_.clear();
+    dma_busy_ += sc_core::sc_time_stamp() - start;
+    if (t) sh_.span(start, sc_core::sc_time_stamp(), dma_component_, w.copy() ? "kv_copy" : "kv_append", *t, w.count,
+                    int64_t(2 * bytes));
+  }
+}
+
 void Pe::dma_loop() {
   for (;;) {
     sc_core::wait(dma_start_);  // begin_run
@@ -217,9 +292,11 @@ void Pe::dma_tiles() {
   const int kv_tile = sh_.cfg.pe.dma.kv_tile_tokens;
   tlm::tlm_generic_payload k_trans, v_trans;
   int last_job = -1;
+  kv_written_.assign(sh_.jobs.size(), false);
   for (int gt : my_tiles_) {
     const TileRef& t = sh_.tiles[size_t(gt)];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
+    write_kv(t.job);  // the step's new KV before the PE reads it
     if (job.kv_broadcast) continue;  // the group's KV mover fills the slots
     if (t.job != last_job) {
       last_job = t.job;
@@ -294,6 +371,9 @@ void Pe::dma_tiles() {
       }
     }
   }
+  // A job this PE computes no tile of still has the PE write the tokens its slice holds.
+  for (size_t j = 0; j < sh_.jobs.size(); ++j)
+    if (sh_.jobs[j].group == group_) write_kv(int(j));
 }
 
 namespace {
@@ -493,6 +573,8 @@ void Pe::report_stats(StatsNode& node) const {
   node.set(PeStats::vector_ops, vector_ops_);
   node.set(PeStats::sram_bytes, sram_bytes_);
   node.set(PeStats::x_bytes_read, x_bytes_read_);
+  node.set(PeStats::kv_append_bytes, kv_append_bytes_);
+  node.set(PeStats::kv_copy_bytes, kv_copy_bytes_);
 }
 
 }  // namespace ahbm

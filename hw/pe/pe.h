@@ -62,6 +62,10 @@ struct PeStats {
   static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops"};
   static constexpr stats::Sum<uint64_t> sram_bytes{"sram_bytes"};
   static constexpr stats::Sum<uint64_t> x_bytes_read{"x_bytes_read"};
+  // Timed paged-KV memory work (pe.dma.kv_writes = timed, AttentionJob::kv_writes): K/V bytes of
+  // new tokens written into the slice, and of copy-on-write page copies (read, then written).
+  static constexpr stats::Sum<uint64_t> kv_append_bytes{"kv_append_bytes"};
+  static constexpr stats::Sum<uint64_t> kv_copy_bytes{"kv_copy_bytes"};
 };
 
 class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
@@ -139,6 +143,13 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_block_done(int job);
   bool has_gemm_work() const;
   void wait_for_remap(const TileRef& t);
+  // Job j's KV writes (AttentionJob::kv_writes) for this PE, after its kernel launch: each copy
+  // read (from this slice, or over the NoC from another PE's) and every run written, as
+  // timing-only bursts (the values were placed before the run). Once per job per run.
+  void write_kv(int j);
+  // Two timing-only bursts (the K rows and the V rows of `bytes` each) issued together at
+  // `k_addr` and `v_addr`; waits until both are done.
+  void kv_burst_pair(tlm::tlm_command cmd, uint64_t k_addr, uint64_t v_addr, uint64_t bytes);
   // Waits `cycles`, records the span and moves the activity signal.
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
             sc_core::sc_time* account);
@@ -187,6 +198,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   sc_core::sc_time gemm_busy_, vector_busy_, dma_busy_;
   uint64_t macs_ = 0, gemm_tiles_ = 0, remote_bytes_ = 0, kv_tiles_skipped_ = 0, macs_skipped_ = 0;
   uint64_t vector_ops_ = 0, sram_bytes_ = 0, x_bytes_read_ = 0;
+  uint64_t kv_append_bytes_ = 0, kv_copy_bytes_ = 0;
+  std::vector<bool> kv_written_;  // per job of the run: its KV writes are done (write_kv)
   bool skip_masked() const { return sh_.cfg.pe.dma.masked_tiles == "skip"; }
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;

@@ -68,6 +68,7 @@ PrefillTiming prefill_step(AgentSession& s, std::vector<StepAgent*> agents, cons
                            const std::string& part, int max_sim, const JoinHost& host, StepRecord* rec) {
   PrefillTiming t;
   Step step{PhaseType::join, 0, {}, part};
+  step.kv_since = s.kv().writes();
   int64_t n = 0;
   for (size_t i = 0; i < agents.size(); ++i) {
     if (tokens[i] <= 0) continue;
@@ -120,6 +121,7 @@ double decode_steps(AgentSession& s, std::vector<StepAgent*> agents, const std::
   const int64_t n = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
   for (int64_t k = 0; k < n; ++k) {
     Step step{PhaseType::join, int(k), {}, part + "[" + std::to_string(k) + "]"};
+    step.kv_since = s.kv().writes();
     for (size_t i = 0; i < agents.size(); ++i) {
       if (steps[i] <= k) continue;
       s.append(*agents[i], 1);

@@ -89,16 +89,17 @@ SeqId KvPageManager::fork_copy(SeqId parent, const PlacePage& place) {
   const SeqId child = create();
   for (PageId from : src.table) {
     const PageId to = allocate(checked_pe(place(*this, child)), pages_[size_t(from)].first_pos);
-    pages_[size_t(to)].origin = pages_[size_t(from)].origin;
+    copy_page(from, to);
     seqs_[size_t(child)].table.push_back(to);
   }
   seqs_[size_t(child)].length = src.length;
   return child;
 }
 
-void KvPageManager::append(SeqId s, int origin, int n, const PlacePage& place) {
+void KvPageManager::append(SeqId s, int origin, int n, const PlacePage& place, bool cached) {
   if (n < 0) throw std::logic_error("append of a negative token count");
   seq(s);  // validates
+  const uint64_t write = cached ? 0 : ++writes_;  // 0: before every step
   while (n > 0) {
     Seq& q = seqs_[size_t(s)];
     const bool room_in_last = !q.table.empty() && pages_[size_t(q.table.back())].filled() < page_tokens_;
@@ -106,7 +107,7 @@ void KvPageManager::append(SeqId s, int origin, int n, const PlacePage& place) {
       // Copy-on-write: the other tables keep the page as it is; this one gets its own copy.
       const PageId old = q.table.back();
       const PageId copy = allocate(checked_pe(place(*this, s)), pages_[size_t(old)].first_pos);
-      pages_[size_t(copy)].origin = pages_[size_t(old)].origin;
+      copy_page(old, copy);
       unref(old);
       seqs_[size_t(s)].table.back() = copy;
       ++cow_copies_;
@@ -121,9 +122,19 @@ void KvPageManager::append(SeqId s, int origin, int n, const PlacePage& place) {
     KvPage& last = pages_[size_t(q.table.back())];
     const int take = std::min(n, page_tokens_ - last.filled());
     last.origin.insert(last.origin.end(), size_t(take), origin);
+    last.written_at.insert(last.written_at.end(), size_t(take), write);
     q.length += take;
     n -= take;
   }
+}
+
+void KvPageManager::copy_page(PageId from, PageId to) {
+  const KvPage& src = pages_[size_t(from)];
+  KvPage& dst = pages_[size_t(to)];
+  dst.origin = src.origin;
+  dst.written_at.assign(src.origin.size(), ++writes_);
+  dst.copied = src.filled();
+  dst.copied_from_pe = src.pe;
 }
 
 void KvPageManager::release(SeqId s) {
@@ -163,6 +174,7 @@ void KvPageManager::check_invariants() const {
       if (p.first_pos != covered) fail("sequence " + std::to_string(s) + " page " + std::to_string(i) + " starts at " +
                                        std::to_string(p.first_pos) + ", expected " + std::to_string(covered));
       if (i + 1 < q.table.size() && p.filled() != page_tokens_) fail("a page before the last is not full");
+      if (p.written_at.size() != p.origin.size()) fail("page " + std::to_string(q.table[i]) + " lost a write record");
       covered += p.filled();
     }
     if (covered != q.length) fail("sequence " + std::to_string(s) + " length " + std::to_string(q.length) +

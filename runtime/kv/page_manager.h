@@ -27,6 +27,12 @@ struct KvPage {
   int refs = 0;                // page tables referencing it; 0 once freed
   int32_t first_pos = 0;       // absolute position of its first token
   std::vector<int> origin;     // per filled token: the producer of its K/V (tensor owner id)
+  // Per filled token, the write that put its K/V here (KvPageManager::writes(): an append, or
+  // the copy that made this page). A step's timed KV writes are the tokens written after the
+  // count it started at (runtime/planner.cpp, docs/model.md "Timed KV writes").
+  std::vector<uint64_t> written_at;
+  int copied = 0;              // its first `copied` tokens were copied from another page ...
+  int copied_from_pe = -1;     // ... held by this PE (copy-on-write, or a no-sharing fork)
   int filled() const { return int(origin.size()); }
 };
 
@@ -45,8 +51,9 @@ class KvPageManager {
   SeqId fork(SeqId parent);
   // The no-sharing baseline: a branch holding private copies of every page of `parent`.
   SeqId fork_copy(SeqId parent, const PlacePage& place);
-  // Appends `n` tokens produced by `origin` at the sequence's next positions.
-  void append(SeqId s, int origin, int n, const PlacePage& place);
+  // Appends `n` tokens produced by `origin` at the sequence's next positions. `cached`: tokens
+  // in the KV cache before the run (a prompt's cached prefix): no step is charged their write.
+  void append(SeqId s, int origin, int n, const PlacePage& place, bool cached = false);
   void release(SeqId s);
 
   bool live(SeqId s) const;
@@ -68,6 +75,9 @@ class KvPageManager {
   int64_t allocations() const { return allocations_; }
   int64_t frees() const { return frees_; }
   int64_t cow_copies() const { return cow_copies_; }
+  // Writes so far (appends and page copies, one count each): a step records it before its KV
+  // updates (Step::kv_since) and is charged every token written after it.
+  uint64_t writes() const { return writes_; }
   // Live pages referenced by more than one table / by exactly one.
   int64_t shared_pages() const;
   int64_t private_pages() const;
@@ -101,6 +111,9 @@ class KvPageManager {
   std::vector<int64_t> fresh_;          // per PE: slots [0, fresh) have been handed out at least once
   std::vector<int64_t> in_use_, peak_;
   int64_t peak_total_ = 0, allocations_ = 0, frees_ = 0, cow_copies_ = 0;
+  uint64_t writes_ = 0;
+  // Makes page `to` a copy of the filled tokens of page `from` (one write).
+  void copy_page(PageId from, PageId to);
 };
 
 }  // namespace ahbm

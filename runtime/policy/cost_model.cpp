@@ -117,6 +117,7 @@ struct JobShape {
   std::vector<std::vector<double>> alone_end;            // [tile][pe]: the blocks with their KV in SRAM, ns
   std::vector<std::vector<double>> slice_load;           // [tile][pe]: load that tile puts on each slice, ns
   std::vector<double> port_ns;                           // per CUBE: NoC port time of KV moved in the step
+  std::vector<double> write_ns;                          // per PE: its KV writes before it streams, ns
 };
 
 JobShape shape_of(const Model& m, const AttentionJob& job) {
@@ -162,6 +163,18 @@ JobShape shape_of(const Model& m, const AttentionJob& job) {
     js.remap_copied = copied;
     js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
   }
+
+  // The step's KV writes (Pe::write_kv), one after another before the PE streams: a copy's read
+  // (its own slice, or a remote read over the NoC), then the K and V bursts written (a write's
+  // latency is hidden: the slice has it stored once the bytes have streamed in).
+  js.write_ns.assign(size_t(pes), 0);
+  if (hw.pe.dma.kv_writes == "timed")
+    for (int p = 0; p < pes; ++p)
+      for (const KvWrite& w : pe_kv_writes(job, p)) {
+        const uint64_t b = 2 * uint64_t(w.count) * row;
+        if (w.copy()) js.write_ns[size_t(p)] += w.src_pe == p ? m.slice_ns(b) : m.remote_ns(b);
+        js.write_ns[size_t(p)] += to_ns(transfer_time(b, hw.pe.hbm.bandwidth_gbps));
+      }
 
   // The KV tiles each PE streams for each Q tile, as its DMA streams them (pe_kv_blocks:
   // pe.dma.masked_tiles), and the tokens that leaves of each of its segments.
@@ -286,7 +299,8 @@ bool same_shape(const AttentionJob& a, const AttentionJob& b) {
          std::equal(a.rows.begin(), a.rows.end(), b.rows.begin(), b.rows.end(), rows_eq) &&
          std::equal(a.tiles.begin(), a.tiles.end(), b.tiles.begin(), b.tiles.end(), tile_eq) &&
          std::equal(a.shards.begin(), a.shards.end(), b.shards.begin(), b.shards.end(), shard_eq) &&
-         nested_eq(a.segments, b.segments, seg_eq) && nested_eq(a.replicas, b.replicas, rep_eq);
+         nested_eq(a.segments, b.segments, seg_eq) && nested_eq(a.replicas, b.replicas, rep_eq) &&
+         a.kv_writes == b.kv_writes;
 }
 
 // The shapes of one job set, computed once per distinct shape (a step's KV heads are alike): a
@@ -348,8 +362,9 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& 
   std::vector<double>& qwrite_free = group.qwrite_free;
   std::vector<std::vector<double>>& ports = group.ports;
   std::vector<PeTrack>& pe = group.pe;
-  for (auto& x : pe) {
-    x.dma = std::max(x.dma, dma_start);
+  for (size_t p = 0; p < pe.size(); ++p) {
+    PeTrack& x = pe[p];
+    x.dma = std::max(x.dma, dma_start) + shape.write_ns[p];
     for (double& s : x.slot_free) s = std::max(s, dma_start);
     x.first_q = -1;  // per-job attribution
     x.gemm = 0;
@@ -435,7 +450,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& 
       x.gemm += shape.alone_end[ti][size_t(p)];  // the compute term
       const double last_comp = blocks.empty() ? 0.0 : blocks.back().work.qk + blocks.back().work.softmax + blocks.back().work.pv;
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
-      local_end[p] = std::max({c, dma_start + slice_served[size_t(p)] + last_comp,
+      local_end[p] = std::max({c, dma_start + shape.write_ns[size_t(p)] + slice_served[size_t(p)] + last_comp,
                                dma_start + port_ns[size_t(p / per_cube)] + last_comp});
     }
     // Send states over the CUBE bus in the order the PEs finish, merge them on the reducer's

@@ -74,6 +74,9 @@ struct Flow {
   // Pages after the prompt: the least-loaded PE, ties broken by the workflow's own cursor (as a
   // run's session): a workflow alone on the chip places its pages the same wherever it runs.
   BalancedPlacer placer;
+  // KvPageManager::writes() after the last step it took part in: its next step is charged the
+  // KV written since (its appends, copy-on-write copies, a no-sharing round's fork copies).
+  uint64_t kv_since = 0;
 };
 
 // Pages a workflow may hold at once (admission reserves them, so a run never runs out): its
@@ -198,7 +201,7 @@ void Engine::admit(Flow& f) {
   f.parent.sa.seq = kv_.create();
   // The cached part of the prompt is in the KV cache already; the rest is the parent's prefill
   // (both on the prefix placement, as a run's session places its prefix).
-  kv_.append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens, prefix);
+  kv_.append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens, prefix, /*cached=*/true);
   f.parent.sa.length = kv_.length(f.parent.sa.seq);
   // The main request: the parent's thread from the workflow's arrival to its answer (its
   // prefills: the uncached prompt and every join's continuation).
@@ -383,6 +386,7 @@ ServeResult Engine::run() {
       agents += int(in.size());
       Step part;
       part.phase = f->in_round ? PhaseType::decode : PhaseType::prefill;
+      part.kv_since = f->kv_since;
       for (Agent* a : in) {
         const bool prefill = a->prefill_left > 0;
         if (prefill && f->in_round) part.phase = PhaseType::fanout;
@@ -396,8 +400,12 @@ ServeResult Engine::run() {
       if (w_.scheduler.batch_branches) {
         parts.push_back(std::move(part));
       } else {  // the baseline: every agent a part of its own
-        for (const StepAgent& sa : part.agents) parts.push_back(Step{part.phase, 0, {sa}, ""});
+        for (const StepAgent& sa : part.agents) {
+          parts.push_back(Step{part.phase, 0, {sa}, ""});
+          parts.back().kv_since = part.kv_since;
+        }
       }
+      f->kv_since = kv_.writes();
       members.emplace_back(f, std::move(in));
     }
     if (parts.empty()) {  // idle until the next arrival or tool return
@@ -480,7 +488,8 @@ ServeResult Engine::run() {
 
 std::string step_key(const std::vector<AttentionJob>& jobs) {
   static_assert(sizeof(RowInfo) == 2 * sizeof(int32_t) && sizeof(KvInfo) == 2 * sizeof(int32_t) &&
-                    sizeof(KvReplica) == 3 * sizeof(int), "key bytes must have no padding");
+                    sizeof(KvReplica) == 3 * sizeof(int) && sizeof(KvWrite) == 3 * sizeof(int),
+                "key bytes must have no padding");
   KeyWriter k;
   k.put(jobs.size());
   for (const AttentionJob& j : jobs) {
@@ -518,6 +527,8 @@ std::string step_key(const std::vector<AttentionJob>& jobs) {
     }
     k.put(j.replicas.size());
     for (const auto& reps : j.replicas) k.vec(reps);
+    k.put(j.kv_writes.size());
+    for (const auto& writes : j.kv_writes) k.vec(writes);
   }
   return k.s;
 }
