@@ -68,7 +68,9 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
     bytes[i] = 0;
     for (const auto& [name, ph] : r.summary["phases"].items()) bytes[i] += ph["hbm_bytes_read"].get<uint64_t>();
     // Every PE's DMA time over the whole run in closed form: per KV tile of n tokens of every
-    // step, one burst latency plus K and V transferred back to back at the slice bandwidth.
+    // step, one burst latency plus K and V transferred back to back at the slice bandwidth; and
+    // before it, the step's KV writes (docs/model.md "Timed KV writes"): appended tokens' K and
+    // V transferred, a copy's read (latency + transfer) first.
     std::vector<double> dma_busy;  // per PE of the group
     for_each_pe(r.sim.stats, [&](int, const StatsNode& pe) { dma_busy.push_back(pe.get(PeStats::dma_busy)); });
     ASSERT_EQ(dma_busy.size(), size_t(hw.pes_per_group()));
@@ -77,6 +79,11 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
       for (const StepOutput& st : r.steps) {
         const AttentionJob& job = st.plan.jobs.at(0);
         const int tokens = job.shards[size_t(p)].tokens;
+        for (const KvWrite& w : pe_kv_writes(job, p)) {
+          const double xfer = 2.0 * w.count * job.head_dim * double(dtype_bytes(t)) / hw.pe.hbm.bandwidth_gbps;
+          expect += xfer + (w.copy() ? hw.pe.hbm.latency_ns + xfer : 0.0);
+          ASSERT_TRUE(!w.copy() || w.src_pe == p) << "a remote copy's time is not this closed form";
+        }
         for (int first = 0; first < tokens; first += hw.pe.dma.kv_tile_tokens) {
           const int n = std::min(hw.pe.dma.kv_tile_tokens, tokens - first);
           const double xfer = 2.0 * n * job.head_dim * double(dtype_bytes(t)) / hw.pe.hbm.bandwidth_gbps;
