@@ -6,7 +6,7 @@ prints the same tables.
 
 Usage: tools/noc_validation.py BUILD/bin/ahbm-sim [--cycles N] [--only TOPOLOGY,...] [--no-changes]
                                [--no-curves] [--routing] > tables.md
-(TOPOLOGY: mesh16, mesh64, torus16, torus64, ring16, crossbar16; --no-changes skips the per-change
+(TOPOLOGY: mesh16, mesh64, torus16, torus64, cmesh64, flatfly16, ring16, crossbar16; --no-changes skips the per-change
 tables, --no-curves the saturation and load-latency table; --routing adds the saturation of a 4x4
 mesh per routing algorithm, uniform and transpose)
 """
@@ -34,7 +34,8 @@ def saturation_mesh16(params):
 
 
 TOPOLOGIES = [("4x4 mesh", "mesh", 16), ("8x8 mesh", "mesh", 64), ("4x4 torus", "torus", 16),
-              ("8x8 torus", "torus", 64), ("16-node ring", "ring", 16), ("16-port crossbar", "crossbar", 16)]
+              ("8x8 torus", "torus", 64), ("4x4 cmesh, c = 4", "cmesh", 64), ("4x4 flatfly", "flatfly", 16),
+              ("16-node ring", "ring", 16), ("16-port crossbar", "crossbar", 16)]
 TRAFFIC = ["uniform", "transpose", "bitcomp"]
 PRESETS = ["classic", "booksim-iq"]
 
