@@ -5,9 +5,10 @@ mesh under uniform traffic per router change. Deterministic (fixed seeds): the s
 prints the same tables.
 
 Usage: tools/noc_validation.py BUILD/bin/ahbm-sim [--cycles N] [--only TOPOLOGY,...] [--no-changes]
-                               [--no-curves] > tables.md
-(TOPOLOGY: mesh16, mesh64, ring16, crossbar16; --no-changes skips the per-change tables, --no-curves
-the saturation and load-latency table)
+                               [--no-curves] [--routing] > tables.md
+(TOPOLOGY: mesh16, mesh64, torus16, torus64, cmesh64, flatfly16, ring16, crossbar16; --no-changes skips the per-change
+tables, --no-curves the saturation and load-latency table; --routing adds the saturation of a 4x4
+mesh per routing algorithm, uniform and transpose)
 """
 import json
 import subprocess
@@ -32,8 +33,9 @@ def saturation_mesh16(params):
     return bench(args)["saturation"]["rate"]
 
 
-TOPOLOGIES = [("4x4 mesh", "mesh", 16), ("8x8 mesh", "mesh", 64), ("16-node ring", "ring", 16),
-              ("16-port crossbar", "crossbar", 16)]
+TOPOLOGIES = [("4x4 mesh", "mesh", 16), ("8x8 mesh", "mesh", 64), ("4x4 torus", "torus", 16),
+              ("8x8 torus", "torus", 64), ("4x4 cmesh, c = 4", "cmesh", 64), ("4x4 flatfly", "flatfly", 16),
+              ("16-node ring", "ring", 16), ("16-port crossbar", "crossbar", 16)]
 TRAFFIC = ["uniform", "transpose", "bitcomp"]
 PRESETS = ["classic", "booksim-iq"]
 
@@ -58,6 +60,20 @@ if curves:
                 lats = [bench(base + ["--rate", f"{f * rate:.4f}"])["avg_latency_cycles"] for f in (0.1, 0.5, 0.9)]
                 print(f"| {name} | {traffic} | {preset} | {low:.1f} | {rate:.3f} (saturated at {sat['saturated_at']:.3f}) | "
                       + " | ".join(f"{l:.1f}" for l in lats) + " |")
+            sys.stdout.flush()
+
+if "--routing" in sys.argv:
+    print("\n### Routing (4x4 mesh, 1-flit packets, 4 VCs x 4 flits)\n")
+    print("| routing | traffic | classic | booksim-iq |")
+    print("|---|---|---|---|")
+    for traffic in ["uniform", "transpose"]:
+        for routing in ["dor", "o1turn", "valiant", "min_adapt"]:
+            rates = []
+            for preset in PRESETS:
+                args = ["--noc", "mesh", "--nodes", "16", "--traffic", traffic, "--packet-flits", "1", "--params",
+                        json.dumps({"router": preset, "vcs": 4, "buffer_flits": 4, "routing": routing}), "--saturation"]
+                rates.append(bench(args)["saturation"]["rate"])
+            print(f"| {routing} | {traffic} | " + " | ".join(f"{r:.3f}" for r in rates) + " |")
             sys.stdout.flush()
 
 if "--no-changes" in sys.argv:

@@ -124,8 +124,18 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   // torus; BookSim's default is the 8-ary 2-cube).
   const std::string topo = r.str("topology", "torus");
   const int k = int(r.integer("k", 8, 2, 64)), n = int(r.integer("n", 2, 1, 2));
-  r.only("c", "1", "one node per router");
-  if (topo == "mesh") {
+  if (topo != "cmesh" && topo != "flatfly") r.only("c", "1", "one node per router (concentration: cmesh, flatfly)");
+  if (topo == "cmesh" || topo == "flatfly") {
+    // BookSim's cmesh (c = 4 only there; any c here) without its express channels; its on-chip
+    // flattened butterfly (2-D here).
+    if (n != 2) r.fail("n", "a " + topo + " is 2-D here (n = 2)");
+    const int c = int(r.integer("c", topo == "cmesh" ? 4 : 1, 1, 64));
+    o.noc = topo;
+    p["cols"] = k;
+    p["rows"] = k;
+    p["concentration"] = c;
+    o.nodes = k * k * c;
+  } else if (topo == "mesh") {
     o.noc = "mesh";
     p["cols"] = k;
     p["rows"] = n == 2 ? k : 1;
@@ -140,12 +150,33 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
     p["rows"] = k;
     o.nodes = k * k;
   } else {
-    r.fail("topology", "modelled: mesh and torus with n = 1 or 2 (a 1-D torus is our ring)");
+    r.fail("topology", "modelled: mesh and torus with n = 1 or 2 (a 1-D torus is our ring), cmesh, flatfly");
   }
-  r.only("routing_function", "dim_order", "dimension-order routing; on the ring the shortest direction");
+  // Routing by BookSim's names (routefunc.cpp: dim_order, xy_yx = O1TURN, valiant, min_adapt) or ours.
+  // The cmesh's are BookSim's *_no_express variants (dor_cmesh and xy_yx_cmesh use express
+  // channels along the edges, which are not modelled).
+  static const std::map<std::string, std::string> kRouting = {
+      {"dim_order", "dor"},   {"dor", "dor"},       {"xy_yx", "o1turn"},        {"o1turn", "o1turn"},
+      {"valiant", "valiant"}, {"min_adapt", "min_adapt"}, {"dor_no_express", "dor"}, {"xy_yx_no_express", "o1turn"},
+      {"ran_min", "dor"},     {"xyyx", "o1turn"}};
+  const bool cmesh = o.noc == "cmesh", flatfly = o.noc == "flatfly";
+  const std::string routing = r.str("routing_function", cmesh ? "dor_no_express" : flatfly ? "ran_min" : "dim_order");
+  const auto rf = kRouting.find(routing);
+  if (cmesh && (routing == "dor" || routing == "xy_yx"))
+    r.fail("routing_function", routing + ": BookSim's " + routing + "_cmesh uses express channels along the edges, "
+                               "which are not modelled; dor_no_express and xy_yx_no_express are");
+  const bool no_express = routing == "dor_no_express" || routing == "xy_yx_no_express";
+  const bool flatfly_names = routing == "ran_min" || routing == "xyyx";
+  if (rf == kRouting.end() || (o.noc == "ring" && rf->second != "dor") || (o.noc == "torus" && rf->second == "min_adapt") ||
+      (!cmesh && no_express) || (!flatfly && flatfly_names))
+    r.fail("routing_function", "modelled: dim_order (dimension order; on the ring the shortest direction) everywhere; "
+                               "xy_yx (O1TURN) and valiant on the mesh and the 2-D torus; min_adapt on the mesh; "
+                               "dor_no_express and xy_yx_no_express on the cmesh; ran_min (dimension order), xyyx "
+                               "and valiant on the flatfly (also our names dor, o1turn, valiant, min_adapt)");
+  if (rf->second != "dor") p["routing"] = rf->second;
   r.only("router", "iq", "the input-queued router");
   p["vcs"] = r.integer("num_vcs", 16, 1, 16);
-  if (o.noc != "mesh" && p["vcs"].get<int>() % 2)
+  if ((o.noc == "ring" || o.noc == "torus") && p["vcs"].get<int>() % 2)
     r.fail("num_vcs", "a ring or torus needs an even number (dateline classes)");
   p["buffer_flits"] = r.integer("vc_buf_size", 8, 1, 1024);
   p["routing_delay"] = r.integer("routing_delay", 1, 0, 64);
@@ -159,8 +190,7 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   p["credit_delay"] = r.integer("credit_delay", 0, 0, 63) + 1;
   p["speculative"] = r.integer("speculative", 0, 0, 1) == 1;
   // Switch allocators by BookSim's names; iterations from alloc_iters unless sw_alloc_iters
-  // (> 0) overrides it. VC allocation here is greedy in rotating input order (every free VC goes
-  // to a waiting head: already a maximal matching), so BookSim's VC allocator choices map onto it.
+  // (> 0) overrides it.
   static const std::map<std::string, std::string> kSwAllocators = {{"islip", "islip"},
                                                                     {"separable_input_first", "input-first"},
                                                                     {"separable_output_first", "output-first"},
@@ -169,12 +199,15 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   if (!kSwAllocators.count(sw))
     r.fail("sw_allocator", "modelled: islip, separable_input_first, separable_output_first, wavefront");
   p["sw_allocator"] = kSwAllocators.at(sw);
+  // VC allocators likewise, one iteration; wavefront (a maximal matching) as our greedy one, which
+  // min_adapt needs too (it picks its port while allocating).
   const std::string va = r.str("vc_allocator", "islip");
   if (!kSwAllocators.count(va))
-    r.fail("vc_allocator", "modelled: islip, separable_input_first, separable_output_first, wavefront (all as our "
-                           "greedy VC allocation)");
+    r.fail("vc_allocator", "modelled: islip, separable_input_first, separable_output_first (one iteration), "
+                           "wavefront (as our greedy VC allocation, also a maximal matching)");
+  if (va != "wavefront" && p.value("routing", "") != "min_adapt") p["vc_allocator"] = kSwAllocators.at(va);
   const int64_t iters = r.integer("alloc_iters", 1, 1, 16), sw_iters = r.integer("sw_alloc_iters", 0, 0, 16);
-  if (r.integer("vc_alloc_iters", 0, 0, 64) > 1) r.fail("vc_alloc_iters", "only 0 or 1 (our VC allocation is greedy)");
+  if (r.integer("vc_alloc_iters", 0, 0, 64) > 1) r.fail("vc_alloc_iters", "only 0 or 1 (one iteration)");
   if (sw != "wavefront") p["alloc_iters"] = sw_iters > 0 ? sw_iters : iters;
   p["input_speedup"] = r.integer("input_speedup", 1, 1, p["vcs"].get<int64_t>());
   r.only("output_speedup", "1", "no output speedup");

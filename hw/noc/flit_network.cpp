@@ -9,11 +9,13 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     : topo_(std::move(topo)), p_(params), endpoint_names_(std::move(endpoint_names)) {
   const int R = topo_.routers(), E = int(endpoint_names_.size());
   if (p_.router_cycles < 1 || p_.link_cycles < 1 || p_.buffer_flits < 1 || p_.vcs < 1 || p_.vc_classes < 1 ||
-      p_.vcs % p_.vc_classes != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
+      p_.vcs % (p_.vc_classes * topo_.route_classes()) != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
       p_.sw_alloc_delay < 0 || p_.st_delay < 1 || p_.inject_cycles < 0 || p_.eject() < 1 || p_.credit_delay < 0 ||
       p_.alloc_iters < 1 || p_.input_speedup < 1 || p_.input_speedup > p_.vcs ||
       (p_.sw_allocator != FlitParams::SwAllocator::kGreedy && !p_.staged) ||
-      (p_.sw_allocator == FlitParams::SwAllocator::kGreedy && p_.input_speedup != 1))
+      (p_.sw_allocator == FlitParams::SwAllocator::kGreedy && p_.input_speedup != 1) ||
+      (p_.vc_allocator != FlitParams::VcAllocator::kGreedy &&
+       (!p_.staged || topo_.routing == FlitTopology::Routing::kMinAdapt)))
     throw std::invalid_argument("FlitNetwork: bad flow-control parameters");
   if (int(topo_.endpoint_router.size()) != E || int(topo_.route.size()) != R)
     throw std::invalid_argument("FlitNetwork: topology does not match the endpoints");
@@ -80,6 +82,25 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
       if (at != topo_.endpoint_router[size_t(e)])
         throw std::invalid_argument("FlitNetwork: route to " + endpoint_names_[size_t(e)] + " ejects at the wrong router");
     }
+  }
+  if (topo_.routing != FlitTopology::Routing::kTable) {
+    if (!topo_.next_channel) throw std::invalid_argument("FlitNetwork: routing without next_channel");
+    if (topo_.routing == FlitTopology::Routing::kMinAdapt && (p_.vcs < 2 || p_.vc_classes != 1))
+      throw std::invalid_argument("FlitNetwork: min_adapt needs an escape VC and an adaptive one, no datelines");
+    // Both orders from every router to every router end there without a loop (checked on
+    // networks up to 256 routers: the check is quadratic in routers times the diameter).
+    for (int r = 0; R <= 256 && r < R; ++r)
+      for (int target = 0; target < R; ++target)
+        for (int order = 0; order < 2; ++order) {
+          int at = r;
+          for (int steps = 0, ch; (ch = topo_.next_channel(at, target, order)) >= 0; ++steps) {
+            if (ch >= int(topo_.channels.size()) || topo_.channels[size_t(ch)].from != at || steps > R)
+              throw std::invalid_argument("FlitNetwork: route from " + topo_.router_names[size_t(r)] + " to " +
+                                          topo_.router_names[size_t(target)] + " is broken or loops");
+            at = topo_.channels[size_t(ch)].to;
+          }
+          if (at != target) throw std::invalid_argument("FlitNetwork: route ends at the wrong router");
+        }
   }
   // Events lie at most this many cycles ahead: pipelines, channels, credits.
   const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
@@ -193,7 +214,13 @@ void FlitNetwork::inject(Source& s, int64_t c) {
     }
     if (s.vc < 0) return;
     s.next_vc = (s.vc + 1) % per_class;
-    ip.vcs[size_t(s.vc)].segs.push_back({new_worm({q.packet, q.flits, 1, 0, q.multicast, q.dests}), 0});
+    Worm w{q.packet, q.flits, 1, 0, q.multicast, q.dests};
+    if (topo_.routing != FlitTopology::Routing::kTable && q.dests.size() == 1) {
+      w.table = false;
+      if (topo_.routing == FlitTopology::Routing::kO1Turn) w.rclass = route_pick(topo_.route_seed, q.packet, 2);
+      if (topo_.routing == FlitTopology::Routing::kValiant) w.via = route_pick(topo_.route_seed, q.packet, routers());
+    }
+    ip.vcs[size_t(s.vc)].segs.push_back({new_worm(std::move(w)), 0});
     s.injected = 0;
   }
   InVc& iv = ip.vcs[size_t(s.vc)];
@@ -214,6 +241,7 @@ void FlitNetwork::inject(Source& s, int64_t c) {
 
 void FlitNetwork::route(int r, InVc& iv, int64_t c) {
   const Worm& w = worms_[size_t(iv.segs.front().worm)];
+  if (!w.table) return route_unicast(r, iv, c);
   for (int d : w.dests) {
     const int ch = topo_.route[size_t(r)][size_t(d)];
     const int out = ch >= 0 ? channel_out_[size_t(ch)] : eject_out_[size_t(d)];
@@ -227,20 +255,89 @@ void FlitNetwork::route(int r, InVc& iv, int64_t c) {
   if (iv.replicating) iv.store.assign(size_t(w.flits), 0);
 }
 
-bool FlitNetwork::alloc_vc(OutPort& o, int cls, int& vc) {
-  // A free VC of the class the packet travels in after this channel: the lowest-numbered one, or
-  // the first at or after the port's round-robin pointer.
-  const int per_class = p_.vcs / p_.vc_classes;
-  const bool rr = p_.vc_select == FlitParams::VcSelect::kRoundRobin;
-  for (int k = 0; k < per_class; ++k) {
-    const int v = cls * per_class + (rr ? (o.next_vc + k) % per_class : k);
-    if (o.owned[size_t(v)]) continue;
-    o.owned[size_t(v)] = 1;
-    vc = v;
-    if (rr) o.next_vc = (v - cls * per_class + 1) % per_class;
-    return true;
+void FlitNetwork::route_unicast(int r, InVc& iv, int64_t c) {
+  // A unicast under O1TURN, Valiant or min_adapt: one branch, towards the destination's router
+  // (Valiant phase 0: the intermediate one) in the worm's dimension order. min_adapt starts from
+  // the escape (X-first) port; VC allocation may move it to the other productive port.
+  Worm& w = worms_[size_t(iv.segs.front().worm)];
+  const int d = w.dests[0], to = topo_.endpoint_router[size_t(d)];
+  if (topo_.routing == FlitTopology::Routing::kValiant && w.rclass == 0 && r == w.via) {
+    w.rclass = 1;  // phase 1 from here: the upper VC half, dateline classes start afresh
+    w.vclass = 0;
+    w.dim = -1;
   }
-  return false;
+  const bool to_via = topo_.routing == FlitTopology::Routing::kValiant && w.rclass == 0;
+  const int order = topo_.routing == FlitTopology::Routing::kO1Turn ? w.rclass : 0;
+  const int ch = topo_.next_channel(r, to_via ? w.via : to, order);
+  iv.branches.push_back({ch >= 0 ? channel_out_[size_t(ch)] : eject_out_[size_t(d)], ch >= 0 ? -1 : 0, 0, {d}, c});
+  iv.routed = true;
+}
+
+int FlitNetwork::free_vc(const OutPort& o, int first, int count) const {
+  // The lowest-numbered free VC of the range, or the first at or after the port's round-robin
+  // pointer (which counts within the range).
+  const bool rr = p_.vc_select == FlitParams::VcSelect::kRoundRobin;
+  for (int k = 0; k < count; ++k) {
+    const int v = first + (rr ? (o.next_vc + k) % count : k);
+    if (!o.owned[size_t(v)]) return v;
+  }
+  return -1;
+}
+
+bool FlitNetwork::alloc_vc(OutPort& o, int first, int count, int& vc) {
+  const int v = free_vc(o, first, count);
+  if (v < 0) return false;
+  o.owned[size_t(v)] = 1;
+  vc = v;
+  if (p_.vc_select == FlitParams::VcSelect::kRoundRobin) o.next_vc = (v - first + 1) % count;
+  return true;
+}
+
+std::pair<int, int> FlitNetwork::vc_range(const OutPort& o, const Worm& w) const {
+  // min_adapt (multicasts; unicasts choose in allocate_output): any VC, the escape VC 0 only once
+  // in it. A packet in the escape VC waiting for an adaptive one would make the escape network
+  // depend on adaptive packets, whose routes are not dimension-ordered: a cycle (found by the
+  // burst tests on the cmesh).
+  if (topo_.routing == FlitTopology::Routing::kMinAdapt) return {0, w.rclass ? 1 : p_.vcs};
+  // The VCs of the class the packet travels in after this channel: route class x dateline class.
+  const int per_class = p_.vcs / (p_.vc_classes * topo_.route_classes());
+  return {(w.rclass * p_.vc_classes + next_class(o, w)) * per_class, per_class};
+}
+
+bool FlitNetwork::allocate_output(int r, Branch& b, const Worm& w, int64_t c) {
+  if (w.table || topo_.routing != FlitTopology::Routing::kMinAdapt) {
+    OutPort& o = out_[size_t(b.out)];
+    const auto [first, count] = vc_range(o, w);
+    return alloc_vc(o, first, count, b.vc);
+  }
+  // min_adapt. The lumped pipeline allocates in the cycle the flit crosses the switch, so a port
+  // already used in this cycle is no choice there.
+  const int to = topo_.endpoint_router[size_t(w.dests[0])];
+  const int escape = channel_out_[size_t(topo_.next_channel(r, to, 0))];
+  auto usable = [&](const OutPort& o) { return p_.staged || o.used != c; };
+  if (w.rclass == 0) {  // not in the escape VCs: an adaptive VC on the productive port with most room
+    int best = -1, best_room = -1;
+    for (int order = 0; order < 2; ++order) {
+      const int ch = topo_.next_channel(r, to, order);
+      if (ch < 0) continue;
+      const int op = channel_out_[size_t(ch)];
+      const OutPort& o = out_[size_t(op)];
+      if (op == best || !usable(o) || free_vc(o, 1, p_.vcs - 1) < 0) continue;
+      int room = 0;
+      for (int v = 1; v < p_.vcs; ++v) room += o.credits[size_t(v)];
+      if (room > best_room) {
+        best = op;
+        best_room = room;
+      }
+    }
+    if (best >= 0) {
+      b.out = best;
+      return alloc_vc(out_[size_t(best)], 1, p_.vcs - 1, b.vc);
+    }
+  }
+  if (!usable(out_[size_t(escape)]) || !alloc_vc(out_[size_t(escape)], 0, 1, b.vc)) return false;
+  b.out = escape;
+  return true;
 }
 
 bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const {
@@ -258,12 +355,15 @@ bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
   if (p_.staged) return out_[size_t(b.out)].used != c && ready_staged(b, iv, c);
   if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
   if (arrival_of(iv, b.sent) + p_.router_cycles > c) return false;  // still in the pipeline
-  OutPort& o = out_[size_t(b.out)];
-  if (o.used == c) return false;  // one flit per channel per cycle
+  const OutPort& o = out_[size_t(b.out)];
+  const Worm& w = worms_[size_t(iv.segs.front().worm)];
+  const bool adaptive = b.vc < 0 && !w.table && topo_.routing == FlitTopology::Routing::kMinAdapt;
+  if (o.used == c && !adaptive) return false;  // one flit per channel per cycle
   if (o.endpoint >= 0) return true;  // destinations always accept
-  // Lumped pipeline: VC allocation in the cycle the head traverses the switch.
-  if (b.vc < 0 && !alloc_vc(o, next_class(o, worms_[size_t(iv.segs.front().worm)]), b.vc)) return false;
-  return o.credits[size_t(b.vc)] > 0;
+  // Lumped pipeline: VC allocation in the cycle the head traverses the switch (min_adapt: on a
+  // productive port not used in this cycle, which becomes b.out).
+  if (b.vc < 0 && !allocate_output(o.router, b, w, c)) return false;
+  return out_[size_t(b.out)].credits[size_t(b.vc)] > 0;
 }
 
 void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
@@ -283,8 +383,13 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   ++o.vc_flits[size_t(b.vc)];
   --o.credits[size_t(b.vc)];
   if (tail) o.owned[size_t(b.vc)] = 0;  // the next packet may follow into the downstream buffer
-  const int nw =
-      head ? new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim}) : -1;
+  int nw = -1;
+  if (head) {
+    // min_adapt: once in the escape VC, always in the escape VCs (unicast and multicast).
+    const bool escaped = topo_.routing == FlitTopology::Routing::kMinAdapt && b.vc == 0;
+    nw = new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim, w.table,
+                   escaped ? 1 : w.rclass, w.via});
+  }
   schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
 }
 
@@ -331,9 +436,11 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
   // (inputs in rotating order, so that no input always wins a contested VC); replication.
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
+  const bool separable = p_.vc_allocator != FlitParams::VcAllocator::kGreedy;
+  va_req_.clear();
   for (int k = 0; k < n; ++k) {
-    const int i = R.ins[size_t((R.rr + k) % n)];
-    InPort& ip = in_[size_t(i)];
+    const int local = (R.rr + k) % n;
+    InPort& ip = in_[size_t(R.ins[size_t(local)])];
     for (int v = 0; v < p_.vcs; ++v) {
       InVc& iv = ip.vcs[size_t(v)];
       if (!iv.pending()) continue;
@@ -348,16 +455,116 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
           }
       }
       const Worm& w = worms_[size_t(iv.segs.front().worm)];
-      for (Branch& b : iv.branches) {
+      for (size_t j = 0; j < iv.branches.size(); ++j) {
+        Branch& b = iv.branches[j];
         if (b.vc >= 0) continue;
-        OutPort& o = out_[size_t(b.out)];
-        if (!alloc_vc(o, next_class(o, w), b.vc)) continue;
+        if (separable) {
+          const auto [first, count] = vc_range(out_[size_t(b.out)], w);
+          va_req_.push_back({&iv, int(j), local * p_.vcs + v, first, count});
+          continue;
+        }
+        if (!allocate_output(r, b, w, c)) continue;
         b.vc_at = c;
         schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
       }
       if (iv.replicating) replicate(ip, v, c);
     }
   }
+  if (!va_req_.empty()) allocate_vcs_separable(r, c);
+}
+
+void FlitNetwork::allocate_vcs_separable(int r, int64_t c) {
+  // Separable VC allocation, one iteration (BookSim's vc_allocator): every request is a head's
+  // branch asking for any free VC of its class on its output port. Output VCs arbitrate among
+  // requests by router-local input VC, round robin from their pointer (va_arb).
+  // - input-first: each request nominates one free VC (the one vc_select would give it); each
+  //   nominated VC goes to one nominee; a loser waits for the next cycle even if another VC of its
+  //   class is free.
+  // - output-first: each free VC grants one request that may use it; each request accepts one
+  //   grant (from its accept pointer); pointers move past the winner on every grant and accept.
+  // - iSLIP: as output-first, but a VC's pointer moves only when its grant is accepted.
+  const int ids = int(routers_[size_t(r)].ins.size()) * p_.vcs;
+  auto dist = [ids](int id, int from) { return (id - from + ids) % ids; };
+  const auto kind = p_.vc_allocator;
+  const size_t n = va_req_.size();
+  auto out_of = [&](const VcRequest& q) -> OutPort& { return out_[size_t(q.iv->branches[size_t(q.branch)].out)]; };
+  for (const VcRequest& q : va_req_) {
+    OutPort& o = out_of(q);
+    if (o.va_arb.empty()) o.va_arb.assign(size_t(p_.vcs), 0);
+  }
+  va_pick_.assign(n, -1);
+  if (kind == FlitParams::VcAllocator::kInputFirst) {
+    std::vector<int> nominee(n, -1);
+    for (size_t a = 0; a < n; ++a) nominee[a] = free_vc(out_of(va_req_[a]), va_req_[a].first, va_req_[a].count);
+    for (size_t a = 0; a < n; ++a) {
+      if (nominee[a] < 0) continue;
+      const OutPort& o = out_of(va_req_[a]);
+      const int from = o.va_arb[size_t(nominee[a])];
+      bool wins = true;
+      for (size_t b = 0; b < n && wins; ++b)
+        if (b != a && nominee[b] == nominee[a] && &out_of(va_req_[b]) == &o &&
+            dist(va_req_[b].id, from) < dist(va_req_[a].id, from))
+          wins = false;
+      if (wins) va_pick_[a] = nominee[a];
+    }
+  } else {
+    // grant[a]: the VCs granting request a, as a bit mask (vcs <= 16).
+    std::vector<uint32_t> granted(n, 0);
+    for (size_t a = 0; a < n; ++a) {
+      const VcRequest& q = va_req_[a];
+      const OutPort& o = out_of(q);
+      for (int vc = q.first; vc < q.first + q.count; ++vc) {
+        if (o.owned[size_t(vc)]) continue;
+        // Does this VC grant request a? Only if no other request for it comes first.
+        const int from = o.va_arb[size_t(vc)];
+        bool first = true;
+        for (size_t b = 0; b < n && first; ++b) {
+          const VcRequest& qb = va_req_[b];
+          if (b != a && &out_of(qb) == &o && vc >= qb.first && vc < qb.first + qb.count &&
+              dist(qb.id, from) < dist(q.id, from))
+            first = false;
+        }
+        if (first) granted[a] |= 1u << vc;
+      }
+    }
+    if (kind == FlitParams::VcAllocator::kOutputFirst)
+      for (size_t a = 0; a < n; ++a)
+        for (int vc = 0; vc < p_.vcs; ++vc)
+          if (granted[a] >> vc & 1) out_of(va_req_[a]).va_arb[size_t(vc)] = (va_req_[a].id + 1) % ids;
+    for (size_t a = 0; a < n; ++a) {
+      if (!granted[a]) continue;
+      const VcRequest& q = va_req_[a];
+      for (int k = 0; k < p_.vcs; ++k) {
+        const int vc = (q.iv->va_accept + k) % p_.vcs;
+        if (granted[a] >> vc & 1) {
+          va_pick_[a] = vc;
+          break;
+        }
+      }
+    }
+  }
+  bool lost = false, won = false;
+  for (size_t a = 0; a < n; ++a) {
+    const VcRequest& q = va_req_[a];
+    const int vc = va_pick_[a];
+    if (vc < 0) {
+      lost = true;
+      continue;
+    }
+    won = true;
+    Branch& b = q.iv->branches[size_t(q.branch)];
+    OutPort& o = out_[size_t(b.out)];
+    o.owned[size_t(vc)] = 1;
+    b.vc = vc;
+    b.vc_at = c;
+    if (p_.vc_select == FlitParams::VcSelect::kRoundRobin) o.next_vc = (vc - q.first + 1) % q.count;
+    if (kind != FlitParams::VcAllocator::kOutputFirst) o.va_arb[size_t(vc)] = (q.id + 1) % ids;
+    if (kind != FlitParams::VcAllocator::kInputFirst) q.iv->va_accept = (vc + 1) % p_.vcs;
+    schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
+  }
+  // A request that lost while VCs were handed out may find one free next cycle without any flit
+  // moving: step the router again then.
+  if (lost && won) schedule(c + 1, {kWake, r, 0, 0, 0});
 }
 
 template <class F>

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -22,6 +23,24 @@
 #include "hw/noc/noc.h"
 
 namespace ahbm {
+
+// splitmix64: a small, fully specified generator, so a seed gives the same draws everywhere
+// (the testbench's traffic, the per-packet choices of O1TURN and Valiant routing).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+  int below(int n) { return int((unsigned __int128)next() * unsigned(n) >> 64); }
+
+ private:
+  uint64_t s_;
+};
 
 // Router micro-architecture (docs/noc.md, "Router micro-architecture"). Two pipelines:
 // - lumped (the `classic` preset, the default): every flit waits router_cycles in a router; a head
@@ -37,6 +56,9 @@ struct FlitParams {
   // arbiters that advance on every grant), iSLIP (output arbiters advance only on an accepted
   // grant in the first iteration), wavefront.
   enum class SwAllocator { kGreedy, kInputFirst, kOutputFirst, kIslip, kWavefront };
+  // VC allocators (staged only besides greedy): greedy (inputs in rotating order, every free VC to
+  // a waiting head: maximal), separable input-first, output-first, iSLIP (one iteration each).
+  enum class VcAllocator { kGreedy, kInputFirst, kOutputFirst, kIslip };
 
   int flit_bytes = 64;     // payload bytes per flit = channel width per cycle
   int router_cycles = 4;   // lumped pipeline depth: cycles from a flit's arrival until it may leave
@@ -58,6 +80,7 @@ struct FlitParams {
   int credit_delay = 0;            // credit processing on top of the credit wire (link_cycles)
   VcSelect vc_select = VcSelect::kLowest;          // which free output VC a head gets
   SwAllocator sw_allocator = SwAllocator::kGreedy;  // see FlitNetwork::step_router
+  VcAllocator vc_allocator = VcAllocator::kGreedy;  // see FlitNetwork::allocate_vcs_separable
   int alloc_iters = 1;     // separable allocators (input-first, output-first, iSLIP): iterations per cycle
   int input_speedup = 1;   // staged allocators: switch inputs per input port (VC v uses input v mod this)
 
@@ -81,10 +104,24 @@ struct FlitParams {
 };
 
 // Routers, the unidirectional channels between them, where endpoints attach, and the routing
-// table. Routing is destination-based (the next channel depends on the current router and the
-// destination only), which makes the union of the routes from one source a tree: that tree is
+// table. Table routing is destination-based (the next channel depends on the current router and
+// the destination only), which makes the union of the routes from one source a tree: that tree is
 // what a multicast packet follows, replicated where its routes split.
+//
+// Routing beyond the table (docs/noc.md, "Routing"), for unicast worms on grids: multicast worms
+// always follow the table (the tree) in VC class 0 (min_adapt: in any VC, and in the escape VC
+// only once they are in it, as its unicasts).
+// - kO1Turn: each packet draws X-first or Y-first (route_pick(seed, packet, 2)) and travels in
+//   VC class 0 or 1 accordingly; each class alone is dimension-ordered, hence deadlock-free.
+// - kValiant: each packet draws an intermediate router (route_pick(seed, packet, routers)), goes
+//   there X-first in VC class 0 (phase 0), then to its destination X-first in class 1 (phase 1).
+// - kMinAdapt (Duato): VC 0 is the escape channel, routed X-first; VCs 1.. are adaptive, on any
+//   productive port (the one with the most credits over its adaptive VCs, ties X first). A head
+//   that finds no adaptive VC free takes the escape VC if it is, and stays in escape VCs from
+//   then on (as BookSim's min_adapt).
+// VC classes multiply: route class (O1TURN order, Valiant phase) x dateline class (tori).
 struct FlitTopology {
+  enum class Routing { kTable, kO1Turn, kValiant, kMinAdapt };
   struct Channel {
     int from = 0, to = 0;
     bool dateline = false;  // crossing it moves a packet to VC class 1
@@ -94,7 +131,14 @@ struct FlitTopology {
   std::vector<Channel> channels;
   std::vector<int> endpoint_router;     // router each endpoint attaches to
   std::vector<std::vector<int>> route;  // [router][endpoint]: outgoing channel, or -1 = eject here
+  Routing routing = Routing::kTable;
+  uint64_t route_seed = 1;  // O1TURN, Valiant: per-packet draws
+  // Not kTable: the channel a dimension-order route takes from `router` towards `target` (a
+  // router; -1 when there), `order` 0 = X first, 1 = Y first. On a grid the two orders' first
+  // hops are the productive directions.
+  std::function<int(int router, int target, int order)> next_channel;
   int routers() const { return int(router_names.size()); }
+  int route_classes() const { return routing == Routing::kO1Turn || routing == Routing::kValiant ? 2 : 1; }
 };
 
 class FlitNetwork {
@@ -111,6 +155,12 @@ class FlitNetwork {
     uint64_t eject_flits = 0;     // flits handed to destination endpoints
     uint64_t multicast_channel_flits = 0;  // injection + link + ejection traversals of multicast packets
   };
+
+  // The per-packet draw of O1TURN (n = 2: 0 = X first) and Valiant (n = routers: the
+  // intermediate router): a function of the seed and the packet id only, so runs repeat.
+  static int route_pick(uint64_t seed, uint64_t packet, int n) {
+    return SplitMix64(seed ^ (packet * 0xD1B54A32D192ED03ull)).below(n);
+  }
 
   // Throws std::invalid_argument on an inconsistent topology (a bug in the model, not user input).
   FlitNetwork(FlitTopology topo, const FlitParams& params, std::vector<std::string> endpoint_names);
@@ -146,6 +196,9 @@ class FlitNetwork {
     bool multicast = false;
     std::vector<int> dests;
     int dim = -1;  // dimension of the channel it arrived on (-1: from the source)
+    bool table = true;  // routed by the destination table (else by FlitTopology::routing)
+    int rclass = 0;     // O1TURN: 1 = Y first; Valiant: phase; min_adapt: 1 = in the escape VC
+    int via = -1;       // Valiant: the intermediate router
   };
   struct Branch {  // one output a worm is forwarded to, with the destinations behind it
     int out = 0;
@@ -172,6 +225,7 @@ class FlitNetwork {
     std::vector<Branch> branches;  // of the front packet
     std::vector<int64_t> arrival;  // ring of buffer_flits arrival cycles, indexed by arrival index
     std::vector<int64_t> store;    // replication store: arrival cycles of the front packet's freed flits
+    int va_accept = 0;             // output-first, iSLIP VC allocation: the VC index it accepts first
     int buffered() const { return int(arrived - front_base) - freed; }
     bool pending() const { return !segs.empty() && segs.front().received > done; }
   };
@@ -194,6 +248,7 @@ class FlitNetwork {
     int next_vc = 0;          // round-robin VC selection: where the next search starts (within a class)
     int local = 0;            // index among its router's output ports
     int arb = 0;              // separable allocators: router-local switch input with priority
+    std::vector<int> va_arb;  // separable VC allocators: per VC, the router-local input VC with priority
     int64_t used = -1;        // last cycle a flit was sent
     uint64_t flits = 0;
     std::vector<uint64_t> vc_flits;  // router-to-router links: flits per VC
@@ -249,7 +304,27 @@ class FlitNetwork {
   void push_arrival(InVc& iv, int router, int64_t c);
   bool can_send(Branch& b, const InVc& iv, int64_t c);
   bool ready_staged(const Branch& b, const InVc& iv, int64_t c) const;
-  bool alloc_vc(OutPort& o, int cls, int& vc);
+  // The free VC among `count` from `first` that a head would get (vc_select), or -1; alloc_vc
+  // takes it.
+  int free_vc(const OutPort& o, int first, int count) const;
+  bool alloc_vc(OutPort& o, int first, int count, int& vc);
+  // VC allocation for branch `b` of worm `w` at router r: a VC of the worm's class on b.out, or
+  // (min_adapt) the adaptive choice, which may move the branch to another productive port.
+  bool allocate_output(int r, Branch& b, const Worm& w, int64_t c);
+  void route_unicast(int r, InVc& iv, int64_t c);
+  // The VCs a head of worm `w` may take on output `o`: `count` from `first` (its route class x
+  // dateline class).
+  std::pair<int, int> vc_range(const OutPort& o, const Worm& w) const;
+  // Separable VC allocation among the requests collected in va_req_ (staged pipeline).
+  void allocate_vcs_separable(int r, int64_t c);
+  struct VcRequest {
+    InVc* iv;
+    int branch;
+    int id;  // router-local input VC: local input port x vcs + VC
+    int first, count;
+  };
+  std::vector<VcRequest> va_req_;
+  std::vector<int> va_pick_;
   // The VC class a packet travels in on channel `o`: 1 after crossing a dateline, back to 0 when
   // it enters a new dimension, else unchanged.
   static int next_class(const OutPort& o, const Worm& w) {

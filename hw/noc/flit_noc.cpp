@@ -18,6 +18,16 @@ const char* sw_allocator_name(FlitParams::SwAllocator a) {
   return "?";
 }
 
+const char* vc_allocator_name(FlitParams::VcAllocator a) {
+  switch (a) {
+    case FlitParams::VcAllocator::kGreedy: return "greedy";
+    case FlitParams::VcAllocator::kInputFirst: return "input-first";
+    case FlitParams::VcAllocator::kOutputFirst: return "output-first";
+    case FlitParams::VcAllocator::kIslip: return "islip";
+  }
+  return "?";
+}
+
 FlitParams router_preset(const std::string& name, const FlitParams& model_defaults) {
   FlitParams p = model_defaults;
   p.router = name;
@@ -90,14 +100,25 @@ FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
     r.fail("input_speedup", "needs a staged switch allocator (input-first, output-first, islip or wavefront); "
                             "greedy already forwards from any VC of an input");
   p.input_speedup = int(r.integer("input_speedup", d.input_speedup, 1, p.vcs));
+  const std::string va = r.string("vc_allocator", vc_allocator_name(d.vc_allocator),
+                                  {"greedy", "input-first", "output-first", "islip"});
+  for (auto a : {FlitParams::VcAllocator::kGreedy, FlitParams::VcAllocator::kInputFirst,
+                 FlitParams::VcAllocator::kOutputFirst, FlitParams::VcAllocator::kIslip})
+    if (va == vc_allocator_name(a)) p.vc_allocator = a;
+  if (p.vc_allocator != FlitParams::VcAllocator::kGreedy && !p.staged)
+    r.fail("vc_allocator", va + " needs the staged pipeline (\"pipeline\": \"staged\"): the lumped one allocates a "
+                           "VC in the cycle the head crosses the switch");
   p.tree_multicast = r.string("multicast", d.tree_multicast ? "tree" : "source", {"tree", "source"}) == "tree";
   return p;
 }
 
 std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
-                                const NodeParser& node_of) {
-  std::vector<int> node(endpoints.size());
-  for (size_t e = 0; e < endpoints.size(); ++e) node[e] = int(e % size_t(nodes));
+                                const std::vector<int>& defaults, const NodeParser& node_of) {
+  std::vector<int> node = defaults;
+  if (node.size() != endpoints.size()) {
+    node.resize(endpoints.size());
+    for (size_t e = 0; e < endpoints.size(); ++e) node[e] = int(e % size_t(nodes));
+  }
   if (!r.has("placement")) return node;
   const Json& pl = r.raw("placement");
   if (!pl.is_object()) r.fail("placement", "must be an object mapping endpoint names to nodes, got " + pl.dump());
@@ -223,7 +244,7 @@ void FlitNoc::report_stats(StatsNode& node) const {
   const FlitParams& p = params_;
   if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
       p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy ||
-      p.alloc_iters != 1 || p.input_speedup != 1) {
+      p.alloc_iters != 1 || p.input_speedup != 1 || p.vc_allocator != FlitParams::VcAllocator::kGreedy) {
     StatsNode& r = node.child("router");
     r.set(stats::Label<std::string>{"preset"}, p.router);
     r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
@@ -236,6 +257,8 @@ void FlitNoc::report_stats(StatsNode& node) const {
     r.set(stats::Label<std::string>{"sw_allocator"}, sw_allocator_name(p.sw_allocator));
     if (p.alloc_iters != 1) r.set(stats::Label<int64_t>{"alloc_iters"}, int64_t(p.alloc_iters));
     if (p.input_speedup != 1) r.set(stats::Label<int64_t>{"input_speedup"}, int64_t(p.input_speedup));
+    if (p.vc_allocator != FlitParams::VcAllocator::kGreedy)
+      r.set(stats::Label<std::string>{"vc_allocator"}, vc_allocator_name(p.vc_allocator));
     if (p.staged) {
       r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
       r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));

@@ -22,13 +22,19 @@ FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
 FlitParams router_preset(const std::string& name, const FlitParams& model_defaults);
 // The parameter value naming a switch allocator ("greedy", "input-first", ...).
 const char* sw_allocator_name(FlitParams::SwAllocator a);
+// The parameter value naming a VC allocator ("greedy", "input-first", "output-first", "islip").
+const char* vc_allocator_name(FlitParams::VcAllocator a);
 
 // Reads the optional "placement" object (endpoint name -> node) and returns the node of every
-// endpoint. Endpoints it does not name keep the default: endpoint i on node i mod `nodes`.
-// `node_of` turns one value into a node index, or returns an error text for it.
+// endpoint. Endpoints it does not name keep the default: `defaults` if given, else endpoint i on
+// node i mod `nodes`. `node_of` turns one value into a node index, or returns an error text for it.
 using NodeParser = std::function<int(const Json& value, std::string& error)>;
 std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
-                                const NodeParser& node_of);
+                                const std::vector<int>& defaults, const NodeParser& node_of);
+inline std::vector<int> read_placement(JsonReader& r, const std::vector<std::string>& endpoints, int nodes,
+                                       const NodeParser& node_of) {
+  return read_placement(r, endpoints, nodes, {}, node_of);
+}
 
 // The cost model's view of a flit-level network whose typical transfer crosses `routers` routers:
 // latency = the zero-load latency of a 1-flit packet (FlitParams::zero_load_cycles; classic:

@@ -1,5 +1,6 @@
 #include "hw/noc/mesh_noc.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -16,9 +17,10 @@ Grid read_grid_size(JsonReader& r, int endpoints, int min_nodes) {
   return g;
 }
 
-void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoints, Grid& g) {
+void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoints, Grid& g,
+                         const std::vector<int>& defaults) {
   const int cols = g.cols, rows = g.rows;
-  g.node = read_placement(r, endpoints, cols * rows, [&](const Json& v, std::string& err) {
+  g.node = read_placement(r, endpoints, cols * rows, defaults, [&](const Json& v, std::string& err) {
     if (v.is_array() && v.size() == 2) {
       const auto x = integer_in(v[0], 0, cols - 1), y = integer_in(v[1], 0, rows - 1);
       if (x && y) return int(*y) * cols + int(*x);
@@ -31,7 +33,59 @@ void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoint
   });
 }
 
-StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints) {
+GridRouting read_grid_routing(JsonReader& r, const FlitParams& p, bool torus) {
+  static const std::vector<std::string> kNames = {"dor", "o1turn", "valiant", "min_adapt"};
+  GridRouting g;
+  g.name = r.string("routing", "dor", kNames);
+  const auto at = std::find(kNames.begin(), kNames.end(), g.name) - kNames.begin();
+  g.routing = std::array{FlitTopology::Routing::kTable, FlitTopology::Routing::kO1Turn,
+                         FlitTopology::Routing::kValiant, FlitTopology::Routing::kMinAdapt}[size_t(at)];
+  if (g.routing == FlitTopology::Routing::kO1Turn || g.routing == FlitTopology::Routing::kValiant) {
+    const int classes = 2 * p.vc_classes;
+    if (p.vcs % classes != 0)
+      r.fail("vcs", std::to_string(p.vcs) + ": " + g.name + " routing needs a multiple of " + std::to_string(classes) +
+                        (torus ? " (two route classes, each with two dateline classes)"
+                               : " (two route classes: " +
+                                     std::string(g.name == "o1turn" ? "X first and Y first)" : "the two phases)")));
+    g.seed = uint64_t(r.integer("route_seed", 1, 0, int64_t(1) << 62));
+  } else if (r.has("route_seed")) {
+    r.fail("route_seed", "applies to o1turn and valiant routing (per-packet draws), not to " + g.name);
+  }
+  if (g.routing == FlitTopology::Routing::kMinAdapt) {
+    if (torus)
+      r.fail("routing", "min_adapt: on the mesh only (a torus's escape channels would need dateline classes); "
+                        "the torus takes dor, o1turn or valiant");
+    if (p.vcs < 2) r.fail("vcs", std::to_string(p.vcs) + ": min_adapt needs at least 2 (VC 0 is the escape channel)");
+    if (p.vc_allocator != FlitParams::VcAllocator::kGreedy)
+      r.fail("vc_allocator", std::string(vc_allocator_name(p.vc_allocator)) +
+                                 ": min_adapt chooses its port while allocating a VC, with the greedy VC allocator only");
+  }
+  return g;
+}
+
+void set_routes(std::function<int(int, int, int)> next, const GridRouting& routing, FlitTopology& t) {
+  const std::vector<int>& node = t.endpoint_router;
+  t.route.assign(size_t(t.routers()), std::vector<int>(node.size(), -1));
+  for (int i = 0; i < t.routers(); ++i)
+    for (size_t e = 0; e < node.size(); ++e) t.route[size_t(i)][e] = next(i, node[e], 0);  // X first, then Y
+  t.routing = routing.routing;
+  t.route_seed = routing.seed;
+  if (routing.routing != FlitTopology::Routing::kTable) t.next_channel = std::move(next);
+}
+
+void set_grid_routes(const Grid& g, std::vector<std::array<int, 4>> ch, GridWay way, const GridRouting& routing,
+                     FlitTopology& t) {
+  auto next = [cols = g.cols, rows = g.rows, ch = std::move(ch), way](int i, int target, int order) {
+    const int x = i % cols, y = i / cols, tx = target % cols, ty = target / cols;
+    const int wx = way(x, tx, cols), wy = way(y, ty, rows);
+    const int xdir = wx > 0 ? 0 : wx < 0 ? 1 : -1, ydir = wy > 0 ? 2 : wy < 0 ? 3 : -1;
+    const int dir = order == 0 ? (xdir >= 0 ? xdir : ydir) : (ydir >= 0 ? ydir : xdir);
+    return dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
+  };
+  set_routes(std::move(next), routing, t);
+}
+
+StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints, const GridRouting& routing) {
   // The size is summed over steps like every number before typed statistics (summary.json
   // unchanged); the placement is a label.
   StatsNode topology;
@@ -40,21 +94,17 @@ StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints) {
   StatsNode& placement = topology.child("placement");
   for (size_t e = 0; e < g.node.size(); ++e)
     placement.set(stats::Label<std::vector<int64_t>>{endpoints[e].c_str()}, {g.node[e] % g.cols, g.node[e] / g.cols});
+  if (routing.routing != FlitTopology::Routing::kTable) {  // dor adds nothing: summaries stay as they were
+    topology.set(stats::Label<std::string>{"routing"}, routing.name);
+    if (routing.routing != FlitTopology::Routing::kMinAdapt)
+      topology.set(stats::Label<int64_t>{"route_seed"}, int64_t(routing.seed));
+  }
   return topology;
 }
 
-MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
-  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  // Default: the most nearly square mesh with one node per endpoint.
-  Grid g = read_grid_size(r, endpoint_count(), 1);
-  const int cols = g.cols, rows = g.rows;
-  const FlitParams p = read_flit_params(r, FlitParams{});
-  read_grid_placement(r, ctx.endpoints, g);
-  const std::vector<int>& node = g.node;
-  r.finish();
-
+FlitTopology mesh_topology(const Grid& g, const GridRouting& routing) {
+  const int cols = g.cols, rows = g.rows, R = g.routers();
   FlitTopology t;
-  const int R = g.routers();
   for (int i = 0; i < R; ++i) t.router_names.push_back(g.router_name(i));
   // Channel index per router and direction: 0 = +x, 1 = -x, 2 = +y, 3 = -y.
   std::vector<std::array<int, 4>> ch(size_t(R), {-1, -1, -1, -1});
@@ -66,15 +116,20 @@ MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
       ch[size_t(i)][size_t(d)] = int(t.channels.size());
       t.channels.push_back({i, y * cols + x, false});
     }
-  t.endpoint_router = node;
-  t.route.assign(size_t(R), std::vector<int>(node.size(), -1));
-  for (int i = 0; i < R; ++i)
-    for (size_t e = 0; e < node.size(); ++e) {
-      const int x = i % cols, y = i / cols, tx = node[e] % cols, ty = node[e] / cols;
-      const int dir = tx > x ? 0 : tx < x ? 1 : ty > y ? 2 : ty < y ? 3 : -1;  // X first, then Y
-      t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
-    }
-  build(std::move(t), p, grid_stats(g, ctx.endpoints));
+  t.endpoint_router = g.node;
+  set_grid_routes(g, std::move(ch), [](int a, int b, int) { return b > a ? 1 : b < a ? -1 : 0; }, routing, t);
+  return t;
+}
+
+MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  // Default: the most nearly square mesh with one node per endpoint.
+  Grid g = read_grid_size(r, endpoint_count(), 1);
+  const FlitParams p = read_flit_params(r, FlitParams{});
+  const GridRouting routing = read_grid_routing(r, p, false);
+  read_grid_placement(r, ctx.endpoints, g);
+  r.finish();
+  build(mesh_topology(g, routing), p, grid_stats(g, ctx.endpoints, routing));
 }
 
 }  // namespace ahbm

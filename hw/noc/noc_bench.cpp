@@ -8,27 +8,13 @@
 #include "hw/common/sim_context.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
+#include "hw/noc/flit_network.h"
 
 namespace ahbm {
 
 namespace {
 
-// splitmix64: a small, fully specified generator, so a seed gives the same traffic everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-  int below(int n) { return int((unsigned __int128)next() * unsigned(n) >> 64); }
-
- private:
-  uint64_t s_;
-};
+using Rng = SplitMix64;  // hw/noc/flit_network.h
 
 void check(bool ok, const std::string& option, const std::string& what) {
   if (!ok) throw InputError(option + ": " + what);

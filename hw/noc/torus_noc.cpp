@@ -18,6 +18,7 @@ TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
   if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a torus needs an even number of VCs (2, 4, ...): "
                                     "in each dimension half for packets before its dateline, half after");
   p.vc_classes = 2;
+  const GridRouting routing = read_grid_routing(r, p, true);
   read_grid_placement(r, ctx.endpoints, g);
   const std::vector<int>& node = g.node;
   r.finish();
@@ -44,20 +45,13 @@ TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
     }
   }
   t.endpoint_router = node;
-  t.route.assign(size_t(R), std::vector<int>(node.size(), -1));
   // The way round a ring of k nodes from a to b: +1, -1 or 0 (there); a tie goes the positive way.
   auto way = [](int a, int b, int k) {
     const int fwd = (b - a + k) % k;
     return fwd == 0 ? 0 : 2 * fwd <= k ? 1 : -1;
   };
-  for (int i = 0; i < R; ++i)
-    for (size_t e = 0; e < node.size(); ++e) {
-      const int x = i % cols, y = i / cols, tx = node[e] % cols, ty = node[e] / cols;
-      const int wx = way(x, tx, cols), wy = way(y, ty, rows);
-      const int dir = wx > 0 ? 0 : wx < 0 ? 1 : wy > 0 ? 2 : wy < 0 ? 3 : -1;  // X first, then Y
-      t.route[size_t(i)][e] = dir < 0 ? -1 : ch[size_t(i)][size_t(dir)];
-    }
-  build(std::move(t), p, grid_stats(g, ctx.endpoints));
+  set_grid_routes(g, std::move(ch), way, routing, t);
+  build(std::move(t), p, grid_stats(g, ctx.endpoints, routing));
 }
 
 }  // namespace ahbm

@@ -95,7 +95,7 @@ TEST(NocConfigs, KeysWeDoNotModelAreNamed) {
             std::string::npos);
   EXPECT_NE(error_of("topology = fly; k = 4; n = 2;").find("topology"), std::string::npos);
   EXPECT_NE(error_of("topology = torus; k = 4; n = 2; num_vcs = 3;").find("num_vcs"), std::string::npos);
-  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; routing_function = min_adapt;").find("routing_function"),
+  EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; routing_function = planar_adapt;").find("routing_function"),
             std::string::npos);
   EXPECT_NE(error_of("topology = mesh; k = 4; n = 2; num_vcs = many;").find("num_vcs"), std::string::npos);
   EXPECT_NE(error_of("topology = mesh k = 4;").find("x.cfg"), std::string::npos);

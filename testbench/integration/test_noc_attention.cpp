@@ -83,7 +83,7 @@ TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
 }
 
 TEST(NocAttention, TreeMulticastUsesFewerChannelFlitsThanSourceReplication) {
-  for (const std::string model : {"mesh", "ring", "crossbar", "torus"}) {
+  for (const std::string model : {"mesh", "ring", "crossbar", "torus", "cmesh", "flatfly"}) {
     const RunOutput tree = run_default_scenario(model, {{"multicast", "tree"}}, false);
     const RunOutput source = run_default_scenario(model, {{"multicast", "source"}}, false);
     const int tiles = tree.summary["q_tiles"].get<int>();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "hw/common/sim_context.h"
 #include "hw/common/span_recorder.h"
 #include "hw/common/trace_sink.h"
@@ -71,6 +73,20 @@ class ProbeHarness : public sc_core::sc_module, public NocClient {
   std::vector<ProbeSend> sends_;
 };
 
+// The router timing a parameter set stands for, written out independently of the engine, and
+// the zero-load closed form T0 = inject + H * head + (H - 1) * link + eject + (F - 1).
+struct Pipeline {
+  int head;    // cycles a head spends in a router at zero load
+  int link;    // router-to-router channel
+  int inject;  // source to first router
+  int eject;   // last router to destination
+};
+constexpr Pipeline kClassicPipeline = {4, 1, 0, 1}, kBooksimPipeline = {4, 1, 2, 1};
+
+inline int64_t closed_form(int hops, int64_t flits, const Pipeline& p) {
+  return p.inject + int64_t(hops) * p.head + int64_t(hops - 1) * p.link + p.eject + (flits - 1);
+}
+
 // Routers a packet traverses from node s to node d: XY on a mesh with `cols` columns; shortest
 // direction on an n-node ring.
 inline std::function<int(int, int)> mesh_hops(int cols) {
@@ -115,6 +131,18 @@ inline ProbeResult run_probe(const std::string& model, const Json& params, const
     unwind_threads();  // free what suspended threads hold before their modules go
   }
   return r;
+}
+
+// run_probe's number of arrivals; a deadlock (or any error) fails the test naming the model and
+// parameters, and counts as no arrival.
+inline size_t arrivals_or_error(const std::string& model, const Json& params, const std::vector<std::string>& endpoints,
+                                const std::vector<ProbeSend>& sends) {
+  try {
+    return run_probe(model, params, endpoints, sends).arrivals.size();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << model << " " << params.dump() << ": " << e.what();
+    return 0;
+  }
 }
 
 // The default scenario (traces/fanout_8x20.json) at its largest Q tile on NoC `noc` with `params`;

@@ -1,0 +1,53 @@
+#include "hw/noc/flatfly_noc.h"
+
+#include "hw/noc/mesh_noc.h"
+
+namespace ahbm {
+
+NocEstimate FlatFlyNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
+
+FlatFlyNoc::FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
+  JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
+  const int c = int(r.integer("concentration", 1, 1, 64));
+  // Default: the most nearly square grid of routers with c endpoints each.
+  Grid g = read_grid_size(r, (endpoint_count() + c - 1) / c, 1);
+  const int cols = g.cols, rows = g.rows, R = g.routers();
+  const FlitParams p = read_flit_params(r, FlitParams{});
+  const GridRouting routing = read_grid_routing(r, p, false);
+  std::vector<int> defaults;  // endpoints i*c .. i*c + c - 1 on router i
+  for (int e = 0; e < endpoint_count(); ++e) defaults.push_back((e / c) % R);
+  read_grid_placement(r, ctx.endpoints, g, defaults);
+  r.finish();
+
+  FlitTopology t;
+  for (int i = 0; i < R; ++i) t.router_names.push_back(g.router_name(i));
+  // chx[i][x]: channel from router i to the router in its row at column x; chy[i][y]: to the
+  // router in its column at row y (-1: itself).
+  std::vector<std::vector<int>> chx(size_t(R), std::vector<int>(size_t(cols), -1)),
+      chy(size_t(R), std::vector<int>(size_t(rows), -1));
+  for (int i = 0; i < R; ++i) {
+    const int x = i % cols, y = i / cols;
+    for (int to = 0; to < cols; ++to)
+      if (to != x) {
+        chx[size_t(i)][size_t(to)] = int(t.channels.size());
+        t.channels.push_back({i, y * cols + to, false, 0});
+      }
+    for (int to = 0; to < rows; ++to)
+      if (to != y) {
+        chy[size_t(i)][size_t(to)] = int(t.channels.size());
+        t.channels.push_back({i, to * cols + x, false, 1});
+      }
+  }
+  t.endpoint_router = g.node;
+  auto next = [cols, chx = std::move(chx), chy = std::move(chy)](int i, int target, int order) {
+    const int x = i % cols, y = i / cols, tx = target % cols, ty = target / cols;
+    const int xhop = tx != x ? chx[size_t(i)][size_t(tx)] : -1, yhop = ty != y ? chy[size_t(i)][size_t(ty)] : -1;
+    return order == 0 ? (xhop >= 0 ? xhop : yhop) : (yhop >= 0 ? yhop : xhop);
+  };
+  set_routes(std::move(next), routing, t);
+  StatsNode topology = grid_stats(g, ctx.endpoints, routing);
+  topology.set(stats::Sum<int64_t>{"concentration"}, c);  // summed over steps, as cols and rows
+  build(std::move(t), p, std::move(topology));
+}
+
+}  // namespace ahbm
