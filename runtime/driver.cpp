@@ -127,12 +127,12 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   }
   SimulatorPool own_sims;  // every step of the run on the same few elaborated chips
   set.sims = opt.sims ? opt.sims : &own_sims;
-  // A dense whole model: every step runs every layer's operators around its attention
-  // (runtime/model/model_steps.h; MoE routing is not modelled yet).
+  // A whole model: every step runs every layer's operators around its attention, then the LM
+  // head (runtime/model/model_steps.h; an MoE layer's experts get the seeded router's rows).
   SimulatorPool gemm_sims;
   std::optional<ModelSteps> operators;
-  if (weights && !sc.model.full->moe()) {
-    operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer);
+  if (weights) {
+    operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer, seed);
     set.layers = &*operators;
   }
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step

@@ -25,6 +25,7 @@ void check_fusion(const HwConfig& cfg, const GemmJob& job, const std::vector<Gem
   };
   if (f.rms_norm && values) size("the norm weight", f.norm_weight.size(), size_t(job.k));
   if (f.residual && values) size("the residual", f.residual_values.size(), size_t(job.m) * size_t(job.n));
+  if (f.residual && values && !f.residual_scale.empty()) size("the residual scale", f.residual_scale.size(), size_t(job.m));
   if (f.rope()) {
     size("rope_col", f.rope_col.size(), size_t(job.n));
     size("positions", f.positions.size(), size_t(job.m));

@@ -51,6 +51,10 @@ struct GemmFusion {
   // PE's HBM slice where the layer input is stored sharded like Y.
   bool residual = false;
   std::vector<float> residual_values;
+  // Per row of X, the Y row's weight in the residual add: Y·w + residual, one FMA per element
+  // (the add's cost; vector_ops.h). An MoE expert's down projection combines its rows into the
+  // residual stream with their routing weights this way. Empty: 1 (values only, like the above).
+  std::vector<float> residual_scale;
   bool rope() const { return !rope_col.empty(); }
   bool epilogue() const { return rms_norm || rope() || gated_act || residual; }
 };

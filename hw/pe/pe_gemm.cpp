@@ -243,8 +243,11 @@ void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, 
     st.residual_bytes_read += bytes;
     sram_bytes_ += bytes;
     vector_op("residual", residual_cycles(v, rows, uint64_t(nb)), block * VectorOpCost::residual, st.residual_busy_ns);
-    if (job.values())
+    if (job.values()) {
+      if (!fu.residual_scale.empty())  // the weighted residual add (an MoE expert's combine)
+        gemm_acc_.array().colwise() *= Eigen::Map<const Eigen::ArrayXf>(fu.residual_scale.data() + m0, mb);
       gemm_acc_ += ConstMapRM(fu.residual_values.data(), job.m, job.n).block(m0, c0, mb, nb);
+    }
   }
 }
 

@@ -24,6 +24,7 @@
 #include "hw/common/gemm_job.h"
 #include "runtime/model/config.h"
 #include "runtime/model/memory_map.h"
+#include "runtime/model/moe_router.h"
 #include "runtime/tensor_gen.h"
 
 namespace ahbm {
@@ -54,12 +55,51 @@ OperatorLayout operator_layout(const ModelConfig& m, const MemoryMap& map, int l
 GemmJob operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const LayerOperator& op, int rows,
                       const std::string& phase, int layer = 0);
 
+// The final norm and LM head (docs/design/decoder-layer.md §1): the last hidden row of each
+// sequence that emits a token, RMS-normed by the model's final `norm` (fused as the prologue, as
+// the layers' input norms are), times the vocabulary projection h × V, W-stationary like the
+// layers' GEMMs. W is `lm_head`, or with tie_word_embeddings the embedding table (held h × V,
+// split along the vocabulary: memory_map.h model_columns), so a tied model reads the same bytes.
+// Logits are fp32 rows of V, written back like every operator's Y (the sampler reads them).
+LayerOperator lm_head_operator(const ModelConfig& m);
+GemmJob lm_head_gemm(const ModelConfig& m, DType t, const MemoryMap& map, int rows, const std::string& phase);
+
+// Operator `op`'s GEMM of layer `layer` for `positions.size()` rows (timing only) with the vector
+// operators its name fuses: the input RMSNorm (qkv_proj) and the post-attention one (gate_up_proj,
+// an MoE router), RoPE (qkv_proj), the activation (gate_up_proj), the residual add (o_proj,
+// down_proj; an MoE expert's down_proj adds with the routing weights, GemmFusion::residual_scale).
+GemmJob layer_operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const LayerOperator& op,
+                            const std::vector<int64_t>& positions, const std::string& phase, int layer);
+
 // The operators of one dense decoder layer for token rows at `positions` (RoPE), timing only,
-// with their fused vector operators. Throws InputError for an MoE model (routing not modelled).
+// with their fused vector operators. Throws InputError for an MoE model (layer_runs has its runs).
 std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map,
                                  const std::vector<int64_t>& positions, const std::string& phase, int layer = 0);
 // The same for rows at positions 0 .. rows - 1.
 std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map, int rows, const std::string& phase,
                                  int layer = 0);
+
+// One run of the hardware (Simulator::run_gemms) within a layer: one job, or an MoE layer's
+// experts (one job per expert with routed rows, in expert order; `experts` names them). The
+// experts' jobs of one run share the PEs one after another (gemm_job.h: jobs in order).
+struct LayerRun {
+  std::string op;
+  std::vector<GemmJob> jobs;
+  std::vector<int> experts;
+};
+// The runs of layer `layer` for token rows at `positions` (timing only):
+//   dense  qkv_proj, o_proj, gate_up_proj, down_proj (layer_gemms, one job each)
+//   MoE    qkv_proj, o_proj, router (M × h · h × E, the post-attention RMSNorm fused), then per
+//          expert e with M_e routed rows gate_up_proj (M_e × h · h × 2f, the norm and activation
+//          fused) and down_proj (M_e × f · f × h, + the weighted residual: the combine)
+// `routing` (required for MoE) decides each expert's rows; the jobs read each expert's shards.
+std::vector<LayerRun> layer_runs(const ModelConfig& m, DType t, const MemoryMap& map, const std::vector<int64_t>& positions,
+                                 const std::string& phase, int layer, const Routing* routing);
+// The runs' operator names in order (the summary's by_operator before lm_head).
+std::vector<std::string> layer_run_names(const ModelConfig& m);
+// An MoE layer's router (h × E), and expert e's gate_up_proj and down_proj operators (its
+// tensors' per-expert names, memory_map.h expert_tensor).
+LayerOperator moe_router_operator();
+std::vector<LayerOperator> moe_expert_operators(int e);
 
 }  // namespace ahbm

@@ -1,5 +1,5 @@
 #pragma once
-// One dense decoder layer with values through the simulated hardware, and its float64
+// One decoder layer (dense or MoE) with values through the simulated hardware, and its float64
 // reference (docs/models.md "Values through a layer"):
 //   x → [RMSNorm → QKV → RoPE] → attention → [O + x] = h → [RMSNorm → gate/up → act] → [down + h]
 // Bracketed groups are one GemmJob each (the vector operators fused, layer_plan.h); attention is
@@ -19,6 +19,7 @@
 #include "hw/chip/simulate.h"
 #include "runtime/model/config.h"
 #include "runtime/model/memory_map.h"
+#include "runtime/model/moe_router.h"
 
 namespace ahbm {
 
@@ -27,7 +28,11 @@ struct LayerValues {
   Eigen::MatrixXd reference;    // the same in float64
   double max_abs_err = 0;       // max |out − reference|
   double ref_max_abs = 0;       // max |reference|
-  double sim_ns = 0;            // Σ of the five runs' simulated times (four GEMM runs, one attention run)
+  double sim_ns = 0;            // Σ of the runs' simulated times (four GEMM runs, one attention run; MoE:
+                                // qkv, attention, o, router, then each routed expert's gate_up and down)
+  // MoE: the simulated router's choice, and whether the float64 router chose the same experts.
+  Routing routing;
+  bool routing_matches_reference = true;
 };
 
 // Tolerance of max_abs_err / ref_max_abs for a layer in `t` (docs/models.md says why).
@@ -35,7 +40,28 @@ double layer_tolerance(DType t);
 
 LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed, int layer = 0);
 
-// The float64 reference of the layer alone, on the same generated values.
-Eigen::MatrixXd reference_layer(const ModelConfig& m, DType t, int rows, uint64_t seed, int layer = 0);
+// The float64 reference of the layer alone, on the same generated values. An MoE layer routes
+// with `routing` when given (the simulated router's choice: float64 and the hardware may pick
+// differently at a near tie), else with its own float64 router logits. h1_out, hn_out: the
+// attention block's output and its post-attention norm (the FFN's input).
+Eigen::MatrixXd reference_layer(const ModelConfig& m, DType t, int rows, uint64_t seed, int layer = 0,
+                                const Routing* routing = nullptr, Eigen::MatrixXd* h1_out = nullptr,
+                                Eigen::MatrixXd* hn_out = nullptr);
+// MoE: the float64 router logits (rows × E) of the layer.
+Eigen::MatrixXd reference_router_logits(const ModelConfig& m, DType t, int rows, uint64_t seed, int layer = 0);
+
+// The final norm and LM head with values: `rows` final hidden rows (the residual stream, fp32,
+// N(0, 1)) RMS-normed by the model's final norm weight and projected on the vocabulary through
+// the simulated hardware (layer_plan.h lm_head_gemm), against float64. W is the LM head's, or
+// with tie_word_embeddings the embedding table's (its own generator id: a tied and an untied
+// model of the same shape get different logits). Generator ids after the last layer's.
+struct HeadValues {
+  MatrixRM logits;              // rows × vocab_size, simulated (fp32)
+  Eigen::MatrixXd reference;    // the same in float64
+  double max_abs_err = 0, ref_max_abs = 0;
+  double sim_ns = 0;
+};
+HeadValues run_head_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed);
+Eigen::MatrixXd reference_head(const ModelConfig& m, DType t, int rows, uint64_t seed);
 
 }  // namespace ahbm

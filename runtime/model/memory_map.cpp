@@ -53,12 +53,25 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
     for (const auto& t : layer)
       for (int64_t e = 0; e < t.count; ++e) {
         std::vector<int> columns = place(uint64_t(t.rows), uint64_t(t.cols));
+        if (t.count > 1) map.layer_columns[size_t(l)][expert_tensor(t.name, int(e))] = columns;
         if (e == 0) map.layer_columns[size_t(l)][t.name] = std::move(columns);
       }
   map.layer0_columns = map.layer_columns.front();
-  for (const auto& t : global) place(uint64_t(t.rows), uint64_t(t.cols));
+  for (const auto& t : global) map.model_columns[t.name] = place(uint64_t(t.rows), uint64_t(t.cols));
   map.weight_bytes_max_pe = *std::max_element(map.weight_bytes_per_pe.begin(), map.weight_bytes_per_pe.end());
   return map;
+}
+
+std::string expert_tensor(const std::string& name, int e) {
+  const size_t dot = name.find('.');
+  return name.substr(0, dot) + ".experts." + std::to_string(e) + name.substr(dot);
+}
+
+std::string base_tensor(const std::string& name) {
+  const size_t at = name.find(".experts.");
+  if (at == std::string::npos) return name;
+  const size_t end = name.find('.', at + 9);
+  return end == std::string::npos ? name : name.substr(0, at) + name.substr(end);
 }
 
 void check_weights_fit(const MemoryMap& map, uint64_t slot_bytes, const std::string& hw_file,

@@ -42,12 +42,16 @@ struct MemoryMap {
   uint64_t weight_bytes_max_pe = 0;
   uint64_t kv_bytes_per_token = 0;  // K and V of one token, all layers and KV heads
   int kv_heads = 0;                 // groups g >= kv_heads hold no KV
-  // Per tensor of layer 0 (its first expert for an MoE layer), the columns each chip PE holds:
+  // Per tensor of layer 0 (its first expert for an MoE layer; every expert e of an MoE layer's
+  // FFN tensors also under expert_tensor(name, e)), the columns each chip PE holds:
   // the shards the weight GEMMs read (runtime/model/layer_plan.h).
   std::map<std::string, std::vector<int>> layer0_columns;
   // The same for every layer (layer_columns[0] = layer0_columns): the extra columns of a tensor
   // whose N is not a multiple of P go to other PEs in other layers.
   std::vector<std::map<std::string, std::vector<int>>> layer_columns;
+  // The same for the tensors held once (embed_tokens, norm, lm_head unless tied): the LM head's
+  // GEMM reads its shards from here (runtime/model/layer_plan.h lm_head_gemm).
+  std::map<std::string, std::vector<int>> model_columns;
 
   uint64_t free_for_kv() const {
     return capacity_per_pe > weight_bytes_max_pe ? capacity_per_pe - weight_bytes_max_pe : 0;
@@ -55,6 +59,11 @@ struct MemoryMap {
 };
 
 MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw);
+
+// The name expert `e`'s copy of an FFN tensor has in layer_columns ("mlp.gate_proj", 3 ->
+// "mlp.experts.3.gate_proj", HuggingFace's per-expert naming), and back (other names unchanged).
+std::string expert_tensor(const std::string& name, int e);
+std::string base_tensor(const std::string& name);
 
 // Throws InputError when the weights leave less than one KV page slot (`slot_bytes`) on the
 // most loaded PE: the message names the bytes that do not fit, by how much, and the parameters

@@ -1,5 +1,9 @@
 #include "runtime/model/model_steps.h"
 
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
 namespace ahbm {
 
 namespace {
@@ -7,6 +11,14 @@ namespace {
 int step_rows(const Step& step) {
   int rows = 0;
   for (const StepAgent& a : step.agents) rows += a.new_tokens;
+  return rows;
+}
+
+// Rows of the final norm and LM head: every agent of a step with new rows emits one token, from
+// its last row (a decode step's one row; a prefill's, fan-out branch's or join's last new token).
+int logit_rows(const Step& step) {
+  int rows = 0;
+  for (const StepAgent& a : step.agents) rows += a.new_tokens > 0;
   return rows;
 }
 
@@ -27,18 +39,39 @@ void add_counters(GemmOpStats& into, const GemmOpStats& s) {
   into.residual_bytes_read += s.residual_bytes_read;
 }
 
+// The token rows of a step in order (each agent's new tokens): their sequences and positions.
+std::vector<TokenId> step_tokens(const Step& step) {
+  std::vector<TokenId> out;
+  for (const StepAgent& a : step.agents)
+    for (int r = 0; r < a.new_tokens; ++r) out.push_back({a.seq, int64_t(a.length) - a.new_tokens + r});
+  return out;
+}
+
+// A routing that gives every expert one row: the runs that read every expert's shards.
+Routing every_expert_once(int experts) {
+  Routing r;
+  r.experts = experts;
+  r.top_k = 1;
+  for (int e = 0; e < experts; ++e) r.expert.push_back(e), r.weight.push_back(1.0f);
+  return r;
+}
+
 }  // namespace
 
 ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
-                       const SimOptions& opt, bool every_layer)
-    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), layer_ns_(size_t(m.num_hidden_layers), 0.0) {
+                       const SimOptions& opt, bool every_layer, uint64_t seed)
+    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), layer_ns_(size_t(m.num_hidden_layers), 0.0),
+      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0) {
   opt_.vcd = false;
   opt_.progress = nullptr;
-  // Layers with the same shards for every operator run the same jobs.
-  std::vector<std::vector<std::vector<GemmShard>>> shards;  // per layer, per operator
+  // Layers with the same shards for every operator (every expert's) run the same jobs.
+  const Routing all = every_expert_once(m.num_local_experts);
+  const std::vector<int64_t> one_each(size_t(m.num_local_experts), 0);
+  std::vector<std::vector<std::vector<GemmShard>>> shards;  // per layer, per job of its runs
   for (int l = 0; l < m.num_hidden_layers; ++l) {
     std::vector<std::vector<GemmShard>> ops;
-    for (const GemmJob& j : layer_gemms(m, t, map, 1, "", l)) ops.push_back(j.shards);
+    for (const LayerRun& run : layer_runs(m, t, map, one_each, "", l, &all))
+      for (const GemmJob& j : run.jobs) ops.push_back(j.shards);
     int rep = l;
     if (!every_layer)
       for (int e = 0; e < l && rep == l; ++e)
@@ -46,7 +79,10 @@ ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, cons
     rep_.push_back(rep);
     shards.push_back(std::move(ops));
   }
-  for (const GemmJob& j : layer_gemms(m, t, map, 1, "")) {
+  std::vector<GemmJob> ops;  // one job per run (an MoE run's first expert: K, N of every expert)
+  for (const LayerRun& run : layer_runs(m, t, map, one_each, "", 0, &all)) ops.push_back(run.jobs.front());
+  ops.push_back(lm_head_gemm(m, t, map, 1, ""));  // totals_.back(): once per step, not per layer
+  for (const GemmJob& j : ops) {
     OpTotals o;
     o.name = j.op;
     o.k = j.k;
@@ -56,29 +92,58 @@ ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, cons
   }
 }
 
-const std::vector<GemmOpStats>& ModelSteps::simulate(int rows, int layer) {
-  const std::pair<int, int> key{rows, rep_[size_t(layer)]};
+Routing ModelSteps::routing(const Step& step, int layer) const {
+  const std::vector<TokenId> tokens = step_tokens(step);
+  const std::vector<float> logits = seeded_router_logits(seed_, layer, tokens, m_.num_local_experts);
+  return route(logits.data(), int(tokens.size()), m_.num_local_experts, m_.num_experts_per_tok);
+}
+
+const GemmOpStats& ModelSteps::head(int rows) {
+  auto it = heads_.find(rows);
+  if (it != heads_.end()) return it->second;
+  return heads_.emplace(rows, sims_.run_gemms(hw_, {lm_head_gemm(m_, t_, map_, rows, "")}, opt_).gemms.at(0)).first->second;
+}
+
+const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) {
+  const int rows = step_rows(step);
+  std::optional<Routing> r;
+  if (m_.moe()) r = routing(step, layer);
+  const RunKey key{rows, rep_[size_t(layer)], r ? r->expert_rows() : std::vector<int>{}};
   auto it = runs_.find(key);
   if (it != runs_.end()) return it->second;
-  std::vector<GemmOpStats> ops;
-  // Each operator needs the previous one's Y: one run each. Timing does not depend on the rows'
-  // positions (RoPE's angles), only on their count.
-  for (const GemmJob& j : layer_gemms(m_, t_, map_, rows, "", key.second))
-    ops.push_back(sims_.run_gemms(hw_, {j}, opt_).gemms.at(0));
-  return runs_.emplace(key, std::move(ops)).first->second;
+  LayerStats out;
+  out.expert_rows = std::get<2>(key);
+  // Each operator needs the previous one's Y: one run each (an MoE run: every expert's job, one
+  // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
+  // which rows an expert gets, only on their counts.
+  const std::vector<int64_t> positions(size_t(rows), 0);
+  for (const LayerRun& run : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr)) {
+    const SimResult res = sims_.run_gemms(hw_, run.jobs, opt_);
+    if (run.jobs.size() == 1) {
+      out.ops.push_back(res.gemms.at(0));
+      continue;
+    }
+    GemmOpStats sum;
+    sum.op = run.op;
+    for (const GemmOpStats& g : res.gemms) add_counters(sum, g);
+    sum.end_ns = 0;  // the run ends with its last expert's job, not at the sum of theirs
+    for (const GemmOpStats& g : res.gemms) sum.end_ns = std::max(sum.end_ns, g.end_ns);
+    out.ops.push_back(std::move(sum));
+  }
+  return runs_.emplace(key, std::move(out)).first->second;
 }
 
 void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
   const sc_core::sc_time start = tl.advance(ns);
   SpanRecorder& spans = tl.spans();
-  spans.record(start, tl.now(), spans.intern(component), spans.intern("layer" + std::to_string(layer)),
+  spans.record(start, tl.now(), spans.intern(component), spans.intern(layer < 0 ? "head" : "layer" + std::to_string(layer)),
                spans.intern(phase_name(step.phase)), spans.intern("*"), rows, 0);
-  layer_ns_[size_t(layer)] += ns;
+  if (layer >= 0) layer_ns_[size_t(layer)] += ns;
 }
 
 void ModelSteps::before_attention(const Step& step, Timeline& tl) {
   const int rows = step_rows(step);
-  if (rows > 0) place(tl, "runtime.layer.qkv_proj", simulate(rows, 0)[0].end_ns, step, rows, 0);
+  if (rows > 0) place(tl, "runtime.layer.qkv_proj", simulate(step, 0).ops[0].end_ns, step, rows, 0);
 }
 
 Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attention_ns) {
@@ -90,8 +155,11 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   attention_ns_ += attention_ns;
   std::vector<double> op_ns(totals_.size(), 0.0);
   uint64_t w_bytes = 0;
+  std::vector<int> expert_rows(expert_rows_.size(), 0);
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
-    const std::vector<GemmOpStats>& ops = simulate(rows, l);
+    const LayerStats& layer = simulate(step, l);
+    const std::vector<GemmOpStats>& ops = layer.ops;
+    for (size_t e = 0; e < layer.expert_rows.size(); ++e) expert_rows[e] += layer.expert_rows[e];
     // Layer 0's qkv_proj and attention are placed already (before_attention, the step itself).
     if (l > 0) {
       place(tl, "runtime.layer." + ops[0].op, ops[0].end_ns, step, rows, l);
@@ -99,14 +167,27 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
       attention_ns_ += attention_ns;
     }
     for (size_t i = 1; i < ops.size(); ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
+    // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
+    const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
     for (size_t i = 0; i < ops.size(); ++i) {
       op_ns[i] += ops[i].end_ns;
       w_bytes += ops[i].w_bytes_read;
       add_counters(totals_[i].sum, ops[i]);
       totals_[i].runs += 1;
-      totals_[i].rows += uint64_t(rows);
+      const bool experts = m_.moe() && (ops[i].op == "gate_up_proj" || ops[i].op == "down_proj");
+      totals_[i].rows += experts ? routed : uint64_t(rows);
     }
   }
+  // The final norm and LM head on the last row of each agent, after the last layer.
+  const int logits = logit_rows(step);
+  const GemmOpStats& lm = head(logits);
+  place(tl, "runtime.lm_head", lm.end_ns, step, logits, -1);
+  op_ns.back() = lm.end_ns;
+  w_bytes += lm.w_bytes_read;
+  add_counters(totals_.back().sum, lm);
+  totals_.back().runs += 1;
+  totals_.back().rows += uint64_t(logits);
+  j["lm_head_rows"] = logits;
   Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
   double ops_total = 0;
   for (size_t i = 0; i < totals_.size(); ++i) {
@@ -117,6 +198,11 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   const double attention_all = attention_ns * m_.num_hidden_layers;
   s["w_bytes_read"] = w_bytes;
   j["w_bytes_read"] = w_bytes;
+  if (m_.moe()) {
+    s["expert_rows"] = expert_rows;
+    j["expert_rows"] = expert_rows;
+    for (size_t e = 0; e < expert_rows.size(); ++e) expert_rows_[e] += uint64_t(expert_rows[e]);
+  }
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
   s["ns"] = ops_total + attention_all;
@@ -132,9 +218,9 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
     ns += attention_ns;
     if (rows > 0)
-      for (const GemmOpStats& op : simulate(rows, l)) ns += op.end_ns;
+      for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns;
   }
-  return ns;
+  return rows > 0 ? ns + head(logit_rows(step)).end_ns : ns;
 }
 
 EnergyReading ModelSteps::operators_energy(const Step& step) {
@@ -142,7 +228,10 @@ EnergyReading ModelSteps::operators_energy(const Step& step) {
   const int rows = step_rows(step);
   if (rows <= 0) return e;
   for (int l = 0; l < m_.num_hidden_layers; ++l)
-    for (const GemmOpStats& op : simulate(rows, l)) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+    for (const GemmOpStats& op : simulate(step, l).ops)
+      e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+  // "layer." marks an operator's energy (report/energy_json.cpp), the LM head's too.
+  e.add("layer.lm_head", dynamic_energy(gemm_activity(head(logit_rows(step))), hw_.energy, t_));
   return e;
 }
 
@@ -175,16 +264,25 @@ Json ModelSteps::json() const {
   Json layers = Json::array();
   for (size_t l = 0; l < layer_ns_.size(); ++l)
     layers.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", rep_[l]}});
-  return {{"mapping", "w_stationary"},
+  Json out = {{"mapping", "w_stationary"},
           {"layers", m_.num_hidden_layers},
           {"layers_simulated", simulated},
           {"scope", "every step runs every layer: qkv_proj (input RMSNorm, RoPE fused), attention, o_proj (+ residual), "
-                    "gate_up_proj (post-attention RMSNorm, activation fused), down_proj (+ residual); the final norm and "
-                    "LM head are not modelled"},
+                    "gate_up_proj (post-attention RMSNorm, activation fused), down_proj (+ residual); then once per step "
+                    "lm_head (the final RMSNorm fused) on the last row of each agent that emits a token"},
           {"attention_ns", attention_ns_},
           {"by_operator", ops},
           {"by_layer", layers},
           {"by_step", steps_}};
+  if (m_.moe())
+    out["moe"] = {{"experts", m_.num_local_experts},
+                  {"experts_per_token", m_.num_experts_per_tok},
+                  {"expert_rows", expert_rows_},
+                  {"router", "softmax over the router's expert logits, top experts_per_token per row (ties: lower "
+                             "index), weights renormalised over them; timing-only runs draw the logits from the seeded "
+                             "generator per (layer, sequence, position)"},
+                  {"note", "expert_rows: rows routed to each expert, summed over every layer and step"}};
+  return out;
 }
 
 }  // namespace ahbm

@@ -3,7 +3,8 @@
 // timeline"): every step of a scenario runs L decoder layers, each
 //   qkv_proj (input RMSNorm, RoPE fused) → attention → o_proj (+ residual)
 //   → gate_up_proj (post-attention RMSNorm, activation fused) → down_proj (+ residual),
-// one after another (each needs the previous one's whole rows). The operators of a step run on
+// one after another (each needs the previous one's whole rows), then once per step the final
+// norm and LM head on the last row of each agent that emits a token (layer_plan.h lm_head_gemm). The operators of a step run on
 // a chip of their own (same hardware config, timing only) for the step's M = Σ new tokens
 // (selective batching); the attention is the step's simulated attention (every layer's
 // attention has the same shape: the same KV tokens per head). The step's time is the sum.
@@ -14,6 +15,7 @@
 // the two agree), and the summary names the simulated layers.
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hw/chip/simulate.h"
@@ -27,7 +29,7 @@ namespace ahbm {
 class ModelSteps : public StepLayers {
  public:
   ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
-             const SimOptions& opt, bool every_layer);
+             const SimOptions& opt, bool every_layer, uint64_t seed = 1);
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
@@ -45,7 +47,16 @@ class ModelSteps : public StepLayers {
     uint64_t runs = 0, rows = 0;
     GemmOpStats sum;  // counters summed over every layer of every step; end_ns: time
   };
-  const std::vector<GemmOpStats>& simulate(int rows, int layer);
+  // One layer's runs for a step's rows: their counters (one per run, layer_run_names order) and,
+  // for MoE, the rows each expert got.
+  struct LayerStats {
+    std::vector<GemmOpStats> ops;
+    std::vector<int> expert_rows;
+  };
+  using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
+  const LayerStats& simulate(const Step& step, int layer);
+  Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
+  const GemmOpStats& head(int rows);  // the final norm and LM head for `rows` logit rows
   void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
   const ModelConfig& m_;
   DType t_;
@@ -54,10 +65,13 @@ class ModelSteps : public StepLayers {
   SimulatorPool& sims_;
   SimOptions opt_;
   std::vector<int> rep_;  // per layer, the layer whose simulated operators it reuses
-  std::map<std::pair<int, int>, std::vector<GemmOpStats>> runs_;  // (rows, representative layer)
-  std::vector<OpTotals> totals_;
+  uint64_t seed_;
+  std::map<RunKey, LayerStats> runs_;
+  std::map<int, GemmOpStats> heads_;                               // per logit rows
+  std::vector<OpTotals> totals_;  // the layer operators in order, then lm_head
   std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
   double attention_ns_ = 0;       // Σ over steps and layers
+  std::vector<uint64_t> expert_rows_;  // MoE: rows routed to each expert, Σ over layers and steps
   Json steps_ = Json::array();
 };
 

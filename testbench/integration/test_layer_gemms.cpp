@@ -10,6 +10,7 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
+#include "hw/common/vector_ops.h"
 #include "runtime/driver.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/scenario.h"
@@ -109,4 +110,105 @@ TEST(LayerGemms, WholeModelScenarioReportsOperatorsPerStep) {
     }
   // Attention-only scenarios have no operators.
   EXPECT_FALSE(test::timing_only_run(load_scenario(test::source_path("traces/llama_gqa.json")), hw).summary.contains("operators"));
+}
+
+TEST(LayerGemms, LmHeadOnTheDefaultChip) {
+  // The final norm and LM head of LLaMA-3-8B: h × V = 4096 × 128256, W-stationary on the
+  // memory map's lm_head shards (N_p = 4008 columns per PE), the final RMSNorm fused.
+  const HwConfig hw;
+  const ModelConfig m = llama3_8b();
+  const MemoryMap map = plan_memory(m, DType::fp16, hw);
+  for (int rows : {1, 8}) {
+    SCOPED_TRACE(rows);
+    const GemmJob j = lm_head_gemm(m, DType::fp16, map, rows, "decode");
+    EXPECT_EQ(j.op, "lm_head");
+    ASSERT_EQ(j.k, 4096);
+    ASSERT_EQ(j.n, 128256);
+    EXPECT_TRUE(j.fused.rms_norm);
+    EXPECT_EQ(j.fused.rms_eps, m.rms_norm_eps);
+    check_gemm_jobs(hw, {j}, "test");
+    ASSERT_EQ(j.shards.size(), 32u);
+    for (size_t p = 0; p < 32; ++p) EXPECT_EQ(j.shards[p].n_count, map.model_columns.at("lm_head")[p]);
+    const SimResult r = Simulator(hw).run_gemms({j});
+    const GemmOpStats& st = r.gemms.at(0);
+    EXPECT_EQ(st.w_bytes_read, 4096ull * 128256ull * 2ull);  // one M-block: each W byte once
+    EXPECT_EQ(st.macs, uint64_t(rows) * 4096ull * 128256ull);
+    // Per PE (one M-block), per Y block of Nb columns: per X block of Kb its RMSNorm prologue
+    // and engine tiles, then the drain and the Y rows' RMSNorm scaling (vector_ops.h).
+    double engine_ns = 0, norm_ns = 0, slowest_w = 0;
+    const auto plans = gemm_pe_plans(hw, {j});
+    for (const GemmPePlan& pl : plans[0]) {
+      ASSERT_EQ(pl.m_blocks(rows), 1);
+      for (int n0 = 0; n0 < pl.shard.n_count; n0 += pl.blk.nb) {
+        const uint64_t nb = uint64_t(std::min(pl.blk.nb, pl.shard.n_count - n0));
+        for (int k0 = 0; k0 < 4096; k0 += pl.blk.kb) {
+          const uint64_t kb = uint64_t(std::min(pl.blk.kb, 4096 - k0));
+          engine_ns += double(gemm_tiles(hw.pe.gemm, uint64_t(rows), nb, kb) * gemm_issue_interval(hw.pe.gemm, DType::fp16));
+          norm_ns += double(rms_prologue_cycles(hw.pe.vector, uint64_t(rows), kb));
+        }
+        engine_ns += double(hw.pe.gemm.pipeline_latency);
+        norm_ns += double(rms_scale_cycles(hw.pe.vector, uint64_t(rows), nb));
+      }
+      slowest_w = std::max(slowest_w, test::ns_of_bytes(4096ull * uint64_t(pl.shard.n_count) * 2, hw.pe.hbm.bandwidth_gbps));
+    }
+    EXPECT_NEAR(st.gemm_busy_ns, engine_ns, 1e-3);
+    EXPECT_NEAR(st.norm_busy_ns, norm_ns, 1e-3);
+    // Engine-bound like the layers' GEMMs: at least the engine time of the widest shard, and
+    // more than the W stream of any PE.
+    EXPECT_GE(st.end_ns, engine_ns / 32);
+    EXPECT_GT(st.end_ns, slowest_w);
+    std::cout << "lm_head M=" << rows << ": " << st.end_ns << " ns, W read " << st.w_bytes_read << " B (W stream "
+              << slowest_w << " ns/PE), engine " << engine_ns / 32 << " ns/PE\n";
+  }
+}
+
+TEST(LayerGemms, LmHeadRaggedShardsMatchTheClosedForm) {
+  // A small model: V = 1000 over 32 PEs gives 31 or 32 columns per PE (ragged), one block each:
+  // every PE ends at the engine-bound closed form with the final RMSNorm fused (test_gemm_support.h).
+  const HwConfig hw;
+  ModelConfig m;
+  m.hidden_size = 256;
+  m.intermediate_size = 512;
+  m.num_attention_heads = 4;
+  m.num_key_value_heads = 2;
+  m.head_dim = 64;
+  m.num_hidden_layers = 2;
+  m.vocab_size = 1000;
+  const MemoryMap map = plan_memory(m, DType::fp16, hw);
+  for (int rows : {1, 3, 17}) {
+    SCOPED_TRACE(rows);
+    const GemmJob j = lm_head_gemm(m, DType::fp16, map, rows, "decode");
+    const auto plans = gemm_pe_plans(hw, {j});
+    std::map<int, int> widths;
+    const GemmOpStats st = Simulator(hw).run_gemms({j}).gemms.at(0);
+    for (size_t p = 0; p < 32; ++p) {
+      const GemmPePlan& pl = plans[0][p];
+      ASSERT_EQ(pl.n_blocks(), 1);
+      ASSERT_EQ(pl.m_blocks(rows), 1);
+      widths[pl.shard.n_count]++;
+      EXPECT_NEAR(st.pe_end_ns[p], test::compute_bound_ns(hw, j, pl), test::kTimeTolNs) << p;
+    }
+    EXPECT_EQ(widths, (std::map<int, int>{{31, 24}, {32, 8}}));
+  }
+}
+
+TEST(LayerGemms, TiedLmHeadReadsTheEmbeddingShards) {
+  // tie_word_embeddings: no lm_head tensor in the memory map; the LM head GEMM reads the
+  // embedding table's shards, the same bytes an untied head would read from its own copy.
+  const HwConfig hw;
+  ModelConfig tied = load_model_config(test::source_path("traces/models/llama-3.2-1b.json"));
+  ASSERT_TRUE(tied.tie_word_embeddings);
+  ModelConfig untied = tied;
+  untied.tie_word_embeddings = false;
+  const MemoryMap a = plan_memory(tied, DType::bf16, hw), b = plan_memory(untied, DType::bf16, hw);
+  EXPECT_EQ(a.model_columns.count("lm_head"), 0u);
+  EXPECT_EQ(b.weight_bytes - a.weight_bytes, 2ull * 2048ull * 128256ull);  // the untied head's own copy
+  const GemmJob ja = lm_head_gemm(tied, DType::bf16, a, 4, "decode"), jb = lm_head_gemm(untied, DType::bf16, b, 4, "decode");
+  for (size_t p = 0; p < 32; ++p) {
+    EXPECT_EQ(ja.shards[p].n_count, a.model_columns.at("embed_tokens")[p]);
+    EXPECT_EQ(jb.shards[p].n_count, b.model_columns.at("lm_head")[p]);
+  }
+  const uint64_t wa = Simulator(hw).run_gemms({ja}).gemms.at(0).w_bytes_read;
+  EXPECT_EQ(wa, 2ull * 2048ull * 128256ull);
+  EXPECT_EQ(wa, Simulator(hw).run_gemms({jb}).gemms.at(0).w_bytes_read);
 }

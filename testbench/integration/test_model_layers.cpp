@@ -10,6 +10,7 @@
 
 #include "hw/chip/energy.h"
 #include "runtime/driver.h"
+#include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
 #include "runtime/model/model_steps.h"
 #include "runtime/scenario.h"
@@ -85,6 +86,37 @@ TEST(ModelLayer, ActivationAndRowsChangeTheLayer) {
             10 * layer_tolerance(DType::fp16) * v.ref_max_abs);
 }
 
+TEST(ModelHead, LogitsMatchFloat64WithinTheDtypeTolerance) {
+  // The final norm and LM head with values (vocab 1000 over 32 PEs: ragged 31- and 32-column
+  // shards) against float64. X is rounded to the storage type once (the broadcast), fewer times
+  // than in a layer, so the layer's bound holds.
+  const HwConfig hw;
+  ModelConfig m = small_config();
+  for (DType t : {DType::fp32, DType::fp16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const HeadValues v = run_head_values(m, t, hw, 5, /*seed=*/11);
+    ASSERT_EQ(v.logits.rows(), 5);
+    ASSERT_EQ(v.logits.cols(), 1000);
+    const double rel = v.max_abs_err / v.ref_max_abs;
+    std::cout << dtype_name(t) << " logits: max |err| " << v.max_abs_err << " of max |ref| " << v.ref_max_abs << " ("
+              << rel << " relative), simulated " << v.sim_ns << " ns\n";
+    EXPECT_LE(rel, layer_tolerance(t));
+    EXPECT_GT(v.max_abs_err, 0.0);
+    EXPECT_GT(v.ref_max_abs, 1.0);  // logits of O(1)-scaled weights over a normed row: not collapsed
+    // The comparison can fail: the final norm left out, or the tied embedding's weights, is far off.
+    ModelConfig no_norm_scale = m;
+    no_norm_scale.rms_norm_eps = 1e3;  // the norm's scale all but removed
+    EXPECT_GT((v.logits.cast<double>() - reference_head(no_norm_scale, t, 5, 11)).cwiseAbs().maxCoeff(),
+              10 * layer_tolerance(t) * v.ref_max_abs);
+    ModelConfig tied = m;
+    tied.tie_word_embeddings = true;
+    EXPECT_GT((v.logits.cast<double>() - reference_head(tied, t, 5, 11)).cwiseAbs().maxCoeff(),
+              10 * layer_tolerance(t) * v.ref_max_abs);
+    const HeadValues vt = run_head_values(tied, t, hw, 5, 11);  // a tied head through the hardware
+    EXPECT_LE(vt.max_abs_err / vt.ref_max_abs, layer_tolerance(t));
+  }
+}
+
 TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
   const Scenario sc = small_scenario();
   const RunOutput r = test::timing_only_run(sc);
@@ -123,6 +155,45 @@ TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
   for (const char* op : {"runtime.layer.qkv_proj", "runtime.layer.o_proj", "runtime.layer.gate_up_proj", "runtime.layer.down_proj"})
     EXPECT_EQ(spans[op], 2 * steps) << op;
   EXPECT_EQ(spans["runtime.layer.attention"], steps);
+  EXPECT_EQ(spans["runtime.lm_head"], steps);  // once per step, after the last layer
+}
+
+TEST(ModelSteps, EveryStepEndsWithTheLmHeadOnEachAgentsLastRow) {
+  // The final norm and LM head: one logit row per agent of the step (prefill and join: the
+  // parent; fan-out and decode: the 2 branches), its time the head simulated alone for those
+  // rows, counted in the step's operators (so in TTFT and TPOT), its energy read like the other
+  // operators'.
+  const Scenario sc = small_scenario();
+  const RunOutput r = test::timing_only_run(sc);
+  const Json& ops = r.summary["operators"];
+  const Json& head = ops["by_operator"].back();
+  ASSERT_EQ(head["name"], "lm_head");
+  EXPECT_EQ(head["k"], 256);
+  EXPECT_EQ(head["n"], 1000);
+  const HwConfig hw;
+  const MemoryMap map = plan_memory(*sc.model.full, sc.model.dtype, hw);
+  std::map<int, double> alone;
+  for (int rows : {1, 2}) alone[rows] = Simulator(hw).run_gemms({lm_head_gemm(*sc.model.full, sc.model.dtype, map, rows, "")}).end_ns;
+  EXPECT_LT(alone[1], alone[2]);  // X of two rows takes longer to stream in
+  uint64_t runs = 0, rows = 0;
+  double ns = 0;
+  for (const Json& st : ops["by_step"]) {
+    const int want = st["phase"] == "fanout" || st["phase"] == "decode" ? 2 : 1;
+    double layer_ops = 0;
+    for (const char* op : {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"}) layer_ops += st[std::string(op) + "_ns"].get<double>();
+    EXPECT_DOUBLE_EQ(st["lm_head_ns"].get<double>(), alone[want]) << st["step"];
+    EXPECT_NEAR(st["operators_ns"].get<double>(), layer_ops + alone[want], 1e-9 * layer_ops) << st["step"];
+    ++runs;
+    rows += uint64_t(want);
+    ns += alone[want];
+  }
+  for (const Json& st : r.summary["steps"]) EXPECT_GT(st["layers"]["lm_head_rows"].get<int>(), 0);
+  EXPECT_EQ(head["runs"].get<uint64_t>(), runs);
+  EXPECT_EQ(head["rows"].get<uint64_t>(), rows);
+  EXPECT_NEAR(head["time_ns"].get<double>(), ns, 1e-9 * ns);
+  EXPECT_EQ(head["macs"].get<uint64_t>(), rows * 256ull * 1000ull);
+  EXPECT_EQ(head["w_bytes_read"].get<uint64_t>(), runs * 256ull * 1000ull * 2ull);
+  EXPECT_GT(r.summary["energy"]["by_operator_dynamic_j"]["lm_head"].get<double>(), 0.0);
 }
 
 TEST(ModelSteps, ReusingIdenticalLayersEqualsSimulatingEveryLayer) {
