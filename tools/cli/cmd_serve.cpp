@@ -25,6 +25,8 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       "  requests.csv  one row per request with its timestamps\n"
       "  trace.json    steps and workflows as slices; KV pages, queue length and batch size as counter\n"
       "                tracks (ui.perfetto.dev)\n"
+      "A workload's scheduler.pbd block splits the chip's KV-head groups into a prefill pool and a decode\n"
+      "pool with a bounded buffer between them (P-B-D; summary.json \"pbd\").\n"
       "DIR is written all or nothing.\n\noptions");
   std::string workload, out, hw, noc, scheduler, seed, rate;
   std::vector<std::string> overrides;
