@@ -1,9 +1,11 @@
 #include "runtime/serve/serve_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
+#include "hw/common/trace_sink.h"
 #include "runtime/provenance.h"
 #include "runtime/report/percentiles.h"
 
@@ -294,10 +296,49 @@ std::string serve_trace_json(const ServeResult& r) {
   return Json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }
 
-void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r) {
+std::string serve_vcd(const ServeResult& r) {
+  TraceSink t(true);
+  const auto ns = [](double v) { return uint64_t(std::llround(v)); };
+  const int pages = t.add_signal("serve.kv_pages", 64), waiting = t.add_signal("serve.queue.waiting", 32),
+            active = t.add_signal("serve.queue.active", 32), tokens = t.add_signal("serve.batch.tokens", 32),
+            workflows = t.add_signal("serve.batch.workflows", 32);
+  int busy[2];
+  if (r.pbd) {
+    busy[0] = t.add_signal("serve.pbd.prefill_busy", 1);
+    busy[1] = t.add_signal("serve.pbd.decode_busy", 1);
+  } else {
+    busy[0] = busy[1] = t.add_signal("serve.busy", 1);
+  }
+  // Per signal in time order (a pool's steps follow one another): a step's end and the next
+  // step's start at the same ns collapse to the start.
+  for (const StepSample& s : r.steps) {
+    const uint64_t at = ns(s.start_ns);
+    t.set_at_ns(pages, uint64_t(s.kv_pages), at);
+    t.set_at_ns(waiting, uint64_t(s.waiting), at);
+    t.set_at_ns(active, uint64_t(s.active), at);
+    t.set_at_ns(tokens, uint64_t(s.tokens), at);
+    t.set_at_ns(workflows, uint64_t(s.workflows), at);
+    t.set_at_ns(busy[s.pool], 1, at);
+    t.set_at_ns(busy[s.pool], 0, ns(s.start_ns + s.ns));
+  }
+  if (r.pbd) {
+    const int buffer = t.add_signal("serve.pbd.buffer", 32), transfer = t.add_signal("serve.pbd.transfer", 1);
+    for (const auto& [at, n] : r.pbd->buffer) t.set_at_ns(buffer, uint64_t(n), ns(at));
+    for (const KvTransfer& x : r.pbd->transfers) {
+      t.set_at_ns(transfer, 1, ns(x.start_ns));
+      t.set_at_ns(transfer, 0, ns(x.start_ns + x.ns));
+    }
+  }
+  std::ostringstream os;
+  t.write_vcd(os);
+  return os.str();
+}
+
+void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r, bool vcd) {
   out.write("summary.json", [&](std::ostream& os) { os << summary.dump(2) << '\n'; });
   out.write("requests.csv", [&](std::ostream& os) { os << requests_csv(r); });
   out.write("trace.json", [&](std::ostream& os) { os << serve_trace_json(r); });
+  if (vcd) out.write("waves.vcd", [&](std::ostream& os) { os << serve_vcd(r); });
 }
 
 }  // namespace ahbm::serve

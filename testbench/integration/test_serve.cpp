@@ -3,7 +3,10 @@
 // SRF orders; the step cache's times = direct simulation; seeded arrivals -> identical outputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "runtime/serve/engine.h"
 #include "runtime/serve/serve_report.h"
@@ -434,6 +437,98 @@ TEST(ServePbd, PoolsMustFitTheChipAndTheBlockIsChecked) {
   EXPECT_THROW(with_pbd(kAgentic, R"({"buffer_size": 2})"), InputError);
   // Without the block the 2-group chip serves co-located: no P-B-D result.
   EXPECT_FALSE(serve::serve(workload(kAgentic), two_groups(), {}).pbd.has_value());
+}
+
+}  // namespace
+}  // namespace ahbm
+
+// serve's waves.vcd (ahbm-sim serve --vcd): the counter tracks as VCD signals.
+namespace ahbm {
+namespace {
+
+// name -> [(t_ns, value)] of a VCD of wire signals (the serve writer's).
+std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> read_vcd(const std::string& vcd) {
+  std::map<std::string, std::string> name_of;
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> out;
+  std::istringstream in(vcd);
+  std::string line, scope;
+  uint64_t t = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string w;
+    ls >> w;
+    if (w == "$scope") {
+      std::string kind, name;
+      ls >> kind >> name;
+      scope += name + ".";
+    } else if (w == "$upscope") {
+      scope.erase(scope.rfind('.', scope.size() - 2) + 1);
+    } else if (w == "$var") {
+      std::string kind, width, id, name;
+      ls >> kind >> width >> id >> name;
+      name_of[id] = scope + name;
+    } else if (!w.empty() && w[0] == '#') {
+      t = std::stoull(w.substr(1));
+    } else if (!w.empty() && w[0] == 'b') {
+      std::string id;
+      ls >> id;
+      out[name_of.at(id)].emplace_back(t, std::stoull(w.substr(1), nullptr, 2));
+    } else if (!w.empty() && (w[0] == '0' || w[0] == '1') && w.size() > 1) {
+      out[name_of.at(w.substr(1))].emplace_back(t, uint64_t(w[0] - '0'));
+    }
+  }
+  return out;
+}
+
+// The value in effect at `t` (after every change at t).
+uint64_t at(const std::vector<std::pair<uint64_t, uint64_t>>& v, uint64_t t) {
+  uint64_t x = 0;
+  for (const auto& [when, value] : v)
+    if (when <= t) x = value;
+  return x;
+}
+
+TEST(ServeVcd, SignalsFollowTheSteps) {
+  const Workload w = workload(kAgentic);
+  const ServeResult r = serve::serve(w, hw(), {});
+  const auto s = read_vcd(serve::serve_vcd(r));
+  for (const char* n : {"ahbm.serve.kv_pages", "ahbm.serve.queue.waiting", "ahbm.serve.queue.active",
+                        "ahbm.serve.batch.tokens", "ahbm.serve.batch.workflows", "ahbm.serve.busy"})
+    ASSERT_TRUE(s.count(n)) << n;
+  for (const auto& st : r.steps) {
+    const uint64_t t = uint64_t(std::llround(st.start_ns));
+    EXPECT_EQ(at(s.at("ahbm.serve.kv_pages"), t), uint64_t(st.kv_pages)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.batch.tokens"), t), uint64_t(st.tokens)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.queue.waiting"), t), uint64_t(st.waiting)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.busy"), t), 1u) << t;
+  }
+  EXPECT_EQ(s.at("ahbm.serve.busy").back().second, 0u);
+  // Between steps the chip idles (tool calls, arrivals): busy falls to 0 there.
+  EXPECT_GT(std::count_if(s.at("ahbm.serve.busy").begin(), s.at("ahbm.serve.busy").end(),
+                          [](const auto& c) { return c.second == 0; }), 1);
+}
+
+TEST(ServeVcd, PbdAddsTheBufferPoolsAndTransfers) {
+  const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
+  const ServeResult r = serve::serve(w, two_groups(), {});
+  const auto s = read_vcd(serve::serve_vcd(r));
+  for (const char* n : {"ahbm.serve.pbd.buffer", "ahbm.serve.pbd.prefill_busy", "ahbm.serve.pbd.decode_busy",
+                        "ahbm.serve.pbd.transfer"})
+    ASSERT_TRUE(s.count(n)) << n;
+  EXPECT_FALSE(s.count("ahbm.serve.busy"));
+  uint64_t most = 0;
+  for (const auto& c : s.at("ahbm.serve.pbd.buffer")) most = std::max(most, c.second);
+  EXPECT_GE(most, 1u);
+  EXPECT_LE(most, 2u);
+  EXPECT_EQ(s.at("ahbm.serve.pbd.buffer").back().second, 0u);
+  for (const auto& st : r.steps)
+    EXPECT_EQ(at(s.at(st.pool == 0 ? "ahbm.serve.pbd.prefill_busy" : "ahbm.serve.pbd.decode_busy"),
+                 uint64_t(std::llround(st.start_ns))), 1u);
+  const auto& x = s.at("ahbm.serve.pbd.transfer");
+  const auto rises = std::count_if(x.begin(), x.end(), [](const auto& c) { return c.second == 1; });
+  EXPECT_GE(rises, 1);
+  EXPECT_LE(size_t(rises), r.pbd->transfers.size());
+  EXPECT_EQ(x.back().second, 0u);
 }
 
 }  // namespace
