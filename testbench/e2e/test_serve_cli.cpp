@@ -53,7 +53,8 @@ TEST(ServeCli, PbdWritesItsBlockAndTheVcdAndNeedsTwoGroups) {
     "arrival": {"process": "poisson", "rate_per_s": 5000, "count": 6},
     "templates": [{"name": "t", "prompt_tokens": 512, "rounds": 1,
                    "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 4}, "answer_tokens": 4}],
-    "scheduler": {"pbd": {"buffer_max": 2, "micro_batch": 2}}
+    "scheduler": {"pbd": {"buffer_max": 2, "micro_batch": 2}},
+    "slo": {"ttft_ns": 1e6, "tpot_ns": 1e5}
   })");
   const test::CliResult r = test::run_cli("serve '" + w + "' --out '" + dir + "/out' --set groups=2 --vcd");
   ASSERT_EQ(r.exit_code, 0) << r.output;
