@@ -17,7 +17,7 @@ join_input_probes=(traces/join/*.json)
 # errors, in a join too), the banked HBM slice, each NoC
 # model (each adds its own statistics), per-head launches, the B policies and `auto`, a power cap
 # (power.cap, power.throttled_ns); serving with
-# each scheduler and a trace-driven workload. The scenario fuzz seeds (small runs that open every
+# each scheduler, a trace-driven workload and P-B-D mode (its pbd block) on a 2-group chip. The scenario fuzz seeds (small runs that open every
 # scenario block and the alternatives, such as a join without a context window) are run too.
 summary_run_probes=(
   "traces/fanout_8x20.json --policy A --compare-unbatched"
@@ -38,4 +38,5 @@ serve_summary_probes=(
   "traces/serve/agentic_mix.json"
   "traces/serve/agentic_mix.json --scheduler srf"
   "traces/serve/azure_sample.json"
+  "traces/serve/agentic_pbd.json --set groups=2"
 )

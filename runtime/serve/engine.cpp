@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <tuple>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -11,6 +13,7 @@
 #include "hw/common/timing.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
+#include "runtime/policy/cost_model.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/session.h"
 #include "hw/chip/energy.h"
@@ -60,6 +63,11 @@ struct Agent {
   bool has_work() const { return state == AgentState::run && (prefill_left > 0 || decode_left > 0); }
 };
 
+// Where a workflow is. Co-located, every admitted workflow is `decode` (its pool does all its
+// steps). P-B-D: `prefill` on the prefill pool (its prompt), `buffered` (prefilled, its KV still
+// on the prefill pool), `transfer` (pulled, its KV on its way), `decode` on the decode pool.
+enum class Stage { prefill, buffered, transfer, decode };
+
 struct Flow {
   const WorkflowSpec* spec = nullptr;
   int record = 0;
@@ -69,14 +77,45 @@ struct Flow {
   int round = 0;  // next round to fan out
   bool in_round = false, answering = false;
   int branches_done = 0;
-  int64_t reserved = 0;
+  int64_t reserved = 0;  // its reservation where it decodes (reservation())
+  int64_t held = 0;      // pages it holds reserved in its current pool
   int64_t remaining = 0;  // tokens left to prefill and decode
+  int pool = 0;           // the pool holding its KV and running its steps
+  Stage stage = Stage::decode;
+  SeqId prefill_seq = -1;  // P-B-D, in transfer: its prompt's pages on the prefill pool
   // Pages after the prompt: the least-loaded PE, ties broken by the workflow's own cursor (as a
   // run's session): a workflow alone on the chip places its pages the same wherever it runs.
   BalancedPlacer placer;
   // KvPageManager::writes() after the last step it took part in: its next step is charged the
   // KV written since (its appends, copy-on-write copies, a no-sharing round's fork copies).
   uint64_t kv_since = 0;
+};
+
+// Groups that run steps one after another: the whole chip (co-located), or the prefill or the
+// decode pool of P-B-D. A pool is simulated as a chip of its own groups (its KV heads spread
+// over them), with its own KV pages; pools run at once on one clock.
+struct Pool {
+  std::string name;
+  HwConfig hw;  // the chip with `groups` = the pool's groups
+  std::string capacity_note;
+  std::unique_ptr<KvPageManager> kv;
+  std::optional<StepRunner> runner;
+  std::string hw_key;  // the step cache's prefix: the pool's hardware, policy and launch
+  int64_t reserved = 0;
+  // The step in flight.
+  bool stepping = false;
+  double step_end = 0;
+  std::vector<std::pair<Flow*, std::vector<Agent*>>> members;
+  bool blocked = false;  // idle with prefills the buffer bound stopped (back-pressure)
+  int steps = 0;
+  double busy_ns = 0;
+};
+
+// A step being put together: its parts (one per workflow) and who is in them.
+struct StepBuild {
+  std::vector<Step> parts;
+  std::vector<std::pair<Flow*, std::vector<Agent*>>> members;
+  int tokens = 0, agents = 0;
 };
 
 // Pages a workflow may hold at once (admission reserves them, so a run never runs out): its
@@ -97,6 +136,10 @@ int64_t reservation(const WorkflowSpec& w, int page_tokens, bool share) {
   return parent_pages + branch_pages;
 }
 
+int64_t prompt_pages(const WorkflowSpec& w, int page_tokens) {
+  return int64_t(ceil_div(uint64_t(w.prompt_tokens), uint64_t(page_tokens)));
+}
+
 int64_t work_tokens(const WorkflowSpec& w) {
   int64_t n = w.prompt_tokens - w.cached_tokens + int64_t(w.rounds.size()) * w.join_tokens + w.answer_tokens;
   for (const auto& round : w.rounds)
@@ -109,31 +152,41 @@ class Engine {
   Engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt)
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
-                                opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")),
-        pool_(pool_pages()), kv_(hw.pes_per_group(), pool_, w.scenario.kv.page_tokens, capacity_note_) {
-    StepSettings set;
-    set.seed = w.scenario.seed;
-    set.sim.vcd = false;
-    set.sim.hw_file = opt.hw_file;
-    set.sim.nocs = opt.nocs;
-    set.sims = opt.sims ? opt.sims : &own_sims_;
-    runner_.emplace(w_.scenario, hw_, set);
-    hw_key_ = to_json(hw_).dump() + "|policy=" + set.policy + "|launch=" + set.launch;
+                                opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
+    if (!w.scheduler.pbd) {
+      add_pool("chip", hw.groups);
+      return;
+    }
+    const PbdSpec& p = *w.scheduler.pbd;
+    const std::string at = w.file + ": scheduler.pbd";
+    if (hw.groups < 2)
+      throw InputError(opt.hw_file + ": groups = " + std::to_string(hw.groups) + " is out of range for P-B-D mode (" + at +
+                       "): a prefill pool and a decode pool need a chip of at least 2 KV-head groups (allowed: groups in [2, 1024])");
+    const int decode = p.decode_groups > 0 ? p.decode_groups : hw.groups - p.prefill_groups;
+    if (decode < 1 || p.prefill_groups + decode > hw.groups)
+      throw InputError(at + ".prefill_groups = " + std::to_string(p.prefill_groups) + " and decode_groups = " +
+                       std::to_string(p.decode_groups) + (p.decode_groups ? "" : " (the rest)") +
+                       " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
+                       "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
+                       " and prefill_groups + decode_groups <= groups");
+    add_pool("prefill", p.prefill_groups);
+    add_pool("decode", decode);
+    pbd_.emplace();
+    pbd_->buffer_max = p.buffer_max;
+    pbd_->micro_batch = p.micro_batch;
+    pbd_->kv_path = p.kv_path;
+    set_transfer_path(p.kv_path);
+    pbd_->buffer.emplace_back(0.0, 0);
   }
 
   ServeResult run();
 
  private:
-  int64_t pool_pages() {
-    const uint64_t slot = kv_page_bytes(w_.scenario, hw_.groups);
-    const int64_t pages = int64_t(hw_.pe.hbm.capacity_bytes / slot);
-    capacity_note_ = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
-                     " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
-                     w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
-                     "x KV heads per group)";
-    if (pages < 1) throw InputError("KV capacity exceeded: " + capacity_note_);
-    return pages;
-  }
+  void add_pool(const std::string& name, int groups);
+  void set_transfer_path(const std::string& path);
+  KvPageManager& kv(const Flow& f) { return *pools_[size_t(f.pool)]->kv; }
+  Pool& prefill_pool() { return *pools_.front(); }
+  Pool& decode_pool() { return *pools_.back(); }  // co-located: the one pool
   WorkflowView view(const Flow& f) const { return {f.spec->id, f.spec->arrival_ns, f.remaining, f.reserved}; }
   std::vector<Flow*> ordered(bool admitted);
   void admit(Flow& f);
@@ -143,7 +196,18 @@ class Engine {
   void finish_agent(Flow& f, Agent& a, bool is_parent);
   void branch_done(Flow& f, Agent& b, double at_ns);
   int new_request(Flow& f, int round, int branch, int prefill, int decode);
-  StepCost time_step(const std::vector<Step>& parts, bool& reused);
+  StepCost time_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
+  std::vector<Agent*> with_work(Flow& f);
+  void add_part(Flow* f, std::vector<Agent*> in, StepBuild& b);
+  StepBuild build_step(Pool& pool);
+  void start_step(Pool& pool, StepBuild b);
+  void complete_step(Pool& pool);
+  // P-B-D
+  int buffered() const { return int(buffer_.size()) + int(transfer_.size()); }
+  void to_buffer(Flow& f);
+  void pull();
+  void finish_transfer();
+  void buffer_changed() { pbd_->buffer.emplace_back(now_, buffered()); }
 
   const Workload& w_;
   const HwConfig& hw_;
@@ -151,19 +215,75 @@ class Engine {
   std::vector<WorkflowSpec> specs_;
   SchedulerRegistry schedulers_ = builtin_schedulers();
   const SchedulerPolicy& policy_;
-  std::string capacity_note_;
-  int64_t pool_;  // pages per PE (sets capacity_note_ first: declared before kv_)
-  KvPageManager kv_;
   SimulatorPool own_sims_;
-  std::optional<StepRunner> runner_;
-  std::string hw_key_;
+  std::vector<std::unique_ptr<Pool>> pools_;
   std::unordered_map<std::string, StepCost> cache_;
   std::vector<Flow> flows_;
   ServeResult res_;
   double now_ = 0;
-  int64_t reserved_ = 0;
   int active_ = 0;
+  // P-B-D
+  std::optional<PbdResult> pbd_;
+  std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
+  std::vector<Flow*> transfer_;  // pulled, their KV on its way
+  double transfer_end_ = 0;
+  uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
 };
+
+void Engine::add_pool(const std::string& name, int groups) {
+  auto p = std::make_unique<Pool>();
+  p->name = name;
+  p->hw = hw_;
+  p->hw.groups = groups;
+  const uint64_t slot = kv_page_bytes(w_.scenario, groups);
+  const int64_t pages = int64_t(hw_.pe.hbm.capacity_bytes / slot);
+  p->capacity_note = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
+                     " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
+                     w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
+                     "x KV heads per group" + (w_.scheduler.pbd ? " of the " + name + " pool's " + std::to_string(groups) +
+                                                                      (groups == 1 ? " group" : " groups")
+                                                                : std::string()) + ")";
+  if (pages < 1) throw InputError("KV capacity exceeded: " + p->capacity_note);
+  p->kv = std::make_unique<KvPageManager>(p->hw.pes_per_group(), pages, w_.scenario.kv.page_tokens, p->capacity_note);
+  StepSettings set;
+  set.seed = w_.scenario.seed;
+  set.sim.vcd = false;
+  set.sim.hw_file = opt_.hw_file;
+  set.sim.nocs = opt_.nocs;
+  set.sims = opt_.sims ? opt_.sims : &own_sims_;
+  p->runner.emplace(w_.scenario, p->hw, set);
+  p->hw_key = to_json(p->hw).dump() + "|policy=" + set.policy + "|launch=" + set.launch;
+  pools_.push_back(std::move(p));
+}
+
+// The decode pool pulls a sequence's KV from the prefill pool's HBM slices into its own. `noc`:
+// over the chip's NoC, CUBE to CUBE, as many transfers at once as the smaller pool has CUBEs, each
+// at the NoC model's port bandwidth (its estimate, docs/noc.md), and no faster than the source
+// slices read or the destination slices write (pe.hbm.bandwidth_gbps x PEs). `host`: out over the
+// host link and back in (full duplex: both directions at once, the latency twice).
+void Engine::set_transfer_path(const std::string& path) {
+  kv_bytes_per_token_ = kv_page_bytes(w_.scenario, 1) / uint64_t(w_.scenario.kv.page_tokens);
+  const Pool &from = prefill_pool(), &to = decode_pool();
+  const double hbm = hw_.pe.hbm.bandwidth_gbps *
+                     double(std::min(from.hw.groups, to.hw.groups) * hw_.pes_per_group());
+  const std::string hbm_note = "pe.hbm.bandwidth_gbps x the smaller pool's PEs = " + Json(hbm).dump() + " GB/s";
+  if (path == "host") {
+    pbd_->path_latency_ns = 2 * hw_.host.latency_ns;
+    pbd_->path_gbps = std::min(hw_.host.bandwidth_gbps, hbm);
+    pbd_->path_note = "host link: host.bandwidth_gbps = " + Json(hw_.host.bandwidth_gbps).dump() + " (each direction), " +
+                      hbm_note + "; latency 2 x host.latency_ns";
+    return;
+  }
+  const NocEstimate noc = noc_estimate(hw_, opt_.nocs, opt_.hw_file);
+  const int ports = std::min(from.hw.groups, to.hw.groups) * hw_.group.cubes;
+  pbd_->path_latency_ns = noc.latency_ns;
+  pbd_->path_gbps = noc.bandwidth_gbps > 0 ? std::min(noc.bandwidth_gbps * double(ports), hbm) : hbm;
+  pbd_->path_note = "NoC (" + hw_.noc.model + "): " +
+                    (noc.bandwidth_gbps > 0 ? Json(noc.bandwidth_gbps).dump() + " GB/s per port x " +
+                                                  std::to_string(ports) + " CUBE ports"
+                                            : std::string("unlimited port bandwidth")) +
+                    ", " + hbm_note + "; latency the NoC estimate's";
+}
 
 std::vector<Flow*> Engine::ordered(bool admitted) {
   std::vector<Flow*> out;
@@ -190,26 +310,31 @@ int Engine::new_request(Flow& f, int round, int branch, int prefill, int decode)
 
 void Engine::admit(Flow& f) {
   f.admitted = true;
-  reserved_ += f.reserved;
+  f.pool = 0;
+  f.stage = pbd_ ? Stage::prefill : Stage::decode;
+  // P-B-D: the prefill pool holds the prompt's pages until the decode pool has pulled them.
+  f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : f.reserved;
+  pools_[0]->reserved += f.held;
   ++active_;
   res_.workflows[size_t(f.record)].admitted_ns = now_;
   const WorkflowSpec& s = *f.spec;
-  const int pages = int(ceil_div(uint64_t(s.prompt_tokens), uint64_t(kv_.page_tokens())));
+  const int pages = int(ceil_div(uint64_t(s.prompt_tokens), uint64_t(kv(f).page_tokens())));
   const PlacePage prefix = prefix_placer(w_.scenario.kv.prefix_placement, pages);
   f.parent.sa.name = "w" + std::to_string(s.id) + "." + kMainAgentName;
   f.parent.sa.origin = tensor_origin_prefix();
-  f.parent.sa.seq = kv_.create();
+  f.parent.sa.seq = kv(f).create();
   // The cached part of the prompt is in the KV cache already; the rest is the parent's prefill
   // (both on the prefix placement, as a run's session places its prefix).
-  kv_.append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens, prefix, /*cached=*/true);
-  f.parent.sa.length = kv_.length(f.parent.sa.seq);
+  kv(f).append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens, prefix, /*cached=*/true);
+  f.parent.sa.length = kv(f).length(f.parent.sa.seq);
   // The main request: the parent's thread from the workflow's arrival to its answer (its
   // prefills: the uncached prompt and every join's continuation).
   f.parent.request = new_request(f, -1, -1, s.prompt_tokens - s.cached_tokens + int(s.rounds.size()) * s.join_tokens,
                                  s.answer_tokens);
   res_.requests[size_t(f.parent.request)].ready_ns = s.arrival_ns;
   f.parent.prefill_left = s.prompt_tokens - s.cached_tokens;
-  if (f.parent.prefill_left == 0) advance(f);
+  // P-B-D: a prompt cached whole goes to the buffer when it has room (build_step).
+  if (f.parent.prefill_left == 0 && !pbd_) advance(f);
 }
 
 void Engine::start_round(Flow& f) {
@@ -217,15 +342,16 @@ void Engine::start_round(Flow& f) {
   f.branches.clear();
   f.branches_done = 0;
   f.in_round = true;
+  KvPageManager& pages = kv(f);
   for (size_t b = 0; b < round.size(); ++b) {
     Agent a;
     a.sa.name = "w" + std::to_string(f.spec->id) + ".r" + std::to_string(f.round) + ".b" + std::to_string(b);
     a.sa.agent = int(b);
     a.sa.origin = int(b);
     a.sa.seq = w_.scheduler.share_prefix
-                   ? kv_.fork(f.parent.sa.seq)
-                   : kv_.fork_copy(f.parent.sa.seq, [&f](const KvPageManager& kv, SeqId s) { return f.placer(kv, s); });
-    a.sa.length = kv_.length(a.sa.seq);
+                   ? pages.fork(f.parent.sa.seq)
+                   : pages.fork_copy(f.parent.sa.seq, [&f](const KvPageManager& kv, SeqId s) { return f.placer(kv, s); });
+    a.sa.length = pages.length(a.sa.seq);
     a.prefill_left = round[b].new_tokens;
     a.decode_left = round[b].decode_tokens;
     a.request = new_request(f, f.round, int(b), round[b].new_tokens, round[b].decode_tokens);
@@ -247,7 +373,7 @@ void Engine::join(Flow& f) {
     } else {
       last_token = std::max(last_token, r.last_token_ns);
     }
-    kv_.release(b.sa.seq);
+    kv(f).release(b.sa.seq);
   }
   if (last_token >= 0) res_.workflows[size_t(f.record)].tool_wait_ns += std::max(0.0, now_ - last_token);
   f.branches.clear();
@@ -269,9 +395,9 @@ void Engine::advance(Flow& f) {
   RequestRecord& r = res_.requests[size_t(f.parent.request)];
   r.done_ns = now_;
   ++r.finished;
-  kv_.release(f.parent.sa.seq);
+  kv(f).release(f.parent.sa.seq);
   f.done = true;
-  reserved_ -= f.reserved;
+  pools_[size_t(f.pool)]->reserved -= f.held;
   --active_;
   res_.workflows[size_t(f.record)].done_ns = now_;
 }
@@ -285,7 +411,7 @@ void Engine::branch_done(Flow& f, Agent& b, double at_ns) {
 }
 
 void Engine::finish_agent(Flow& f, Agent& a, bool is_parent) {
-  if (is_parent) return advance(f);
+  if (is_parent) return f.stage == Stage::prefill ? to_buffer(f) : advance(f);
   if (f.spec->tool_ns > 0) {
     a.state = AgentState::tool;
     a.tool_until = now_ + f.spec->tool_ns;
@@ -295,16 +421,83 @@ void Engine::finish_agent(Flow& f, Agent& a, bool is_parent) {
   branch_done(f, a, now_);
 }
 
-StepCost Engine::time_step(const std::vector<Step>& parts, bool& reused) {
-  const std::vector<AttentionJob> jobs = runner_->batch_jobs(kv_, parts);
+// P-B-D: the prompt is prefilled; its KV waits on the prefill pool for the decode pool to pull it.
+void Engine::to_buffer(Flow& f) {
+  f.stage = Stage::buffered;
+  buffer_.push_back(&f);
+  ++pbd_->sequences;
+  buffer_changed();
+}
+
+// P-B-D: at a step boundary of the decode pool, with no transfer in flight, it pulls up to
+// micro_batch sequences from the buffer, in buffer order, while their reservations fit its KV
+// pool; their KV moves in one transfer.
+void Engine::pull() {
+  Pool& to = decode_pool();
+  uint64_t bytes = 0;
+  size_t n = 0;
+  while (n < buffer_.size() && int(transfer_.size()) < pbd_->micro_batch) {
+    Flow& f = *buffer_[n];
+    if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes()) break;
+    to.reserved += f.reserved;
+    // The prompt lands as a run's session places it: the cached part by the prefix rule, the
+    // rest on the least-loaded PE (as the co-located prefill step appends it).
+    const WorkflowSpec& s = *f.spec;
+    f.prefill_seq = f.parent.sa.seq;
+    f.parent.sa.seq = to.kv->create();
+    // Its K/V arrive by the transfer (timed there), so no decode step is charged their writes.
+    to.kv->append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens,
+                  prefix_placer(w_.scenario.kv.prefix_placement, int(prompt_pages(s, to.kv->page_tokens()))),
+                  /*cached=*/true);
+    to.kv->append(f.parent.sa.seq, tensor_origin_prefix(), s.prompt_tokens - s.cached_tokens,
+                  [&f](const KvPageManager& kv, SeqId q) { return f.placer(kv, q); }, /*cached=*/true);
+    f.kv_since = to.kv->writes();
+    f.parent.sa.length = to.kv->length(f.parent.sa.seq);
+    bytes += uint64_t(s.prompt_tokens) * kv_bytes_per_token_;
+    f.stage = Stage::transfer;
+    transfer_.push_back(&f);
+    ++n;
+  }
+  if (n == 0) return;
+  buffer_.erase(buffer_.begin(), buffer_.begin() + std::ptrdiff_t(n));
+  KvTransfer t;
+  t.start_ns = now_;
+  t.ns = pbd_->path_latency_ns + (pbd_->path_gbps > 0 ? double(bytes) / pbd_->path_gbps : 0.0);
+  t.sequences = int(n);
+  t.bytes = bytes;
+  pbd_->transfers.push_back(t);
+  transfer_end_ = now_ + t.ns;
+}
+
+// P-B-D: the pulled KV has arrived: the prefill pool's pages and buffer slots are free, and the
+// workflows go on in the decode pool (their rounds, fan-out prefills, joins and answer).
+void Engine::finish_transfer() {
+  Pool& from = prefill_pool();
+  for (Flow* f : transfer_) {
+    from.kv->release(f->prefill_seq);
+    from.reserved -= f->held;
+    f->prefill_seq = -1;
+    f->pool = 1;
+    f->held = f->reserved;
+    f->stage = Stage::decode;
+  }
+  std::vector<Flow*> moved;
+  moved.swap(transfer_);
+  buffer_changed();
+  for (Flow* f : moved) advance(*f);
+}
+
+StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
+  const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts);
   const auto simulate = [&] {
     ++res_.steps_simulated;
-    const SimResult sim = runner_->simulate_quiet(jobs);
-    return StepCost{sim.end_ns, hbm_bytes_read(sim), read_energy(sim.stats, hw_, w_.scenario.model.dtype, sim.end_ns).total_j()};
+    const SimResult sim = pool.runner->simulate_quiet(jobs);
+    return StepCost{sim.end_ns, hbm_bytes_read(sim),
+                    read_energy(sim.stats, pool.hw, w_.scenario.model.dtype, sim.end_ns).total_j()};
   };
   reused = false;
   if (!w_.scheduler.step_cache) return simulate();
-  const std::string key = hw_key_ + step_key(jobs);
+  const std::string key = pool.hw_key + step_key(jobs);
   const auto it = cache_.find(key);
   if (it != cache_.end()) {
     reused = true;
@@ -316,24 +509,173 @@ StepCost Engine::time_step(const std::vector<Step>& parts, bool& reused) {
   return c;
 }
 
+// The agents of `f` with work in its pool's next step: its branches that prefill or decode
+// (one in a tool call or finished has left the batch), or its parent.
+std::vector<Agent*> Engine::with_work(Flow& f) {
+  std::vector<Agent*> in;
+  if (f.in_round) {
+    for (Agent& b : f.branches)
+      if (b.has_work()) in.push_back(&b);
+  } else if (f.parent.has_work()) {
+    in.push_back(&f.parent);
+  }
+  return in;
+}
+
+void Engine::add_part(Flow* f, std::vector<Agent*> in, StepBuild& b) {
+  for (const Agent* a : in) b.tokens += a->prefill_left > 0 ? a->prefill_left : 1;
+  b.agents += int(in.size());
+  Step part;
+  part.phase = f->in_round ? PhaseType::decode : PhaseType::prefill;
+  KvPageManager& pages = kv(*f);
+  part.kv_since = f->kv_since;
+  for (Agent* a : in) {
+    const bool prefill = a->prefill_left > 0;
+    if (prefill && f->in_round) part.phase = PhaseType::fanout;
+    if (!prefill && !f->in_round) part.phase = PhaseType::decode;
+    pages.append(a->sa.seq, a->sa.origin, prefill ? a->prefill_left : 1,
+                 [f](const KvPageManager& kv, SeqId s) { return f->placer(kv, s); });
+    a->sa.length = pages.length(a->sa.seq);
+    a->sa.new_tokens = prefill ? a->prefill_left : 1;
+    part.agents.push_back(a->sa);
+  }
+  if (w_.scheduler.batch_branches) {
+    b.parts.push_back(std::move(part));
+  } else {  // the baseline: every agent a part of its own
+    for (const StepAgent& sa : part.agents) {
+      b.parts.push_back(Step{part.phase, 0, {sa}, ""});
+      b.parts.back().kv_since = part.kv_since;
+    }
+  }
+  f->kv_since = pages.writes();
+  b.members.emplace_back(f, std::move(in));
+}
+
+// The pool's next step: one part per workflow with work, in the policy's order, up to the token
+// budget (a part that alone exceeds it runs alone). P-B-D's prefill pool takes up to
+// micro_batch prompts, each only while the buffer has a slot for it (back-pressure).
+StepBuild Engine::build_step(Pool& pool) {
+  StepBuild b;
+  const int pool_index = pool.name == "decode" ? 1 : 0;
+  const bool prefill = pbd_ && pool_index == 0;
+  pool.blocked = false;
+  for (Flow* f : ordered(true)) {
+    if (f->pool != pool_index || f->stage == Stage::buffered || f->stage == Stage::transfer) continue;
+    if (prefill) {
+      if (buffered() + int(b.members.size()) >= pbd_->buffer_max) {
+        pool.blocked = b.members.empty();
+        break;
+      }
+      if (f->parent.prefill_left == 0) {  // cached whole: nothing to prefill
+        to_buffer(*f);
+        continue;
+      }
+      if (int(b.members.size()) >= pbd_->micro_batch) break;
+    }
+    std::vector<Agent*> in = with_work(*f);
+    if (in.empty()) continue;
+    int t = 0;
+    for (const Agent* a : in) t += a->prefill_left > 0 ? a->prefill_left : 1;
+    if (!b.parts.empty() && b.tokens + t > w_.scheduler.max_batch_tokens) continue;
+    add_part(f, std::move(in), b);
+  }
+  return b;
+}
+
+void Engine::start_step(Pool& pool, StepBuild b) {
+  StepSample sample;
+  sample.pool = pool.name == "decode" ? 1 : 0;
+  sample.start_ns = now_;
+  sample.workflows = int(b.members.size());
+  sample.agents = b.agents;
+  sample.tokens = b.tokens;
+  for (const auto& p : pools_) sample.kv_pages += p->kv->in_use();
+  sample.active = active_;
+  for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
+  const StepCost cost = time_step(pool, b.parts, sample.reused);
+  sample.ns = cost.ns;
+  sample.hbm_bytes = cost.hbm_bytes;
+  sample.energy_j = cost.energy_j;
+  res_.steps.push_back(sample);
+  pool.stepping = true;
+  pool.step_end = now_ + sample.ns;
+  pool.members = std::move(b.members);
+  ++pool.steps;
+  pool.busy_ns += sample.ns;
+  // The step's energy is shared among its requests by the new tokens each brings to it.
+  int64_t step_tokens = 0;
+  for (auto& [f, in] : pool.members)
+    for (const Agent* a : in)
+      if (a->request >= 0) step_tokens += a->sa.new_tokens;
+  for (auto& [f, in] : pool.members)
+    for (Agent* a : in)
+      if (a->request >= 0) {
+        RequestRecord& r = res_.requests[size_t(a->request)];
+        if (r.scheduled_ns < 0) r.scheduled_ns = now_;
+        if (step_tokens > 0) r.energy_j += cost.energy_j * double(a->sa.new_tokens) / double(step_tokens);
+      }
+}
+
+// The pool's step has ended (now_ is its end): its agents' tokens are out.
+void Engine::complete_step(Pool& pool) {
+  pool.stepping = false;
+  for (auto& [f, in] : pool.members) {
+    for (Agent* a : in) {
+      if (a->prefill_left > 0) {
+        f->remaining -= a->prefill_left;
+        a->prefill_left = 0;
+      } else {
+        --a->decode_left;
+        --f->remaining;
+        RequestRecord& r = res_.requests[size_t(a->request)];
+        ++r.generated_tokens;
+        if (r.first_token_ns < 0) r.first_token_ns = now_;
+        r.last_token_ns = now_;
+        WorkflowRecord& wr = res_.workflows[size_t(f->record)];
+        ++wr.generated_tokens;
+        if (wr.first_token_ns < 0) wr.first_token_ns = now_;
+      }
+    }
+    // Agents that finished their work (the parent last: its next stage may fork new branches).
+    const bool parent_in = in.size() == 1 && in[0] == &f->parent;
+    if (parent_in) {
+      if (!f->parent.has_work()) finish_agent(*f, f->parent, true);
+    } else {
+      const int round = f->round;  // a join ends the round (and may start the next): stop there
+      for (Agent* a : in) {
+        if (f->round != round) break;
+        if (!a->has_work() && a->state == AgentState::run) finish_agent(*f, *a, false);
+      }
+    }
+  }
+  pool.members.clear();
+}
+
 ServeResult Engine::run() {
   res_.scheduler = policy_.name;
-  res_.pes = kv_.pes();
-  res_.pages_per_pe = kv_.pages_per_pe();
-  res_.pages_total = kv_.pages_per_pe() * kv_.pes();
+  res_.pes = prefill_pool().kv->pes();
+  for (const auto& p : pools_) {
+    res_.pages_per_pe = p->kv->pages_per_pe();  // co-located: the chip's; P-B-D: the decode pool's
+    res_.pages_total += p->kv->pages_per_pe() * p->kv->pes();
+  }
+  const int64_t admit_total = prefill_pool().kv->pages_per_pe() * prefill_pool().kv->pes();
+  const int64_t decode_total = decode_pool().kv->pages_per_pe() * decode_pool().kv->pes();
   flows_.resize(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) {
     Flow& f = flows_[i];
     f.spec = &specs_[i];
     f.record = int(i);
-    f.reserved = reservation(specs_[i], kv_.page_tokens(), w_.scheduler.share_prefix);
+    f.reserved = reservation(specs_[i], w_.scenario.kv.page_tokens, w_.scheduler.share_prefix);
     f.remaining = work_tokens(specs_[i]);
-    if (f.reserved > res_.pages_total)
-      throw InputError(w_.file + ": workflow " + std::to_string(i) + " (template " +
-                       (specs_[i].tmpl >= 0 ? w_.templates[size_t(specs_[i].tmpl)].name : std::string("azure_csv")) +
-                       ", prompt_tokens " + std::to_string(specs_[i].prompt_tokens) + ") needs up to " +
-                       std::to_string(f.reserved) + " KV pages, more than the pool's " +
-                       std::to_string(res_.pages_total) + " (" + capacity_note_ + ")");
+    const int64_t first = pbd_ ? prompt_pages(specs_[i], w_.scenario.kv.page_tokens) : f.reserved;
+    for (const auto& [need, total, pool] : {std::tuple{first, admit_total, &prefill_pool()},
+                                             std::tuple{f.reserved, decode_total, &decode_pool()}})
+      if (need > total)
+        throw InputError(w_.file + ": workflow " + std::to_string(i) + " (template " +
+                         (specs_[i].tmpl >= 0 ? w_.templates[size_t(specs_[i].tmpl)].name : std::string("azure_csv")) +
+                         ", prompt_tokens " + std::to_string(specs_[i].prompt_tokens) + ") needs up to " +
+                         std::to_string(need) + " KV pages, more than the " + (pbd_ ? pool->name + " pool's " : "pool's ") +
+                         std::to_string(total) + " (" + pool->capacity_note + ")");
     WorkflowRecord wr;
     wr.id = specs_[i].id;
     wr.tmpl = specs_[i].tmpl >= 0 ? w_.templates[size_t(specs_[i].tmpl)].name : "azure_csv";
@@ -342,145 +684,84 @@ ServeResult Engine::run() {
     wr.reserved_pages = f.reserved;
     res_.workflows.push_back(wr);
   }
+  constexpr double kNever = std::numeric_limits<double>::infinity();
   size_t next_arrival = 0;  // specs_ are in arrival order
   size_t finished = 0;
   while (true) {
-    // Arrivals up to now, tool calls that returned by now.
+    // Steps that ended by now (a pool runs its steps back to back; the pools run at once).
+    for (auto& p : pools_)
+      if (p->stepping && p->step_end <= now_) complete_step(*p);
+    // Arrivals up to now, tool calls that returned by now (in pools at a step boundary).
     while (next_arrival < flows_.size() && flows_[next_arrival].spec->arrival_ns <= now_)
       flows_[next_arrival++].arrived = true;
     for (Flow& f : flows_) {
-      if (!f.admitted || f.done || !f.in_round) continue;
+      if (!f.admitted || f.done || !f.in_round || pools_[size_t(f.pool)]->stepping) continue;
       const int round = f.round;  // a join ends the round (and may start the next): stop there
       for (size_t b = 0; b < f.branches.size() && f.round == round; ++b)
         if (f.branches[b].state == AgentState::tool && f.branches[b].tool_until <= now_)
           branch_done(f, f.branches[b], f.branches[b].tool_until);
     }
-    // Admission in the policy's order, under the KV reservation and the workflow limit.
+    if (!transfer_.empty() && transfer_end_ <= now_) finish_transfer();
+    // Admission in the policy's order, under the KV reservation and the workflow limit
+    // (P-B-D: into the prefill pool, reserving the prompt's pages).
+    Pool& entry = prefill_pool();
     for (Flow* f : ordered(false)) {
       if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
-      if (reserved_ + f->reserved <= res_.pages_total) admit(*f);
+      const int64_t need = pbd_ ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens) : f->reserved;
+      if (entry.reserved + need <= admit_total) admit(*f);
       else if (policy_.head_of_line) break;
     }
+    if (pbd_ && !decode_pool().stepping && transfer_.empty()) pull();
     finished = 0;
     for (const Flow& f : flows_) finished += f.done;
     if (finished == flows_.size()) break;
 
-    // The step: one part per admitted workflow with work, in the policy's order, up to the
-    // token budget (a part that alone exceeds it runs alone).
-    std::vector<Step> parts;
-    std::vector<std::pair<Flow*, std::vector<Agent*>>> members;
-    int tokens = 0, agents = 0;
-    for (Flow* f : ordered(true)) {
-      std::vector<Agent*> in;
-      if (f->in_round) {
-        for (Agent& b : f->branches)
-          if (b.has_work()) in.push_back(&b);
-      } else if (f->parent.has_work()) {
-        in.push_back(&f->parent);
+    for (auto& p : pools_)
+      if (!p->stepping) {
+        StepBuild b = build_step(*p);
+        if (!b.parts.empty()) start_step(*p, std::move(b));
       }
-      if (in.empty()) continue;
-      int t = 0;
-      for (const Agent* a : in) t += a->prefill_left > 0 ? a->prefill_left : 1;
-      if (!parts.empty() && tokens + t > w_.scheduler.max_batch_tokens) continue;
-      tokens += t;
-      agents += int(in.size());
-      Step part;
-      part.phase = f->in_round ? PhaseType::decode : PhaseType::prefill;
-      part.kv_since = f->kv_since;
-      for (Agent* a : in) {
-        const bool prefill = a->prefill_left > 0;
-        if (prefill && f->in_round) part.phase = PhaseType::fanout;
-        if (!prefill && !f->in_round) part.phase = PhaseType::decode;
-        kv_.append(a->sa.seq, a->sa.origin, prefill ? a->prefill_left : 1,
-                   [f](const KvPageManager& kv, SeqId s) { return f->placer(kv, s); });
-        a->sa.length = kv_.length(a->sa.seq);
-        a->sa.new_tokens = prefill ? a->prefill_left : 1;
-        part.agents.push_back(a->sa);
-      }
-      if (w_.scheduler.batch_branches) {
-        parts.push_back(std::move(part));
-      } else {  // the baseline: every agent a part of its own
-        for (const StepAgent& sa : part.agents) {
-          parts.push_back(Step{part.phase, 0, {sa}, ""});
-          parts.back().kv_since = part.kv_since;
-        }
-      }
-      f->kv_since = kv_.writes();
-      members.emplace_back(f, std::move(in));
+    // The next event: a step's end; for an idle pool, what could give it work (an arrival, a
+    // tool call's return, a transfer's end).
+    double next = kNever;
+    bool idle = false;
+    for (const auto& p : pools_) {
+      if (p->stepping) next = std::min(next, p->step_end);
+      else idle = true;
     }
-    if (parts.empty()) {  // idle until the next arrival or tool return
-      double next = std::numeric_limits<double>::infinity();
-      if (next_arrival < flows_.size()) next = flows_[next_arrival].spec->arrival_ns;
-      for (const Flow& f : flows_)
+    if (!prefill_pool().stepping && next_arrival < flows_.size())
+      next = std::min(next, flows_[next_arrival].spec->arrival_ns);
+    for (const Flow& f : flows_)
+      if (f.admitted && !f.done && !pools_[size_t(f.pool)]->stepping)
         for (const Agent& b : f.branches)
-          if (f.admitted && !f.done && b.state == AgentState::tool) next = std::min(next, b.tool_until);
-      if (!(next > now_) || next == std::numeric_limits<double>::infinity())
-        throw std::logic_error("serve: no work, no arrival and no tool call pending with " +
-                               std::to_string(flows_.size() - finished) + " workflows unfinished");
-      now_ = next;
-      continue;
-    }
-    StepSample sample;
-    sample.start_ns = now_;
-    sample.workflows = int(members.size());
-    sample.agents = agents;
-    sample.tokens = tokens;
-    sample.kv_pages = kv_.in_use();
-    sample.active = active_;
-    for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
-    const StepCost cost = time_step(parts, sample.reused);
-    sample.ns = cost.ns;
-    sample.hbm_bytes = cost.hbm_bytes;
-    sample.energy_j = cost.energy_j;
-    res_.steps.push_back(sample);
-    const double start = now_;
-    now_ += sample.ns;
-    // The step's energy is shared among its requests by the new tokens each brings to it.
-    int64_t step_tokens = 0;
-    for (auto& [f, in] : members)
-      for (const Agent* a : in)
-        if (a->request >= 0) step_tokens += a->sa.new_tokens;
-    for (auto& [f, in] : members) {
-      for (Agent* a : in) {
-        if (a->request >= 0) {
-          RequestRecord& r = res_.requests[size_t(a->request)];
-          if (r.scheduled_ns < 0) r.scheduled_ns = start;
-          if (step_tokens > 0) r.energy_j += cost.energy_j * double(a->sa.new_tokens) / double(step_tokens);
-        }
-        if (a->prefill_left > 0) {
-          f->remaining -= a->prefill_left;
-          a->prefill_left = 0;
-        } else {
-          --a->decode_left;
-          --f->remaining;
-          RequestRecord& r = res_.requests[size_t(a->request)];
-          ++r.generated_tokens;
-          if (r.first_token_ns < 0) r.first_token_ns = now_;
-          r.last_token_ns = now_;
-          WorkflowRecord& wr = res_.workflows[size_t(f->record)];
-          ++wr.generated_tokens;
-          if (wr.first_token_ns < 0) wr.first_token_ns = now_;
-        }
-      }
-      // Agents that finished their work (the parent last: its next stage may fork new branches).
-      const bool parent_in = in.size() == 1 && in[0] == &f->parent;
-      if (parent_in) {
-        if (!f->parent.has_work()) finish_agent(*f, f->parent, true);
-      } else {
-        const int round = f->round;  // a join ends the round (and may start the next): stop there
-        for (Agent* a : in) {
-          if (f->round != round) break;
-          if (!a->has_work() && a->state == AgentState::run) finish_agent(*f, *a, false);
-        }
-      }
-    }
+          if (b.state == AgentState::tool) next = std::min(next, b.tool_until);
+    if (idle && !transfer_.empty()) next = std::min(next, transfer_end_);
+    if (!(next > now_) || next == kNever)
+      throw std::logic_error("serve: no work, no arrival and no tool call pending with " +
+                             std::to_string(flows_.size() - finished) + " workflows unfinished");
+    if (pbd_ && prefill_pool().blocked && !prefill_pool().stepping) pbd_->backpressure_ns += next - now_;
+    now_ = next;
   }
   res_.end_ns = now_;
-  res_.peak_pages = kv_.peak_total();
-  res_.in_use_end = kv_.in_use();
-  res_.allocations = kv_.allocations();
-  res_.frees = kv_.frees();
-  kv_.check_invariants();
+  for (auto& p : pools_) {
+    res_.peak_pages += p->kv->peak_total();
+    res_.in_use_end += p->kv->in_use();
+    res_.allocations += p->kv->allocations();
+    res_.frees += p->kv->frees();
+    p->kv->check_invariants();
+  }
+  if (pbd_) {
+    for (PoolStats* s : {&pbd_->prefill, &pbd_->decode}) {
+      const Pool& p = s == &pbd_->prefill ? prefill_pool() : decode_pool();
+      s->name = p.name;
+      s->groups = p.hw.groups;
+      s->pages_total = p.kv->pages_per_pe() * p.kv->pes();
+      s->peak_pages = p.kv->peak_total();
+      s->steps = p.steps;
+      s->busy_ns = p.busy_ns;
+    }
+    res_.pbd = std::move(pbd_);
+  }
   return res_;
 }
 

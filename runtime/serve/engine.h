@@ -7,6 +7,7 @@
 // advance the clock by it. A branch in a tool call or finished leaves the batch; a workflow's
 // parent keeps its KV pages across rounds (prefix caching); the branches of a round share them.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,16 +55,44 @@ struct WorkflowRecord {
 
 // One step of the run.
 struct StepSample {
+  int pool = 0;  // the pool that ran it (P-B-D: 0 prefill, 1 decode; else 0, the whole chip)
   double start_ns = 0, ns = 0;
   int workflows = 0;  // parts
   int agents = 0;
   int tokens = 0;     // new tokens over every part
-  int64_t kv_pages = 0;  // pages in use during the step
+  int64_t kv_pages = 0;  // pages in use during the step (P-B-D: in both pools)
   int waiting = 0;       // arrived, not admitted
   int active = 0;        // admitted, not finished
   bool reused = false;   // timed from the step cache
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
   double energy_j = 0;     // the step's energy (hw/chip/energy.h read_energy over its time), J
+};
+
+// P-B-D mode (docs/serving.md, "P-B-D"): what the pools, the buffer and the KV transfers did.
+struct PoolStats {
+  std::string name;  // prefill | decode
+  int groups = 0;
+  int64_t pages_total = 0, peak_pages = 0;
+  int steps = 0;
+  double busy_ns = 0;  // its steps' time
+};
+
+struct KvTransfer {
+  double start_ns = 0, ns = 0;
+  int sequences = 0;
+  uint64_t bytes = 0;
+};
+
+struct PbdResult {
+  int buffer_max = 0, micro_batch = 0;
+  std::string kv_path;
+  double path_latency_ns = 0, path_gbps = 0;  // the transfer path's latency and bandwidth (0 = unbounded)
+  std::string path_note;                      // where the bandwidth comes from
+  PoolStats prefill, decode;
+  std::vector<std::pair<double, int>> buffer;  // (time, sequences in the buffer) at every change
+  double backpressure_ns = 0;  // the prefill pool idle with prefills waiting, stopped by the buffer bound
+  std::vector<KvTransfer> transfers;
+  int64_t sequences = 0;  // sequences that went through the buffer
 };
 
 struct ServeResult {
@@ -75,6 +104,7 @@ struct ServeResult {
   int64_t pages_per_pe = 0, pages_total = 0, peak_pages = 0, in_use_end = 0, allocations = 0, frees = 0;
   int pes = 0;
   double end_ns = 0;  // the last workflow's end
+  std::optional<PbdResult> pbd;  // set in P-B-D mode
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

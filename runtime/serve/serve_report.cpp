@@ -1,9 +1,11 @@
 #include "runtime/serve/serve_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
+#include "hw/common/trace_sink.h"
 #include "runtime/provenance.h"
 #include "runtime/report/percentiles.h"
 
@@ -30,6 +32,80 @@ Json over_time(const std::vector<double>& v) {
   double sum = 0, mx = v.front();
   for (double x : v) sum += x, mx = std::max(mx, x);
   return Json{{"mean", sum / double(v.size())}, {"max", mx}};
+}
+
+// Time-weighted mean and max of a level that holds from each sample to the next, up to end_ns.
+Json level_over_time(const std::vector<std::pair<double, int>>& v, double end_ns) {
+  double area = 0, mx = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double until = i + 1 < v.size() ? v[i + 1].first : end_ns;
+    area += double(v[i].second) * (until - v[i].first);
+    mx = std::max(mx, double(v[i].second));
+  }
+  const double span = v.empty() ? 0 : end_ns - v.front().first;
+  return Json{{"mean", span > 0 ? area / span : 0.0}, {"max", mx}};
+}
+
+Json pool_json(const PoolStats& p, double span_ns) {
+  return Json{{"groups", p.groups},
+              {"steps", p.steps},
+              {"busy_ns", p.busy_ns},
+              {"busy_fraction", span_ns > 0 ? p.busy_ns / span_ns : 0.0},
+              {"pages_total", p.pages_total},
+              {"peak_pages", p.peak_pages}};
+}
+
+// P-B-D (docs/serving.md): the pools, the buffer, back-pressure, the KV transfers, and
+// THInfer's throughput model (its eq. 21 with one prefill pool, DP_P = 1): a pipeline of
+// stages runs at the pace of its slowest, B x N tokens per max(T_p, T_d) with T the time a stage
+// spends on one micro-batch of B sequences; the transfer is a stage of its own here (THInfer
+// overlaps it with the prefill's next layer). Measured from the run: T = the stage's busy time x
+// B / sequences. At saturation the simulated throughput reaches the model's; below, arrivals
+// bound it.
+Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t generated) {
+  double transfer_ns = 0;
+  uint64_t bytes = 0;
+  std::vector<double> each;
+  for (const KvTransfer& t : p.transfers) {
+    transfer_ns += t.ns;
+    bytes += t.bytes;
+    each.push_back(t.ns);
+  }
+  const double per_mb = p.sequences > 0 ? double(p.micro_batch) / double(p.sequences) : 0.0;
+  const double t_p = p.prefill.busy_ns * per_mb, t_x = transfer_ns * per_mb, t_d = p.decode.busy_ns * per_mb;
+  const double slowest = std::max({t_p, t_x, t_d});
+  const double tokens_per_mb = double(generated) * per_mb;
+  const double model = slowest > 0 ? tokens_per_mb / slowest * 1e9 : 0.0;
+  const double simulated = span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0;
+  const char* bottleneck = slowest == t_d ? "decode" : slowest == t_p ? "prefill" : "transfer";
+  return Json{
+      {"prefill_pool", pool_json(p.prefill, span_ns)},
+      {"decode_pool", pool_json(p.decode, span_ns)},
+      {"buffer_max", p.buffer_max},
+      {"micro_batch", p.micro_batch},
+      {"sequences", p.sequences},
+      {"buffer", level_over_time(p.buffer, end_ns)},
+      {"backpressure_ns", p.backpressure_ns},
+      {"backpressure_fraction", span_ns > 0 ? p.backpressure_ns / span_ns : 0.0},
+      {"transfer",
+       {{"path", p.kv_path},
+        {"path_note", p.path_note},
+        {"latency_ns", p.path_latency_ns},
+        {"gbps", p.path_gbps},
+        {"count", p.transfers.size()},
+        {"bytes", bytes},
+        {"busy_ns", transfer_ns},
+        {"busy_fraction", span_ns > 0 ? transfer_ns / span_ns : 0.0},
+        {"time", report::distribution(each)}}},
+      {"thinfer",
+       {{"t_p_ns", t_p},
+        {"t_x_ns", t_x},
+        {"t_d_ns", t_d},
+        {"tokens_per_micro_batch", tokens_per_mb},
+        {"bottleneck", bottleneck},
+        {"throughput_tokens_per_s", model},
+        {"simulated_tokens_per_s", simulated},
+        {"simulated_over_model", model > 0 ? simulated / model : 0.0}}}};
 }
 
 }  // namespace
@@ -111,11 +187,17 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     pages.push_back(double(st.kv_pages));
     waiting.push_back(st.waiting);
   }
+  // P-B-D: the pools run at once, each on its share of the groups: the chip's busy fraction is
+  // their busy fractions weighted by groups.
+  double chip_busy = span_ns > 0 ? busy / span_ns : 0.0;
+  if (r.pbd && span_ns > 0)
+    chip_busy = (double(r.pbd->prefill.groups) * r.pbd->prefill.busy_ns + double(r.pbd->decode.groups) * r.pbd->decode.busy_ns) /
+                (double(hw.groups) * span_ns);
   s["steps"] = {{"count", r.steps.size()},
                 {"simulated", r.steps_simulated},
                 {"reused", r.steps_reused},
                 {"busy_ns", busy},
-                {"chip_busy_fraction", span_ns > 0 ? busy / span_ns : 0.0},
+                {"chip_busy_fraction", chip_busy},
                 {"hbm_bytes_read", hbm},
                 // While a step runs: the HBM bandwidth drawn against every slice's peak (a value
                 // near 1 names the HBM as the bottleneck of a saturated chip).
@@ -155,6 +237,7 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                           "costs plus static power over the step); a step's energy is shared among its requests by "
                           "the new tokens each brings (prefill tokens, 1 per decode); time between steps is not "
                           "counted"}};
+  if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
   s["end_ns"] = r.end_ns;
   s["simulator"] = simulator_json(hw);
   return s;
@@ -177,9 +260,21 @@ std::string serve_trace_json(const ServeResult& r) {
   Json ev = Json::array();
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
+  // P-B-D: the prefill pool's steps on thread 0, the decode pool's on 1, KV transfers on 2, and
+  // a counter track of the buffer's sequences.
+  if (r.pbd) {
+    const char* names[] = {"prefill pool", "decode pool", "kv transfer"};
+    for (int t = 0; t < 3; ++t)
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", names[t]}}}});
+    for (const KvTransfer& t : r.pbd->transfers)
+      ev.push_back({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", 2}, {"ts", t.start_ns / 1e3},
+                    {"dur", t.ns / 1e3}, {"args", {{"sequences", t.sequences}, {"bytes", t.bytes}}}});
+    for (const auto& [at, n] : r.pbd->buffer)
+      ev.push_back({{"name", "buffer"}, {"ph", "C"}, {"pid", 0}, {"ts", at / 1e3}, {"args", {{"sequences", n}}}});
+  }
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepSample& s = r.steps[i];
-    ev.push_back({{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", s.start_ns / 1e3}, {"dur", s.ns / 1e3},
+    ev.push_back({{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", s.pool}, {"ts", s.start_ns / 1e3}, {"dur", s.ns / 1e3},
                   {"args", {{"step", i}, {"workflows", s.workflows}, {"agents", s.agents}, {"tokens", s.tokens},
                             {"reused", s.reused}}}});
     ev.push_back({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3}, {"args", {{"in_use", s.kv_pages}}}});
@@ -201,10 +296,49 @@ std::string serve_trace_json(const ServeResult& r) {
   return Json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }
 
-void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r) {
+std::string serve_vcd(const ServeResult& r) {
+  TraceSink t(true);
+  const auto ns = [](double v) { return uint64_t(std::llround(v)); };
+  const int pages = t.add_signal("serve.kv_pages", 64), waiting = t.add_signal("serve.queue.waiting", 32),
+            active = t.add_signal("serve.queue.active", 32), tokens = t.add_signal("serve.batch.tokens", 32),
+            workflows = t.add_signal("serve.batch.workflows", 32);
+  int busy[2];
+  if (r.pbd) {
+    busy[0] = t.add_signal("serve.pbd.prefill_busy", 1);
+    busy[1] = t.add_signal("serve.pbd.decode_busy", 1);
+  } else {
+    busy[0] = busy[1] = t.add_signal("serve.busy", 1);
+  }
+  // Per signal in time order (a pool's steps follow one another): a step's end and the next
+  // step's start at the same ns collapse to the start.
+  for (const StepSample& s : r.steps) {
+    const uint64_t at = ns(s.start_ns);
+    t.set_at_ns(pages, uint64_t(s.kv_pages), at);
+    t.set_at_ns(waiting, uint64_t(s.waiting), at);
+    t.set_at_ns(active, uint64_t(s.active), at);
+    t.set_at_ns(tokens, uint64_t(s.tokens), at);
+    t.set_at_ns(workflows, uint64_t(s.workflows), at);
+    t.set_at_ns(busy[s.pool], 1, at);
+    t.set_at_ns(busy[s.pool], 0, ns(s.start_ns + s.ns));
+  }
+  if (r.pbd) {
+    const int buffer = t.add_signal("serve.pbd.buffer", 32), transfer = t.add_signal("serve.pbd.transfer", 1);
+    for (const auto& [at, n] : r.pbd->buffer) t.set_at_ns(buffer, uint64_t(n), ns(at));
+    for (const KvTransfer& x : r.pbd->transfers) {
+      t.set_at_ns(transfer, 1, ns(x.start_ns));
+      t.set_at_ns(transfer, 0, ns(x.start_ns + x.ns));
+    }
+  }
+  std::ostringstream os;
+  t.write_vcd(os);
+  return os.str();
+}
+
+void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r, bool vcd) {
   out.write("summary.json", [&](std::ostream& os) { os << summary.dump(2) << '\n'; });
   out.write("requests.csv", [&](std::ostream& os) { os << requests_csv(r); });
   out.write("trace.json", [&](std::ostream& os) { os << serve_trace_json(r); });
+  if (vcd) out.write("waves.vcd", [&](std::ostream& os) { os << serve_vcd(r); });
 }
 
 }  // namespace ahbm::serve

@@ -17,8 +17,14 @@ namespace ahbm::serve {
 Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r);
 std::string requests_csv(const ServeResult& r);
 std::string serve_trace_json(const ServeResult& r);
+// trace.json's counter tracks as VCD signals (hw/common/trace_sink.h's writer, 1 ns): under
+// scope `serve`, kv_pages, queue.waiting, queue.active, batch.tokens and batch.workflows (each
+// step's values from its start), busy (1 while a step runs); P-B-D: pbd.buffer, pbd.prefill_busy,
+// pbd.decode_busy and pbd.transfer instead of busy.
+std::string serve_vcd(const ServeResult& r);
 
-// Writes the three files into the staging tree of `out` (commit() puts them in place).
-void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r);
+// Writes the three files (and waves.vcd with `vcd`) into the staging tree of `out` (commit()
+// puts them in place).
+void write_serve_files(OutputTarget& out, const Json& summary, const ServeResult& r, bool vcd = false);
 
 }  // namespace ahbm::serve

@@ -127,6 +127,21 @@ ArrivalSpec read_arrival(JsonReader a) {
   return s;
 }
 
+// The chip's group count is checked against the pools when the workload is served (serve()).
+PbdSpec read_pbd(JsonReader p) {
+  PbdSpec s;
+  s.prefill_groups = int(p.integer("prefill_groups", 1, 1, 1023));
+  s.decode_groups = int(p.integer("decode_groups", 0, 0, 1023));
+  s.buffer_max = int(p.integer("buffer_max", 4, 1, kMaxWorkflows));
+  s.micro_batch = int(p.integer("micro_batch", 1, 1, kMaxWorkflows));
+  if (s.micro_batch > s.buffer_max)
+    p.fail("micro_batch", "value " + std::to_string(s.micro_batch) + " is out of range (allowed: " +
+                              range_text(int64_t(1), int64_t(s.buffer_max)) + "); at most buffer_max");
+  s.kv_path = p.string("kv_path", "noc", {"noc", "host"});
+  p.finish();
+  return s;
+}
+
 }  // namespace
 
 int TokenCount::draw(std::mt19937_64& rng) const {
@@ -171,6 +186,7 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     w.scheduler.step_cache = s.boolean("step_cache", true);
     w.scheduler.share_prefix = s.boolean("share_prefix", true);
     w.scheduler.batch_branches = s.boolean("batch_branches", true);
+    if (s.has("pbd")) w.scheduler.pbd = read_pbd(s.object("pbd"));
     s.finish();
   }
   if (r.has("slo")) {
@@ -349,6 +365,11 @@ Json to_json(const Workload& w) {
   j["scheduler"] = {{"policy", w.scheduler.policy}, {"max_batch_tokens", w.scheduler.max_batch_tokens},
                     {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache},
                     {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches}};
+  if (w.scheduler.pbd) {
+    const PbdSpec& p = *w.scheduler.pbd;
+    j["scheduler"]["pbd"] = {{"prefill_groups", p.prefill_groups}, {"decode_groups", p.decode_groups},
+                             {"buffer_max", p.buffer_max}, {"micro_batch", p.micro_batch}, {"kv_path", p.kv_path}};
+  }
   Json slo = Json::object();
   if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;
   if (w.slo.tpot_ns) slo["tpot_ns"] = *w.slo.tpot_ns;

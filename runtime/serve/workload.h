@@ -46,6 +46,17 @@ struct ArrivalSpec {
   std::string file;                  // azure_csv, resolved against the workload's folder
 };
 
+// P-B-D mode (docs/serving.md, "P-B-D"): the chip's KV-head groups split into a prefill pool and
+// a decode pool with a bounded buffer of prefilled sequences between them (THInfer's
+// prefill-buffer-decode pipeline). Present only when the workload has a scheduler.pbd block.
+struct PbdSpec {
+  int prefill_groups = 1;   // groups of the prefill pool
+  int decode_groups = 0;    // groups of the decode pool; 0 = the chip's groups less prefill_groups
+  int buffer_max = 4;       // Buf_max: prefilled sequences the buffer holds (in transfer included)
+  int micro_batch = 1;      // sequences per prefill step and per pull of the decode pool
+  std::string kv_path = "noc";  // noc | host: how the decode pool pulls a sequence's KV
+};
+
 struct SchedulerSpec {
   std::string policy = "fcfs";    // a name of builtin_schedulers() (runtime/serve/scheduler.h)
   int max_batch_tokens = 4096;    // new tokens per step over every workflow (one part may exceed it alone)
@@ -56,6 +67,7 @@ struct SchedulerSpec {
   // independent requests: each streams the prefix for itself).
   bool share_prefix = true;
   bool batch_branches = true;
+  std::optional<PbdSpec> pbd;  // unset: prefill and decode co-located on every group
 };
 
 struct Slo {

@@ -1,5 +1,6 @@
 // `ahbm-sim serve` as a user runs it: the example workloads write summary.json, requests.csv and
-// trace.json; a bad workload exits 2 naming the field and value and leaves no output.
+// trace.json (and waves.vcd with --vcd); P-B-D on a 2-group chip; a bad workload exits 2 naming the
+// field and value and leaves no output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -43,6 +44,37 @@ TEST(ServeCli, BadWorkloadExits2NamingTheFieldAndWritesNothing) {
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("unknown scheduler \"lifo\""), std::string::npos) << s.output;
   EXPECT_FALSE(fs::exists(dir + "/out2"));
+}
+
+TEST(ServeCli, PbdWritesItsBlockAndTheVcdAndNeedsTwoGroups) {
+  const std::string dir = test::temp_dir("serve-cli-pbd");
+  const std::string w = test::write_temp(dir, "pbd.json", R"({
+    "name": "pbd", "scenario": ")" + test::source_path("traces/serve/small_attn.json") + R"(",
+    "arrival": {"process": "poisson", "rate_per_s": 5000, "count": 6},
+    "templates": [{"name": "t", "prompt_tokens": 512, "rounds": 1,
+                   "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 4}, "answer_tokens": 4}],
+    "scheduler": {"pbd": {"buffer_max": 2, "micro_batch": 2}},
+    "slo": {"ttft_ns": 1e6, "tpot_ns": 1e5}
+  })");
+  const test::CliResult r = test::run_cli("serve '" + w + "' --out '" + dir + "/out' --set groups=2 --vcd");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json s = Json::parse(test::read_file(dir + "/out/summary.json"));
+  EXPECT_EQ(s["pbd"]["sequences"].get<int>(), 6);
+  EXPECT_EQ(s["pbd"]["prefill_pool"]["groups"].get<int>(), 1);
+  EXPECT_EQ(s["pbd"]["decode_pool"]["groups"].get<int>(), 1);
+  EXPECT_LE(s["pbd"]["buffer"]["max"].get<double>(), 2.0);
+  EXPECT_EQ(s["requests"]["tokens_generated"], s["requests"]["tokens_requested"]);
+  EXPECT_NE(test::read_file(dir + "/out/waves.vcd").find(" buffer "), std::string::npos);
+  // The default chip has one group: refused before anything is written.
+  const test::CliResult one = test::run_cli("serve '" + w + "' --out '" + dir + "/out1'");
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_NE(one.output.find("groups = 1"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("scheduler.pbd"), std::string::npos) << one.output;
+  EXPECT_FALSE(fs::exists(dir + "/out1"));
+  // Without --vcd no waves.vcd (the default outputs are the three files).
+  const test::CliResult plain = test::run_cli("serve '" + w + "' --out '" + dir + "/out2' --set groups=2");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(fs::exists(dir + "/out2/waves.vcd"));
 }
 
 }  // namespace

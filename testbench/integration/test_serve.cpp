@@ -3,7 +3,10 @@
 // SRF orders; the step cache's times = direct simulation; seeded arrivals -> identical outputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "runtime/serve/engine.h"
 #include "runtime/serve/serve_report.h"
@@ -290,6 +293,242 @@ TEST(Serve, BaselinesCopyThePrefixAndStreamItPerBranch) {
   ASSERT_EQ(shared.steps.size(), 3u);
   EXPECT_GE(apart.steps[0].ns, shared.steps[0].ns);
   for (size_t i = 1; i < 3; ++i) EXPECT_GT(apart.steps[i].ns, shared.steps[i].ns) << i;
+}
+
+}  // namespace
+}  // namespace ahbm
+
+// P-B-D mode (docs/serving.md, "P-B-D"): a 2-group chip split into a prefill and a decode pool.
+namespace ahbm {
+namespace {
+
+HwConfig two_groups() {
+  HwConfig h = hw();
+  h.groups = 2;
+  return h;
+}
+
+// `body` with a scheduler.pbd block of `pbd` added.
+Workload with_pbd(const char* body, const std::string& pbd) {
+  Json j = Json::parse(body);
+  j["scheduler"]["pbd"] = Json::parse(pbd);
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  return serve::parse_workload(j, "workload.json");
+}
+
+TEST(ServePbd, EveryRequestFinishesOncePagesReturnBufferStaysBounded) {
+  const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
+  const HwConfig h = two_groups();
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  ASSERT_TRUE(r.pbd.has_value());
+  const serve::PbdResult& p = *r.pbd;
+  EXPECT_EQ(p.prefill.groups, 1);
+  EXPECT_EQ(p.decode.groups, 1);
+  EXPECT_EQ(p.sequences, int64_t(r.workflows.size()));  // every workflow's prompt went through the buffer
+  for (const auto& [at, n] : p.buffer) {
+    EXPECT_GE(n, 0);
+    EXPECT_LE(n, 2) << "at " << at;
+  }
+  EXPECT_EQ(p.buffer.back().second, 0);
+  // The prefill pool runs prompts only, at most micro_batch a step; the decode pool everything else.
+  int prefill_steps = 0, decode_steps = 0;
+  for (const auto& s : r.steps) {
+    if (s.pool == 0) {
+      ++prefill_steps;
+      EXPECT_LE(s.workflows, 2);
+      EXPECT_EQ(s.agents, s.workflows);
+    } else {
+      ++decode_steps;
+    }
+  }
+  EXPECT_EQ(prefill_steps, p.prefill.steps);
+  EXPECT_EQ(decode_steps, p.decode.steps);
+  // The two pools run at once: some prefill step overlaps some decode step in time.
+  bool overlap = false;
+  for (const auto& a : r.steps)
+    for (const auto& b : r.steps)
+      if (a.pool == 0 && b.pool == 1 && a.start_ns < b.start_ns + b.ns && b.start_ns < a.start_ns + a.ns) overlap = true;
+  EXPECT_TRUE(overlap);
+  // Each pool's steps follow one another.
+  double end[2] = {0, 0};
+  for (const auto& s : r.steps) {
+    EXPECT_GE(s.start_ns, end[s.pool] - 1e-9);
+    end[s.pool] = s.start_ns + s.ns;
+  }
+  // Every prompt's KV was moved once: K and V of 2 KV heads x 2 layers x 32 dims x 2 bytes a token,
+  // each transfer latency + bytes / bandwidth (ideal NoC: the HBM slices of one group's 8 PEs).
+  uint64_t bytes = 0;
+  int sequences = 0;
+  for (const auto& t : p.transfers) {
+    bytes += t.bytes;
+    sequences += t.sequences;
+    EXPECT_LE(t.sequences, 2);
+    EXPECT_DOUBLE_EQ(t.ns, 10.0 + double(t.bytes) / (h.pe.hbm.bandwidth_gbps * 8));
+  }
+  uint64_t prompt_tokens = 0;
+  for (const auto& s : serve::expand(w)) prompt_tokens += uint64_t(s.prompt_tokens);
+  EXPECT_EQ(bytes, prompt_tokens * 2 * 2 * 2 * 32 * 2);
+  EXPECT_EQ(sequences, int(r.workflows.size()));
+  EXPECT_EQ(p.path_gbps, h.pe.hbm.bandwidth_gbps * 8);
+  // A workflow's first token comes after its prompt's transfer.
+  const Json s = serve::serve_summary(w, h, r);
+  EXPECT_EQ(s["pbd"]["transfer"]["bytes"].get<uint64_t>(), bytes);
+  EXPECT_LE(s["pbd"]["buffer"]["max"].get<double>(), 2.0);
+  EXPECT_LE(s["steps"]["chip_busy_fraction"].get<double>(), 1.0);
+  // THInfer's model: the slowest stage's busy time bounds the run, so the simulated throughput
+  // is at most the model's.
+  EXPECT_LE(s["pbd"]["thinfer"]["simulated_over_model"].get<double>(), 1.0 + 1e-12);
+  EXPECT_GT(s["pbd"]["thinfer"]["simulated_over_model"].get<double>(), 0.0);
+}
+
+TEST(ServePbd, HostPathTimesTransfersOverTheHostLink) {
+  const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "kv_path": "host"})");
+  const HwConfig h = two_groups();
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  ASSERT_FALSE(r.pbd->transfers.empty());
+  for (const auto& t : r.pbd->transfers)
+    EXPECT_DOUBLE_EQ(t.ns, 2 * h.host.latency_ns + double(t.bytes) / h.host.bandwidth_gbps);
+}
+
+TEST(ServePbd, SmallerBufferRaisesBackPressureTime) {
+  // A burst of requests with long cached contexts and short prefills: a decode step streams
+  // every active request's context, a prefill step one's, so the decode pool pulls slower than
+  // the prefill pool fills the buffer, and the buffer's bound stops the prefill pool.
+  const char* burst = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 1024, "cached_tokens": 1008, "answer_tokens": 24}],
+    "scheduler": {"max_batch_tokens": 4096}
+  })";
+  const auto run = [&](int buffer_max) {
+    const Workload w = with_pbd(burst, R"({"prefill_groups": 1, "micro_batch": 1, "buffer_max": )" +
+                                           std::to_string(buffer_max) + "}");
+    const ServeResult r = serve::serve(w, two_groups(), {});
+    expect_conserved(w, r);
+    for (const auto& [at, n] : r.pbd->buffer) EXPECT_LE(n, buffer_max);
+    return r;
+  };
+  const ServeResult tight = run(1), roomy = run(2), unbounded = run(12);
+  EXPECT_GT(tight.pbd->backpressure_ns, roomy.pbd->backpressure_ns) << roomy.pbd->backpressure_ns;
+  EXPECT_GT(roomy.pbd->backpressure_ns, 0.0);
+  EXPECT_EQ(unbounded.pbd->backpressure_ns, 0.0);  // room for every request: never stopped
+}
+
+TEST(ServePbd, PoolsMustFitTheChipAndTheBlockIsChecked) {
+  const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1})");
+  try {
+    serve::serve(w, hw(), {});
+    ADD_FAILURE() << "a 1-group chip was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("groups = 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[2, 1024]"), std::string::npos) << e.what();
+  }
+  const Workload too_many = with_pbd(kAgentic, R"({"prefill_groups": 2})");
+  try {
+    serve::serve(too_many, two_groups(), {});
+    ADD_FAILURE() << "2 + 0 groups of a 2-group chip were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("scheduler.pbd.prefill_groups = 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(with_pbd(kAgentic, R"({"buffer_max": 2, "micro_batch": 3})"), InputError);
+  EXPECT_THROW(with_pbd(kAgentic, R"({"kv_path": "wire"})"), InputError);
+  EXPECT_THROW(with_pbd(kAgentic, R"({"buffer_size": 2})"), InputError);
+  // Without the block the 2-group chip serves co-located: no P-B-D result.
+  EXPECT_FALSE(serve::serve(workload(kAgentic), two_groups(), {}).pbd.has_value());
+}
+
+}  // namespace
+}  // namespace ahbm
+
+// serve's waves.vcd (ahbm-sim serve --vcd): the counter tracks as VCD signals.
+namespace ahbm {
+namespace {
+
+// name -> [(t_ns, value)] of a VCD of wire signals (the serve writer's).
+std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> read_vcd(const std::string& vcd) {
+  std::map<std::string, std::string> name_of;
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> out;
+  std::istringstream in(vcd);
+  std::string line, scope;
+  uint64_t t = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string w;
+    ls >> w;
+    if (w == "$scope") {
+      std::string kind, name;
+      ls >> kind >> name;
+      scope += name + ".";
+    } else if (w == "$upscope") {
+      scope.erase(scope.rfind('.', scope.size() - 2) + 1);
+    } else if (w == "$var") {
+      std::string kind, width, id, name;
+      ls >> kind >> width >> id >> name;
+      name_of[id] = scope + name;
+    } else if (!w.empty() && w[0] == '#') {
+      t = std::stoull(w.substr(1));
+    } else if (!w.empty() && w[0] == 'b') {
+      std::string id;
+      ls >> id;
+      out[name_of.at(id)].emplace_back(t, std::stoull(w.substr(1), nullptr, 2));
+    } else if (!w.empty() && (w[0] == '0' || w[0] == '1') && w.size() > 1) {
+      out[name_of.at(w.substr(1))].emplace_back(t, uint64_t(w[0] - '0'));
+    }
+  }
+  return out;
+}
+
+// The value in effect at `t` (after every change at t).
+uint64_t at(const std::vector<std::pair<uint64_t, uint64_t>>& v, uint64_t t) {
+  uint64_t x = 0;
+  for (const auto& [when, value] : v)
+    if (when <= t) x = value;
+  return x;
+}
+
+TEST(ServeVcd, SignalsFollowTheSteps) {
+  const Workload w = workload(kAgentic);
+  const ServeResult r = serve::serve(w, hw(), {});
+  const auto s = read_vcd(serve::serve_vcd(r));
+  for (const char* n : {"ahbm.serve.kv_pages", "ahbm.serve.queue.waiting", "ahbm.serve.queue.active",
+                        "ahbm.serve.batch.tokens", "ahbm.serve.batch.workflows", "ahbm.serve.busy"})
+    ASSERT_TRUE(s.count(n)) << n;
+  for (const auto& st : r.steps) {
+    const uint64_t t = uint64_t(std::llround(st.start_ns));
+    EXPECT_EQ(at(s.at("ahbm.serve.kv_pages"), t), uint64_t(st.kv_pages)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.batch.tokens"), t), uint64_t(st.tokens)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.queue.waiting"), t), uint64_t(st.waiting)) << t;
+    EXPECT_EQ(at(s.at("ahbm.serve.busy"), t), 1u) << t;
+  }
+  EXPECT_EQ(s.at("ahbm.serve.busy").back().second, 0u);
+  // Between steps the chip idles (tool calls, arrivals): busy falls to 0 there.
+  EXPECT_GT(std::count_if(s.at("ahbm.serve.busy").begin(), s.at("ahbm.serve.busy").end(),
+                          [](const auto& c) { return c.second == 0; }), 1);
+}
+
+TEST(ServeVcd, PbdAddsTheBufferPoolsAndTransfers) {
+  const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
+  const ServeResult r = serve::serve(w, two_groups(), {});
+  const auto s = read_vcd(serve::serve_vcd(r));
+  for (const char* n : {"ahbm.serve.pbd.buffer", "ahbm.serve.pbd.prefill_busy", "ahbm.serve.pbd.decode_busy",
+                        "ahbm.serve.pbd.transfer"})
+    ASSERT_TRUE(s.count(n)) << n;
+  EXPECT_FALSE(s.count("ahbm.serve.busy"));
+  uint64_t most = 0;
+  for (const auto& c : s.at("ahbm.serve.pbd.buffer")) most = std::max(most, c.second);
+  EXPECT_GE(most, 1u);
+  EXPECT_LE(most, 2u);
+  EXPECT_EQ(s.at("ahbm.serve.pbd.buffer").back().second, 0u);
+  for (const auto& st : r.steps)
+    EXPECT_EQ(at(s.at(st.pool == 0 ? "ahbm.serve.pbd.prefill_busy" : "ahbm.serve.pbd.decode_busy"),
+                 uint64_t(std::llround(st.start_ns))), 1u);
+  const auto& x = s.at("ahbm.serve.pbd.transfer");
+  const auto rises = std::count_if(x.begin(), x.end(), [](const auto& c) { return c.second == 1; });
+  EXPECT_GE(rises, 1);
+  EXPECT_LE(size_t(rises), r.pbd->transfers.size());
+  EXPECT_EQ(x.back().second, 0u);
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       "  requests.csv  one row per request with its timestamps\n"
       "  trace.json    steps and workflows as slices; KV pages, queue length and batch size as counter\n"
       "                tracks (ui.perfetto.dev)\n"
+      "A workload's scheduler.pbd block splits the chip's KV-head groups into a prefill pool and a decode\n"
+      "pool with a bounded buffer between them (P-B-D; summary.json \"pbd\").\n"
       "DIR is written all or nothing.\n\noptions");
   std::string workload, out, hw, noc, scheduler, seed, rate;
   std::vector<std::string> overrides;
@@ -38,7 +40,9 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
        "scheduler policy (overrides the workload's scheduler.policy): fcfs or srf")
       ("seed", po::value<std::string>(&seed), "workload seed (overrides its \"seed\"), 0 to 2^63-1")
       ("rate-per-s", po::value<std::string>(&rate),
-       "Poisson arrival rate (overrides arrival.rate_per_s; a rate sweep), in [1e-6, 1e12]");
+       "Poisson arrival rate (overrides arrival.rate_per_s; a rate sweep), in [1e-6, 1e12]")
+      ("vcd", "also write waves.vcd: trace.json's counter tracks (KV pages, queue, batch, busy; P-B-D: buffer, "
+              "pools, transfers) as VCD signals");
   add_set_option(desc, overrides);
   const std::optional<po::variables_map> parsed = parse_command_line(argc, argv, desc, "workload");
   if (!parsed) return 0;
@@ -62,7 +66,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.sims = sims;
   const serve::ServeResult r = serve::serve(w, cfg, opt);
   const Json summary = serve::serve_summary(w, cfg, r);
-  serve::write_serve_files(target, summary, r);
+  serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);
   const Json& q = summary["requests"];
   std::cout << "workload " << w.name << ": " << r.workflows.size() << " workflows, " << r.requests.size()
             << " requests, scheduler " << r.scheduler << "; " << r.steps.size() << " steps (" << r.steps_simulated
