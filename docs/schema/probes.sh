@@ -39,4 +39,5 @@ serve_summary_probes=(
   "traces/serve/agentic_mix.json --scheduler srf"
   "traces/serve/azure_sample.json"
   "traces/serve/agentic_pbd.json --set groups=2"
+  "testbench/schema/probes/serve_no_slo.json"  # no "slo" block: its keys are optional
 )
