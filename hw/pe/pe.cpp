@@ -206,6 +206,25 @@ void Pe::wait_for_remap(const TileRef& t) {
   sh_.span(copied, sc_core::sc_time_stamp(), dma_component_, "page_table", t, 0, 0);
 }
 
+KvMessagePtr Pe::remote_read(int j, int src_pe, int first, int count, bool timing_only) {
+  auto m = std::make_shared<KvMessage>();
+  m->kind = KvMsgKind::request;
+  m->job = j;
+  m->requester = pe_;
+  m->src_pe = src_pe;
+  m->first = first;
+  m->count = count;
+  m->timing_only = timing_only;
+  NocPacket p;
+  p.src = kv->endpoint_of(pe_);
+  p.dsts = {kv->endpoint_of(src_pe)};
+  p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
+  p.tag = kKvTag;
+  p.payload = std::move(m);
+  noc_.send(std::move(p));
+  return responses_.pop();
+}
+
 void Pe::kv_burst_pair(tlm::tlm_command cmd, uint64_t k_addr, uint64_t v_addr, uint64_t bytes) {
   tlm::tlm_generic_payload k_trans, v_trans;
   unsigned char* buf = scratch(2 * bytes);
@@ -251,22 +270,7 @@ void Pe::write_kv(int j) {
         kv_burst_pair(tlm::TLM_READ_COMMAND, k_addr, v_addr, bytes);
       } else {
         // Read by the owner's CUBE from its slice and sent over the NoC, as a remote read (B2).
-        auto m = std::make_shared<KvMessage>();
-        m->kind = KvMsgKind::request;
-        m->job = j;
-        m->requester = pe_;
-        m->src_pe = w.src_pe;
-        m->first = 0;
-        m->count = w.count;
-        m->timing_only = true;
-        NocPacket p;
-        p.src = kv->endpoint_of(pe_);
-        p.dsts = {kv->endpoint_of(w.src_pe)};
-        p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
-        p.tag = kKvTag;
-        p.payload = m;
-        noc_.send(std::move(p));
-        responses_.pop();
+        remote_read(j, w.src_pe, 0, w.count, /*timing_only=*/true);
       }
       kv_copy_bytes_ += 2 * bytes;
     } else {
@@ -344,23 +348,8 @@ void Pe::dma_tiles() {
           sc_core::wait(std::max(dk, dv));
           sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "dma_kv", t, n, int64_t(2 * bytes));
         } else {
-          // Remote read (B2): a request to the owner's CUBE, served by the owner's slice; the
-          // data comes back as one NoC packet into this slot.
-          auto m = std::make_shared<KvMessage>();
-          m->kind = KvMsgKind::request;
-          m->job = t.job;
-          m->requester = pe_;
-          m->src_pe = seg.src_pe;
-          m->first = first;
-          m->count = n;
-          NocPacket p;
-          p.src = kv->endpoint_of(pe_);
-          p.dsts = {kv->endpoint_of(seg.src_pe)};
-          p.bytes = uint64_t(sh_.cfg.remote.request_bytes);
-          p.tag = kKvTag;
-          p.payload = m;
-          noc_.send(std::move(p));
-          KvMessagePtr r = responses_.pop();
+          // Remote read (B2): the data comes back as one NoC packet into this slot.
+          KvMessagePtr r = remote_read(t.job, seg.src_pe, first, n, /*timing_only=*/false);
           fill_slot(slot, r->data.get(), n, job);
           remote_bytes_ += 2 * bytes;
           sh_.span(start, sc_core::sc_time_stamp(), dma_component_, "remote_kv", t, n, int64_t(2 * bytes));

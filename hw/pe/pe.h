@@ -143,6 +143,10 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_block_done(int job);
   bool has_gemm_work() const;
   void wait_for_remap(const TileRef& t);
+  // A remote read (Policy B2, or a copy-on-write source on another PE): a request for `count`
+  // tokens from `first` of PE `src_pe`'s held tokens of job j over the NoC to its CUBE, whose
+  // server reads them from its slice; returns the response (data null when `timing_only`).
+  KvMessagePtr remote_read(int j, int src_pe, int first, int count, bool timing_only);
   // Job j's KV writes (AttentionJob::kv_writes) for this PE, after its kernel launch: each copy
   // read (from this slice, or over the NoC from another PE's) and every run written, as
   // timing-only bursts (the values were placed before the run). Once per job per run.
