@@ -15,6 +15,7 @@
 #include "runtime/model/layer_plan.h"
 #include "runtime/scenario.h"
 #include "test_gemm_support.h"
+#include "test_model_support.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
 
@@ -166,14 +167,7 @@ TEST(LayerGemms, LmHeadRaggedShardsMatchTheClosedForm) {
   // A small model: V = 1000 over 32 PEs gives 31 or 32 columns per PE (ragged), one block each:
   // every PE ends at the engine-bound closed form with the final RMSNorm fused (test_gemm_support.h).
   const HwConfig hw;
-  ModelConfig m;
-  m.hidden_size = 256;
-  m.intermediate_size = 512;
-  m.num_attention_heads = 4;
-  m.num_key_value_heads = 2;
-  m.head_dim = 64;
-  m.num_hidden_layers = 2;
-  m.vocab_size = 1000;
+  const ModelConfig m = test::small_model_config();
   const MemoryMap map = plan_memory(m, DType::fp16, hw);
   for (int rows : {1, 3, 17}) {
     SCOPED_TRACE(rows);

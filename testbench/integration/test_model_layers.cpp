@@ -14,6 +14,7 @@
 #include "runtime/model/layer_values.h"
 #include "runtime/model/model_steps.h"
 #include "runtime/scenario.h"
+#include "test_model_support.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
 
@@ -28,17 +29,7 @@ Json small_model(const char* dtype = "fp16") {
               {"rope_theta", 10000.0}, {"dtype", dtype}};
 }
 
-ModelConfig small_config() {
-  ModelConfig m;
-  m.hidden_size = 256;
-  m.intermediate_size = 512;
-  m.num_attention_heads = 4;
-  m.num_key_value_heads = 2;
-  m.head_dim = 64;
-  m.num_hidden_layers = 2;
-  m.vocab_size = 1000;
-  return m;
-}
+ModelConfig small_config() { return test::small_model_config(); }
 
 // 2 branches over a 64-token prefix: prefill 32, fan-out 2 × 4, 3 decode steps, a join.
 Scenario small_scenario(int layers = 2) {

@@ -13,6 +13,7 @@
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
 #include "runtime/scenario.h"
+#include "test_model_support.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
 
@@ -22,14 +23,7 @@ namespace {
 
 // hidden 256, 4 heads of 64, 2 KV heads, 4 experts of FFN 512 each, top 2, 2 layers.
 ModelConfig tiny_moe() {
-  ModelConfig m;
-  m.hidden_size = 256;
-  m.intermediate_size = 512;
-  m.num_attention_heads = 4;
-  m.num_key_value_heads = 2;
-  m.head_dim = 64;
-  m.num_hidden_layers = 2;
-  m.vocab_size = 1000;
+  ModelConfig m = test::small_model_config();
   m.num_local_experts = 4;
   m.num_experts_per_tok = 2;
   return m;
