@@ -186,13 +186,24 @@ class ModuleCase(unittest.TestCase):
     def test_serve_matches_the_cli(self):
         workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
         out = os.path.join(self.dir, "serve")
-        subprocess.run([CLI, "serve", workload, "--scheduler", "srf", "--seed", "3", "--out", out], check=True,
-                       capture_output=True)
+        subprocess.run([CLI, "serve", workload, "--scheduler", "srf", "--seed", "3", "--out", out, "--vcd"],
+                       check=True, capture_output=True)
         with open(os.path.join(out, "summary.json")) as f:
             summary = json.load(f)
         sim = ahbm.Simulator()
         r = sim.serve(workload, scheduler="srf", seed=3)
         self.assertEqual(r["summary"], summary)  # the whole summary, echoes and percentiles included
+        self.assertNotIn("vcd", r)
+        # vcd=True: the CLI's waves.vcd, returned as text and written into out=DIR.
+        py_out = os.path.join(self.dir, "serve_py")
+        with_vcd = sim.serve(workload, scheduler="srf", seed=3, vcd=True, out=py_out)
+        with open(os.path.join(out, "waves.vcd")) as f:
+            cli_vcd = f.read()
+        self.assertIn(" kv_pages ", cli_vcd)
+        self.assertEqual(with_vcd["vcd"], cli_vcd)
+        with open(os.path.join(py_out, "waves.vcd")) as f:
+            self.assertEqual(f.read(), cli_vcd)
+        self.assertEqual(with_vcd["summary"], summary)
         # requests.csv's rows as columns pandas takes directly, numbers as numbers.
         df, csv = pd.DataFrame(r["requests"]), pd.read_csv(os.path.join(out, "requests.csv"))
         self.assertEqual(list(df.columns), list(csv.columns))

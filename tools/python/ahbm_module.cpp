@@ -230,7 +230,8 @@ class PySimulator {
     return result_of(run);
   }
   py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
-                 std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out) {
+                 std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+                 bool vcd) {
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory);
     serve::Workload w = workload_of(workload);
@@ -250,12 +251,13 @@ class PySimulator {
     }
     const Json summary = serve::serve_summary(w, cfg_, r);
     if (target) {
-      serve::write_serve_files(*target, summary, r);
+      serve::write_serve_files(*target, summary, r, vcd);
       target->commit();
     }
     py::dict result;
     result["summary"] = to_python(summary);
     result["requests"] = csv_columns(serve::requests_csv(r));
+    if (vcd) result["vcd"] = serve::serve_vcd(r);  // the text of waves.vcd, with or without out
     return result;
   }
   int elaborations() const { return sims_.elaborations(); }
@@ -348,21 +350,22 @@ PYBIND11_MODULE(ahbm, m) {
            "--trace-gz.")
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
+           py::arg("vcd") = false,
            "Serves a workload (dict or path; docs/serving.md), timing only. Returns {'summary': dict (summary.json), "
-           "'requests': columns of requests.csv}; with out=DIR also writes the run directory. scheduler, seed, "
-           "rate_per_s: as ahbm-sim serve's --scheduler, --seed, --rate-per-s.")
+           "'requests': columns of requests.csv, and with vcd=True 'vcd': the text of waves.vcd}; with out=DIR also "
+           "writes the run directory (waves.vcd in it with vcd=True). scheduler, seed, rate_per_s, vcd: as ahbm-sim "
+           "serve's --scheduler, --seed, --rate-per-s, --vcd.")
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
 
   m.def(
       "serve",
       [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
-         std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out) {
-        return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out);
-      },
+         std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+         bool vcd) { return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out, vcd); },
       py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
-      py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
+      py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(), py::arg("vcd") = false,
       "Simulator(hw, set, noc).serve(workload, ...): one serving workload on a chip of its own.");
 
   m.def(
