@@ -130,7 +130,9 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
     set.timing_only = true;
     Plan plan = planner_.plan(kv, part, set);
     set_launch_schedule(plan.jobs, set_.launch);
-    const Choice choice = choose(plan.jobs, plan.candidates, hw_, set_.policy, cost_model_);
+    // Only the chosen layout is used (no decision record per part): estimate the requested
+    // policy's candidates alone.
+    const Choice choice = choose(plan.jobs, candidates_for(plan.candidates, set_.policy), hw_, set_.policy, cost_model_);
     for (AttentionJob& j : apply_layout(std::move(plan.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
   }
   return all;

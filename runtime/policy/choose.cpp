@@ -46,6 +46,15 @@ size_t pick(const std::vector<Scored>& scored, const std::string& requested) {
   throw std::logic_error("choose: no candidate can run");
 }
 
+std::vector<Candidate> candidates_for(const std::vector<Candidate>& candidates, const std::string& requested) {
+  if (requested == "auto") return candidates;
+  const Policy want = parse_policy(requested);
+  std::vector<Candidate> out;
+  for (const Candidate& c : candidates)
+    if (c.layout.policy == want) out.push_back(c);
+  return out;
+}
+
 Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candidate>& candidates, const HwConfig& hw,
               const std::string& requested, CostModel& model) {
   Choice c;

@@ -40,6 +40,12 @@ struct Scored {
 // InputError for an unknown name.
 size_t pick(const std::vector<Scored>& scored, const std::string& requested);
 
+// The candidates `pick` can choose for `requested`: all of them for "auto", else the named
+// policy's (its tile sizes). A caller that needs only the chosen layout, not every policy's
+// estimate for a report, passes these to `choose`: the choice is the same, and the cost model
+// estimates one policy instead of six (serve's steps: runtime/step_runner.cpp batch_jobs).
+std::vector<Candidate> candidates_for(const std::vector<Candidate>& candidates, const std::string& requested);
+
 // The stage: lays out `policy_a_jobs` for each candidate, estimates them in one call of `model`
 // and picks. Throws InputError for an unknown policy name or a requested policy that cannot run.
 Choice choose(const std::vector<AttentionJob>& policy_a_jobs, const std::vector<Candidate>& candidates,

@@ -217,6 +217,37 @@ TEST(TileSearch, EachPolicyRunsItsLowestEstimateTileAndLargestKeepsOne) {
   EXPECT_EQ(layout_candidates(hw, a, 48).size(), all_policies().size());  // a fixed tile is not searched
 }
 
+// Serve's steps estimate only the requested policy's tiles (candidates_for): the same layout as
+// choosing among every candidate, from one policy's estimates, each equal to its estimate in
+// the full choice. "auto" keeps every candidate.
+TEST(TileSearch, TheRequestedPolicysCandidatesAloneGiveTheSameChoice) {
+  const HwConfig hw;
+  const AttentionJob a = test::random_job(hw, 160, 8192, 128, 3);
+  const std::vector<Candidate> searched = layout_candidates(hw, a, 0);
+  EXPECT_EQ(candidates_for(searched, "auto").size(), searched.size());
+  EXPECT_THROW(candidates_for(searched, "B9"), InputError);
+  for (Policy p : all_policies()) {
+    const std::vector<Candidate> own = candidates_for(searched, policy_name(p));
+    ASSERT_FALSE(own.empty());
+    EXPECT_LT(own.size(), searched.size());
+    CostModel all_model(hw), own_model(hw);
+    const Choice all = choose({a}, searched, hw, policy_name(p), all_model);
+    const Choice one = choose({a}, own, hw, policy_name(p), own_model);
+    EXPECT_EQ(one.chosen.policy, all.chosen.policy);
+    EXPECT_EQ(one.chosen.tile_rows, all.chosen.tile_rows) << policy_name(p);
+    ASSERT_EQ(one.estimates.size(), own.size());
+    for (size_t i = 0; i < one.estimates.size(); ++i) {
+      EXPECT_EQ(one.estimated[i].policy, p);
+      const auto same = std::find_if(all.estimated.begin(), all.estimated.end(), [&](const Layout& l) {
+        return l.policy == p && l.tile_rows == one.estimated[i].tile_rows;
+      });
+      ASSERT_NE(same, all.estimated.end());
+      EXPECT_EQ(one.estimates[i].to_json().dump(),
+                all.estimates[size_t(same - all.estimated.begin())].to_json().dump());
+    }
+  }
+}
+
 // The note's example (fanout_8x20): policy A as one 160-row tile leaves the serial CUBE merge
 // un-overlapped; a smaller tile pipelines it. The search finds a faster tile in simulation, and
 // the tile the cost model picks is never slower than the largest.
