@@ -134,11 +134,15 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
 }
 
 void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
-  const sc_core::sc_time start = tl.advance(ns);
+  mark(tl, component, tl.advance(ns), step, rows, layer);
+  if (layer >= 0) layer_ns_[size_t(layer)] += ns;
+}
+
+void ModelSteps::mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step,
+                      int rows, int layer) {
   SpanRecorder& spans = tl.spans();
   spans.record(start, tl.now(), spans.intern(component), spans.intern(layer < 0 ? "head" : "layer" + std::to_string(layer)),
                spans.intern(phase_name(step.phase)), spans.intern("*"), rows, 0);
-  if (layer >= 0) layer_ns_[size_t(layer)] += ns;
 }
 
 void ModelSteps::before_attention(const Step& step, Timeline& tl) {
@@ -150,8 +154,10 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   const int rows = step_rows(step);
   Json j = {{"rows", rows}, {"attention_ns", attention_ns}};
   if (rows <= 0) return j;
-  // Layer 0's attention was placed by the step itself; count it with the layer.
+  // Layer 0's attention was placed by the step itself (its hardware spans, just before now());
+  // count it with the layer, and mark it on the operator track so the track has every layer's.
   layer_ns_[0] += attention_ns;
+  mark(tl, "runtime.layer.attention", tl.now() - sc_core::sc_time(attention_ns, sc_core::SC_NS), step, rows, 0);
   attention_ns_ += attention_ns;
   std::vector<double> op_ns(totals_.size(), 0.0);
   uint64_t w_bytes = 0;

@@ -58,6 +58,9 @@ class ModelSteps : public StepLayers {
   Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
   const GemmOpStats& head(int rows);  // the final norm and LM head for `rows` logit rows
   void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
+  // The operator track's span of [start, tl.now()) (place: after advancing the timeline by it).
+  void mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step, int rows,
+            int layer);
   const ModelConfig& m_;
   DType t_;
   const MemoryMap& map_;

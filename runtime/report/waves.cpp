@@ -23,7 +23,17 @@ constexpr unsigned kHex = 0x2, kDec = 0x4, kBin = 0x8, kRjustify = 0x20, kBlank 
 
 const char* kActivityFilter = "pe_activity.gtkw-filter";
 const char* kPhaseFilter = "phases.gtkw-filter";
+const char* kOperatorFilter = "operators.gtkw-filter";
 constexpr int kPhaseWidth = 8;
+constexpr int kOperatorWidth = 8;
+constexpr int kLayerWidth = 16;
+
+// The operator a span of the operator track is ("qkv_proj", "lm_head"), or "" for any other span.
+std::string operator_of(const std::string& component) {
+  static const std::string layer = "runtime.layer.";
+  if (component.rfind(layer, 0) == 0) return component.substr(layer.size());
+  return component == "runtime.lm_head" ? "lm_head" : "";
+}
 
 uint64_t at_ns(double t) { return uint64_t(std::llround(t)); }
 
@@ -89,6 +99,57 @@ std::vector<std::string> phase_order(const SpanRecorder& spans) {
   return order;
 }
 
+namespace {
+
+// host.operator and host.layer from the operator track. The operators of a step run one after
+// another (model_steps.h), so each span sets both at its start; the code drops to 0 at a span's
+// end unless the next operator starts there. Nothing is added for an attention-only run, whose
+// waveform stays as it was.
+void add_operator_signals(TraceSink& t, const SpanRecorder& spans) {
+  const std::vector<std::string> order = operator_order(spans);
+  if (order.empty()) return;
+  struct Run {
+    uint64_t start, end, code, layer;
+  };
+  std::vector<Run> runs;
+  uint64_t layers = 0;
+  for (const Span& s : spans.spans()) {
+    const std::string op = operator_of(spans.name(s.component));
+    if (op.empty()) continue;
+    const std::string& where = spans.name(s.activity);  // "layer<l>" or "head"
+    const uint64_t code = uint64_t(std::find(order.begin(), order.end(), op) - order.begin()) + 1;
+    const bool head = where.rfind("layer", 0) != 0;
+    const uint64_t layer = head ? 0 : std::stoull(where.substr(5));
+    if (!head) layers = std::max(layers, layer + 1);
+    runs.push_back({at_ns(to_ns(s.start)), at_ns(to_ns(s.end)), code, head ? UINT64_MAX : layer});
+  }
+  std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+  const int op_sig = t.add_signal("host.operator", kOperatorWidth);
+  const int layer_sig = t.add_signal("host.layer", kLayerWidth);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    t.set_at_ns(op_sig, r.code, r.start);
+    t.set_at_ns(layer_sig, r.layer == UINT64_MAX ? layers : r.layer, r.start);
+    if (i + 1 == runs.size() || runs[i + 1].start > r.end) t.set_at_ns(op_sig, 0, r.end);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> operator_order(const SpanRecorder& spans) {
+  std::map<std::string, sc_core::sc_time> first;
+  for (const Span& s : spans.spans()) {
+    const std::string op = operator_of(spans.name(s.component));
+    if (op.empty()) continue;
+    auto [it, fresh] = first.try_emplace(op, s.start);
+    if (!fresh) it->second = std::min(it->second, s.start);
+  }
+  std::vector<std::string> order;
+  for (const auto& [name, t] : first) order.push_back(name);
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) { return first[a] < first[b]; });
+  return order;
+}
+
 TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, const std::vector<double>& tile_done_ns) {
   TraceSink t = trace;
   // Each signal's changes are applied in time order: (time, order within the time, value).
@@ -138,6 +199,7 @@ TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, c
   apply(t.add_signal("host.q_load", 1), q_load);
   apply(t.add_signal("host.o_tiles_returned", 32), tiles);
   apply(t.add_signal("host.agents_done", 32), agents);
+  add_operator_signals(t, spans);
   return t;
 }
 
@@ -159,7 +221,7 @@ void add_power_signals(TraceSink& trace, const PowerTrace& power) {
 }
 
 GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
-                    const ComponentTable& components) {
+                    const ComponentTable& components, const std::vector<std::string>& operators) {
   GtkwFiles f;
   {
     std::ostringstream a;
@@ -178,6 +240,12 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
     p << "# GTKWave translate filter: host.phase codes -> phase names\n" << hex_code(0, kPhaseWidth) << " -\n";
     for (size_t i = 0; i < phases.size(); ++i) p << hex_code(i + 1, kPhaseWidth) << ' ' << phases[i] << '\n';
     f.phase_filter = p.str();
+    if (!operators.empty()) {
+      std::ostringstream o;
+      o << "# GTKWave translate filter: host.operator codes -> operator names\n" << hex_code(0, kOperatorWidth) << " -\n";
+      for (size_t i = 0; i < operators.size(); ++i) o << hex_code(i + 1, kOperatorWidth) << ' ' << operators[i] << '\n';
+      f.operator_filter = o.str();
+    }
   }
 
   // Signals by section, ordered as in components.h.
@@ -248,9 +316,10 @@ GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>&
       }
       continue;
     }
-    if (activity || n == "host.phase") {
+    if (activity || n == "host.phase" || n == "host.operator") {
       set_flags(kTranslated | kHex | kRjustify);
-      g << (activity ? "^1 " : "^2 ") << (activity ? kActivityFilter : kPhaseFilter) << '\n';
+      g << (activity ? "^1 " : n == "host.phase" ? "^2 " : "^3 ")
+        << (activity ? kActivityFilter : n == "host.phase" ? kPhaseFilter : kOperatorFilter) << '\n';
     } else {
       set_flags((v.width == 1 ? kBin : kDec) | kRjustify);
     }
@@ -271,10 +340,14 @@ void write_waves(OutputTarget& out, const TraceSink& trace, const SpanRecorder& 
   TraceSink all = with_host_signals(trace, spans, tile_done_ns);
   if (power) add_power_signals(all, *power);
   all.write_vcd(vcd);
-  const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns, spans.components());
+  const GtkwFiles f = make_gtkw(vcd.str(), phase_order(spans), total_ns, spans.components(), operator_order(spans));
   const std::pair<const char*, const std::string*> files[] = {
-      {"waves.vcd", nullptr}, {"waves.gtkw", &f.gtkw}, {kActivityFilter, &f.activity_filter}, {kPhaseFilter, &f.phase_filter}};
-  for (const auto& [name, text] : files) out.write(name, [&](std::ostream& os) { os << (text ? *text : vcd.str()); });
+      {"waves.vcd", nullptr}, {"waves.gtkw", &f.gtkw}, {kActivityFilter, &f.activity_filter}, {kPhaseFilter, &f.phase_filter},
+      {kOperatorFilter, &f.operator_filter}};
+  for (const auto& [name, text] : files) {
+    if (text && text->empty()) continue;  // no operators: no operators.gtkw-filter
+    out.write(name, [&](std::ostream& os) { os << (text ? *text : vcd.str()); });
+  }
 }
 
 }  // namespace ahbm::report

@@ -5,8 +5,9 @@
 //    host.agents_done (counts);
 //  - waves.gtkw, a GTKWave save file that opens waves.vcd with the signals grouped and ordered
 //    (Q source + NoC; per CUBE: Q buffer, PE0..PE7 activity and DMA, reducer; inter-CUBE links;
-//    host; chip power as analog traces), PE activity and host phase shown as names through translate-filter files written next
-//    to it (pe_activity.gtkw-filter, phases.gtkw-filter), and the view zoomed to the whole run.
+//    host; chip power as analog traces), PE activity, host phase and (a whole model) host operator
+//    shown as names through translate-filter files written next to it (pe_activity.gtkw-filter,
+//    phases.gtkw-filter, operators.gtkw-filter), and the view zoomed to the whole run.
 // All paths inside waves.gtkw are relative to the run directory: `cd RUN && gtkwave waves.gtkw`.
 #include <string>
 #include <vector>
@@ -33,7 +34,14 @@ const std::vector<std::string>& pe_activity_names();
 // Phase names in the order host.phase numbers them (by first start time): code = index + 1.
 std::vector<std::string> phase_order(const SpanRecorder& spans);
 
-// A copy of `trace` with the host signals added.
+// A whole model's operator track (runtime/model/model_steps.h): the spans of the layer
+// operators ("runtime.layer.<op>", activity "layer<l>") and of the LM head ("runtime.lm_head",
+// activity "head"). Operator names in the order host.operator numbers them (by first start
+// time): code = index + 1, 0 between operators. Empty for an attention-only run.
+std::vector<std::string> operator_order(const SpanRecorder& spans);
+
+// A copy of `trace` with the host signals added; for a whole model also host.operator (the
+// running operator's code) and host.layer (its layer; the LM head's is the layer count).
 TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, const std::vector<double>& tile_done_ns);
 
 // Adds the power trace as real-valued signals: chip.power_w (the chip, W) and chip.power.<class>_w
@@ -42,11 +50,13 @@ void add_power_signals(TraceSink& trace, const PowerTrace& power);
 
 struct GtkwFiles {
   std::string gtkw, activity_filter, phase_filter;
+  std::string operator_filter;  // empty without operators (no operators.gtkw-filter file)
 };
 // `vcd_text`: the VCD the save file opens (its variables are what the save file lists).
 // `components`: the hardware's component table (SpanRecorder::components()), which places signals.
+// `operators`: operator_order's names (host.operator shown by name when there are any).
 GtkwFiles make_gtkw(const std::string& vcd_text, const std::vector<std::string>& phases, double total_ns,
-                    const ComponentTable& components);
+                    const ComponentTable& components, const std::vector<std::string>& operators = {});
 
 // Writes waves.vcd (with the host and, given `power`, the power signals), waves.gtkw and the
 // filter files into `dir`.

@@ -5,6 +5,9 @@
 // operator, and reusing identical layers gives what simulating every layer gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -15,6 +18,7 @@
 #include "runtime/model/model_steps.h"
 #include "runtime/scenario.h"
 #include "test_model_support.h"
+#include "test_outputs_common.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
 
@@ -145,8 +149,89 @@ TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
   const int steps = int(s["steps"].size());
   for (const char* op : {"runtime.layer.qkv_proj", "runtime.layer.o_proj", "runtime.layer.gate_up_proj", "runtime.layer.down_proj"})
     EXPECT_EQ(spans[op], 2 * steps) << op;
-  EXPECT_EQ(spans["runtime.layer.attention"], steps);
+  EXPECT_EQ(spans["runtime.layer.attention"], 2 * steps);  // layer 0's too: the step's own attention
   EXPECT_EQ(spans["runtime.lm_head"], steps);  // once per step, after the last layer
+}
+
+// The operator track tiles every step: its spans follow one another with no gap or overlap from
+// the step's start to its end, in the order qkv_proj, attention, o_proj, gate_up_proj,
+// down_proj per layer, then lm_head. waves.vcd shows the same as host.operator (named through
+// operators.gtkw-filter) and host.layer.
+TEST(ModelSteps, TheOperatorTrackTilesEveryStepAndTheVcdShowsIt) {
+  const Scenario sc = small_scenario();
+  test::Scratch dir("model-vcd");
+  RunOptions opt;
+  opt.values = false;
+  const RunOutput r = execute(sc, HwConfig{}, opt);
+  write_run_dir(dir.path("run"), r, opt);
+  struct Op {
+    double start, end;
+    std::string name;
+    int layer;
+  };
+  std::vector<Op> track;
+  const SpanRecorder& sp = *r.sim.spans;
+  for (const Span& s : sp.spans()) {
+    const std::string c = sp.name(s.component), a = sp.name(s.activity);
+    const bool layer_op = c.rfind("runtime.layer.", 0) == 0;
+    if (!layer_op && c != "runtime.lm_head") continue;
+    track.push_back({to_ns(s.start), to_ns(s.end), layer_op ? c.substr(14) : "lm_head",
+                     layer_op ? std::stoi(a.substr(5)) : 2});
+  }
+  std::stable_sort(track.begin(), track.end(), [](const Op& x, const Op& y) { return x.start < y.start; });
+  const std::vector<std::string> layer_ops = {"qkv_proj", "attention", "o_proj", "gate_up_proj", "down_proj"};
+  size_t k = 0;
+  for (const Json& st : r.summary["steps"]) {
+    const double start = st["start_ns"].get<double>(), end = start + st["ns"].get<double>();
+    double at = start;
+    for (int l = 0; l < 2; ++l)
+      for (const std::string& op : layer_ops) {
+        ASSERT_LT(k, track.size());
+        EXPECT_EQ(track[k].name, op) << st["label"] << " layer " << l;
+        EXPECT_EQ(track[k].layer, l) << st["label"] << ' ' << op;
+        EXPECT_NEAR(track[k].start, at, 1e-3) << st["label"] << ' ' << op;
+        at = track[k++].end;
+      }
+    ASSERT_LT(k, track.size());
+    EXPECT_EQ(track[k].name, "lm_head");
+    EXPECT_NEAR(track[k].start, at, 1e-3);
+    EXPECT_NEAR(track[k++].end, end, 1e-3) << st["label"];
+  }
+  EXPECT_EQ(k, track.size());
+
+  const std::string vcd = test::slurp(dir.path("run/waves.vcd"));
+  const auto signals = test::vcd_signals(vcd);
+  ASSERT_TRUE(signals.count("ahbm.host.operator[7:0]"));
+  ASSERT_TRUE(signals.count("ahbm.host.layer[15:0]"));
+  // The filter names the codes in order of first appearance: 1 qkv_proj, 2 attention, ...
+  const std::string filter = test::slurp(dir.path("run/operators.gtkw-filter"));
+  std::map<uint64_t, std::string> name_of;
+  std::istringstream fin(filter);
+  for (std::string line; std::getline(fin, line);)
+    if (!line.empty() && line[0] != '#') name_of[std::stoull(line.substr(0, line.find(' ')), nullptr, 16)] = line.substr(line.find(' ') + 1);
+  EXPECT_EQ(name_of, (std::map<uint64_t, std::string>{{0, "-"}, {1, "qkv_proj"}, {2, "attention"}, {3, "o_proj"},
+                                                      {4, "gate_up_proj"}, {5, "down_proj"}, {6, "lm_head"}}));
+  // The waveform: the operator named at each span's start (the VCD has 1 ns steps) and none
+  // after the last; the layer with it (the LM head's: the layer count).
+  auto value_at = [](const std::vector<std::pair<uint64_t, uint64_t>>& ch, uint64_t t) {
+    uint64_t v = 0;
+    for (const auto& [when, val] : ch)
+      if (when <= t) v = val;
+    return v;
+  };
+  const auto op_changes = test::vcd_changes(vcd, signals.at("ahbm.host.operator[7:0]"));
+  const auto layer_changes = test::vcd_changes(vcd, signals.at("ahbm.host.layer[15:0]"));
+  for (const Op& op : track) {
+    const uint64_t t = uint64_t(std::llround(op.start));
+    EXPECT_EQ(name_of[value_at(op_changes, t)], op.name) << "at " << t;
+    EXPECT_EQ(value_at(layer_changes, t), uint64_t(op.layer)) << "at " << t;
+  }
+  EXPECT_EQ(value_at(op_changes, uint64_t(std::llround(track.back().end))), 0u);
+  // An attention-only run has neither the signals nor the filter file.
+  test::Scratch plain("attention-vcd");
+  test::default_run(plain.path("run"));
+  EXPECT_FALSE(test::vcd_signals(test::slurp(plain.path("run/waves.vcd"))).count("ahbm.host.operator[7:0]"));
+  EXPECT_FALSE(std::filesystem::exists(plain.path("run/operators.gtkw-filter")));
 }
 
 TEST(ModelSteps, EveryStepEndsWithTheLmHeadOnEachAgentsLastRow) {

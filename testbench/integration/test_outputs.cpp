@@ -15,33 +15,9 @@
 using namespace ahbm;
 using ahbm::test::Scratch;
 using ahbm::test::slurp;
+using ahbm::test::vcd_signals;
 
 namespace {
-
-// Full names of the variables a VCD declares ("ahbm.group0.cube0.pe0.activity[2:0]"), with
-// the identifier code of each; parsed line by line, independently of the writer's code.
-std::map<std::string, std::string> vcd_signals(const std::string& vcd) {
-  std::map<std::string, std::string> out;
-  std::vector<std::string> scope;
-  std::istringstream in(vcd);
-  std::string line;
-  while (std::getline(in, line) && line.rfind("$enddefinitions", 0) != 0) {
-    std::istringstream ls(line);
-    std::vector<std::string> w;
-    for (std::string t; ls >> t;) w.push_back(t);
-    if (w.empty()) continue;
-    if (w[0] == "$scope") scope.push_back(w[2]);
-    if (w[0] == "$upscope") scope.pop_back();
-    if (w[0] == "$var") {
-      std::string name;
-      for (const auto& s : scope) name += s + ".";
-      name += w[4];
-      if (w[5] != "$end") name += w[5];
-      out[name] = w[3];
-    }
-  }
-  return out;
-}
 
 double sum_busy(const Json& by_activity) {
   double t = 0;
@@ -100,9 +76,7 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
   const std::string vcd = slurp(s.path("run/waves.vcd"));
   const std::string id = signals.at("ahbm.group0.cube2.pe5.activity[2:0]");
   std::set<int> seen;
-  std::istringstream vin(vcd.substr(vcd.find("$enddefinitions")));
-  while (std::getline(vin, line))
-    if (line[0] == 'b' && line.substr(line.find(' ') + 1) == id) seen.insert(std::stoi(line.substr(1, line.find(' ') - 1), nullptr, 2));
+  for (const auto& [t, v] : test::vcd_changes(vcd, id)) seen.insert(int(v));
   EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
 }
 
