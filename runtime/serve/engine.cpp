@@ -7,7 +7,6 @@
 #include <tuple>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "hw/common/error.h"
 #include "hw/common/timing.h"
@@ -15,6 +14,7 @@
 #include "runtime/kv/placement.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/step_cache.h"
 #include "runtime/session.h"
 #include "hw/chip/energy.h"
 #include "runtime/step_record.h"
@@ -44,6 +44,10 @@ struct KeyWriter {
 };
 
 enum class AgentState { run, tool, done };
+
+// The step cache's bound on its keys' bytes (step_cache.h): 256 MiB, a few hundred keys of
+// LLaMA-8B-sized steps under load, thousands of small ones.
+constexpr size_t kStepCacheKeyBytes = size_t(256) << 20;
 
 // What the step cache keeps of a simulated step.
 struct StepCost {
@@ -217,7 +221,7 @@ class Engine {
   const SchedulerPolicy& policy_;
   SimulatorPool own_sims_;
   std::vector<std::unique_ptr<Pool>> pools_;
-  std::unordered_map<std::string, StepCost> cache_;
+  StepCache<StepCost> cache_{kStepCacheKeyBytes};
   std::vector<Flow> flows_;
   ServeResult res_;
   double now_ = 0;
@@ -497,15 +501,14 @@ StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reu
   };
   reused = false;
   if (!w_.scheduler.step_cache) return simulate();
-  const std::string key = pool.hw_key + step_key(jobs);
-  const auto it = cache_.find(key);
-  if (it != cache_.end()) {
+  std::string key = pool.hw_key + step_key(jobs);
+  if (const StepCost* hit = cache_.find(key)) {
     reused = true;
     ++res_.steps_reused;
-    return it->second;
+    return *hit;
   }
   const StepCost c = simulate();
-  cache_.emplace(key, c);
+  cache_.insert(std::move(key), c);
   return c;
 }
 
