@@ -94,7 +94,9 @@ void check_weights_fit(const MemoryMap& map, uint64_t slot_bytes, const std::str
       std::to_string(slot_bytes) + " bytes, but " + hw_file + ": pe.hbm.capacity_bytes = " +
       std::to_string(map.capacity_per_pe) + ": short by " + std::to_string(short_by) + " bytes per PE; raise pe.hbm.capacity_bytes to at least " +
       std::to_string(need) + more_groups +
-      ", or store a 16-bit model.dtype (to simulate the attention core alone, give the attention-only model fields)");
+      // Halving the bytes helps only a model stored in fp32; fp16 and bf16 already are 16-bit.
+      (map.bytes_per_element > 2 ? ", or store a 16-bit model.dtype" : "") +
+      " (to simulate the attention core alone, give the attention-only model fields)");
 }
 
 Json memory_map_json(const MemoryMap& map, const std::string& config_file, uint64_t slot_bytes,

@@ -32,8 +32,8 @@ std::string model_scenario(const std::string& extra) {
 }
 
 // A scenario naming a model config file.
-std::string config_scenario(const std::string& path) {
-  return R"({"name": "m", "model": {"config": ")" + path + R"(", "dtype": "fp16"}, "shared_prefix_tokens": 64,
+std::string config_scenario(const std::string& path, const std::string& dtype = "fp16") {
+  return R"({"name": "m", "model": {"config": ")" + path + R"(", "dtype": ")" + dtype + R"("}, "shared_prefix_tokens": 64,
      "agents": [{"name": "a", "new_tokens": 1}]})";
 }
 
@@ -177,6 +177,10 @@ const std::vector<BadInput>& cases() {
        config_scenario(source_path("traces/models/llama-3-8b.json")), "",
        {"model weights do not fit", "8030261248 parameters", "hw.json: pe.hbm.capacity_bytes = 268435456: short by",
         "raise pe.hbm.capacity_bytes to at least", "groups to about"}},
+      // fp32 weights: storing them in 16 bits is one more way out (fp16 ones are told only the two above).
+      {"fit.model_weights_fp32", R"({"pe": {"hbm": {"capacity_bytes": 268435456}}})",
+       config_scenario(source_path("traces/models/llama-3-8b.json"), "fp32"), "",
+       {"model weights do not fit", "32121044992 bytes", "or store a 16-bit model.dtype"}},
       // ---- ranges of time and integer widths (docs/reliability.md) ----
       {"hw.mesh_placement_beyond_int", R"({"noc": {"model": "mesh", "params": {"placement": {"host": [4294967296, 0]}}}})",
        "", "", {"hw.json", "placement.host", "[4294967296,0]", "expected [x, y] with 0 <= x < "}},
