@@ -86,6 +86,38 @@ TEST_P(StepPipeline, OneStepEntersThePlannerAndTheCostModelOnce) {
 INSTANTIATE_TEST_SUITE_P(Policies, StepPipeline, ::testing::Values("A", "B2", "auto"),
                          [](const auto& info) { return info.param; });
 
+// Only the fan-out step's decision is reported with every candidate (summary.policy): a step of
+// another phase under a named policy estimates that policy's tiles alone, under auto every one.
+TEST(StepPipelineRun, AStepOutsideTheFanOutEstimatesOnlyTheNamedPolicysTiles) {
+  const Scenario sc = test::decode_scenario();
+  const HwConfig hw;
+  for (const std::string policy : {"B2", "auto"}) {
+    KvPageManager kv(hw.pes_per_group(), -1, sc.kv.page_tokens);
+    StepSettings set;
+    set.seed = sc.seed;
+    set.policy = policy;
+    set.sim.vcd = false;
+    StepRunner steps(sc, hw, set);
+    Timeline tl(false);
+    std::set<std::string> fanout_estimated, decode_estimated;
+    AgentSession(sc, kv).run([&](const Step& step) {
+      if (step.phase != PhaseType::fanout && step.phase != PhaseType::decode) return;
+      const StepRun r = steps.run(kv, step, tl);
+      auto& into = step.phase == PhaseType::fanout ? fanout_estimated : decode_estimated;
+      for (const Json& e : r.record.policy.at("decision").at("estimates")) into.insert(e.at("policy").get<std::string>());
+      if (policy != "auto") {
+        EXPECT_EQ(r.record.policy.at("decision").at("chosen"), policy);
+      }
+    });
+    EXPECT_EQ(fanout_estimated.size(), all_policies().size()) << policy;
+    if (policy == "auto") {
+      EXPECT_EQ(decode_estimated.size(), all_policies().size());
+    } else {
+      EXPECT_EQ(decode_estimated, std::set<std::string>{policy});
+    }
+  }
+}
+
 // Decode steps with the unbatched baseline: every step plans, estimates and simulates its batched
 // job set once; the baseline plans and simulates one job set per agent and estimates none.
 TEST(StepPipelineRun, EveryJobSetOfARunIsPlannedOnceAndEstimatedOncePerStep) {
