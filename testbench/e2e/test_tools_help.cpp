@@ -14,7 +14,7 @@ TEST(ToolsHelp, BenchHelpPrintsUsageAndRunsNothing) {
   for (const char* flag : {"--help", "-h"}) {
     const test::CliResult r = test::run_shell(bench + " " + flag + " 2>&1");
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(r.output.rfind("usage: tools/bench [--quick] [--whole] [--json FILE]\n", 0), 0u) << r.output;
+    EXPECT_EQ(r.output.rfind("usage: tools/bench [--quick] [--whole] [--serve] [--json FILE]\n", 0), 0u) << r.output;
   }
   const test::CliResult bad = test::run_shell(bench + " --quik 2>&1");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
