@@ -37,9 +37,10 @@ struct KeyWriter {
     s += v;
   }
   template <class T>
-  void vec(const std::vector<T>& v) {
+  void vec(const std::vector<T>& v) {  // the elements' bytes in one append (no padding: step_key)
+    static_assert(std::is_trivially_copyable_v<T>);
     put(v.size());
-    for (const T& x : v) put(x);
+    s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
 };
 
@@ -501,7 +502,7 @@ StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reu
   };
   reused = false;
   if (!w_.scheduler.step_cache) return simulate();
-  std::string key = pool.hw_key + step_key(jobs);
+  std::string key = step_key(jobs, pool.hw_key);
   if (const StepCost* hit = cache_.find(key)) {
     reused = true;
     ++res_.steps_reused;
@@ -770,11 +771,11 @@ ServeResult Engine::run() {
 
 }  // namespace
 
-std::string step_key(const std::vector<AttentionJob>& jobs) {
+std::string step_key(const std::vector<AttentionJob>& jobs, const std::string& prefix) {
   static_assert(sizeof(RowInfo) == 2 * sizeof(int32_t) && sizeof(KvInfo) == 2 * sizeof(int32_t) &&
                     sizeof(KvReplica) == 3 * sizeof(int) && sizeof(KvWrite) == 3 * sizeof(int),
                 "key bytes must have no padding");
-  KeyWriter k;
+  KeyWriter k{prefix};
   k.put(jobs.size());
   for (const AttentionJob& j : jobs) {
     k.str(j.phase);

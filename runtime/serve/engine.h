@@ -112,9 +112,9 @@ struct ServeResult {
 ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt);
 
 // The step cache's key of a set of jobs: every job's rows, tiles, shards (tokens, owner and
-// position of each), segments, replicas and flags, as bytes. The engine prefixes it with the
-// whole hardware config, the policy and the launch schedule, so the key holds everything the
-// simulated time depends on.
-std::string step_key(const std::vector<AttentionJob>& jobs);
+// position of each), segments, replicas and flags, as bytes, after `prefix`. The engine's prefix
+// is the whole hardware config, the policy and the launch schedule, so the key holds everything
+// the simulated time depends on.
+std::string step_key(const std::vector<AttentionJob>& jobs, const std::string& prefix = "");
 
 }  // namespace ahbm::serve
