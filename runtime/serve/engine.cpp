@@ -252,6 +252,8 @@ void Engine::add_pool(const std::string& name, int groups) {
   p->kv = std::make_unique<KvPageManager>(p->hw.pes_per_group(), pages, w_.scenario.kv.page_tokens, p->capacity_note);
   StepSettings set;
   set.seed = w_.scenario.seed;
+  set.policy = w_.scheduler.attention_policy;
+  set.launch = w_.scheduler.launch;
   set.sim.vcd = false;
   set.sim.hw_file = opt_.hw_file;
   set.sim.nocs = opt_.nocs;

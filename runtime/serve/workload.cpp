@@ -8,6 +8,7 @@
 
 #include "hw/common/error.h"
 #include "hw/common/recorded_schema.h"
+#include "runtime/policy/apply_policy.h"
 #include "runtime/serve/scheduler.h"
 
 namespace ahbm::serve {
@@ -187,6 +188,11 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     w.scheduler.share_prefix = s.boolean("share_prefix", true);
     w.scheduler.batch_branches = s.boolean("batch_branches", true);
     if (s.has("pbd")) w.scheduler.pbd = read_pbd(s.object("pbd"));
+    std::vector<std::string> policies;
+    for (Policy p : all_policies()) policies.push_back(policy_name(p));
+    policies.push_back("auto");
+    w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
+    w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
     s.finish();
   }
   if (r.has("slo")) {
@@ -364,7 +370,8 @@ Json to_json(const Workload& w) {
   }
   j["scheduler"] = {{"policy", w.scheduler.policy}, {"max_batch_tokens", w.scheduler.max_batch_tokens},
                     {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache},
-                    {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches}};
+                    {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches},
+                    {"attention_policy", w.scheduler.attention_policy}, {"launch", w.scheduler.launch}};
   if (w.scheduler.pbd) {
     const PbdSpec& p = *w.scheduler.pbd;
     j["scheduler"]["pbd"] = {{"prefill_groups", p.prefill_groups}, {"decode_groups", p.decode_groups},

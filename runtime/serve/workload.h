@@ -68,6 +68,11 @@ struct SchedulerSpec {
   bool share_prefix = true;
   bool batch_branches = true;
   std::optional<PbdSpec> pbd;  // unset: prefill and decode co-located on every group
+  // How every step's attention runs (docs/policies.md): a policy, A..B5, or "auto" (the cost
+  // model's pick for each workflow's part of the step), each at the tile the cost model picks;
+  // and the kernel launches, "unified" (one per step) or "per-head" (one per KV head).
+  std::string attention_policy = "A";
+  std::string launch = "unified";
 };
 
 struct Slo {

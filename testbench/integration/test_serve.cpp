@@ -196,6 +196,47 @@ TEST(Serve, OneWorkflowTakesTheSameStepsAsRun) {
   EXPECT_EQ(r.peak_pages, run.summary["kv"]["peak_pages"].get<int64_t>());
 }
 
+// The workload's attention policy and launch schedule run every step as `run --policy
+// --launch` runs it: one workflow alone takes the same step times under each (B2's remote reads,
+// B5's broadcast, auto's pick per step; per-head launches with a launch cost), and they differ
+// from policy A's.
+TEST(Serve, OneWorkflowUnderEachAttentionPolicyTakesTheStepsOfRun) {
+  HwConfig h = hw();
+  h.host.kernel_launch_ns = 1000;
+  const Scenario sc = test::inline_scenario(kScenario, "serve_model");
+  std::vector<double> a_steps;
+  for (const auto& [policy, launch] : std::vector<std::pair<std::string, std::string>>{
+           {"A", "unified"}, {"B2", "unified"}, {"B5", "unified"}, {"auto", "unified"}, {"A", "per-head"}}) {
+    SCOPED_TRACE(policy + " " + launch);
+    RunOptions opt = test::in_memory_options();
+    opt.values = false;
+    opt.policy = policy;
+    opt.launch = launch;
+    const RunOutput run = execute(sc, h, opt);
+    const Workload w = workload(R"({
+      "arrival": {"process": "timestamps", "times_ns": [0]},
+      "templates": [{"name": "same", "prompt_tokens": 256, "cached_tokens": 192, "rounds": 1,
+                     "fanout": {"branches": 4, "new_tokens": 16, "decode_tokens": 3},
+                     "join": {"tokens": 8}, "answer_tokens": 0}],
+      "scheduler": {"attention_policy": ")" + policy + R"(", "launch": ")" + launch + R"("}
+    })");
+    const ServeResult r = serve::serve(w, h, {});
+    expect_conserved(w, r);
+    const Json& steps = run.summary["steps"];
+    ASSERT_EQ(r.steps.size(), steps.size());
+    std::vector<double> ns;
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+      ns.push_back(r.steps[i].ns);
+    }
+    if (a_steps.empty()) {
+      a_steps = ns;
+    } else if (policy != "auto") {  // auto may pick A for every step
+      EXPECT_NE(ns, a_steps);
+    }
+  }
+}
+
 TEST(Serve, FcfsAdmitsInArrivalOrderSrfShortFirst) {
   const char* body = R"({
     "arrival": {"process": "timestamps", "times_ns": [0, 1, 2, 3]},

@@ -54,6 +54,22 @@ TEST(ServeWorkload, BadFieldsNameFieldValueAndRange) {
   j = base();
   j["templatez"] = 1;
   EXPECT_NE(error_of(j).find("templatez"), std::string::npos) << error_of(j);
+  j = base();
+  j["scheduler"] = Json::parse(R"({"attention_policy": "B9"})");
+  EXPECT_NE(error_of(j).find("scheduler.attention_policy"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("B9"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("A, B1, B2, B3, B4, B5, auto"), std::string::npos) << error_of(j);
+  j = base();
+  j["scheduler"] = Json::parse(R"({"launch": "per_head"})");
+  EXPECT_NE(error_of(j).find("scheduler.launch"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("unified, per-head"), std::string::npos) << error_of(j);
+  j = base();
+  j["scheduler"] = Json::parse(R"({"attention_policy": "auto", "launch": "per-head"})");
+  const serve::Workload w = parse(j);
+  EXPECT_EQ(w.scheduler.attention_policy, "auto");
+  EXPECT_EQ(w.scheduler.launch, "per-head");
+  EXPECT_EQ(parse(base()).scheduler.attention_policy, "A");  // the default: policy A, one launch
+  EXPECT_EQ(parse(base()).scheduler.launch, "unified");
 }
 
 TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
