@@ -127,7 +127,8 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   return step_ns(step, simulate(planner_.plan(kv, step, set).jobs, so).end_ns);
 }
 
-std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts) {
+std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,
+                                                 std::vector<Layout>* chosen) {
   std::vector<AttentionJob> all;
   for (const Step& part : parts) {
     Planner::JobSet set;
@@ -137,6 +138,7 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
     // Only the chosen layout is used (no decision record per part): estimate the requested
     // policy's candidates alone.
     const Choice choice = choose(plan.jobs, candidates_for(plan.candidates, set_.policy), hw_, set_.policy, cost_model_);
+    if (chosen) chosen->push_back(choice.chosen);
     for (AttentionJob& j : apply_layout(std::move(plan.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
   }
   return all;

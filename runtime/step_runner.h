@@ -94,7 +94,9 @@ class StepRunner {
   // pages shared by all of them or private to one, as in run()), laid out by the run's policy
   // setting and launch schedule; the parts' jobs are concatenated, so rows of different parts
   // never meet in one job (job boundaries keep workflows apart, the masks keep branches apart).
-  std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts);
+  // `chosen`, when given, receives each part's layout (the policy and tile it runs with).
+  std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,
+                                       std::vector<Layout>* chosen = nullptr);
   // `jobs` simulated off any timeline (no VCD, no progress).
   SimResult simulate_quiet(const std::vector<AttentionJob>& jobs);
 

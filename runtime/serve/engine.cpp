@@ -495,7 +495,9 @@ void Engine::finish_transfer() {
 }
 
 StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
-  const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts);
+  std::vector<Layout> layouts;
+  const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts, &layouts);
+  for (const Layout& l : layouts) ++res_.parts_by_policy[policy_name(l.policy)];
   const auto simulate = [&] {
     ++res_.steps_simulated;
     const SimResult sim = pool.runner->simulate_quiet(jobs);

@@ -101,6 +101,9 @@ struct ServeResult {
   std::vector<WorkflowRecord> workflows;
   std::vector<StepSample> steps;
   int steps_simulated = 0, steps_reused = 0;
+  // Workflow parts of the steps by the attention policy they ran with (policy A unless the
+  // workload's scheduler.attention_policy names another or auto).
+  std::map<std::string, int64_t> parts_by_policy;
   int64_t pages_per_pe = 0, pages_total = 0, peak_pages = 0, in_use_end = 0, allocations = 0, frees = 0;
   int pes = 0;
   double end_ns = 0;  // the last workflow's end

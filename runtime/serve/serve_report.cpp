@@ -196,6 +196,7 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   s["steps"] = {{"count", r.steps.size()},
                 {"simulated", r.steps_simulated},
                 {"reused", r.steps_reused},
+                {"parts_by_policy", r.parts_by_policy},
                 {"busy_ns", busy},
                 {"chip_busy_fraction", chip_busy},
                 {"hbm_bytes_read", hbm},

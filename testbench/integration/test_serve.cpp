@@ -229,6 +229,15 @@ TEST(Serve, OneWorkflowUnderEachAttentionPolicyTakesTheStepsOfRun) {
       EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
       ns.push_back(r.steps[i].ns);
     }
+    // Each step here is the one workflow's one part; every part ran with the named policy.
+    int64_t parts = 0;
+    for (const auto& [name, n] : r.parts_by_policy) {
+      parts += n;
+      if (policy != "auto") {
+        EXPECT_EQ(name, policy);
+      }
+    }
+    EXPECT_EQ(parts, int64_t(r.steps.size()));
     if (a_steps.empty()) {
       a_steps = ns;
     } else if (policy != "auto") {  // auto may pick A for every step
