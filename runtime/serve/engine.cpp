@@ -219,7 +219,8 @@ class Engine {
   void pull();
   void finish_transfer();
   // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
-  bool fits_now(const Flow& f) const;
+  int64_t pages_needed_now(const Flow& f) const;
+  bool prefix_fits(const Flow& f) const;
   bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
   int64_t pages_held(const Flow& f, bool running_only) const;
   void preempt(Flow& f);
@@ -510,15 +511,12 @@ void Engine::finish_transfer() {
   for (Flow* f : moved) advance(*f);
 }
 
-// on_demand: a workflow is admitted when the pages it needs now fit the free pages: a new one its
-// prompt (its cached part on the PEs the prefix rule names, each of which must have room), a
-// preempted one what it restores (swap: every page it sent out; recompute: the sequence its next
-// step prefills again) and its next token. Without the next token a restored sequence that fills
-// its last page would be preempted again at its first decode, as long as the pool stays full.
-bool Engine::fits_now(const Flow& f) const {
-  const KvPageManager& pages = *pools_.front()->kv;
-  const int pt = pages.page_tokens();
-  const int64_t free = pages.pages_per_pe() * pages.pes() - pages.in_use();
+// on_demand: the pages a waiting workflow needs now: a new one its prompt's, a preempted one what
+// it restores (swap: every page it sent out; recompute: the sequence its next step prefills
+// again) and its next token. Without the next token a restored sequence that fills its last page
+// would be preempted again at its first decode, as long as the pool stays full.
+int64_t Engine::pages_needed_now(const Flow& f) const {
+  const int pt = pools_.front()->kv->page_tokens();
   if (f.started) {
     // The parent's tokens (restored, prefilled and decoded next; in a round it waits for the
     // join), then each running branch's own, its first page a copy of the parent's partly
@@ -531,10 +529,18 @@ bool Engine::fits_now(const Flow& f) const {
                       (b.state == AgentState::run ? b.prefill_left + (b.decode_left > 0 ? 1 : 0) : 0);
       if (own > 0) need += int64_t(ceil_div(uint64_t(restored % pt + own), uint64_t(pt)));
     }
-    return need <= free;
+    return need;
   }
+  return prompt_pages(*f.spec, pt);
+}
+
+// A new workflow's cached prompt pages go where the prefix rule names at admission: each of
+// those PEs must have room.
+bool Engine::prefix_fits(const Flow& f) const {
+  const KvPageManager& pages = *pools_.front()->kv;
+  const int pt = pages.page_tokens();
   const WorkflowSpec& s = *f.spec;
-  if (prompt_pages(s, pt) > free) return false;
+  if (f.started) return true;
   // On an empty pool it is admitted as by reservation: a prefix the rule cannot place is the page
   // manager's input error then, not a wait that never ends.
   if (pages.in_use() == 0) return true;
@@ -926,13 +932,19 @@ ServeResult Engine::run() {
     // Admission in the policy's order, under the KV reservation and the workflow limit
     // (P-B-D: into the prefill pool, reserving the prompt's pages).
     Pool& entry = prefill_pool();
+    // on_demand: what the workflows admitted at this boundary need now is promised to them
+    // (a new one's prompt and a recompute's prefill take their pages only in the step).
+    int64_t promised = 0;
+    const int64_t free_now = admit_total - entry.kv->in_use();
     for (Flow* f : ordered(false)) {
       if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
-      if (preempt_) {  // on_demand: the pages it needs now
-        if (!fits_now(*f)) {
+      if (preempt_) {  // on_demand: admitted when the pages it needs now fit
+        const int64_t need = pages_needed_now(*f);
+        if (need > free_now - promised || !prefix_fits(*f)) {
           if (policy_.head_of_line) break;
           continue;
         }
+        promised += need;
         f->started ? readmit(*f) : admit(*f);
         continue;
       }
