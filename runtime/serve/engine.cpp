@@ -932,10 +932,15 @@ ServeResult Engine::run() {
     // Admission in the policy's order, under the KV reservation and the workflow limit
     // (P-B-D: into the prefill pool, reserving the prompt's pages).
     Pool& entry = prefill_pool();
-    // on_demand: what the workflows admitted at this boundary need now is promised to them
+    // on_demand: the admitted workflows' next parts come first (vLLM schedules the running before
+    // the waiting), then what the workflows admitted at this boundary need now is promised to them
     // (a new one's prompt and a recompute's prefill take their pages only in the step).
     int64_t promised = 0;
-    const int64_t free_now = admit_total - entry.kv->in_use();
+    int64_t free_now = admit_total - entry.kv->in_use();
+    if (preempt_)
+      for (Flow* f : ordered(true))
+        for (const Agent* a : with_work(*f))
+          free_now -= entry.kv->pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
     for (Flow* f : ordered(false)) {
       if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
       if (preempt_) {  // on_demand: admitted when the pages it needs now fit
