@@ -279,4 +279,11 @@ struct TileScratch {
   AttnState state;
 };
 
+// One transfer over the host link (host <-> chip, either direction; the link is full duplex):
+// host.latency_ns, then the bytes at host.bandwidth_gbps. The cost model's Q upload and serve's
+// KV swaps are timed by it (the SystemC host waits the same sum as an sc_time, hw/chip/q_source.cpp).
+inline double host_link_ns(const HostConfig& h, uint64_t bytes) {
+  return h.latency_ns + to_ns(transfer_time(bytes, h.bandwidth_gbps));
+}
+
 }  // namespace ahbm

@@ -128,6 +128,17 @@ void KvPageManager::append(SeqId s, int origin, int n, const PlacePage& place, b
   }
 }
 
+int64_t KvPageManager::pages_for_append(SeqId s, int n) const {
+  if (n <= 0) return 0;
+  const Seq& q = seq(s);
+  const KvPage* last = q.table.empty() ? nullptr : &pages_[size_t(q.table.back())];
+  const int room = last && last->filled() < page_tokens_ ? page_tokens_ - last->filled() : 0;
+  // The same walk as append(): a copy of a shared last page with room, then fresh pages.
+  const int64_t copy = room > 0 && last->refs > 1 ? 1 : 0;
+  const int64_t rest = std::max(0, n - room);
+  return copy + (rest + page_tokens_ - 1) / page_tokens_;
+}
+
 void KvPageManager::copy_page(PageId from, PageId to) {
   const KvPage& src = pages_[size_t(from)];
   KvPage& dst = pages_[size_t(to)];

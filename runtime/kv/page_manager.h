@@ -55,6 +55,10 @@ class KvPageManager {
   // in the KV cache before the run (a prompt's cached prefix): no step is charged their write.
   void append(SeqId s, int origin, int n, const PlacePage& place, bool cached = false);
   void release(SeqId s);
+  // New pages append(s, _, n) would take (its copy-on-write copy of a shared partly filled last
+  // page included), without taking them: what a scheduler checks against the free pages before
+  // it lets a step grow a sequence.
+  int64_t pages_for_append(SeqId s, int n) const;
 
   bool live(SeqId s) const;
   int32_t length(SeqId s) const;

@@ -342,7 +342,7 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& 
   auto deliver_q = [&](const QTile& t, std::vector<double>& host, std::vector<double>& qw,
                        std::vector<std::vector<double>>& prt, const std::vector<double>& pe_free) {
     const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(d) * 4;
-    host[0] += hw.host.latency_ns + to_ns(transfer_time(qbytes, hw.host.bandwidth_gbps));
+    host[0] += host_link_ns(hw.host, qbytes);
     const double arrive = std::max(host[0], launch) + m.noc.time_ns(qbytes);
     std::map<int, double> in_hand;
     for (int c : tile_cubes(t, cubes, per_cube)) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "hw/common/timing.h"
 #include "runtime/kv/page_manager.h"
@@ -65,6 +66,7 @@ struct Agent {
   int decode_left = 0;
   AgentState state = AgentState::run;
   double tool_until = 0;
+  int swapped_tokens = 0;  // preempted by swap: its own tokens' KV, in host memory until readmission
   bool has_work() const { return state == AgentState::run && (prefill_left > 0 || decode_left > 0); }
 };
 
@@ -94,6 +96,10 @@ struct Flow {
   // KvPageManager::writes() after the last step it took part in: its next step is charged the
   // KV written since (its appends, copy-on-write copies, a no-sharing round's fork copies).
   uint64_t kv_since = 0;
+  // on_demand admission, preempted by recompute in a round: its branches fork the parent again
+  // once the parent's sequence is prefilled again (until then the parent alone has work).
+  bool fork_pending = false;
+  bool started = false;  // admitted once (a later admission restores a preempted workflow)
 };
 
 // Groups that run steps one after another: the whole chip (co-located), or the prefill or the
@@ -160,6 +166,11 @@ class Engine {
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
     if (!w.scheduler.pbd) {
       add_pool("chip", hw.groups);
+      if (w.scheduler.on_demand()) {  // the parser refuses on_demand with P-B-D
+        preempt_.emplace();
+        preempt_->mode = w.scheduler.preemption;
+        preempt_->page_bytes = kv_page_bytes(w.scenario, 1);
+      }
       return;
     }
     const PbdSpec& p = *w.scheduler.pbd;
@@ -212,6 +223,14 @@ class Engine {
   void to_buffer(Flow& f);
   void pull();
   void finish_transfer();
+  // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
+  int64_t pages_needed_now(const Flow& f) const;
+  bool prefix_fits(const Flow& f) const;
+  bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
+  int64_t pages_held(const Flow& f, bool running_only) const;
+  void preempt(Flow& f);
+  void readmit(Flow& f);
+  void refork(Flow& f);
   void buffer_changed() { pbd_->buffer.emplace_back(now_, buffered()); }
 
   const Workload& w_;
@@ -233,6 +252,10 @@ class Engine {
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
   uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
+  // on_demand admission
+  std::optional<PreemptionResult> preempt_;
+  double swap_pending_ns_ = 0;  // swaps at this step boundary, run before the next step's jobs
+  uint64_t swap_pending_bytes_ = 0;
 };
 
 void Engine::add_pool(const std::string& name, int groups) {
@@ -320,7 +343,8 @@ void Engine::admit(Flow& f) {
   f.pool = 0;
   f.stage = pbd_ ? Stage::prefill : Stage::decode;
   // P-B-D: the prefill pool holds the prompt's pages until the decode pool has pulled them.
-  f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : f.reserved;
+  f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : w_.scheduler.on_demand() ? 0 : f.reserved;
+  f.started = true;
   pools_[0]->reserved += f.held;
   ++active_;
   res_.workflows[size_t(f.record)].admitted_ns = now_;
@@ -494,6 +518,197 @@ void Engine::finish_transfer() {
   for (Flow* f : moved) advance(*f);
 }
 
+// on_demand: the pages a waiting workflow needs now: a new one its prompt's, a preempted one what
+// it restores (swap: every page it sent out; recompute: the sequence its next step prefills
+// again) and its next token. Without the next token a restored sequence that fills its last page
+// would be preempted again at its first decode, as long as the pool stays full.
+int64_t Engine::pages_needed_now(const Flow& f) const {
+  const int pt = pools_.front()->kv->page_tokens();
+  if (f.started) {
+    // The parent's tokens (restored, prefilled and decoded next; in a round it waits for the
+    // join), then each running branch's own, its first page a copy of the parent's partly
+    // filled last one (as readmit() and append() take them).
+    const int restored = f.parent.prefill_left + f.parent.swapped_tokens;
+    const int parent = restored + (!f.in_round && f.parent.decode_left > 0 ? 1 : 0);
+    int64_t need = int64_t(ceil_div(uint64_t(parent), uint64_t(pt)));
+    for (const Agent& b : f.branches) {
+      const int own = b.swapped_tokens +
+                      (b.state == AgentState::run ? b.prefill_left + (b.decode_left > 0 ? 1 : 0) : 0);
+      if (own > 0) need += int64_t(ceil_div(uint64_t(restored % pt + own), uint64_t(pt)));
+    }
+    return need;
+  }
+  return prompt_pages(*f.spec, pt);
+}
+
+// A new workflow's cached prompt pages go where the prefix rule names at admission: each of
+// those PEs must have room.
+bool Engine::prefix_fits(const Flow& f) const {
+  const KvPageManager& pages = *pools_.front()->kv;
+  const int pt = pages.page_tokens();
+  const WorkflowSpec& s = *f.spec;
+  if (f.started) return true;
+  // On an empty pool it is admitted as by reservation: a prefix the rule cannot place is the page
+  // manager's input error then, not a wait that never ends.
+  if (pages.in_use() == 0) return true;
+  std::vector<int64_t> on_pe(size_t(pages.pes()), 0);
+  const int prompt = int(prompt_pages(s, pt));
+  for (int i = 0; i < int(ceil_div(uint64_t(s.cached_tokens), uint64_t(pt))); ++i)
+    ++on_pe[size_t(prefix_page_pe(w_.scenario.kv.prefix_placement, i, prompt, pages.pes()))];
+  for (int pe = 0; pe < pages.pes(); ++pe)
+    if (pages.in_use(pe) + on_pe[size_t(pe)] > pages.pages_per_pe()) return false;
+  return true;
+}
+
+// Distinct pages the workflow's sequences hold; `running_only`: its parent's and those of the
+// branches still on the chip (a branch in a tool call or done never reads its KV again).
+int64_t Engine::pages_held(const Flow& f, bool running_only) const {
+  const KvPageManager& pages = *pools_[size_t(f.pool)]->kv;
+  std::vector<PageId> ids;
+  const auto add = [&](SeqId q) {
+    if (pages.live(q)) ids.insert(ids.end(), pages.table(q).begin(), pages.table(q).end());
+  };
+  add(f.parent.sa.seq);
+  if (!f.fork_pending)
+    for (const Agent& b : f.branches)
+      if (!running_only || b.state == AgentState::run) add(b.sa.seq);
+  std::sort(ids.begin(), ids.end());
+  return int64_t(std::unique(ids.begin(), ids.end()) - ids.begin());
+}
+
+// vLLM's rule: when the part of `f` (order[at]) cannot get its pages, the workflows last in the
+// policy's order after it are preempted, the last first, until it fits; with none left that
+// holds pages, `f` itself is preempted (false: it leaves the step). Workflows before it in the
+// order are never preempted for it, so no part already in the step is undone.
+bool Engine::make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at) {
+  const KvPageManager& pages = kv(f);
+  int64_t need = 0;
+  for (const Agent* a : in) need += pages.pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+  const int64_t total = pages.pages_per_pe() * pages.pes();
+  size_t victim = order.size();
+  while (need > total - pages.in_use()) {
+    while (victim > at + 1 && (!order[victim - 1]->admitted || pages_held(*order[victim - 1], false) == 0)) --victim;
+    if (victim <= at + 1) {
+      preempt(f);
+      return false;
+    }
+    preempt(*order[--victim]);
+  }
+  return true;
+}
+
+// Preemption (at a step boundary, nothing of the workflow in flight): its pages go back to the
+// pool and it waits for admission again, keeping its progress (rounds, branches, tokens out).
+// recompute: the KV it drops (its parent's sequence, the running branches' own tokens) is added to
+// their prefill. swap: the pages of its parent and running branches go out over the host link.
+void Engine::preempt(Flow& f) {
+  KvPageManager& pages = kv(f);
+  PreemptionResult& p = *preempt_;
+  WorkflowRecord& wr = res_.workflows[size_t(f.record)];
+  p.workflows_preempted += wr.preemptions == 0;
+  ++wr.preemptions;
+  ++p.preemptions;
+  ++res_.requests[size_t(f.parent.request)].preemptions;
+  for (const Agent& b : f.branches)
+    if (b.state != AgentState::done) ++res_.requests[size_t(b.request)].preemptions;
+  const int parent_tokens = pages.live(f.parent.sa.seq) ? pages.length(f.parent.sa.seq) : 0;
+  PreemptionEvent e;
+  e.at_ns = now_;
+  e.workflow = f.spec->id;
+  const int64_t in_use = pages.in_use();
+  if (p.mode == "swap") {
+    const uint64_t bytes = uint64_t(pages_held(f, true)) * p.page_bytes;
+    e.bytes = bytes;
+    e.ns = host_link_ns(hw_.host, bytes);
+    f.parent.swapped_tokens = parent_tokens;
+    for (Agent& b : f.branches)
+      b.swapped_tokens = b.state == AgentState::run ? pages.length(b.sa.seq) - parent_tokens : 0;
+    swap_pending_ns_ += e.ns;
+    swap_pending_bytes_ += bytes;
+    p.swap_out_bytes += bytes;
+    ++p.swap_outs;
+    wr.swapped_bytes += bytes;
+  } else {
+    int64_t tokens = parent_tokens;
+    f.parent.prefill_left += parent_tokens;
+    if (f.in_round && !f.fork_pending)
+      for (Agent& b : f.branches)
+        if (b.state == AgentState::run) {
+          const int own = pages.length(b.sa.seq) - parent_tokens;
+          b.prefill_left += own;
+          tokens += own;
+        }
+    f.fork_pending = f.in_round;
+    f.remaining += tokens;
+    p.recomputed_tokens += tokens;
+    wr.recomputed_tokens += tokens;
+    e.tokens = tokens;
+  }
+  if (pages.live(f.parent.sa.seq)) pages.release(f.parent.sa.seq);
+  for (Agent& b : f.branches)
+    if (pages.live(b.sa.seq)) pages.release(b.sa.seq);
+  f.parent.sa.seq = -1;
+  for (Agent& b : f.branches) b.sa.seq = -1;
+  e.pages = in_use - pages.in_use();
+  p.events.push_back(e);
+  f.admitted = false;
+  --active_;
+}
+
+// A preempted workflow is admitted again. swap: its pages come back over the host link (placed
+// by the balanced rule, as its pages after the prompt); recompute: its parent starts an empty
+// sequence whose prefill (in prefill_left) runs in its next step, and its branches fork after it.
+void Engine::readmit(Flow& f) {
+  KvPageManager& pages = kv(f);
+  f.admitted = true;
+  ++active_;
+  const PlacePage place = [&f](const KvPageManager& kv, SeqId q) { return f.placer(kv, q); };
+  f.parent.sa.seq = pages.create();
+  if (preempt_->mode == "swap") {
+    const int64_t before = pages.in_use();
+    pages.append(f.parent.sa.seq, f.parent.sa.origin, f.parent.swapped_tokens, place, /*cached=*/true);
+    f.parent.swapped_tokens = 0;
+    for (Agent& b : f.branches) {
+      b.sa.seq = pages.fork(f.parent.sa.seq);
+      pages.append(b.sa.seq, b.sa.origin, b.swapped_tokens, place, /*cached=*/true);
+      b.sa.length = pages.length(b.sa.seq);
+      b.swapped_tokens = 0;
+    }
+    // Restored K/V arrive by the swap (timed here), so no step is charged their writes.
+    f.kv_since = pages.writes();
+    PreemptionEvent e;
+    e.at_ns = now_;
+    e.workflow = f.spec->id;
+    e.restore = true;
+    e.pages = pages.in_use() - before;
+    e.bytes = uint64_t(e.pages) * preempt_->page_bytes;
+    e.ns = host_link_ns(hw_.host, e.bytes);
+    swap_pending_ns_ += e.ns;
+    swap_pending_bytes_ += e.bytes;
+    preempt_->swap_in_bytes += e.bytes;
+    ++preempt_->swap_ins;
+    preempt_->events.push_back(e);
+  } else {
+    PreemptionEvent e;
+    e.at_ns = now_;
+    e.workflow = f.spec->id;
+    e.restore = true;
+    preempt_->events.push_back(e);
+  }
+  f.parent.sa.length = pages.length(f.parent.sa.seq);
+}
+
+// recompute: the parent's sequence is back; the round's branches fork it again (those still
+// running prefill their own tokens again in their next step, in prefill_left).
+void Engine::refork(Flow& f) {
+  KvPageManager& pages = kv(f);
+  f.fork_pending = false;
+  for (Agent& b : f.branches) {
+    b.sa.seq = pages.fork(f.parent.sa.seq);
+    b.sa.length = pages.length(b.sa.seq);
+  }
+}
+
 StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
   std::vector<Layout> layouts;
   const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts, &layouts);
@@ -521,7 +736,7 @@ StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reu
 // (one in a tool call or finished has left the batch), or its parent.
 std::vector<Agent*> Engine::with_work(Flow& f) {
   std::vector<Agent*> in;
-  if (f.in_round) {
+  if (f.in_round && !f.fork_pending) {
     for (Agent& b : f.branches)
       if (b.has_work()) in.push_back(&b);
   } else if (f.parent.has_work()) {
@@ -533,14 +748,16 @@ std::vector<Agent*> Engine::with_work(Flow& f) {
 void Engine::add_part(Flow* f, std::vector<Agent*> in, StepBuild& b) {
   for (const Agent* a : in) b.tokens += a->prefill_left > 0 ? a->prefill_left : 1;
   b.agents += int(in.size());
+  // The parent's part (in a round only while a recompute prefills its sequence again) or the branches'.
+  const bool parent_part = in.size() == 1 && in[0] == &f->parent;
   Step part;
-  part.phase = f->in_round ? PhaseType::decode : PhaseType::prefill;
+  part.phase = parent_part ? PhaseType::prefill : PhaseType::decode;
   KvPageManager& pages = kv(*f);
   part.kv_since = f->kv_since;
   for (Agent* a : in) {
     const bool prefill = a->prefill_left > 0;
-    if (prefill && f->in_round) part.phase = PhaseType::fanout;
-    if (!prefill && !f->in_round) part.phase = PhaseType::decode;
+    if (prefill && !parent_part) part.phase = PhaseType::fanout;
+    if (!prefill && parent_part) part.phase = PhaseType::decode;
     pages.append(a->sa.seq, a->sa.origin, prefill ? a->prefill_left : 1,
                  [f](const KvPageManager& kv, SeqId s) { return f->placer(kv, s); });
     a->sa.length = pages.length(a->sa.seq);
@@ -567,7 +784,10 @@ StepBuild Engine::build_step(Pool& pool) {
   const int pool_index = pool.name == "decode" ? 1 : 0;
   const bool prefill = pbd_ && pool_index == 0;
   pool.blocked = false;
-  for (Flow* f : ordered(true)) {
+  const std::vector<Flow*> order = ordered(true);
+  for (size_t at = 0; at < order.size(); ++at) {
+    Flow* f = order[at];
+    if (!f->admitted) continue;  // preempted for an earlier part of this step
     if (f->pool != pool_index || f->stage == Stage::buffered || f->stage == Stage::transfer) continue;
     if (prefill) {
       if (buffered() + int(b.members.size()) >= pbd_->buffer_max) {
@@ -585,6 +805,7 @@ StepBuild Engine::build_step(Pool& pool) {
     int t = 0;
     for (const Agent* a : in) t += a->prefill_left > 0 ? a->prefill_left : 1;
     if (!b.parts.empty() && b.tokens + t > w_.scheduler.max_batch_tokens) continue;
+    if (preempt_ && !make_room(*f, in, order, at)) continue;
     add_part(f, std::move(in), b);
   }
   return b;
@@ -600,8 +821,13 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   for (const auto& p : pools_) sample.kv_pages += p->kv->in_use();
   sample.active = active_;
   for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
-  const StepCost cost = time_step(pool, b.parts, sample.reused);
-  sample.ns = cost.ns;
+  // A boundary's swaps run before the step's jobs (alone when no workflow has a part).
+  const StepCost cost = b.parts.empty() ? StepCost{} : time_step(pool, b.parts, sample.reused);
+  sample.swap_ns = swap_pending_ns_;
+  sample.swap_bytes = swap_pending_bytes_;
+  swap_pending_ns_ = 0;
+  swap_pending_bytes_ = 0;
+  sample.ns = sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
   sample.energy_j = cost.energy_j;
   res_.steps.push_back(sample);
@@ -647,7 +873,8 @@ void Engine::complete_step(Pool& pool) {
     // Agents that finished their work (the parent last: its next stage may fork new branches).
     const bool parent_in = in.size() == 1 && in[0] == &f->parent;
     if (parent_in) {
-      if (!f->parent.has_work()) finish_agent(*f, f->parent, true);
+      if (f->fork_pending) refork(*f);
+      else if (!f->parent.has_work()) finish_agent(*f, f->parent, true);
     } else {
       const int round = f->round;  // a join ends the round (and may start the next): stop there
       for (Agent* a : in) {
@@ -703,7 +930,7 @@ ServeResult Engine::run() {
     while (next_arrival < flows_.size() && flows_[next_arrival].spec->arrival_ns <= now_)
       flows_[next_arrival++].arrived = true;
     for (Flow& f : flows_) {
-      if (!f.admitted || f.done || !f.in_round || pools_[size_t(f.pool)]->stepping) continue;
+      if (!f.admitted || f.done || !f.in_round || f.fork_pending || pools_[size_t(f.pool)]->stepping) continue;
       const int round = f.round;  // a join ends the round (and may start the next): stop there
       for (size_t b = 0; b < f.branches.size() && f.round == round; ++b)
         if (f.branches[b].state == AgentState::tool && f.branches[b].tool_until <= now_)
@@ -713,8 +940,27 @@ ServeResult Engine::run() {
     // Admission in the policy's order, under the KV reservation and the workflow limit
     // (P-B-D: into the prefill pool, reserving the prompt's pages).
     Pool& entry = prefill_pool();
+    // on_demand: the admitted workflows' next parts come first (vLLM schedules the running before
+    // the waiting), then what the workflows admitted at this boundary need now is promised to them
+    // (a new one's prompt and a recompute's prefill take their pages only in the step).
+    int64_t promised = 0;
+    int64_t free_now = admit_total - entry.kv->in_use();
+    if (preempt_)
+      for (Flow* f : ordered(true))
+        for (const Agent* a : with_work(*f))
+          free_now -= entry.kv->pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
     for (Flow* f : ordered(false)) {
       if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
+      if (preempt_) {  // on_demand: admitted when the pages it needs now fit
+        const int64_t need = pages_needed_now(*f);
+        if (need > free_now - promised || !prefix_fits(*f)) {
+          if (policy_.head_of_line) break;
+          continue;
+        }
+        promised += need;
+        f->started ? readmit(*f) : admit(*f);
+        continue;
+      }
       const int64_t need = pbd_ ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens) : f->reserved;
       if (entry.reserved + need <= admit_total) admit(*f);
       else if (policy_.head_of_line) break;
@@ -727,7 +973,7 @@ ServeResult Engine::run() {
     for (auto& p : pools_)
       if (!p->stepping) {
         StepBuild b = build_step(*p);
-        if (!b.parts.empty()) start_step(*p, std::move(b));
+        if (!b.parts.empty() || swap_pending_ns_ > 0) start_step(*p, std::move(b));
       }
     // The next event: a step's end; for an idle pool, what could give it work (an arrival, a
     // tool call's return, a transfer's end).
@@ -740,7 +986,7 @@ ServeResult Engine::run() {
     if (!prefill_pool().stepping && next_arrival < flows_.size())
       next = std::min(next, flows_[next_arrival].spec->arrival_ns);
     for (const Flow& f : flows_)
-      if (f.admitted && !f.done && !pools_[size_t(f.pool)]->stepping)
+      if (f.admitted && !f.done && !f.fork_pending && !pools_[size_t(f.pool)]->stepping)
         for (const Agent& b : f.branches)
           if (b.state == AgentState::tool) next = std::min(next, b.tool_until);
     if (idle && !transfer_.empty()) next = std::min(next, transfer_end_);
@@ -770,6 +1016,7 @@ ServeResult Engine::run() {
     }
     res_.pbd = std::move(pbd_);
   }
+  res_.preemption = std::move(preempt_);
   return res_;
 }
 

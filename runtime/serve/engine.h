@@ -39,6 +39,7 @@ struct RequestRecord {
   double done_ns = -1;
   bool cancelled = false;         // a "first" join went on without it
   int finished = 0;               // times it finished (conservation: exactly once)
+  int preemptions = 0;            // on_demand admission: times its workflow was preempted while it was live
   // Its share of the energy of every step it was in: each step's energy split among the step's
   // requests by the new tokens each brought (prefill tokens, or 1 per decode), J.
   double energy_j = 0;
@@ -51,6 +52,9 @@ struct WorkflowRecord {
   double tool_wait_ns = 0;  // per round: from the round's last on-chip token to its join, summed
   int64_t requested_tokens = 0, generated_tokens = 0;
   int64_t reserved_pages = 0;
+  int preemptions = 0;              // on_demand admission: times it was preempted
+  int64_t recomputed_tokens = 0;    // preemption = recompute: tokens of its KV prefilled again
+  uint64_t swapped_bytes = 0;       // preemption = swap: bytes it sent to host memory (and got back)
 };
 
 // One step of the run.
@@ -66,6 +70,32 @@ struct StepSample {
   bool reused = false;   // timed from the step cache
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
   double energy_j = 0;     // the step's energy (hw/chip/energy.h read_energy over its time), J
+  // preemption = swap: KV swaps over the host link at the step's boundary, run before its jobs
+  // (part of `ns`; a step with no workflows is swaps alone).
+  double swap_ns = 0;
+  uint64_t swap_bytes = 0;
+};
+
+// One preemption or restore of a workflow (at a step boundary).
+struct PreemptionEvent {
+  double at_ns = 0;
+  int workflow = 0;
+  bool restore = false;  // false: preempted; true: admitted again
+  int64_t pages = 0;     // pages it freed (preempt) or took back (swap restore)
+  int64_t tokens = 0;    // recompute, preempt: tokens of its dropped KV, added to its prefill
+  uint64_t bytes = 0;    // swap: bytes over the host link
+  double ns = 0;         // swap: the transfer's time
+};
+
+// on_demand admission (docs/serving.md, "Admission on demand and preemption"): what preemption did.
+struct PreemptionResult {
+  std::string mode;  // recompute | swap
+  int64_t preemptions = 0, workflows_preempted = 0;
+  int64_t recomputed_tokens = 0;       // recompute: tokens prefilled again
+  uint64_t swap_out_bytes = 0, swap_in_bytes = 0;
+  int64_t swap_outs = 0, swap_ins = 0;  // transfers (one per preemption and per readmission)
+  uint64_t page_bytes = 0;              // a page's K and V over every KV head and layer (what a swap moves per page)
+  std::vector<PreemptionEvent> events;
 };
 
 // P-B-D mode (docs/serving.md, "P-B-D"): what the pools, the buffer and the KV transfers did.
@@ -108,6 +138,7 @@ struct ServeResult {
   int pes = 0;
   double end_ns = 0;  // the last workflow's end
   std::optional<PbdResult> pbd;  // set in P-B-D mode
+  std::optional<PreemptionResult> preemption;  // set under on_demand admission
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

@@ -239,6 +239,31 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                           "the new tokens each brings (prefill tokens, 1 per decode); time between steps is not "
                           "counted"}};
   if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
+  if (r.preemption) {  // on_demand admission only: a reserve run's summary is as before
+    const PreemptionResult& p = *r.preemption;
+    double swap_ns = 0;
+    int64_t swap_steps = 0;
+    std::vector<double> per_workflow;
+    for (const StepSample& st : r.steps) {
+      swap_ns += st.swap_ns;
+      swap_steps += st.swap_ns > 0;
+    }
+    for (const WorkflowRecord& f : r.workflows) per_workflow.push_back(f.preemptions);
+    s["preemption"] = {{"admission", "on_demand"},
+                       {"mode", p.mode},
+                       {"count", p.preemptions},
+                       {"workflows_preempted", p.workflows_preempted},
+                       {"per_workflow", report::distribution(per_workflow, "")},
+                       {"recomputed_tokens", p.recomputed_tokens},
+                       {"swap", {{"page_bytes", p.page_bytes},
+                                 {"out_count", p.swap_outs},
+                                 {"out_bytes", p.swap_out_bytes},
+                                 {"in_count", p.swap_ins},
+                                 {"in_bytes", p.swap_in_bytes},
+                                 {"ns", swap_ns},
+                                 {"steps", swap_steps},
+                                 {"fraction_of_busy", busy > 0 ? swap_ns / busy : 0.0}}}};
+  }
   s["end_ns"] = r.end_ns;
   s["simulator"] = simulator_json(hw);
   return s;
@@ -247,12 +272,16 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
 std::string requests_csv(const ServeResult& r) {
   std::ostringstream os;
   os << "workflow,template,round,branch,prefill_tokens,requested_tokens,generated_tokens,ready_ns,scheduled_ns,"
-        "first_token_ns,last_token_ns,tool_ns,done_ns,cancelled,energy_j\n";
-  for (const RequestRecord& q : r.requests)
+        "first_token_ns,last_token_ns,tool_ns,done_ns,cancelled,energy_j"
+     << (r.preemption ? ",preemptions\n" : "\n");  // the column under on_demand admission only
+  for (const RequestRecord& q : r.requests) {
     os << q.workflow << ',' << r.workflows[size_t(q.workflow)].tmpl << ',' << q.round << ',' << q.branch << ','
        << q.prefill_tokens << ',' << q.requested_tokens << ',' << q.generated_tokens << ',' << num(q.ready_ns) << ','
        << num(q.scheduled_ns) << ',' << num(q.first_token_ns) << ',' << num(q.last_token_ns) << ',' << num(q.tool_ns)
-       << ',' << num(q.done_ns) << ',' << (q.cancelled ? 1 : 0) << ',' << num(q.energy_j) << '\n';
+       << ',' << num(q.done_ns) << ',' << (q.cancelled ? 1 : 0) << ',' << num(q.energy_j);
+    if (r.preemption) os << ',' << q.preemptions;
+    os << '\n';
+  }
   return os.str();
 }
 
@@ -278,6 +307,8 @@ std::string serve_trace_json(const ServeResult& r) {
     ev.push_back({{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", s.pool}, {"ts", s.start_ns / 1e3}, {"dur", s.ns / 1e3},
                   {"args", {{"step", i}, {"workflows", s.workflows}, {"agents", s.agents}, {"tokens", s.tokens},
                             {"reused", s.reused}}}});
+    if (s.swap_ns > 0)  // preemption = swap: the boundary's swaps, at the step's start
+      ev.back()["args"]["swap_ns"] = s.swap_ns;
     ev.push_back({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3}, {"args", {{"in_use", s.kv_pages}}}});
     ev.push_back({{"name", "queue"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
                   {"args", {{"waiting", s.waiting}, {"active", s.active}}}});

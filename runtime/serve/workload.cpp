@@ -193,6 +193,21 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     policies.push_back("auto");
     w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
     w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
+    w.scheduler.admission = s.string("admission", "reserve", {"reserve", "on_demand"});
+    if (w.scheduler.on_demand() && w.scheduler.pbd)
+      s.fail("admission", "value \"on_demand\" is not allowed with scheduler.pbd (allowed: \"reserve\"): P-B-D's "
+                          "pools admit and pull by their own rules and preemption across the pools is not built");
+    if (w.scheduler.on_demand() && !w.scheduler.share_prefix)
+      s.fail("admission", "value \"on_demand\" is not allowed with share_prefix = false (allowed: \"reserve\"): the "
+                          "no-sharing baseline copies the parent's pages at the fan-out, outside a step's page check");
+    // Preemption only happens under on_demand admission: a preemption mode given with reserve
+    // would describe a run that never preempts, so it is refused rather than ignored.
+    if (s.has("preemption")) {
+      w.scheduler.preemption = s.string("preemption", "recompute", {"recompute", "swap"});
+      if (!w.scheduler.on_demand())
+        s.fail("preemption", "value \"" + w.scheduler.preemption + "\" needs scheduler.admission = \"on_demand\" "
+                             "(admission \"reserve\" never runs out of KV, so nothing is preempted)");
+    }
     s.finish();
   }
   if (r.has("slo")) {
@@ -372,6 +387,10 @@ Json to_json(const Workload& w) {
                     {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache},
                     {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches},
                     {"attention_policy", w.scheduler.attention_policy}, {"launch", w.scheduler.launch}};
+  if (w.scheduler.on_demand()) {  // echoed only when set: reserve runs keep their summary as before
+    j["scheduler"]["admission"] = w.scheduler.admission;
+    j["scheduler"]["preemption"] = w.scheduler.preemption;
+  }
   if (w.scheduler.pbd) {
     const PbdSpec& p = *w.scheduler.pbd;
     j["scheduler"]["pbd"] = {{"prefill_groups", p.prefill_groups}, {"decode_groups", p.decode_groups},

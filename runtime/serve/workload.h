@@ -73,6 +73,14 @@ struct SchedulerSpec {
   // and the kernel launches, "unified" (one per step) or "per-head" (one per KV head).
   std::string attention_policy = "A";
   std::string launch = "unified";
+  // reserve: admit a workflow when its upper-bound KV reservation fits (the pool never runs out).
+  // on_demand: admit when the pages it needs now fit; a step that cannot get its pages preempts
+  // the lowest-priority workflows, which restore their KV by `preemption` when readmitted:
+  // recompute (a timed prefill of their sequence) or swap (out to host memory and back over the
+  // host link). docs/serving.md, "Admission on demand and preemption".
+  std::string admission = "reserve";
+  std::string preemption = "recompute";
+  bool on_demand() const { return admission == "on_demand"; }
 };
 
 struct Slo {

@@ -3,6 +3,7 @@
 // SRF orders; the step cache's times = direct simulation; seeded arrivals -> identical outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -91,7 +92,9 @@ void expect_conserved(const Workload& w, const ServeResult& r) {
   EXPECT_EQ(r.in_use_end, 0);
   EXPECT_EQ(r.allocations, r.frees);
   EXPECT_LE(r.peak_pages, r.pages_total);
-  EXPECT_EQ(r.steps_simulated + r.steps_reused, int(r.steps.size()));
+  // Every step with workflows was simulated or reused (a step without any is swaps alone).
+  EXPECT_EQ(r.steps_simulated + r.steps_reused,
+            std::count_if(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.workflows > 0; }));
 }
 
 TEST(Serve, EveryRequestFinishesOnceTokensAndPagesConserved) {
@@ -579,6 +582,225 @@ TEST(ServeVcd, PbdAddsTheBufferPoolsAndTransfers) {
   EXPECT_GE(rises, 1);
   EXPECT_LE(size_t(rises), r.pbd->transfers.size());
   EXPECT_EQ(x.back().second, 0u);
+}
+
+}  // namespace
+}  // namespace ahbm
+
+// Admission on demand and preemption (docs/serving.md, "Admission on demand and preemption").
+namespace ahbm {
+namespace {
+
+// kAgentic with the scheduler fields `sched` (a JSON object's members).
+Workload agentic_with(const std::string& sched) {
+  Json j = Json::parse(kAgentic);
+  j["scheduler"] = Json::parse("{" + sched + "}");
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  return serve::parse_workload(j, "workload.json");
+}
+
+// The test model's page: 16 tokens x head_dim 32 x 2 (K, V) x 2 bytes x 2 layers x 2 KV heads.
+constexpr uint64_t kPageBytes = 16 * 32 * 2 * 2 * 2 * 2;
+
+// 8 PEs x `pages` pages a PE.
+HwConfig pool_of(int pages) {
+  HwConfig h = hw();
+  h.pe.hbm.capacity_bytes = uint64_t(pages) * kPageBytes;
+  return h;
+}
+
+// The largest sum, at a step's start, of the reservations of the workflows admitted and not done.
+int64_t max_reserved_under_way(const ServeResult& r) {
+  int64_t most = 0;
+  for (const auto& s : r.steps) {
+    int64_t reserved = 0;
+    for (const auto& f : r.workflows)
+      if (f.admitted_ns <= s.start_ns && f.done_ns > s.start_ns) reserved += f.reserved_pages;
+    most = std::max(most, reserved);
+  }
+  return most;
+}
+
+TEST(ServePreemption, ReserveIsTheDefaultAndChangesNothing) {
+  const Workload plain = workload(kAgentic), reserve = agentic_with(R"("admission": "reserve")");
+  const HwConfig h = pool_of(6);
+  const ServeResult a = serve::serve(plain, h, {}), b = serve::serve(reserve, h, {});
+  EXPECT_FALSE(a.preemption.has_value());
+  EXPECT_FALSE(b.preemption.has_value());
+  EXPECT_EQ(serve::serve_summary(plain, h, a).dump(), serve::serve_summary(reserve, h, b).dump());
+  EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
+  EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
+  EXPECT_FALSE(serve::serve_summary(plain, h, a).contains("preemption"));
+}
+
+TEST(ServePreemption, OnDemandAdmitsMorePreemptsAndConservesEverything) {
+  // 48 pages: an agentic workflow reserves about 22, so reserve admits 2 at once; its prompt
+  // takes 13, so on demand admits 3 and runs out as their rounds grow.
+  const HwConfig h = pool_of(6);
+  const Workload reserve = workload(kAgentic);
+  const ServeResult base = serve::serve(reserve, h, {});
+  for (const char* mode : {"recompute", "swap"}) {
+    SCOPED_TRACE(mode);
+    const Workload w = agentic_with(std::string(R"("admission": "on_demand", "preemption": ")") + mode + "\"");
+    const ServeResult r = serve::serve(w, h, {});
+    expect_conserved(w, r);  // each request finishes once, tokens as requested, every page freed
+    ASSERT_TRUE(r.preemption.has_value());
+    const auto& p = *r.preemption;
+    // More workflows under way at once than their reservations allow (reserve never does that:
+    // Serve.AdmissionHoldsTheKvPoolAndQueuesTheRest).
+    EXPECT_GT(max_reserved_under_way(r), r.pages_total);
+    EXPECT_LE(max_reserved_under_way(base), base.pages_total);
+    EXPECT_GT(p.preemptions, 0);
+    int64_t by_workflows = 0, main_preemptions = 0;
+    for (const auto& f : r.workflows) by_workflows += f.preemptions;
+    for (const auto& q : r.requests)
+      if (q.round < 0) main_preemptions += q.preemptions;
+    EXPECT_EQ(by_workflows, p.preemptions);
+    EXPECT_EQ(main_preemptions, p.preemptions);  // the main request is live through its workflow
+    // Every preempted workflow came back: one restore per preemption.
+    int64_t out = 0, back = 0;
+    for (const auto& e : p.events) (e.restore ? back : out) += 1;
+    EXPECT_EQ(out, p.preemptions);
+    EXPECT_EQ(back, p.preemptions);
+    // New tokens over every step: the workload's prefills and decodes, plus what recompute
+    // prefilled again.
+    int64_t work = 0, stepped = 0;
+    for (const auto& s : serve::expand(w)) {
+      work += s.prompt_tokens - s.cached_tokens + int64_t(s.rounds.size()) * s.join_tokens + s.answer_tokens;
+      for (const auto& round : s.rounds)
+        for (const auto& b : round) work += b.new_tokens + b.decode_tokens;
+    }
+    for (const auto& s : r.steps) stepped += s.tokens;
+    EXPECT_EQ(stepped, work + p.recomputed_tokens);
+    if (std::string(mode) == "recompute") {
+      EXPECT_GT(p.recomputed_tokens, 0);
+      EXPECT_EQ(p.swap_out_bytes, 0u);
+    } else {
+      EXPECT_EQ(p.recomputed_tokens, 0);
+      EXPECT_GT(p.swap_out_bytes, 0u);
+      EXPECT_EQ(p.swap_in_bytes, p.swap_out_bytes);
+    }
+    const Json s = serve::serve_summary(w, h, r);
+    EXPECT_EQ(s["preemption"]["count"].get<int64_t>(), p.preemptions);
+    EXPECT_EQ(s["preemption"]["mode"].get<std::string>(), mode);
+    EXPECT_NE(serve::requests_csv(r).find(",preemptions\n"), std::string::npos);
+  }
+}
+
+// Two plain requests at 0 on a pool of 8 pages: A (64-token prompt, 4 pages, 16 tokens) and B
+// (40 tokens, 3 pages, 30 tokens) both fit. A's first decode takes the 8th page (its 5th, which
+// holds all 16 of its tokens); B decodes 8 tokens into the room of its last page, then needs a
+// page with none free and nobody after it in FCFS order: B is preempted holding 40 + 8 tokens
+// (3 pages) and comes back when A is done (its 3 pages and next token need 4).
+Workload two_requests(const std::string& mode) {
+  const std::string csv = test::write_temp(test::temp_dir("serve-preempt"), "two.csv",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n0,64,16\n0,40,30\n");
+  Json j = Json::parse(R"({"arrival": {"process": "azure_csv"}})");
+  j["arrival"]["file"] = csv;
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  j["scheduler"] = {{"admission", "on_demand"}};
+  if (!mode.empty()) j["scheduler"]["preemption"] = mode;
+  return serve::parse_workload(j, "workload.json");
+}
+
+double busy(const ServeResult& r) {
+  double ns = 0;
+  for (const auto& s : r.steps) ns += s.ns;
+  return ns;
+}
+
+TEST(ServePreemption, RecomputePrefillsThePreemptedSequenceAgain) {
+  const Workload w = two_requests("recompute");
+  const ServeResult r = serve::serve(w, pool_of(1), {});
+  expect_conserved(w, r);
+  ASSERT_EQ(r.preemption->preemptions, 1);
+  const auto& out = r.preemption->events.at(0);
+  EXPECT_FALSE(out.restore);
+  EXPECT_EQ(out.workflow, 1);
+  EXPECT_EQ(out.pages, 3);
+  // Its whole sequence: the prompt and the 8 tokens it had decoded, prefilled again.
+  EXPECT_EQ(out.tokens, 40 + 8);
+  EXPECT_EQ(r.preemption->recomputed_tokens, 48);
+  EXPECT_EQ(r.requests[1].preemptions, 1);
+  EXPECT_EQ(r.requests[0].preemptions, 0);
+  EXPECT_EQ(r.workflows[1].recomputed_tokens, 48);
+  // On demand both are admitted at 0; by reservation (A 5 pages, B 5 of the 8) B waits for A's end.
+  EXPECT_EQ(r.workflows[1].admitted_ns, 0.0);
+  Workload reserve = w;
+  reserve.scheduler.admission = "reserve";
+  const ServeResult by_reservation = serve::serve(reserve, pool_of(1), {});
+  EXPECT_GE(by_reservation.workflows[1].admitted_ns, by_reservation.workflows[0].done_ns);
+  // After its restore, B's next step prefills those 48 tokens (a timed step of the chip).
+  const auto& back = r.preemption->events.at(1);
+  EXPECT_TRUE(back.restore);
+  EXPECT_GE(back.at_ns, r.workflows[0].done_ns);
+  const auto step = std::find_if(r.steps.begin(), r.steps.end(), [&](const auto& s) { return s.start_ns >= back.at_ns; });
+  ASSERT_NE(step, r.steps.end());
+  EXPECT_EQ(step->tokens, 48);
+  EXPECT_EQ(step->workflows, 1);
+  EXPECT_GT(step->ns, 0.0);
+  // Not being preempted (a pool that holds both): no recompute, less chip time, B done earlier.
+  const ServeResult roomy = serve::serve(w, pool_of(4), {});
+  EXPECT_EQ(roomy.preemption->preemptions, 0);
+  EXPECT_GT(busy(r), busy(roomy));
+  EXPECT_GT(r.workflows[1].done_ns, roomy.workflows[1].done_ns);
+}
+
+TEST(ServePreemption, SwapTimesEachDirectionOverTheHostLink) {
+  const Workload w = two_requests("swap");
+  HwConfig h = pool_of(1);
+  h.host.latency_ns = 700;  // a slow link: the swaps show in the timeline
+  h.host.bandwidth_gbps = 2;
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  const auto& p = *r.preemption;
+  ASSERT_EQ(p.preemptions, 1);
+  ASSERT_EQ(p.events.size(), 2u);
+  EXPECT_EQ(p.page_bytes, kPageBytes);
+  for (const auto& e : p.events) {
+    SCOPED_TRACE(e.restore ? "in" : "out");
+    EXPECT_EQ(e.workflow, 1);
+    EXPECT_EQ(e.pages, 3);  // B's 48 tokens
+    EXPECT_EQ(e.bytes, 3 * kPageBytes);
+    EXPECT_NEAR(e.ns, 700 + double(3 * kPageBytes) / 2, 1e-3);  // latency + bytes / bandwidth
+    EXPECT_EQ(e.tokens, 0);
+    // On the step timeline: the next step at that boundary runs the swap before its jobs.
+    const auto step = std::find_if(r.steps.begin(), r.steps.end(), [&](const auto& s) { return s.start_ns >= e.at_ns; });
+    ASSERT_NE(step, r.steps.end());
+    EXPECT_EQ(step->start_ns, e.at_ns);
+    EXPECT_DOUBLE_EQ(step->swap_ns, e.ns);
+    EXPECT_EQ(step->swap_bytes, e.bytes);
+    EXPECT_GT(step->ns, step->swap_ns);
+  }
+  EXPECT_EQ(p.swap_out_bytes, 3 * kPageBytes);
+  EXPECT_EQ(p.swap_in_bytes, 3 * kPageBytes);
+  EXPECT_EQ(p.recomputed_tokens, 0);
+  // Steps never overlap: the clock advanced by every swap.
+  for (size_t i = 1; i < r.steps.size(); ++i) EXPECT_GE(r.steps[i].start_ns, r.steps[i - 1].start_ns + r.steps[i - 1].ns);
+  const Json s = serve::serve_summary(w, h, r);
+  EXPECT_NEAR(s["preemption"]["swap"]["ns"].get<double>(), 2 * (700 + double(3 * kPageBytes) / 2), 1e-3);
+  // The same run on a faster link: the swaps cost less, nothing else changes in the tokens.
+  HwConfig fast = h;
+  fast.host.bandwidth_gbps = 64;
+  const ServeResult f = serve::serve(w, fast, {});
+  EXPECT_LT(f.end_ns, r.end_ns);
+  EXPECT_EQ(f.preemption->swap_out_bytes, p.swap_out_bytes);
+}
+
+TEST(ServePreemption, SameInputsGiveIdenticalOutputs) {
+  const HwConfig h = pool_of(6);
+  for (const char* mode : {"recompute", "swap"}) {
+    SCOPED_TRACE(mode);
+    const Workload w = agentic_with(std::string(R"("admission": "on_demand", "preemption": ")") + mode + "\"");
+    const ServeResult a = serve::serve(w, h, {}), b = serve::serve(w, h, {});
+    ASSERT_GT(a.preemption->preemptions, 0);
+    EXPECT_EQ(serve::serve_summary(w, h, a).dump(), serve::serve_summary(w, h, b).dump());
+    EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
+    EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
+    EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
+  }
 }
 
 }  // namespace

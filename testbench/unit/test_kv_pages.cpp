@@ -137,6 +137,9 @@ TEST(KvPages, RandomForkAppendReleaseKeepsBooksExact) {
         const bool cow = !t.empty() && kv.page(t.back()).filled() < page && kv.page(t.back()).refs > 1;
         const int32_t len = kv.length(s);
         const int64_t cows_before = kv.cow_copies();
+        // pages_for_append predicts the pages the append takes (a serve scheduler's check).
+        const int64_t predicted = kv.pages_for_append(s, n);
+        const int64_t allocations_before = kv.allocations(), free_before = int64_t(pes) * 40 - kv.in_use();
         bool full = false;
         try {
           kv.append(s, origin, n, std::ref(place));
@@ -147,6 +150,9 @@ TEST(KvPages, RandomForkAppendReleaseKeepsBooksExact) {
         if (!full) {
           ASSERT_EQ(added, n);
           ASSERT_EQ(kv.cow_copies() - cows_before, cow ? 1 : 0) << "seed " << seed << " op " << op;
+          ASSERT_EQ(kv.allocations() - allocations_before, predicted) << "seed " << seed << " op " << op;
+        } else {
+          ASSERT_GT(predicted, free_before) << "seed " << seed << " op " << op;
         }
         for (int i = 0; i < added; ++i) model[s].emplace_back(origin, len + i);
         if (full) {  // make room: drop the longest sequence

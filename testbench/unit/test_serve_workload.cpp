@@ -72,6 +72,36 @@ TEST(ServeWorkload, BadFieldsNameFieldValueAndRange) {
   EXPECT_EQ(parse(base()).scheduler.launch, "unified");
 }
 
+TEST(ServeWorkload, AdmissionAndPreemptionAreCheckedTogether) {
+  Json j = base();
+  EXPECT_EQ(parse(j).scheduler.admission, "reserve");
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand"})");
+  EXPECT_EQ(parse(j).scheduler.preemption, "recompute");
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand", "preemption": "swap"})");
+  EXPECT_EQ(parse(j).scheduler.preemption, "swap");
+  // An unknown value names the field, the value and the allowed values.
+  j["scheduler"] = Json::parse(R"({"admission": "lazy"})");
+  for (const char* part : {"scheduler.admission", "lazy", "reserve", "on_demand"})
+    EXPECT_NE(error_of(j).find(part), std::string::npos) << error_of(j);
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand", "preemption": "drop"})");
+  for (const char* part : {"scheduler.preemption", "drop", "recompute", "swap"})
+    EXPECT_NE(error_of(j).find(part), std::string::npos) << error_of(j);
+  // A preemption mode without on_demand admission would never act: refused, not ignored.
+  j["scheduler"] = Json::parse(R"({"preemption": "swap"})");
+  EXPECT_NE(error_of(j).find("scheduler.preemption"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("on_demand"), std::string::npos) << error_of(j);
+  // Not built with P-B-D's pools or the no-sharing baseline.
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand", "pbd": {}})");
+  EXPECT_NE(error_of(j).find("scheduler.admission"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("scheduler.pbd"), std::string::npos) << error_of(j);
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand", "share_prefix": false})");
+  EXPECT_NE(error_of(j).find("share_prefix"), std::string::npos) << error_of(j);
+  // The echo holds the fields only when on_demand is set (a reserve run's summary is unchanged).
+  EXPECT_FALSE(serve::to_json(parse(base()))["scheduler"].contains("admission"));
+  j["scheduler"] = Json::parse(R"({"admission": "on_demand", "preemption": "swap"})");
+  EXPECT_EQ(serve::to_json(parse(j))["scheduler"]["preemption"], "swap");
+}
+
 TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
   const serve::Workload w = parse(base());
   const auto a = serve::expand(w), b = serve::expand(w);
