@@ -59,8 +59,8 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   run.plan = planner_.plan(kv, step, set);                                                         // plan
   set_launch_schedule(run.plan.jobs, set_.launch);  // before choose: the estimates count the launches
   // The fan-out step's decision is reported with every candidate's estimate (summary.policy); any
-  // other step under a named policy needs only that policy's tiles to choose its tile.
-  const bool reported = rec.id.phase == "fanout" || set_.policy == "auto";
+  // other step needs only the candidates its policy can pick (all of them under auto).
+  const bool reported = rec.id.phase == "fanout";
   const Choice choice = choose(run.plan.jobs, reported ? run.plan.candidates : candidates_for(run.plan.candidates, set_.policy),
                                hw_, set_.policy, cost_model_);  // choose
   run.plan.jobs = apply_layout(std::move(run.plan.jobs), hw_, choice.chosen);                       // apply
