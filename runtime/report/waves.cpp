@@ -87,16 +87,29 @@ const std::vector<std::string>& pe_activity_names() {
   return names;
 }
 
-std::vector<std::string> phase_order(const SpanRecorder& spans) {
+namespace {
+
+// The names `name_of` gives the spans ("" = none), ordered by their first span's start (ties by
+// name): the codes host.phase and host.operator number them by.
+template <class NameOf>
+std::vector<std::string> names_by_first_start(const SpanRecorder& spans, NameOf name_of) {
   std::map<std::string, sc_core::sc_time> first;
   for (const Span& s : spans.spans()) {
-    auto [it, fresh] = first.try_emplace(spans.name(s.phase), s.start);
+    const std::string name = name_of(s);
+    if (name.empty()) continue;
+    auto [it, fresh] = first.try_emplace(name, s.start);
     if (!fresh) it->second = std::min(it->second, s.start);
   }
   std::vector<std::string> order;
   for (const auto& [name, t] : first) order.push_back(name);
   std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) { return first[a] < first[b]; });
   return order;
+}
+
+}  // namespace
+
+std::vector<std::string> phase_order(const SpanRecorder& spans) {
+  return names_by_first_start(spans, [&](const Span& s) { return spans.name(s.phase); });
 }
 
 namespace {
@@ -137,17 +150,7 @@ void add_operator_signals(TraceSink& t, const SpanRecorder& spans) {
 }  // namespace
 
 std::vector<std::string> operator_order(const SpanRecorder& spans) {
-  std::map<std::string, sc_core::sc_time> first;
-  for (const Span& s : spans.spans()) {
-    const std::string op = operator_of(spans.name(s.component));
-    if (op.empty()) continue;
-    auto [it, fresh] = first.try_emplace(op, s.start);
-    if (!fresh) it->second = std::min(it->second, s.start);
-  }
-  std::vector<std::string> order;
-  for (const auto& [name, t] : first) order.push_back(name);
-  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) { return first[a] < first[b]; });
-  return order;
+  return names_by_first_start(spans, [&](const Span& s) { return operator_of(spans.name(s.component)); });
 }
 
 TraceSink with_host_signals(const TraceSink& trace, const SpanRecorder& spans, const std::vector<double>& tile_done_ns) {
