@@ -132,7 +132,8 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   SimulatorPool gemm_sims;
   std::optional<ModelSteps> operators;
   if (weights) {
-    operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer, seed);
+    operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer, seed,
+                      opt.gemm_mapping);
     set.layers = &*operators;
   }
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step

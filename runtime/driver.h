@@ -40,6 +40,8 @@ struct RunOptions {
   // A whole dense model: simulate the operators of every layer, not once per distinct layer
   // (runtime/model/model_steps.h; the results are the same, tested).
   bool every_layer = false;
+  // A whole model: the weight GEMMs' mapping (hw/common/gemm_job.h; summary operators.mapping).
+  GemmMapping gemm_mapping = GemmMapping::w_stationary;
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;

@@ -30,6 +30,12 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
   // kKvTag for KV moved between PEs (spans carry its job's first tile's phase).
   ctx.span_hook = [&sh](const std::string& component, const char* activity, const NocPacket& p,
                         const sc_core::sc_time& start, const sc_core::sc_time& end) {
+    if (p.tag == kGemmTag) {  // a W tile of an X-stationary GEMM: its job's operator and phase
+      const int j = std::static_pointer_cast<const GemmTileMessage>(p.payload)->job;
+      sh.spans.record(start, end, sh.spans.intern(component), sh.spans.intern(activity),
+                      sh.spans.intern(sh.gemm.jobs[size_t(j)].phase), sh.gemm.op_ids[size_t(j)], 0, int64_t(p.bytes));
+      return;
+    }
     size_t gt = size_t(p.tag);
     if (p.tag == kKvTag) {
       const int job = std::static_pointer_cast<const KvMessage>(p.payload)->job;
@@ -57,6 +63,26 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     for (auto& cube : groups.back()->cubes) group_buffers[size_t(g)].push_back(&cube->q_buffer);
   }
   q_source = std::make_unique<QSource>("q_source", sh, *noc, 1, group_buffers, group_endpoints);
+  // The weight streamer: a port to every slice of the active groups, in chip PE order.
+  const size_t chip_pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
+  std::vector<Pe*> pes(chip_pes, nullptr);
+  std::vector<int> pe_endpoints(chip_pes, -1), ports(chip_pes, -1);
+  std::vector<HbmSlice*> slices;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const int g = active_groups[gi];
+    for (int c = 0; c < cfg.group.cubes; ++c)
+      for (int p = 0; p < cfg.cube.pes; ++p) {
+        const size_t cp = size_t(g) * size_t(cfg.pes_per_group()) + size_t(c) * size_t(cfg.cube.pes) + size_t(p);
+        pes[cp] = groups[gi]->cubes[size_t(c)]->pes[size_t(p)].get();
+        pe_endpoints[cp] = group_endpoints[size_t(g)][size_t(c)];
+        ports[cp] = int(slices.size());
+        slices.push_back(groups[gi]->cubes[size_t(c)]->slices[size_t(p)].get());
+      }
+  }
+  w_streamer = std::make_unique<WeightStreamer>("w_streamer", sh, *noc, std::move(pes), std::move(pe_endpoints), std::move(ports));
+  for (size_t i = 0; i < slices.size(); ++i)
+    links_.bind(w_streamer->slices, slices[i]->socket, "w_streamer_slice" + std::to_string(i) + "_check", sh.tlm_checks,
+                [sp = slices[i]] { return std::make_pair(uint64_t(0), sp->last()); });
   QSource& q = *q_source;
   links_.bind(host->q_out, q.socket, "q_check", sh.tlm_checks, [qp = &q] { return std::make_pair(uint64_t(0), qp->last()); });
 }
@@ -66,6 +92,7 @@ void Chip::begin_run() {
   q_source->begin_run();
   host->begin_run();
   for (auto& g : groups) g->begin_run();
+  w_streamer->begin_run();
 }
 
 void Chip::report_stats(StatsNode& node) const {

@@ -1,5 +1,5 @@
 #pragma once
-// The chip: host interface, Q source, NoC, and the KV-head groups (hw/group: CUBEs,
+// The chip: host interface, Q source, NoC, the weight streamer, and the KV-head groups (hw/group: CUBEs,
 // inter-CUBE reduction, KV mover) given as active. One Chip per simulation context, elaborated once and reused for
 // every run whose jobs use the same groups (Simulator, simulate.h): begin_run() places a run's
 // KV and starts it.
@@ -10,6 +10,7 @@
 #include "hw/chip/chip_stats.h"
 #include "hw/chip/host.h"
 #include "hw/chip/q_source.h"
+#include "hw/chip/weight_streamer.h"
 #include "hw/group/group.h"
 #include "hw/noc/noc.h"
 
@@ -34,6 +35,7 @@ class Chip : public sc_core::sc_module, public StatsProvider {
   std::unique_ptr<Host> host;
   std::unique_ptr<QSource> q_source;
   std::vector<std::unique_ptr<Group>> groups;  // per active group, ascending
+  std::unique_ptr<WeightStreamer> w_streamer;  // X-stationary weight GEMMs' W multicast
   std::vector<int> active_groups;
 
  private:

@@ -10,7 +10,7 @@ namespace {
 constexpr uint64_t kThreadsPerPe = 5;
 constexpr uint64_t kThreadsPerCube = 4 + 1;  // the CUBE's own, and its node of the reduction network
 constexpr uint64_t kThreadsPerGroup = 3;
-constexpr uint64_t kThreadsPerChip = 4;
+constexpr uint64_t kThreadsPerChip = 4 + 2;  // ... and the weight streamer with its sender (weight_streamer.h)
 constexpr uint64_t kMappingsPerThread = 2;  // stack and guard page
 constexpr uint64_t kPageBytes = 4096;
 // Resident bytes per process with its module's share of the objects, measured with --no-values

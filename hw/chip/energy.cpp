@@ -61,10 +61,12 @@ ClassJoules dynamic_energy(const Activity& a, const EnergyConfig& e, DType t) {
 
 Activity gemm_activity(const GemmOpStats& s) {
   Activity a;
-  a.hbm_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read;
+  // x_stationary: X rows from the PE's slice, W tiles over the NoC (w_stationary: both 0).
+  a.hbm_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_hbm_bytes_read;
   a.macs = s.macs;
   a.vector_ops = s.vector_ops;
-  a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read;
+  a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read + s.x_hbm_bytes_read;
+  a.noc_bytes = s.w_noc_delivered_bytes;
   a.q_buffer_bytes = s.x_bytes_read;
   return a;
 }

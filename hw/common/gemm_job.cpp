@@ -1,6 +1,7 @@
 #include "hw/common/gemm_job.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "hw/common/error.h"
 #include "hw/common/timing.h"
@@ -32,15 +33,19 @@ void check_fusion(const HwConfig& cfg, const GemmJob& job, const std::vector<Gem
     if (f.head_dim < 2 || f.head_dim % 2 != 0)
       throw InputError(at + ": head_dim = " + std::to_string(f.head_dim) + " (allowed: an even number >= 2 for RoPE)");
   }
+  // X-stationary: the receivers hold whole rows of X and sum a K-split themselves, so only the
+  // Y blocks' columns matter, cut by the job's blocking.
+  const bool xstat = job.x_stationary();
+  const GemmBlocking xblk = xstat ? gemm_xstat_blocking(cfg, job, shards) : GemmBlocking{};
   for (size_t p = 0; p < shards.size(); ++p) {
     const GemmShard& s = shards[p];
     if (s.n_count == 0) continue;
     // The norm's row sums and the epilogues need the whole of K on the PE.
-    if (s.k_count != job.k)
+    if (!xstat && s.k_count != job.k)
       throw InputError(at + ": PE " + std::to_string(p) + " holds K rows [" + std::to_string(s.k_begin) + ", " +
                        std::to_string(s.k_begin + s.k_count) + ") of " + std::to_string(job.k) +
                        " (allowed with fused vector operators: the whole of K, no K-split)");
-    const GemmBlocking blk = gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
+    const GemmBlocking blk = xstat ? xblk : gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
     for (int n0 = 0; n0 < s.n_count; n0 += blk.nb) {
       const int first = s.n_begin + n0, count = std::min(blk.nb, s.n_count - n0);
       if (f.gated_act && (first % 2 != 0 || count % 2 != 0))
@@ -59,6 +64,22 @@ void check_fusion(const HwConfig& cfg, const GemmJob& job, const std::vector<Gem
 
 }  // namespace
 
+const std::vector<std::string>& gemm_mapping_names() {
+  static const std::vector<std::string> names{"w_stationary", "x_stationary"};
+  return names;
+}
+
+const std::string& gemm_mapping_name(GemmMapping m) { return gemm_mapping_names().at(size_t(m)); }
+
+GemmMapping gemm_mapping_from_name(const std::string& name, const std::string& field) {
+  const std::vector<std::string>& names = gemm_mapping_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return GemmMapping(i);
+  std::string allowed;
+  for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+  throw InputError(field + " = '" + name + "' is not a GEMM mapping (allowed: " + allowed + ")");
+}
+
 std::vector<GemmShard> gemm_even_shards(int k, int n, int pes, int k_split) {
   std::vector<GemmShard> out(static_cast<size_t>(pes));
   const int columns = pes / k_split;
@@ -74,19 +95,22 @@ std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes) {
   return j.shards.empty() ? gemm_even_shards(j.k, j.n, pes, j.k_split) : j.shards;
 }
 
-GemmBlocking gemm_block_bytes(const HwConfig& cfg, int mb, int kb, int nb, DType t, bool write_back) {
+GemmBlocking gemm_block_bytes(const HwConfig& cfg, int mb, int kb, int nb, DType t, bool write_back, int x_k) {
   const uint64_t b = dtype_bytes(t), y = uint64_t(mb) * uint64_t(nb) * 4;
   GemmBlocking g;
   g.mb = mb;
   g.kb = kb;
   g.nb = nb;
   g.slot_bytes = std::max(uint64_t(kb) * uint64_t(nb) * b, write_back ? y : 0);
-  g.sram_bytes = uint64_t(cfg.pe.dma.buffers) * g.slot_bytes + y + uint64_t(mb) * uint64_t(kb) * b;
-  g.q_bytes = 2 * uint64_t(mb) * uint64_t(kb) * b;
+  g.sram_bytes = uint64_t(cfg.pe.dma.buffers) * g.slot_bytes + y + uint64_t(mb) * uint64_t(x_k > 0 ? x_k : kb) * b;
+  g.q_bytes = x_k > 0 ? 0 : 2 * uint64_t(mb) * uint64_t(kb) * b;
   return g;
 }
 
-GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t, bool write_back, const std::string& op) {
+namespace {
+// The search of gemm_blocking (its comment); x_k > 0: the X-stationary capacities.
+GemmBlocking search_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t, bool write_back, const std::string& op,
+                             int x_k) {
   const GemmConfig& e = cfg.pe.gemm;
   auto fits = [&](const GemmBlocking& g) { return g.sram_bytes <= cfg.pe.sram_bytes && g.q_bytes <= cfg.cube.q_buffer.bytes; };
   // Candidates of a block edge: the whole extent, then multiples of the engine tile below it.
@@ -100,11 +124,11 @@ GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t
     for (int mb : ms) {
       // The SRAM and Q-buffer bytes grow with Kb: the first (largest) Kb that fits is the one.
       for (int kb : ks) {
-        const GemmBlocking g = gemm_block_bytes(cfg, mb, kb, nb, t, write_back);
+        const GemmBlocking g = gemm_block_bytes(cfg, mb, kb, nb, t, write_back, x_k);
         if (fits(g)) return g;
       }
     }
-  const GemmBlocking least = gemm_block_bytes(cfg, ms.back(), ks.back(), candidates(n_p, e.tile_n).back(), t, write_back);
+  const GemmBlocking least = gemm_block_bytes(cfg, ms.back(), ks.back(), candidates(n_p, e.tile_n).back(), t, write_back, x_k);
   throw InputError("pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " with pe.dma.buffers = " +
                    std::to_string(cfg.pe.dma.buffers) + " and cube.q_buffer.bytes = " +
                    std::to_string(cfg.cube.q_buffer.bytes) + " cannot hold the smallest block of " + op + " (" +
@@ -113,7 +137,47 @@ GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t
                    ", Nb = " + std::to_string(least.nb) + " needs " + std::to_string(least.sram_bytes) +
                    " bytes of SRAM (buffers x slot " + std::to_string(least.slot_bytes) +
                    " + accumulators + X block) and " + std::to_string(least.q_bytes) +
-                   " bytes of Q buffer (allowed: at most pe.sram_bytes and cube.q_buffer.bytes)");
+                   " bytes of Q buffer (allowed: at most pe.sram_bytes and cube.q_buffer.bytes)" +
+                   (x_k > 0 ? std::string(" in the x_stationary mapping (X rows of K = ") + std::to_string(x_k) + " held whole)" : ""));
+}
+}  // namespace
+
+GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t, bool write_back, const std::string& op) {
+  return search_blocking(cfg, m, k_p, n_p, t, write_back, op, 0);
+}
+
+std::vector<std::pair<int, int>> gemm_xstat_rows(int m, const std::vector<GemmShard>& shards) {
+  std::vector<std::pair<int, int>> out(shards.size(), {0, 0});
+  const int r = int(std::count_if(shards.begin(), shards.end(), [](const GemmShard& s) { return s.n_count > 0; }));
+  int i = 0;
+  for (size_t p = 0; p < shards.size(); ++p)
+    if (shards[p].n_count > 0) out[p] = even_part(m, r, i++);
+  return out;
+}
+
+GemmBlocking gemm_xstat_blocking(const HwConfig& cfg, const GemmJob& j, const std::vector<GemmShard>& shards) {
+  int rows = 0, k_p = 0, n_p = 0;
+  for (const auto& [begin, count] : gemm_xstat_rows(j.m, shards)) rows = std::max(rows, count);
+  for (const GemmShard& s : shards)
+    if (s.n_count > 0) k_p = std::max(k_p, s.k_count), n_p = std::max(n_p, s.n_count);
+  return search_blocking(cfg, rows, k_p, n_p, j.dtype, j.write_back, j.op, j.k);
+}
+
+std::vector<GemmColumns> gemm_column_groups(const std::vector<GemmShard>& shards) {
+  std::vector<GemmColumns> out;
+  for (size_t p = 0; p < shards.size(); ++p) {
+    const GemmShard& s = shards[p];
+    if (s.n_count == 0) continue;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const GemmColumns& c) { return c.n_begin == s.n_begin && c.n_count == s.n_count; });
+    if (it == out.end()) it = out.insert(out.end(), GemmColumns{s.n_begin, s.n_count, {}});
+    it->holders.push_back(int(p));
+  }
+  std::sort(out.begin(), out.end(), [](const GemmColumns& a, const GemmColumns& b) { return a.n_begin < b.n_begin; });
+  for (GemmColumns& c : out)
+    std::stable_sort(c.holders.begin(), c.holders.end(),
+                     [&](int a, int b) { return shards[size_t(a)].k_begin < shards[size_t(b)].k_begin; });
+  return out;
 }
 
 void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, const std::string& where) {
@@ -147,7 +211,29 @@ void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, cons
         throw InputError(at + ": shard of PE " + std::to_string(p) + " lies outside the " + std::to_string(job.k) +
                          " x " + std::to_string(job.n) + " weight");
       covered += uint64_t(s.n_count) * uint64_t(s.k_count);
-      gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
+      if (!job.x_stationary()) gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
+    }
+    if (job.mapping != jobs.front().mapping)
+      throw InputError(at + ": mapping " + gemm_mapping_name(job.mapping) + " after " + gemm_mapping_name(jobs.front().mapping) +
+                       " (allowed: one GEMM mapping per run)");
+    if (job.x_stationary()) {
+      gemm_xstat_blocking(cfg, job, shards);
+      // Each receiver sums a column group's K parts: they must be disjoint and cover K.
+      for (const GemmColumns& c : gemm_column_groups(shards)) {
+        int next = 0;
+        for (int h : c.holders) {
+          const GemmShard& s = shards[size_t(h)];
+          if (s.k_begin != next)
+            throw InputError(at + ": the shards of columns [" + std::to_string(c.n_begin) + ", " +
+                             std::to_string(c.n_begin + c.n_count) + ") hold K rows from " + std::to_string(s.k_begin) +
+                             " after " + std::to_string(next) + " (allowed in x_stationary: K parts that follow each other)");
+          next += s.k_count;
+        }
+        if (next != job.k)
+          throw InputError(at + ": the shards of columns [" + std::to_string(c.n_begin) + ", " +
+                           std::to_string(c.n_begin + c.n_count) + ") hold K rows [0, " + std::to_string(next) +
+                           ") of " + std::to_string(job.k) + " (allowed in x_stationary: all of K)");
+      }
     }
     check_fusion(cfg, job, shards, at);
     if (covered != uint64_t(job.k) * uint64_t(job.n))
@@ -158,10 +244,16 @@ void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, cons
   const auto plans = gemm_pe_plans(cfg, jobs);
   for (int p = 0; p < pes; ++p) {
     uint64_t end = 0;
-    for (size_t j = 0; j < jobs.size(); ++j)
-      if (plans[j][size_t(p)].active())
-        end = std::max(end, std::max(plans[j][size_t(p)].y_base, plans[j][size_t(p)].r_base) +
-                                uint64_t(jobs[j].m) * uint64_t(plans[j][size_t(p)].shard.n_count) * 4);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const GemmPePlan& pl = plans[j][size_t(p)];
+      if (jobs[j].x_stationary()) {
+        if (pl.receives())
+          end = std::max(end, pl.x_base + uint64_t(pl.row_count) * uint64_t(jobs[j].k) * jobs[j].elem_bytes());
+        if (pl.active()) end = std::max(end, pl.w_base + uint64_t(pl.shard.k_count) * uint64_t(pl.shard.n_count) * jobs[j].elem_bytes());
+      } else if (pl.active()) {
+        end = std::max(end, std::max(pl.y_base, pl.r_base) + uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4);
+      }
+    }
     if (end > cfg.pe.hbm.capacity_bytes)
       throw InputError(where + ": pe.hbm.capacity_bytes = " + std::to_string(cfg.pe.hbm.capacity_bytes) +
                        " is exceeded on chip PE " + std::to_string(p) + " (the GEMMs' W shards, Y and residual rows need " +
@@ -174,31 +266,61 @@ std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const st
   std::vector<std::vector<GemmPePlan>> out(jobs.size(), std::vector<GemmPePlan>(size_t(pes)));
   std::vector<uint64_t> used(size_t(pes), 0);
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const std::vector<GemmShard> shards = gemm_shards_of(jobs[j], pes);
+    const GemmJob& job = jobs[j];
+    const std::vector<GemmShard> shards = gemm_shards_of(job, pes);
+    const bool xstat = job.x_stationary();
+    const GemmBlocking xblk = xstat ? gemm_xstat_blocking(cfg, job, shards) : GemmBlocking{};
+    const std::vector<std::pair<int, int>> rows = xstat ? gemm_xstat_rows(job.m, shards) : std::vector<std::pair<int, int>>{};
     for (int p = 0; p < pes; ++p) {
       GemmPePlan& pl = out[j][size_t(p)];
       pl.shard = shards[size_t(p)];
+      if (xstat) {
+        pl.blk = xblk;
+        std::tie(pl.row_begin, pl.row_count) = rows[size_t(p)];
+      }
       if (!pl.active()) continue;
-      pl.blk = gemm_blocking(cfg, jobs[j].m, pl.shard.k_count, pl.shard.n_count, jobs[j].dtype, jobs[j].write_back, jobs[j].op);
+      if (!xstat) pl.blk = gemm_blocking(cfg, job.m, pl.shard.k_count, pl.shard.n_count, job.dtype, job.write_back, job.op);
       pl.w_base = used[size_t(p)];
-      used[size_t(p)] += uint64_t(pl.shard.k_count) * uint64_t(pl.shard.n_count) * jobs[j].elem_bytes();
+      used[size_t(p)] += uint64_t(pl.shard.k_count) * uint64_t(pl.shard.n_count) * job.elem_bytes();
     }
   }
+  // Y rows, then residual rows: a column shard of every row (w_stationary) or every column of
+  // the PE's rows (x_stationary).
+  auto y_bytes = [&](size_t j, const GemmPePlan& pl) {
+    return jobs[j].x_stationary() ? uint64_t(pl.row_count) * uint64_t(jobs[j].n) * 4
+                                  : uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
+  };
+  auto holds_y = [&](size_t j, const GemmPePlan& pl) { return jobs[j].x_stationary() ? pl.receives() : pl.active(); };
   for (size_t j = 0; j < jobs.size(); ++j)
     for (int p = 0; p < pes; ++p) {
       GemmPePlan& pl = out[j][size_t(p)];
-      if (!pl.active()) continue;
+      if (!holds_y(j, pl)) continue;
       pl.y_base = used[size_t(p)];
-      used[size_t(p)] += uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
+      used[size_t(p)] += y_bytes(j, pl);
     }
   for (size_t j = 0; j < jobs.size(); ++j)
     for (int p = 0; p < pes; ++p) {
       GemmPePlan& pl = out[j][size_t(p)];
-      if (!pl.active() || !jobs[j].fused.residual) continue;
+      if (!holds_y(j, pl) || !jobs[j].fused.residual) continue;
       pl.r_base = used[size_t(p)];
-      used[size_t(p)] += uint64_t(jobs[j].m) * uint64_t(pl.shard.n_count) * 4;
+      used[size_t(p)] += y_bytes(j, pl);
+    }
+  // X-stationary: the PE's X rows (where the previous operator left them).
+  for (size_t j = 0; j < jobs.size(); ++j)
+    for (int p = 0; p < pes; ++p) {
+      GemmPePlan& pl = out[j][size_t(p)];
+      if (!jobs[j].x_stationary() || !pl.receives()) continue;
+      pl.x_base = used[size_t(p)];
+      used[size_t(p)] += uint64_t(pl.row_count) * uint64_t(jobs[j].k) * jobs[j].elem_bytes();
     }
   return out;
+}
+
+uint64_t gemm_y_blocks(const GemmJob& j, const GemmPePlan& pl, const std::vector<GemmColumns>& columns) {
+  if (!j.x_stationary()) return pl.active() ? uint64_t(pl.m_blocks(j.m)) * uint64_t(pl.n_blocks()) : 0;
+  uint64_t n_blocks = 0;
+  for (const GemmColumns& c : columns) n_blocks += uint64_t(GemmPePlan::ceil_div_i(c.n_count, pl.blk.nb));
+  return uint64_t(pl.row_blocks()) * n_blocks;
 }
 
 double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row) {

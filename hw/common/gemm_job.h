@@ -9,8 +9,17 @@
 // from the slice through the `pe.dma.buffers` SRAM slots, and a finished Y block (Mb × Nb fp32)
 // leaves through a slot too when it is written back, so with write-back the slots are shared by
 // input, compute and output (triple buffering with `pe.dma.buffers` = 3).
+//
+// The second mapping, X-stationary (docs/design/decoder-layer.md §4, THInfer's large-M path):
+// the rows of X are split over the PEs that hold a shard (each PE keeps its rows of X and their
+// Y in SRAM, X read once from the PE's own slice, where the previous operator left its whole
+// rows), W stays where the memory map put it, and each W tile is read once by its holder and
+// multicast over the NoC into a DMA slot of every PE with rows (hw/chip/weight_streamer.h); each
+// PE computes Y[its rows, all N] and writes it back into its own slice.
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/common/hw_config.h"
@@ -59,6 +68,13 @@ struct GemmFusion {
   bool epilogue() const { return rms_norm || rope() || gated_act || residual; }
 };
 
+// How a weight GEMM is mapped onto the PEs (above). Names: gemm_mapping_names().
+enum class GemmMapping { w_stationary, x_stationary };
+const std::vector<std::string>& gemm_mapping_names();  // in enum order
+const std::string& gemm_mapping_name(GemmMapping m);
+// Throws InputError "<field> = '<name>' is not a GEMM mapping (allowed: w_stationary, x_stationary)".
+GemmMapping gemm_mapping_from_name(const std::string& name, const std::string& field);
+
 struct GemmJob {
   std::string op = "gemm";       // operator name (spans, counters): q_proj, qkv_proj, down_proj, ...
   std::string phase = "decode";  // the step's phase (spans)
@@ -77,6 +93,9 @@ struct GemmJob {
   // Values (row-major, already rounded to `dtype`); both empty = timing only.
   std::vector<float> x, w;
   GemmFusion fused;  // vector operators on X blocks and Y blocks (none by default)
+  // The dataflow; every job of one run has the same (check_gemm_jobs).
+  GemmMapping mapping = GemmMapping::w_stationary;
+  bool x_stationary() const { return mapping == GemmMapping::x_stationary; }
   bool values() const { return !x.empty(); }
   uint64_t elem_bytes() const { return dtype_bytes(dtype); }
 };
@@ -93,6 +112,12 @@ std::vector<GemmShard> gemm_even_shards(int k, int n, int pes, int k_split);
 // Chosen: Nb = N_p if any (Mb, Kb) fits with it, else the largest multiple of tile_n that does;
 // then the largest Mb (M, or a multiple of tile_m below it: W is re-read ⌈M/Mb⌉ times); then the
 // largest Kb (K_p, or a multiple of tile_k below it).
+//
+// X-stationary (gemm_xstat_blocking): the PE holds its X rows whole, Mb × K (not an Mb × Kb
+// block per W tile), and they come from its own slice, not through the Q buffer:
+//   SRAM  = B·slot + Mb·Nb·4 + Mb·K·b ≤ pe.sram_bytes;  Q buf = 0
+// Mb from ⌈M / R⌉ rows per PE (R = PEs with a shard), Kb and Nb from the largest holder's K part
+// and columns; one blocking for the whole job, since every receiver takes the same W stream.
 struct GemmBlocking {
   int mb = 0, kb = 0, nb = 0;
   uint64_t slot_bytes = 0, sram_bytes = 0, q_bytes = 0;
@@ -101,7 +126,22 @@ struct GemmBlocking {
 // blocking fits.
 GemmBlocking gemm_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType t, bool write_back, const std::string& op);
 // The SRAM and Q-buffer bytes a blocking needs (the formula above).
-GemmBlocking gemm_block_bytes(const HwConfig& cfg, int mb, int kb, int nb, DType t, bool write_back);
+// x_k > 0: the X-stationary form, X held as Mb × x_k rows in SRAM and no Q-buffer block.
+GemmBlocking gemm_block_bytes(const HwConfig& cfg, int mb, int kb, int nb, DType t, bool write_back, int x_k = 0);
+
+// X-stationary: rows [begin, begin + count) of M per chip PE (split evenly over the PEs with a
+// shard, in chip order; others get none), and the job's blocking.
+std::vector<std::pair<int, int>> gemm_xstat_rows(int m, const std::vector<GemmShard>& shards);
+GemmBlocking gemm_xstat_blocking(const HwConfig& cfg, const GemmJob& j, const std::vector<GemmShard>& shards);
+
+// X-stationary: the W stream's column groups in order: each distinct column range of the shards
+// (by first column) with its holders in K order. Each receiver accumulates a Y block over all of
+// a group's holders, so a K-split is summed on the receiver.
+struct GemmColumns {
+  int n_begin = 0, n_count = 0;
+  std::vector<int> holders;  // chip PEs, by k_begin
+};
+std::vector<GemmColumns> gemm_column_groups(const std::vector<GemmShard>& shards);
 
 // Per chip PE, the shards of a job (its own or the even split over `pes` PEs).
 std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes);
@@ -111,17 +151,28 @@ std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes);
 // by N-block (each K_p × Nb block row-major, so every W tile is one burst), then after the
 // W of every job, per job the Y rows (each M-block's Mb × Nb blocks one after another), then per
 // job with a residual epilogue its residual rows (M × N_p fp32, laid out like Y).
+// X-stationary: the PE's rows (row_begin, row_count) are its part as a receiver; its Y rows
+// (row_count × N fp32, each M-block's Mb × Nb blocks one after another in column order) and
+// residual rows sit at y_base and r_base; its X rows (row_count × K) at x_base, after every
+// job's residual rows. blk is the job's X-stationary blocking on every PE.
 struct GemmPePlan {
   GemmShard shard;
   GemmBlocking blk;
   uint64_t w_base = 0, y_base = 0;
   uint64_t r_base = 0;  // the residual rows' shard (GemmFusion::residual), after every job's Y
+  uint64_t x_base = 0;  // X-stationary: the PE's X rows
+  int row_begin = 0, row_count = 0;  // X-stationary: its rows of M
   bool active() const { return shard.n_count > 0; }
+  bool receives() const { return row_count > 0; }
+  int row_blocks() const { return receives() ? int(ceil_div_i(row_count, blk.mb)) : 0; }
   int m_blocks(int m) const { return int(ceil_div_i(m, blk.mb)); }
   int n_blocks() const { return int(ceil_div_i(shard.n_count, blk.nb)); }
   int k_blocks() const { return int(ceil_div_i(shard.k_count, blk.kb)); }
   static int64_t ceil_div_i(int64_t a, int64_t b) { return (a + b - 1) / b; }
 };
+// The Y blocks a PE finishes in job j: w_stationary, its M-blocks × its N-blocks; x_stationary,
+// its row blocks × the N-blocks of every column group (`columns`: gemm_column_groups).
+uint64_t gemm_y_blocks(const GemmJob& j, const GemmPePlan& pl, const std::vector<GemmColumns>& columns);
 // Per job, per chip PE (jobs checked by check_gemm_jobs).
 std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const std::vector<GemmJob>& jobs);
 
@@ -153,6 +204,15 @@ struct GemmOpStats {
   double norm_busy_ns = 0, rope_busy_ns = 0, act_busy_ns = 0, residual_busy_ns = 0;
   uint64_t vector_ops = 0;
   uint64_t residual_bytes_read = 0;
+  // What crosses the interconnect, for comparing the mappings (docs/models.md "X-stationary"):
+  // X into the CUBEs over the host link (w_stationary: M·K·b, the x_ready_ns stream), W tiles
+  // multicast over the NoC (x_stationary: bytes per packet, one packet per tile and pass) and
+  // the Y blocks the gather collects into whole rows (w_stationary). x_stationary reads its X
+  // rows from the PE's own slice instead (x_hbm_bytes_read).
+  uint64_t x_link_bytes = 0, w_multicast_bytes = 0, y_gather_bytes = 0;
+  uint64_t x_hbm_bytes_read = 0;
+  uint64_t w_noc_delivered_bytes = 0;  // the W packets' bytes × the CUBEs each reached (energy)
+  uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes; }
   double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns; }
 };
 // Bytes of a finished Y block of mb × nb leaving the PE (half the columns after a gated
@@ -160,5 +220,19 @@ struct GemmOpStats {
 inline uint64_t gemm_y_block_bytes(const GemmFusion& f, int mb, int nb) {
   return uint64_t(mb) * uint64_t(f.gated_act ? nb / 2 : nb) * 4;
 }
+
+// An X-stationary W tile on the NoC (hw/chip/weight_streamer.h): NocPacket::tag = kGemmTag, the
+// payload this; the CUBEs of its receivers hand it to them (Pe::gemm_tile_arrived).
+constexpr int kGemmTag = -2;
+struct GemmTileMessage {
+  int job = 0, holder = 0;         // the job, the chip PE whose slice it was read from
+  int kb = 0, nb = 0;              // its shape
+  std::vector<int> dst_pes;        // receiving chip PEs
+  std::vector<int> slots;          // the SRAM slot reserved in each
+  // Per receiver, the tile's place in the stream it receives (0, 1, ...): tiles read from
+  // different holders' slices can arrive out of order, and a receiver takes them in order.
+  std::vector<uint64_t> seqs;
+  std::shared_ptr<const std::vector<unsigned char>> data;  // stored bytes (null: timing only)
+};
 
 }  // namespace ahbm

@@ -86,6 +86,7 @@ void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_co
 void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
   gemm.jobs.bind(run_gemms);
   gemm.plans = gemm_pe_plans(cfg, run_gemms);
+  gemm.columns.clear();
   gemm.y.clear();
   gemm.stats.clear();
   gemm.op_ids.clear();
@@ -100,10 +101,12 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
     GemmOpStats st;
     st.op = job.op;
     st.pe_end_ns.assign(pes, 0.0);
+    // w_stationary's X comes over the host link (x_ready_ns), M·K·b once for every CUBE.
+    if (!job.x_stationary()) st.x_link_bytes = uint64_t(job.m) * uint64_t(job.k) * job.elem_bytes();
     gemm.stats.push_back(std::move(st));
     gemm.op_ids.push_back(spans.intern(job.op));
-    for (const GemmPePlan& pl : gemm.plans[j])
-      if (pl.active()) gemm.blocks_left += uint64_t(pl.m_blocks(job.m)) * uint64_t(pl.n_blocks());
+    gemm.columns.push_back(job.x_stationary() ? gemm_column_groups(gemm_shards_of(job, int(pes))) : std::vector<GemmColumns>{});
+    for (const GemmPePlan& pl : gemm.plans[j]) gemm.blocks_left += gemm_y_blocks(job, pl, gemm.columns[j]);
   }
 }
 

@@ -54,6 +54,7 @@ using JobList = RunList<AttentionJob>;
 struct GemmRun {
   RunList<GemmJob> jobs;
   std::vector<std::vector<GemmPePlan>> plans;  // per job, per chip PE (gemm_pe_plans)
+  std::vector<std::vector<GemmColumns>> columns;  // per job, x_stationary: its W stream's column groups
   std::vector<MatrixRM> y;             // per job, M x N fp32 (values only); K-split parts summed
   std::vector<GemmOpStats> stats;      // per job
   uint64_t blocks_left = 0;

@@ -12,6 +12,7 @@ Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int
       reducer("reducer", sh, cube, sh.cfg.cube.pes),
       slice_port("slice_port"),
       sh_(sh),
+      group_(group),
       cube_(cube),
       responder_("responder", noc) {
   sh.spans.declare(component_path(q_buffer), {ComponentInfo::Kind::q_buffer, group, cube, -1, q_buffer.basename()});
@@ -47,6 +48,15 @@ void Cube::begin_run() {
 }
 
 void Cube::noc_receive(int, const NocPacket& packet) {
+  if (packet.tag == kGemmTag) {  // an X-stationary W tile: into the reserved slot of each receiver here
+    const auto m = std::static_pointer_cast<const GemmTileMessage>(packet.payload);
+    const int first = group_ * sh_.cfg.pes_per_group() + cube_ * sh_.cfg.cube.pes;
+    for (size_t i = 0; i < m->dst_pes.size(); ++i) {
+      const int p = m->dst_pes[i] - first;
+      if (p >= 0 && p < sh_.cfg.cube.pes) pes[size_t(p)]->gemm_tile_arrived(*m, m->slots[i]);
+    }
+    return;
+  }
   if (packet.tag != kKvTag) {
     q_buffer.arrive(packet.tag, packet.bytes, std::static_pointer_cast<const std::vector<float>>(packet.payload));
     return;

@@ -56,7 +56,7 @@ class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {
   TlmLinks links_;
   std::vector<unsigned char> scratch_;  // data buffer of timing-only reads
   SimShared& sh_;
-  int cube_;
+  int group_, cube_;
   TimedQueue<KvMessagePtr> requests_;
   DelayedSender responder_;
   uint64_t served_ = 0;

@@ -76,15 +76,17 @@ void Pe::begin_run() {
   gemm_free_.clear();
   gemm_full_.clear();
   gemm_out_.clear();
+  gemm_next_seq_ = 0;
+  gemm_early_.clear();
   gemm_blocks_done_ = gemm_blocks_total_ = 0;
   if (!has_gemm_work()) return;
   const GemmRun& g = sh_.gemm;
   uint64_t slot_bytes = 0;
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
-    if (!pl.active()) continue;
+    if (!pl.active() && !pl.receives()) continue;
     slot_bytes = std::max(slot_bytes, pl.blk.slot_bytes);
-    gemm_blocks_total_ += uint64_t(pl.m_blocks(g.jobs[j].m)) * uint64_t(pl.n_blocks());
+    gemm_blocks_total_ += gemm_y_blocks(g.jobs[j], pl, g.columns[j]);
   }
   gemm_slots_.resize(size_t(sh_.cfg.pe.dma.buffers));
   for (int s = 0; s < sh_.cfg.pe.dma.buffers; ++s) {

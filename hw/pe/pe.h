@@ -89,6 +89,10 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void remap_arrived(const KvMessage& m) override;
   void broadcast_arrived(const KvMessage& m, int slot) override;
   int reserve_slot() override { return free_slots_.pop(); }
+  // X-stationary weight GEMMs: the weight streamer reserves one of the GEMM slots (blocks until
+  // one is free) and the PE's CUBE hands it the W tile sent into it (never waits).
+  int reserve_gemm_slot();
+  void gemm_tile_arrived(const GemmTileMessage& m, int slot);
   // Tiles (global indices) this PE takes part in, in send order.
   const std::vector<int>& my_tiles() const { return my_tiles_; }
 
@@ -129,6 +133,14 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_compute();
   void gemm_write_loop();
   void gemm_write();
+  // x_stationary job j: the PE's row blocks against the streamed W tiles; their write-backs.
+  void gemm_compute_xstat(int j);
+  void gemm_write_xstat(int j);
+  // The GEMM engine (or a Q-buffer read) busy `cycles` as activity `a`, a span `activity` of job j.
+  sc_core::sc_time gemm_engine(PeActivity a, int activity, uint64_t cycles, int j, int phase, int64_t rows, int64_t bytes);
+  // gemm_acc_ += x · the W tile in `slot` (kb × nb, stored as `t`).
+  template <class X>
+  void gemm_accumulate(const X& x, const unsigned char* slot, int kb, int nb, DType t);
   // One burst between a GEMM slot and the slice (a W tile in, a Y block out; timing only
   // without values), with its span, the DMA signal and busy time.
   // values = false: a timing-only payload (no bytes move); activity: the span's name.
@@ -137,10 +149,12 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   // The vector unit busy `cycles` on fused operator `name` of job j (span, VCD, counters).
   void gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int rows, uint64_t element_ops,
                       double& busy_ns);
-  // The fused epilogues of a finished Y block (rows [m0, m0 + mb), shard columns [n0, n0 + nb)).
-  void gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, int mb, int n0, int nb, int phase);
-  // A Y block is done (written back or gathered): counts it and the operator's end on this PE.
-  void gemm_block_done(int job);
+  // The fused epilogues of a finished Y block (rows [m0, m0 + mb)).
+  // Columns [c0, c0 + nb) of Y; the residual rows' block at r_addr of the slice.
+  void gemm_epilogue(const GemmJob& job, int j, int m0, int mb, int c0, int nb, uint64_t r_addr, int phase);
+  // A Y block is done (written back or gathered): counts it and the operator's end on this PE,
+  // and the bytes the gather collects of it (w_stationary: its Y shard block).
+  void gemm_block_done(int job, uint64_t gather_bytes);
   bool has_gemm_work() const;
   void wait_for_remap(const TileRef& t);
   // A remote read (Policy B2, or a copy-on-write source on another PE): a request for `count`
@@ -214,6 +228,10 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   TimedQueue<int> gemm_free_;
   TimedQueue<GemmTile> gemm_full_;
   TimedQueue<GemmTile> gemm_out_;
+  // x_stationary: the next streamed tile this PE takes, and tiles that arrived before it (by
+  // their place in the stream; Pe::gemm_tile_arrived).
+  uint64_t gemm_next_seq_ = 0;
+  std::map<uint64_t, GemmTile> gemm_early_;
   uint64_t gemm_blocks_done_ = 0, gemm_blocks_total_ = 0;
   MatrixRM gemm_acc_, gemm_w_;  // the Y block's accumulators; a W tile widened to fp32
   MatrixRM gemm_x_;             // an X block after the RMSNorm prologue

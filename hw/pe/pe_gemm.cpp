@@ -21,7 +21,7 @@ std::pair<int, int> block_range(int whole, int block, int i) {
 
 bool Pe::has_gemm_work() const {
   for (const auto& per_pe : sh_.gemm.plans)
-    if (per_pe[size_t(chip_pe_)].active()) return true;
+    if (per_pe[size_t(chip_pe_)].active() || per_pe[size_t(chip_pe_)].receives()) return true;
   return false;
 }
 
@@ -74,7 +74,8 @@ void Pe::gemm_dma() {
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
-    if (!pl.active()) continue;
+    // x_stationary: the weight streamer reads the W tiles and multicasts them into the slots.
+    if (!pl.active() || job.x_stationary()) continue;
     const uint64_t b = job.elem_bytes(), k_p = uint64_t(pl.shard.k_count);
     const int phase = sh_.spans.intern(job.phase);
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi)
@@ -102,18 +103,16 @@ void Pe::gemm_compute() {
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
+    if (job.x_stationary()) {
+      gemm_compute_xstat(int(j));
+      continue;
+    }
     if (!pl.active()) continue;
     const uint64_t b = job.elem_bytes();
     const int phase = sh_.spans.intern(job.phase);
     GemmOpStats& st = g.stats[j];
-    // The engine waits `cycles` on activity `a`, recorded as a span `activity` of this PE.
     auto engine = [&](PeActivity a, int activity, uint64_t cycles, int64_t rows, int64_t bytes) {
-      const sc_core::sc_time start = sc_core::sc_time_stamp();
-      sh_.trace.set(sig_activity_, uint64_t(a));
-      sc_core::wait(sh_.cycles(cycles));
-      sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
-      sh_.spans.record(start, sc_core::sc_time_stamp(), component_, activity, phase, g.op_ids[j], rows, bytes);
-      return sc_core::sc_time_stamp() - start;
+      return gemm_engine(a, activity, cycles, int(j), phase, rows, bytes);
     };
     const GemmFusion& fu = job.fused;
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi) {
@@ -160,22 +159,16 @@ void Pe::gemm_compute() {
               gemm_x_ = xb;
               rms_prologue_apply(gemm_x_, fu.norm_weight.data() + pl.shard.k_begin + k0, gemm_sumsq_);
             }
-            if (job.dtype == DType::fp32) {
-              const ConstMapRM w(reinterpret_cast<const float*>(slot), kb, nb);
-              if (fu.rms_norm) gemm_acc_.noalias() += gemm_x_ * w;
-              else gemm_acc_.noalias() += xb * w;
-            } else {
-              gemm_w_.resize(kb, nb);
-              decode(job.dtype, slot, uint64_t(kb) * uint64_t(nb), gemm_w_.data());
-              if (fu.rms_norm) gemm_acc_.noalias() += gemm_x_ * gemm_w_;
-              else gemm_acc_.noalias() += xb * gemm_w_;
-            }
+            if (fu.rms_norm) gemm_accumulate(gemm_x_, slot, kb, nb, job.dtype);
+            else gemm_accumulate(xb, slot, kb, nb, job.dtype);
           }
           if (!last) {
             gemm_free_.push(t.slot);
             continue;
           }
-          if (fu.epilogue()) gemm_epilogue(job, int(j), pl, m0, mb, n0, nb, phase);
+          if (fu.epilogue())
+            gemm_epilogue(job, int(j), m0, mb, pl.shard.n_begin + n0, nb,
+                          pl.r_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4, phase);
           if (job.values()) {
             g.y[j].block(m0, pl.shard.n_begin + n0, mb, nb) += gemm_acc_;
             sh_.guard.check(gemm_acc_, component_, -1);
@@ -185,11 +178,146 @@ void Pe::gemm_compute() {
             gemm_out_.push(t);  // the slot now holds the Y block
           } else {
             gemm_free_.push(t.slot);
-            gemm_block_done(int(j));
+            gemm_block_done(int(j), gemm_y_block_bytes(fu, mb, nb));
           }
         }
       }
     }
+  }
+}
+
+sc_core::sc_time Pe::gemm_engine(PeActivity a, int activity, uint64_t cycles, int j, int phase, int64_t rows, int64_t bytes) {
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  sh_.trace.set(sig_activity_, uint64_t(a));
+  sc_core::wait(sh_.cycles(cycles));
+  sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
+  sh_.spans.record(start, sc_core::sc_time_stamp(), component_, activity, phase, sh_.gemm.op_ids[size_t(j)], rows, bytes);
+  return sc_core::sc_time_stamp() - start;
+}
+
+template <class X>
+void Pe::gemm_accumulate(const X& x, const unsigned char* slot, int kb, int nb, DType t) {
+  if (t == DType::fp32) {
+    const ConstMapRM w(reinterpret_cast<const float*>(slot), kb, nb);
+    gemm_acc_.noalias() += x * w;
+  } else {
+    gemm_w_.resize(kb, nb);
+    decode(t, slot, uint64_t(kb) * uint64_t(nb), gemm_w_.data());
+    gemm_acc_.noalias() += x * gemm_w_;
+  }
+}
+
+int Pe::reserve_gemm_slot() { return gemm_free_.pop(); }
+
+void Pe::gemm_tile_arrived(const GemmTileMessage& m, int slot) {
+  if (m.data) std::copy(m.data->begin(), m.data->end(), gemm_slots_[size_t(slot)].begin());
+  size_t i = 0;
+  while (m.dst_pes[i] != chip_pe_) ++i;
+  // Compute takes the stream in order: a tile that overtook an earlier one (a faster holder
+  // slice) waits in its slot until the earlier ones are in.
+  gemm_early_[m.seqs[i]] = {m.job, slot, 0, 0, 0};
+  for (auto it = gemm_early_.begin(); it != gemm_early_.end() && it->first == gemm_next_seq_; it = gemm_early_.erase(it)) {
+    gemm_full_.push(it->second);
+    ++gemm_next_seq_;
+  }
+}
+
+void Pe::gemm_compute_xstat(int j) {
+  GemmRun& g = sh_.gemm;
+  const GemmJob& job = g.jobs[size_t(j)];
+  const GemmPePlan& pl = g.plans[size_t(j)][size_t(chip_pe_)];
+  if (!pl.receives()) return;
+  const PeConfig& cfg = sh_.cfg.pe;
+  const uint64_t b = job.elem_bytes(), k = uint64_t(job.k);
+  const int phase = sh_.spans.intern(job.phase);
+  GemmOpStats& st = g.stats[size_t(j)];
+  const GemmFusion& fu = job.fused;
+  for (int mi = 0; mi < pl.row_blocks(); ++mi) {
+    const auto [r0, mb] = block_range(pl.row_count, pl.blk.mb, mi);
+    const int m0 = pl.row_begin + r0;
+    // The block's rows of X, whole K, from the PE's own slice into SRAM once: they meet every W
+    // tile of the stream (timing only: the values come with the job).
+    const uint64_t x_bytes = uint64_t(mb) * k * b;
+    gemm_burst(tlm::TLM_READ_COMMAND, pl.x_base + uint64_t(r0) * k * b, nullptr, x_bytes, false, j, phase, mb,
+               sh_.spans.intern("x_in"));
+    st.x_hbm_bytes_read += x_bytes;
+    sram_bytes_ += x_bytes;
+    // RMSNorm prologue once on the whole rows (not per W tile: the rows stay).
+    if (fu.rms_norm) {
+      gemm_sumsq_.setZero(mb);
+      gemm_vector_op("rms_norm", rms_prologue_cycles(cfg.vector, uint64_t(mb), k), j, phase, mb,
+                     uint64_t(mb) * k * VectorOpCost::rms_prologue, st.norm_busy_ns);
+    }
+    if (job.values()) {
+      gemm_x_ = ConstMapRM(job.x.data(), job.m, job.k).block(m0, 0, mb, job.k);
+      if (fu.rms_norm) rms_prologue_apply(gemm_x_, fu.norm_weight.data(), gemm_sumsq_);
+    }
+    // The W stream, in the order the weight streamer sends it: column groups, their N-blocks,
+    // each N-block's holders in K order, their K-blocks.
+    for (const GemmColumns& c : g.columns[size_t(j)])
+      for (int n0 = 0; n0 < c.n_count; n0 += pl.blk.nb) {
+        const int nb = std::min(pl.blk.nb, c.n_count - n0), c0 = c.n_begin + n0;
+        if (job.values()) gemm_acc_.setZero(mb, nb);
+        for (size_t hi = 0; hi < c.holders.size(); ++hi) {
+          const GemmShard& hs = g.plans[size_t(j)][size_t(c.holders[hi])].shard;
+          for (int k0 = 0; k0 < hs.k_count; k0 += pl.blk.kb) {
+            const int kb = std::min(pl.blk.kb, hs.k_count - k0);
+            const bool last = hi + 1 == c.holders.size() && k0 + kb == hs.k_count;
+            const GemmTile t = gemm_full_.pop();
+            const uint64_t tiles = gemm_tiles(cfg.gemm, uint64_t(mb), uint64_t(nb), uint64_t(kb));
+            const uint64_t cycles = tiles * gemm_issue_interval(cfg.gemm, job.dtype) + (last ? cfg.gemm.pipeline_latency : 0);
+            const sc_core::sc_time busy = gemm_engine(PeActivity::gemm_w, g.op_ids[size_t(j)], cycles, j, phase, mb, 0);
+            gemm_busy_ += busy;
+            st.gemm_busy_ns += to_ns(busy);
+            sram_bytes_ += uint64_t(kb) * uint64_t(nb) * b;  // the W tile
+            st.macs += uint64_t(mb) * uint64_t(nb) * uint64_t(kb);
+            st.gemm_tiles += tiles;
+            macs_ += uint64_t(mb) * uint64_t(nb) * uint64_t(kb);
+            gemm_tiles_ += tiles;
+            unsigned char* slot = gemm_slots_[size_t(t.slot)].data();
+            if (job.values()) gemm_accumulate(gemm_x_.middleCols(hs.k_begin + k0, kb), slot, kb, nb, job.dtype);
+            if (!last) {
+              gemm_free_.push(t.slot);
+              continue;
+            }
+            if (fu.epilogue())
+              gemm_epilogue(job, j, m0, mb, c0, nb, pl.r_base + (uint64_t(r0) * uint64_t(job.n) + uint64_t(mb) * uint64_t(c0)) * 4,
+                            phase);
+            if (job.values()) {
+              g.y[size_t(j)].block(m0, c0, mb, nb) += gemm_acc_;
+              sh_.guard.check(gemm_acc_, component_, -1);
+              if (job.write_back)
+                std::copy_n(reinterpret_cast<const unsigned char*>(gemm_acc_.data()), size_t(mb) * size_t(nb) * 4, slot);
+            }
+            if (job.write_back) {
+              gemm_out_.push({j, t.slot, mi, c0, nb});  // ni: the block's first column, ki: its width
+            } else {
+              gemm_free_.push(t.slot);
+              gemm_block_done(j, gemm_y_block_bytes(fu, mb, nb));  // it leaves the PE
+            }
+          }
+        }
+      }
+  }
+}
+
+void Pe::gemm_write_xstat(int j) {
+  GemmRun& g = sh_.gemm;
+  const GemmJob& job = g.jobs[size_t(j)];
+  const GemmPePlan& pl = g.plans[size_t(j)][size_t(chip_pe_)];
+  const int phase = sh_.spans.intern(job.phase);
+  for (uint64_t i = gemm_y_blocks(job, pl, g.columns[size_t(j)]); i > 0; --i) {
+    const GemmTile t = gemm_out_.pop();
+    const auto [r0, mb] = block_range(pl.row_count, pl.blk.mb, t.mi);
+    // The M-block's Y rows: mb × N, its column blocks one after another.
+    const uint64_t addr = pl.y_base + (uint64_t(r0) * uint64_t(job.n) + uint64_t(mb) * uint64_t(t.ni)) * 4;
+    const uint64_t bytes = gemm_y_block_bytes(job.fused, mb, t.ki);
+    gemm_burst(tlm::TLM_WRITE_COMMAND, addr, gemm_slots_[size_t(t.slot)].data(), bytes, job.values(), j, phase, mb,
+               g.activity_out);
+    g.stats[size_t(j)].y_bytes_written += bytes;
+    sram_bytes_ += bytes;
+    gemm_free_.push(t.slot);
+    gemm_block_done(j, 0);
   }
 }
 
@@ -209,12 +337,11 @@ void Pe::gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int
   vector_ops_ += element_ops;
 }
 
-void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, int mb, int n0, int nb, int phase) {
+void Pe::gemm_epilogue(const GemmJob& job, int j, int m0, int mb, int c0, int nb, uint64_t r_addr, int phase) {
   GemmRun& g = sh_.gemm;
   const GemmFusion& fu = job.fused;
   const VectorConfig& v = sh_.cfg.pe.vector;
   GemmOpStats& st = g.stats[size_t(j)];
-  const int c0 = pl.shard.n_begin + n0;  // the block's first column of Y
   auto vector_op = [&](const char* name, uint64_t cycles, uint64_t element_ops, double& busy_ns) {
     gemm_vector_op(name, cycles, j, phase, mb, element_ops, busy_ns);
   };
@@ -238,8 +365,7 @@ void Pe::gemm_epilogue(const GemmJob& job, int j, const GemmPePlan& pl, int m0, 
     // The residual rows' columns of the block, from where the layer input is stored (timing
     // only: the values come with the job), then the add.
     const uint64_t bytes = block * 4;
-    const uint64_t addr = pl.r_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4;
-    gemm_burst(tlm::TLM_READ_COMMAND, addr, nullptr, bytes, false, j, phase, mb, sh_.spans.intern("residual_in"));
+    gemm_burst(tlm::TLM_READ_COMMAND, r_addr, nullptr, bytes, false, j, phase, mb, sh_.spans.intern("residual_in"));
     st.residual_bytes_read += bytes;
     sram_bytes_ += bytes;
     vector_op("residual", residual_cycles(v, rows, uint64_t(nb)), block * VectorOpCost::residual, st.residual_busy_ns);
@@ -256,6 +382,10 @@ void Pe::gemm_write() {
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     const GemmPePlan& pl = g.plans[j][size_t(chip_pe_)];
+    if (job.x_stationary()) {
+      if (job.write_back) gemm_write_xstat(int(j));
+      continue;
+    }
     if (!pl.active() || !job.write_back) continue;
     const int phase = sh_.spans.intern(job.phase);
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi)
@@ -271,14 +401,15 @@ void Pe::gemm_write() {
         g.stats[j].y_bytes_written += bytes;
         sram_bytes_ += bytes;
         gemm_free_.push(t.slot);
-        gemm_block_done(int(j));
+        gemm_block_done(int(j), bytes);
       }
   }
 }
 
-void Pe::gemm_block_done(int job) {
+void Pe::gemm_block_done(int job, uint64_t gather_bytes) {
   ++gemm_blocks_done_;
   GemmOpStats& st = sh_.gemm.stats[size_t(job)];
+  st.y_gather_bytes += gather_bytes;
   const double now = to_ns(sc_core::sc_time_stamp() - sh_.epoch);
   st.pe_end_ns[size_t(chip_pe_)] = now;
   st.end_ns = std::max(st.end_ns, now);

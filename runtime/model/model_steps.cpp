@@ -37,6 +37,11 @@ void add_counters(GemmOpStats& into, const GemmOpStats& s) {
   into.residual_busy_ns += s.residual_busy_ns;
   into.vector_ops += s.vector_ops;
   into.residual_bytes_read += s.residual_bytes_read;
+  into.x_link_bytes += s.x_link_bytes;
+  into.w_multicast_bytes += s.w_multicast_bytes;
+  into.y_gather_bytes += s.y_gather_bytes;
+  into.x_hbm_bytes_read += s.x_hbm_bytes_read;
+  into.w_noc_delivered_bytes += s.w_noc_delivered_bytes;
 }
 
 // The token rows of a step in order (each agent's new tokens): their sequences and positions.
@@ -59,8 +64,8 @@ Routing every_expert_once(int experts) {
 }  // namespace
 
 ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
-                       const SimOptions& opt, bool every_layer, uint64_t seed)
-    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), layer_ns_(size_t(m.num_hidden_layers), 0.0),
+                       const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping)
+    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), layer_ns_(size_t(m.num_hidden_layers), 0.0),
       expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0) {
   opt_.vcd = false;
   opt_.progress = nullptr;
@@ -101,7 +106,9 @@ Routing ModelSteps::routing(const Step& step, int layer) const {
 const GemmOpStats& ModelSteps::head(int rows) {
   auto it = heads_.find(rows);
   if (it != heads_.end()) return it->second;
-  return heads_.emplace(rows, sims_.run_gemms(hw_, {lm_head_gemm(m_, t_, map_, rows, "")}, opt_).gemms.at(0)).first->second;
+  GemmJob j = lm_head_gemm(m_, t_, map_, rows, "");
+  j.mapping = mapping_;
+  return heads_.emplace(rows, sims_.run_gemms(hw_, {j}, opt_).gemms.at(0)).first->second;
 }
 
 const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) {
@@ -117,7 +124,8 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
   // which rows an expert gets, only on their counts.
   const std::vector<int64_t> positions(size_t(rows), 0);
-  for (const LayerRun& run : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr)) {
+  for (LayerRun& run : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr)) {
+    for (GemmJob& j : run.jobs) j.mapping = mapping_;
     const SimResult res = sims_.run_gemms(hw_, run.jobs, opt_);
     if (run.jobs.size() == 1) {
       out.ops.push_back(res.gemms.at(0));
@@ -263,6 +271,14 @@ Json ModelSteps::json() const {
                                        {"rope", s.rope_busy_ns},
                                        {"act", s.act_busy_ns},
                                        {"residual", s.residual_busy_ns}}}});
+    // What the mappings move (gemm_job.h GemmOpStats), with x_stationary only: a w_stationary
+    // summary stays as it was before the second mapping existed.
+    if (mapping_ != GemmMapping::w_stationary)
+      ops.back().update({{"x_hbm_bytes_read", s.x_hbm_bytes_read},
+                         {"moved_bytes", {{"x_link", s.x_link_bytes},
+                                          {"w_multicast", s.w_multicast_bytes},
+                                          {"y_gather", s.y_gather_bytes},
+                                          {"total", s.moved_bytes()}}}});
   }
   std::vector<int> simulated;
   for (size_t l = 0; l < rep_.size(); ++l)
@@ -270,7 +286,7 @@ Json ModelSteps::json() const {
   Json layers = Json::array();
   for (size_t l = 0; l < layer_ns_.size(); ++l)
     layers.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", rep_[l]}});
-  Json out = {{"mapping", "w_stationary"},
+  Json out = {{"mapping", gemm_mapping_name(mapping_)},
           {"layers", m_.num_hidden_layers},
           {"layers_simulated", simulated},
           {"scope", "every step runs every layer: qkv_proj (input RMSNorm, RoPE fused), attention, o_proj (+ residual), "

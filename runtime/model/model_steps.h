@@ -12,7 +12,8 @@
 // Layers whose operators have the same shards (the memory map splits every layer's tensors the
 // same way when each N is a multiple of the PEs) run the same jobs: each distinct layer is
 // simulated once per row count and reused (`every_layer` simulates each layer; a test checks
-// the two agree), and the summary names the simulated layers.
+// the two agree), and the summary names the simulated layers. Every operator's GEMM (the LM
+// head's too) runs in one mapping, w_stationary or x_stationary (gemm_job.h).
 #include <map>
 #include <string>
 #include <tuple>
@@ -29,7 +30,8 @@ namespace ahbm {
 class ModelSteps : public StepLayers {
  public:
   ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
-             const SimOptions& opt, bool every_layer, uint64_t seed = 1);
+             const SimOptions& opt, bool every_layer, uint64_t seed = 1,
+             GemmMapping mapping = GemmMapping::w_stationary);
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
@@ -69,6 +71,7 @@ class ModelSteps : public StepLayers {
   SimOptions opt_;
   std::vector<int> rep_;  // per layer, the layer whose simulated operators it reuses
   uint64_t seed_;
+  GemmMapping mapping_;  // of every operator's GEMM (gemm_job.h)
   std::map<RunKey, LayerStats> runs_;
   std::map<int, GemmOpStats> heads_;                               // per logit rows
   std::vector<OpTotals> totals_;  // the layer operators in order, then lm_head

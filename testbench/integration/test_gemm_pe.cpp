@@ -17,6 +17,8 @@ using namespace ahbm;
 using ahbm::test::compute_bound_ns;
 using ahbm::test::ns_of_bytes;
 using ahbm::test::kTimeTolNs;
+using ahbm::test::unit_roundoff;
+using ahbm::test::worst_vs_bound;
 
 namespace {
 
@@ -53,30 +55,6 @@ double bandwidth_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPePlan&
   t += double(gemm_tiles(c.pe.gemm, uint64_t(j.m), uint64_t(pl.shard.n_count), last_kb) * gemm_issue_interval(c.pe.gemm, j.dtype));
   t += c.pe.gemm.pipeline_latency;
   return t + ns_of_bytes(uint64_t(j.m) * uint64_t(pl.shard.n_count) * 4, c.pe.hbm.bandwidth_gbps);
-}
-
-// Unit roundoff of a storage type and fp32's.
-double unit_roundoff(DType t) { return t == DType::fp32 ? std::ldexp(1.0, -24) : t == DType::fp16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
-
-// Max over Y of |Y - Y64| / bound, where Y64 is the float64 product of the *unrounded* X and W
-// and the bound (docs/model.md "Weight GEMMs", values) is
-//   (2·u_t + u_t² + K·u_32) · Σ_k |x_k| |w_k|  + 1e-30
-// (u_t: the storage type's unit roundoff, for rounding X and W; K·u_32: fp32 accumulation of K
-// products in any order). A result ≤ 1 is within the bound.
-double worst_vs_bound(const MatrixRM& y, const std::vector<float>& x_raw, const std::vector<float>& w_raw, int m, int k, int n, DType t) {
-  const double u = unit_roundoff(t), gamma = 2 * u + u * u + double(k) * std::ldexp(1.0, -24);
-  double worst = 0;
-  for (int r = 0; r < m; ++r)
-    for (int c = 0; c < n; ++c) {
-      double ref = 0, mag = 0;
-      for (int i = 0; i < k; ++i) {
-        const double p = double(x_raw[size_t(r) * size_t(k) + size_t(i)]) * double(w_raw[size_t(i) * size_t(n) + size_t(c)]);
-        ref += p;
-        mag += std::abs(p);
-      }
-      worst = std::max(worst, std::abs(double(y(r, c)) - ref) / (gamma * mag + 1e-30));
-    }
-  return worst;
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog, trace, power_window;
-  std::string policy = "A", launch = "unified";
+  std::string policy = "A", launch = "unified", gemm_mapping;
   std::vector<std::string> overrides;
   desc.add_options()
       ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
@@ -88,7 +88,10 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       ("check", "exit 3 when O differs from the float64 reference by more than the tolerance")
       ("compare-unbatched", "also run every step unbatched (one job per agent); summary.baselines.unbatched")
       ("join-compare", "run every join strategy side by side (scenario with a \"join\" block); table on stdout, DIR/join.csv")
-      ("every-layer", "whole model: simulate the operators of every layer, not once per distinct layer (same results; docs/models.md)");
+      ("every-layer", "whole model: simulate the operators of every layer, not once per distinct layer (same results; docs/models.md)")
+      ("gemm-mapping", po::value<std::string>(&gemm_mapping),
+       "whole model: the weight GEMMs' dataflow, w_stationary (default: W sharded in the slices, X broadcast) or "
+       "x_stationary (rows split over the PEs, W tiles multicast from their holders; docs/models.md)");
   add_set_option(desc, overrides);
   // Exit codes: 0 ok, 2 bad input, 3 numeric failure (--check, or a NaN/Inf in the datapath),
   // 4 simulation stalled (tools/cli/main.cpp).
@@ -107,6 +110,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   if (vm.count("power-window-ns"))
     opt.power_window_ns = double(parse_uint_option("power-window-ns", power_window, 1, uint64_t(1e12)));
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
+  if (vm.count("gemm-mapping")) opt.gemm_mapping = gemm_mapping_from_name(gemm_mapping, "--gemm-mapping");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
   opt.trace_gz = vm.count("trace-gz") > 0;
@@ -121,6 +125,9 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   opt.sims = sims;
   const Scenario sc = load_scenario(scenario);
+  if (opt.gemm_mapping != GemmMapping::w_stationary && !sc.model.full)
+    throw UsageError("--gemm-mapping " + gemm_mapping_name(opt.gemm_mapping) +
+                     " needs a scenario with a whole model (model.config; docs/models.md)");
   if (opt.join_compare && !sc.join)
     throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");
   HwConfig cfg = load_hw_config(hw, overrides);
