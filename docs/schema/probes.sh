@@ -18,7 +18,8 @@ join_input_probes=(traces/join/*.json)
 # model (each adds its own statistics), per-head launches, the B policies and `auto`, a power cap
 # (power.cap, power.throttled_ns); serving with
 # each scheduler, a trace-driven workload, P-B-D mode (its pbd block) on a 2-group chip and on_demand
-# admission with a KV pool small enough to preempt (its preemption block). The scenario fuzz seeds (small runs that open every
+# admission with a KV pool small enough to preempt (its preemption block), and placement
+# prefix_affinity on a chip of two slices (its placement block). The scenario fuzz seeds (small runs that open every
 # scenario block and the alternatives, such as a join without a context window) are run too.
 summary_run_probes=(
   "traces/fanout_8x20.json --policy A --compare-unbatched"
@@ -44,4 +45,5 @@ serve_summary_probes=(
   "traces/serve/agentic_pbd.json --set groups=2"
   "traces/serve/agentic_on_demand.json --set pe.hbm.capacity_bytes=1114112"  # on_demand admission: its preemption block
   "testbench/schema/probes/serve_no_slo.json"  # no "slo" block: its keys are optional
+  "testbench/schema/probes/serve_placement.json --set groups=4"  # prefix_affinity on 2 slices: its placement block
 )

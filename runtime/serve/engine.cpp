@@ -102,11 +102,13 @@ struct Flow {
   bool started = false;  // admitted once (a later admission restores a preempted workflow)
 };
 
-// Groups that run steps one after another: the whole chip (co-located), or the prefill or the
-// decode pool of P-B-D. A pool is simulated as a chip of its own groups (its KV heads spread
-// over them), with its own KV pages; pools run at once on one clock.
+// Groups that run steps one after another: the whole chip (co-located), the prefill or the
+// decode pool of P-B-D, or a slice of placement prefix_affinity. A pool is simulated as a chip of
+// its own groups (its KV heads spread over them), with its own KV pages; pools run at once on one
+// clock, so while two pools step the chip's time is the longer step, not their sum.
 struct Pool {
   std::string name;
+  int index = 0;  // in Engine::pools_ (Flow::pool, StepSample::pool)
   HwConfig hw;  // the chip with `groups` = the pool's groups
   std::string capacity_note;
   std::unique_ptr<KvPageManager> kv;
@@ -120,6 +122,10 @@ struct Pool {
   bool blocked = false;  // idle with prefills the buffer bound stopped (back-pressure)
   int steps = 0;
   double busy_ns = 0;
+  int workflows = 0;  // admitted into it (prefix_affinity: pinned to the slice)
+  // preemption = swap: KV swaps of its workflows at this step boundary, run before its next step's jobs
+  double swap_pending_ns = 0;
+  uint64_t swap_pending_bytes = 0;
 };
 
 // A step being put together: its parts (one per workflow) and who is in them.
@@ -165,7 +171,13 @@ class Engine {
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
     if (!w.scheduler.pbd) {
-      add_pool("chip", hw.groups);
+      // prefix_affinity: slices of num_kv_heads groups, each holding every KV head of its
+      // workflows once; groups past the last whole slice idle (as under spread, where KV head h
+      // runs on group h mod groups). One slice is the whole chip, as spread.
+      const int kv_heads = w.scenario.model.num_kv_heads;
+      const int slices = w.scheduler.sliced() ? std::max(1, hw.groups / kv_heads) : 1;
+      if (slices == 1) add_pool("chip", hw.groups);
+      for (int i = 0; slices > 1 && i < slices; ++i) add_pool("slice" + std::to_string(i), kv_heads);
       if (w.scheduler.on_demand()) {  // the parser refuses on_demand with P-B-D
         preempt_.emplace();
         preempt_->mode = w.scheduler.preemption;
@@ -205,7 +217,8 @@ class Engine {
   Pool& decode_pool() { return *pools_.back(); }  // co-located: the one pool
   WorkflowView view(const Flow& f) const { return {f.spec->id, f.spec->arrival_ns, f.remaining, f.reserved}; }
   std::vector<Flow*> ordered(bool admitted);
-  void admit(Flow& f);
+  int64_t pages_total(const Pool& p) const { return p.kv->pages_per_pe() * p.kv->pes(); }
+  void admit(Flow& f, int pool);
   void advance(Flow& f);  // the parent has no work and no branch is out: what comes next
   void start_round(Flow& f);
   void join(Flow& f);
@@ -225,7 +238,7 @@ class Engine {
   void finish_transfer();
   // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
   int64_t pages_needed_now(const Flow& f) const;
-  bool prefix_fits(const Flow& f) const;
+  bool prefix_fits(const Flow& f, const Pool& pool) const;
   bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
   int64_t pages_held(const Flow& f, bool running_only) const;
   void preempt(Flow& f);
@@ -254,13 +267,12 @@ class Engine {
   uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
   // on_demand admission
   std::optional<PreemptionResult> preempt_;
-  double swap_pending_ns_ = 0;  // swaps at this step boundary, run before the next step's jobs
-  uint64_t swap_pending_bytes_ = 0;
 };
 
 void Engine::add_pool(const std::string& name, int groups) {
   auto p = std::make_unique<Pool>();
   p->name = name;
+  p->index = int(pools_.size());
   p->hw = hw_;
   p->hw.groups = groups;
   const uint64_t slot = kv_page_bytes(w_.scenario, groups);
@@ -268,7 +280,7 @@ void Engine::add_pool(const std::string& name, int groups) {
   p->capacity_note = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
                      " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
                      w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
-                     "x KV heads per group" + (w_.scheduler.pbd ? " of the " + name + " pool's " + std::to_string(groups) +
+                     "x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
                                                                       (groups == 1 ? " group" : " groups")
                                                                 : std::string()) + ")";
   if (pages < 1) throw InputError("KV capacity exceeded: " + p->capacity_note);
@@ -338,16 +350,18 @@ int Engine::new_request(Flow& f, int round, int branch, int prefill, int decode)
   return int(res_.requests.size()) - 1;
 }
 
-void Engine::admit(Flow& f) {
+void Engine::admit(Flow& f, int pool) {
   f.admitted = true;
-  f.pool = 0;
+  f.pool = pool;
   f.stage = pbd_ ? Stage::prefill : Stage::decode;
   // P-B-D: the prefill pool holds the prompt's pages until the decode pool has pulled them.
   f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : w_.scheduler.on_demand() ? 0 : f.reserved;
   f.started = true;
-  pools_[0]->reserved += f.held;
+  pools_[size_t(pool)]->reserved += f.held;
+  ++pools_[size_t(pool)]->workflows;
   ++active_;
   res_.workflows[size_t(f.record)].admitted_ns = now_;
+  res_.workflows[size_t(f.record)].slice = pool;
   const WorkflowSpec& s = *f.spec;
   const int pages = int(ceil_div(uint64_t(s.prompt_tokens), uint64_t(kv(f).page_tokens())));
   const PlacePage prefix = prefix_placer(w_.scenario.kv.prefix_placement, pages);
@@ -543,8 +557,8 @@ int64_t Engine::pages_needed_now(const Flow& f) const {
 
 // A new workflow's cached prompt pages go where the prefix rule names at admission: each of
 // those PEs must have room.
-bool Engine::prefix_fits(const Flow& f) const {
-  const KvPageManager& pages = *pools_.front()->kv;
+bool Engine::prefix_fits(const Flow& f, const Pool& pool) const {
+  const KvPageManager& pages = *pool.kv;
   const int pt = pages.page_tokens();
   const WorkflowSpec& s = *f.spec;
   if (f.started) return true;
@@ -579,7 +593,8 @@ int64_t Engine::pages_held(const Flow& f, bool running_only) const {
 // vLLM's rule: when the part of `f` (order[at]) cannot get its pages, the workflows last in the
 // policy's order after it are preempted, the last first, until it fits; with none left that
 // holds pages, `f` itself is preempted (false: it leaves the step). Workflows before it in the
-// order are never preempted for it, so no part already in the step is undone.
+// order are never preempted for it, so no part already in the step is undone; nor are those of
+// other pools (slices), whose pages would not make room in its own.
 bool Engine::make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at) {
   const KvPageManager& pages = kv(f);
   int64_t need = 0;
@@ -587,7 +602,9 @@ bool Engine::make_room(Flow& f, const std::vector<Agent*>& in, const std::vector
   const int64_t total = pages.pages_per_pe() * pages.pes();
   size_t victim = order.size();
   while (need > total - pages.in_use()) {
-    while (victim > at + 1 && (!order[victim - 1]->admitted || pages_held(*order[victim - 1], false) == 0)) --victim;
+    while (victim > at + 1 && (!order[victim - 1]->admitted || order[victim - 1]->pool != f.pool ||
+                               pages_held(*order[victim - 1], false) == 0))
+      --victim;
     if (victim <= at + 1) {
       preempt(f);
       return false;
@@ -623,8 +640,8 @@ void Engine::preempt(Flow& f) {
     f.parent.swapped_tokens = parent_tokens;
     for (Agent& b : f.branches)
       b.swapped_tokens = b.state == AgentState::run ? pages.length(b.sa.seq) - parent_tokens : 0;
-    swap_pending_ns_ += e.ns;
-    swap_pending_bytes_ += bytes;
+    pools_[size_t(f.pool)]->swap_pending_ns += e.ns;
+    pools_[size_t(f.pool)]->swap_pending_bytes += bytes;
     p.swap_out_bytes += bytes;
     ++p.swap_outs;
     wr.swapped_bytes += bytes;
@@ -683,8 +700,8 @@ void Engine::readmit(Flow& f) {
     e.pages = pages.in_use() - before;
     e.bytes = uint64_t(e.pages) * preempt_->page_bytes;
     e.ns = host_link_ns(hw_.host, e.bytes);
-    swap_pending_ns_ += e.ns;
-    swap_pending_bytes_ += e.bytes;
+    pools_[size_t(f.pool)]->swap_pending_ns += e.ns;
+    pools_[size_t(f.pool)]->swap_pending_bytes += e.bytes;
     preempt_->swap_in_bytes += e.bytes;
     ++preempt_->swap_ins;
     preempt_->events.push_back(e);
@@ -781,7 +798,7 @@ void Engine::add_part(Flow* f, std::vector<Agent*> in, StepBuild& b) {
 // micro_batch prompts, each only while the buffer has a slot for it (back-pressure).
 StepBuild Engine::build_step(Pool& pool) {
   StepBuild b;
-  const int pool_index = pool.name == "decode" ? 1 : 0;
+  const int pool_index = pool.index;
   const bool prefill = pbd_ && pool_index == 0;
   pool.blocked = false;
   const std::vector<Flow*> order = ordered(true);
@@ -813,7 +830,7 @@ StepBuild Engine::build_step(Pool& pool) {
 
 void Engine::start_step(Pool& pool, StepBuild b) {
   StepSample sample;
-  sample.pool = pool.name == "decode" ? 1 : 0;
+  sample.pool = pool.index;
   sample.start_ns = now_;
   sample.workflows = int(b.members.size());
   sample.agents = b.agents;
@@ -823,10 +840,10 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
   // A boundary's swaps run before the step's jobs (alone when no workflow has a part).
   const StepCost cost = b.parts.empty() ? StepCost{} : time_step(pool, b.parts, sample.reused);
-  sample.swap_ns = swap_pending_ns_;
-  sample.swap_bytes = swap_pending_bytes_;
-  swap_pending_ns_ = 0;
-  swap_pending_bytes_ = 0;
+  sample.swap_ns = pool.swap_pending_ns;
+  sample.swap_bytes = pool.swap_pending_bytes;
+  pool.swap_pending_ns = 0;
+  pool.swap_pending_bytes = 0;
   sample.ns = sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
   sample.energy_j = cost.energy_j;
@@ -893,8 +910,8 @@ ServeResult Engine::run() {
     res_.pages_per_pe = p->kv->pages_per_pe();  // co-located: the chip's; P-B-D: the decode pool's
     res_.pages_total += p->kv->pages_per_pe() * p->kv->pes();
   }
-  const int64_t admit_total = prefill_pool().kv->pages_per_pe() * prefill_pool().kv->pes();
-  const int64_t decode_total = decode_pool().kv->pages_per_pe() * decode_pool().kv->pes();
+  // Every slice has the pages of decode_pool() (the last): a workflow that fits one fits each.
+  const int64_t admit_total = pages_total(prefill_pool()), decode_total = pages_total(decode_pool());
   flows_.resize(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) {
     Flow& f = flows_[i];
@@ -938,32 +955,40 @@ ServeResult Engine::run() {
     }
     if (!transfer_.empty() && transfer_end_ <= now_) finish_transfer();
     // Admission in the policy's order, under the KV reservation and the workflow limit
-    // (P-B-D: into the prefill pool, reserving the prompt's pages).
-    Pool& entry = prefill_pool();
+    // (P-B-D: into the prefill pool, reserving the prompt's pages; prefix_affinity: into the
+    // least-loaded slice it fits, where all its rounds and branches then run).
+    const size_t entries = pbd_ ? 1 : pools_.size();
     // on_demand: the admitted workflows' next parts come first (vLLM schedules the running before
     // the waiting), then what the workflows admitted at this boundary need now is promised to them
     // (a new one's prompt and a recompute's prefill take their pages only in the step).
-    int64_t promised = 0;
-    int64_t free_now = admit_total - entry.kv->in_use();
+    std::vector<int64_t> promised(entries, 0), free_now(entries);
+    for (size_t i = 0; i < entries; ++i) free_now[i] = pages_total(*pools_[i]) - pools_[i]->kv->in_use();
     if (preempt_)
       for (Flow* f : ordered(true))
         for (const Agent* a : with_work(*f))
-          free_now -= entry.kv->pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+          free_now[size_t(f->pool)] -= kv(*f).pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+    // A slice's load: the pages its workflows reserved (reserve) or hold and were promised now
+    // (on_demand).
+    const auto load = [&](size_t i) { return preempt_ ? pools_[i]->kv->in_use() + promised[i] : pools_[i]->reserved; };
     for (Flow* f : ordered(false)) {
       if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
-      if (preempt_) {  // on_demand: admitted when the pages it needs now fit
-        const int64_t need = pages_needed_now(*f);
-        if (need > free_now - promised || !prefix_fits(*f)) {
-          if (policy_.head_of_line) break;
-          continue;
-        }
-        promised += need;
-        f->started ? readmit(*f) : admit(*f);
+      // on_demand: admitted when the pages it needs now fit; reserve: when its reservation does.
+      const int64_t need = preempt_ ? pages_needed_now(*f)
+                           : pbd_   ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens)
+                                    : f->reserved;
+      std::optional<size_t> to;
+      for (size_t i = 0; i < entries; ++i) {
+        if (f->started && int(i) != f->pool) continue;  // preempted: its slice holds its place
+        const bool fits = preempt_ ? need <= free_now[i] - promised[i] && prefix_fits(*f, *pools_[i])
+                                   : pools_[i]->reserved + need <= pages_total(*pools_[i]);
+        if (fits && (!to || load(i) < load(*to))) to = i;
+      }
+      if (!to) {
+        if (policy_.head_of_line) break;
         continue;
       }
-      const int64_t need = pbd_ ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens) : f->reserved;
-      if (entry.reserved + need <= admit_total) admit(*f);
-      else if (policy_.head_of_line) break;
+      promised[*to] += need;
+      f->started ? readmit(*f) : admit(*f, int(*to));
     }
     if (pbd_ && !decode_pool().stepping && transfer_.empty()) pull();
     finished = 0;
@@ -973,7 +998,7 @@ ServeResult Engine::run() {
     for (auto& p : pools_)
       if (!p->stepping) {
         StepBuild b = build_step(*p);
-        if (!b.parts.empty() || swap_pending_ns_ > 0) start_step(*p, std::move(b));
+        if (!b.parts.empty() || p->swap_pending_ns > 0) start_step(*p, std::move(b));
       }
     // The next event: a step's end; for an idle pool, what could give it work (an arrival, a
     // tool call's return, a transfer's end).
@@ -983,7 +1008,8 @@ ServeResult Engine::run() {
       if (p->stepping) next = std::min(next, p->step_end);
       else idle = true;
     }
-    if (!prefill_pool().stepping && next_arrival < flows_.size())
+    // An arrival can give work to the pool it enters: P-B-D's prefill pool, or any idle slice.
+    if ((pbd_ ? !prefill_pool().stepping : idle) && next_arrival < flows_.size())
       next = std::min(next, flows_[next_arrival].spec->arrival_ns);
     for (const Flow& f : flows_)
       if (f.admitted && !f.done && !f.fork_pending && !pools_[size_t(f.pool)]->stepping)
@@ -1017,6 +1043,11 @@ ServeResult Engine::run() {
     res_.pbd = std::move(pbd_);
   }
   res_.preemption = std::move(preempt_);
+  res_.placement = w_.scheduler.placement;
+  if (w_.scheduler.sliced())
+    for (const auto& p : pools_)
+      res_.slices.push_back({p->name, p->hw.groups, pages_total(*p), p->kv->peak_total(), p->steps, p->busy_ns,
+                             p->workflows});
   return res_;
 }
 

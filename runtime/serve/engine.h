@@ -52,6 +52,7 @@ struct WorkflowRecord {
   double tool_wait_ns = 0;  // per round: from the round's last on-chip token to its join, summed
   int64_t requested_tokens = 0, generated_tokens = 0;
   int64_t reserved_pages = 0;
+  int slice = 0;                    // prefix_affinity: the slice it was pinned to (else 0)
   int preemptions = 0;              // on_demand admission: times it was preempted
   int64_t recomputed_tokens = 0;    // preemption = recompute: tokens of its KV prefilled again
   uint64_t swapped_bytes = 0;       // preemption = swap: bytes it sent to host memory (and got back)
@@ -59,7 +60,7 @@ struct WorkflowRecord {
 
 // One step of the run.
 struct StepSample {
-  int pool = 0;  // the pool that ran it (P-B-D: 0 prefill, 1 decode; else 0, the whole chip)
+  int pool = 0;  // the pool that ran it (P-B-D: 0 prefill, 1 decode; prefix_affinity: its slice; else 0, the whole chip)
   double start_ns = 0, ns = 0;
   int workflows = 0;  // parts
   int agents = 0;
@@ -99,12 +100,14 @@ struct PreemptionResult {
 };
 
 // P-B-D mode (docs/serving.md, "P-B-D"): what the pools, the buffer and the KV transfers did.
+// Placement prefix_affinity: what each slice did.
 struct PoolStats {
-  std::string name;  // prefill | decode
+  std::string name;  // prefill | decode | slice0, slice1, ...
   int groups = 0;
   int64_t pages_total = 0, peak_pages = 0;
   int steps = 0;
   double busy_ns = 0;  // its steps' time
+  int workflows = 0;   // slices: workflows pinned to it
 };
 
 struct KvTransfer {
@@ -139,6 +142,8 @@ struct ServeResult {
   double end_ns = 0;  // the last workflow's end
   std::optional<PbdResult> pbd;  // set in P-B-D mode
   std::optional<PreemptionResult> preemption;  // set under on_demand admission
+  std::string placement = "spread";  // scheduler.placement
+  std::vector<PoolStats> slices;     // prefix_affinity: one per slice (one slice = the whole chip)
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

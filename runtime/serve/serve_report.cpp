@@ -193,6 +193,12 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   if (r.pbd && span_ns > 0)
     chip_busy = (double(r.pbd->prefill.groups) * r.pbd->prefill.busy_ns + double(r.pbd->decode.groups) * r.pbd->decode.busy_ns) /
                 (double(hw.groups) * span_ns);
+  // prefix_affinity: the slices too (groups past the last whole slice count as idle).
+  if (!r.slices.empty() && span_ns > 0) {
+    double group_ns = 0;
+    for (const PoolStats& p : r.slices) group_ns += double(p.groups) * p.busy_ns;
+    chip_busy = group_ns / (double(hw.groups) * span_ns);
+  }
   s["steps"] = {{"count", r.steps.size()},
                 {"simulated", r.steps_simulated},
                 {"reused", r.steps_reused},
@@ -239,6 +245,17 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                           "the new tokens each brings (prefill tokens, 1 per decode); time between steps is not "
                           "counted"}};
   if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
+  if (!r.slices.empty()) {  // prefix_affinity only: a spread run's summary is as before
+    Json slices = Json::array();
+    for (const PoolStats& p : r.slices) {
+      Json j = pool_json(p, span_ns);
+      j["name"] = p.name;
+      j["workflows"] = p.workflows;
+      j["peak_fraction"] = p.pages_total ? double(p.peak_pages) / double(p.pages_total) : 0.0;
+      slices.push_back(j);
+    }
+    s["placement"] = {{"rule", r.placement}, {"slices", slices}};
+  }
   if (r.preemption) {  // on_demand admission only: a reserve run's summary is as before
     const PreemptionResult& p = *r.preemption;
     double swap_ns = 0;
@@ -292,6 +309,8 @@ std::string serve_trace_json(const ServeResult& r) {
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
   // P-B-D: the prefill pool's steps on thread 0, the decode pool's on 1, KV transfers on 2, and
   // a counter track of the buffer's sequences.
+  for (size_t i = 0; r.slices.size() > 1 && i < r.slices.size(); ++i)  // prefix_affinity: a thread per slice
+    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", r.slices[i].name}}}});
   if (r.pbd) {
     const char* names[] = {"prefill pool", "decode pool", "kv transfer"};
     for (int t = 0; t < 3; ++t)
@@ -334,12 +353,13 @@ std::string serve_vcd(const ServeResult& r) {
   const int pages = t.add_signal("serve.kv_pages", 64), waiting = t.add_signal("serve.queue.waiting", 32),
             active = t.add_signal("serve.queue.active", 32), tokens = t.add_signal("serve.batch.tokens", 32),
             workflows = t.add_signal("serve.batch.workflows", 32);
-  int busy[2];
+  std::vector<int> busy;  // by StepSample::pool
   if (r.pbd) {
-    busy[0] = t.add_signal("serve.pbd.prefill_busy", 1);
-    busy[1] = t.add_signal("serve.pbd.decode_busy", 1);
+    busy = {t.add_signal("serve.pbd.prefill_busy", 1), t.add_signal("serve.pbd.decode_busy", 1)};
+  } else if (r.slices.size() > 1) {  // prefix_affinity: the slices step at once, each its own signal
+    for (const PoolStats& p : r.slices) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
   } else {
-    busy[0] = busy[1] = t.add_signal("serve.busy", 1);
+    busy = {t.add_signal("serve.busy", 1)};
   }
   // Per signal in time order (a pool's steps follow one another): a step's end and the next
   // step's start at the same ns collapse to the start.
@@ -350,8 +370,8 @@ std::string serve_vcd(const ServeResult& r) {
     t.set_at_ns(active, uint64_t(s.active), at);
     t.set_at_ns(tokens, uint64_t(s.tokens), at);
     t.set_at_ns(workflows, uint64_t(s.workflows), at);
-    t.set_at_ns(busy[s.pool], 1, at);
-    t.set_at_ns(busy[s.pool], 0, ns(s.start_ns + s.ns));
+    t.set_at_ns(busy[size_t(s.pool)], 1, at);
+    t.set_at_ns(busy[size_t(s.pool)], 0, ns(s.start_ns + s.ns));
   }
   if (r.pbd) {
     const int buffer = t.add_signal("serve.pbd.buffer", 32), transfer = t.add_signal("serve.pbd.transfer", 1);

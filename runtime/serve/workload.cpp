@@ -208,6 +208,10 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
         s.fail("preemption", "value \"" + w.scheduler.preemption + "\" needs scheduler.admission = \"on_demand\" "
                              "(admission \"reserve\" never runs out of KV, so nothing is preempted)");
     }
+    w.scheduler.placement = s.string("placement", "spread", {"spread", "prefix_affinity"});
+    if (w.scheduler.sliced() && w.scheduler.pbd)
+      s.fail("placement", "value \"prefix_affinity\" is not allowed with scheduler.pbd (allowed: \"spread\"): P-B-D "
+                          "splits the groups into its prefill and decode pools, and slices inside them are not built");
     s.finish();
   }
   if (r.has("slo")) {
@@ -391,6 +395,7 @@ Json to_json(const Workload& w) {
     j["scheduler"]["admission"] = w.scheduler.admission;
     j["scheduler"]["preemption"] = w.scheduler.preemption;
   }
+  if (w.scheduler.sliced()) j["scheduler"]["placement"] = w.scheduler.placement;  // as admission: spread runs as before
   if (w.scheduler.pbd) {
     const PbdSpec& p = *w.scheduler.pbd;
     j["scheduler"]["pbd"] = {{"prefill_groups", p.prefill_groups}, {"decode_groups", p.decode_groups},

@@ -81,6 +81,13 @@ struct SchedulerSpec {
   std::string admission = "reserve";
   std::string preemption = "recompute";
   bool on_demand() const { return admission == "on_demand"; }
+  // Which groups a workflow's KV heads go to (docs/serving.md, "Placement"). spread: every
+  // workflow on every group (KV head h on group h mod groups; the chip is one pool). prefix_affinity:
+  // the chip is cut into slices of num_kv_heads groups (one slice when groups < 2 x num_kv_heads),
+  // each with its own KV pages and steps; a workflow, whose rounds and branches share its prefix
+  // pages, is pinned at admission to the least-loaded slice, and the slices step at once.
+  std::string placement = "spread";
+  bool sliced() const { return placement == "prefix_affinity"; }
 };
 
 struct Slo {

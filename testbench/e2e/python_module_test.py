@@ -224,6 +224,23 @@ class ModuleCase(unittest.TestCase):
         self.assertGreaterEqual(busier["summary"]["requests"]["queueing"]["mean_ns"],
                                 summary["requests"]["queueing"]["mean_ns"])
 
+    def test_serve_placement_passes_through_the_workload_dict(self):
+        # scheduler.placement is a workload field: a dict carries it, no argument of its own.
+        with open(os.path.join(ROOT, "traces", "serve", "agentic_mix.json")) as f:
+            w = json.load(f)
+        w["scenario"] = os.path.join(ROOT, "traces", "serve", w["scenario"])
+        w["arrival"]["count"] = 4
+        w.setdefault("scheduler", {})["placement"] = "prefix_affinity"
+        summary = ahbm.serve(w, set=["groups=4"])["summary"]
+        self.assertEqual(summary["placement"]["rule"], "prefix_affinity")
+        self.assertEqual([s["name"] for s in summary["placement"]["slices"]], ["slice0", "slice1"])
+        self.assertEqual(sum(s["workflows"] for s in summary["placement"]["slices"]), 4)
+        w["scheduler"]["placement"] = "packed"
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.serve(w)
+        for part in ("scheduler.placement", "packed", "spread, prefix_affinity"):
+            self.assertIn(part, str(e.exception))
+
     def test_serve_errors_raise_with_the_field_path(self):
         workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
         with self.assertRaises(ahbm.InputError) as e:

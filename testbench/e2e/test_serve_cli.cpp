@@ -46,6 +46,21 @@ TEST(ServeCli, BadWorkloadExits2NamingTheFieldAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir + "/out2"));
 }
 
+TEST(ServeCli, UnknownPlacementExits2NamingFieldValueAndAllowed) {
+  const std::string dir = test::temp_dir("serve-cli-place");
+  const std::string w = test::write_temp(dir, "bad.json", R"({
+    "name": "bad", "scenario": ")" + test::source_path("traces/serve/small_attn.json") + R"(",
+    "arrival": {"process": "poisson", "rate_per_s": 100, "count": 3},
+    "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}],
+    "scheduler": {"placement": "round_robin"}
+  })");
+  const test::CliResult r = test::run_cli("serve '" + w + "' --out '" + dir + "/out' --set groups=4");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  for (const char* part : {"scheduler.placement", "round_robin", "spread, prefix_affinity"})
+    EXPECT_NE(r.output.find(part), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 TEST(ServeCli, PbdWritesItsBlockAndTheVcdAndNeedsTwoGroups) {
   const std::string dir = test::temp_dir("serve-cli-pbd");
   const std::string w = test::write_temp(dir, "pbd.json", R"({

@@ -805,3 +805,140 @@ TEST(ServePreemption, SameInputsGiveIdenticalOutputs) {
 
 }  // namespace
 }  // namespace ahbm
+
+// Placement of workflows onto groups (docs/serving.md, "Placement"): spread (every workflow on
+// every group) or prefix_affinity (slices of num_kv_heads groups, a workflow pinned to one).
+namespace ahbm {
+namespace {
+
+HwConfig groups_of(int groups, int pages = 0) {
+  HwConfig h = pages > 0 ? pool_of(pages) : hw();
+  h.groups = groups;
+  return h;
+}
+
+// `body` with scheduler.placement = `placement` (and the scheduler fields `sched`).
+Workload placed(const char* body, const std::string& placement, const std::string& sched = "") {
+  Json j = Json::parse(body);
+  j["scheduler"] = Json::parse("{" + sched + "}");
+  j["scheduler"]["placement"] = placement;
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  return serve::parse_workload(j, "workload.json");
+}
+
+// Two plain requests at 0 of different lengths: A (64-token prompt, 16 tokens), B (40, 30).
+Workload two_plain(const std::string& placement, const std::string& rows = "0,64,16\n0,40,30\n") {
+  const std::string csv = test::write_temp(test::temp_dir("serve-place"), "two.csv",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n" + rows);
+  Json j = Json::parse(R"({"arrival": {"process": "azure_csv"}})");
+  j["arrival"]["file"] = csv;
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  j["scheduler"] = {{"placement", placement}};
+  return serve::parse_workload(j, "workload.json");
+}
+
+double busy_of(const ServeResult& r, int pool) {
+  double ns = 0;
+  for (const auto& s : r.steps) ns += s.pool == pool ? s.ns : 0.0;
+  return ns;
+}
+
+TEST(ServePlacement, SpreadIsTheDefaultAndChangesNothing) {
+  const HwConfig h = groups_of(4);
+  const Workload plain = workload(kAgentic), spread = placed(kAgentic, "spread");
+  const ServeResult a = serve::serve(plain, h, {}), b = serve::serve(spread, h, {});
+  EXPECT_EQ(plain.scheduler.placement, "spread");
+  EXPECT_TRUE(a.slices.empty());
+  EXPECT_EQ(serve::serve_summary(plain, h, a).dump(), serve::serve_summary(spread, h, b).dump());
+  EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
+  EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
+  EXPECT_FALSE(serve::serve_summary(plain, h, a).contains("placement"));
+  EXPECT_FALSE(serve::serve_summary(plain, h, a)["workload"]["scheduler"].contains("placement"));
+}
+
+// 4 groups = 2 slices of the model's 2 KV heads: A and B go to different slices, which step at
+// once. Each runs as it would alone on a chip of one slice (2 groups), and the chip's time is the
+// longer slice's busy time, not the sum; spread batches both on groups 0-1 and ends later.
+TEST(ServePlacement, TwoWorkflowsOnDisjointSlicesRunInParallel) {
+  const ServeResult r = serve::serve(two_plain("prefix_affinity"), groups_of(4), {});
+  expect_conserved(two_plain("prefix_affinity"), r);
+  ASSERT_EQ(r.slices.size(), 2u);
+  EXPECT_EQ(r.slices[0].groups, 2);
+  EXPECT_NE(r.workflows[0].slice, r.workflows[1].slice);
+  EXPECT_EQ(r.slices[0].workflows, 1);
+  EXPECT_EQ(r.slices[1].workflows, 1);
+  const ServeResult a = serve::serve(two_plain("spread", "0,64,16\n"), groups_of(2), {});
+  const ServeResult b = serve::serve(two_plain("spread", "0,40,30\n"), groups_of(2), {});
+  EXPECT_DOUBLE_EQ(r.workflows[0].done_ns, a.end_ns);
+  EXPECT_DOUBLE_EQ(r.workflows[1].done_ns, b.end_ns);
+  const double s0 = busy_of(r, r.workflows[0].slice), s1 = busy_of(r, r.workflows[1].slice);
+  EXPECT_DOUBLE_EQ(s0, a.end_ns);  // both start at 0 and step back to back
+  EXPECT_DOUBLE_EQ(s1, b.end_ns);
+  EXPECT_DOUBLE_EQ(r.end_ns, std::max(s0, s1));
+  EXPECT_LT(r.end_ns, s0 + s1);
+  const ServeResult spread = serve::serve(two_plain("spread"), groups_of(4), {});
+  EXPECT_GT(spread.end_ns, r.end_ns);
+  // The slices in the outputs: a busy signal each (both high from 0: they step at once) and a
+  // summary entry each.
+  const auto vcd = read_vcd(serve::serve_vcd(r));
+  for (const char* n : {"ahbm.serve.slice0.busy", "ahbm.serve.slice1.busy"}) {
+    ASSERT_TRUE(vcd.count(n)) << n;
+    EXPECT_EQ(at(vcd.at(n), 0), 1u) << n;
+  }
+  const Json s = serve::serve_summary(two_plain("prefix_affinity"), groups_of(4), r);
+  EXPECT_EQ(s["placement"]["rule"], "prefix_affinity");
+  ASSERT_EQ(s["placement"]["slices"].size(), 2u);
+  EXPECT_DOUBLE_EQ(s["placement"]["slices"][0]["busy_ns"].get<double>(), busy_of(r, 0));
+  EXPECT_DOUBLE_EQ(s["steps"]["chip_busy_fraction"].get<double>(), (s0 + s1) / (2 * r.end_ns));
+}
+
+// Each slice has its own KV pages: admission (reserve) and preemption (on_demand) per slice,
+// every request finishes once and every slice's pages go back.
+TEST(ServePlacement, SlicesAdmitByTheirOwnPagesAndGiveThemBack) {
+  const HwConfig h = groups_of(4, 6);  // 48 pages a slice: 2 agentic reservations (about 22 each)
+  const Workload w = placed(kAgentic, "prefix_affinity");
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  ASSERT_EQ(r.slices.size(), 2u);
+  EXPECT_EQ(r.pages_total, r.slices[0].pages_total + r.slices[1].pages_total);
+  EXPECT_EQ(r.slices[0].workflows + r.slices[1].workflows, int(r.workflows.size()));
+  int64_t most_on_chip = 0;
+  for (const auto& st : r.steps) {
+    int64_t on[2] = {0, 0};
+    for (const auto& f : r.workflows)
+      if (f.admitted_ns <= st.start_ns && f.done_ns > st.start_ns) on[f.slice] += f.reserved_pages;
+    for (int i = 0; i < 2; ++i) EXPECT_LE(on[i], r.slices[size_t(i)].pages_total);
+    most_on_chip = std::max(most_on_chip, on[0] + on[1]);
+  }
+  EXPECT_GT(most_on_chip, r.slices[0].pages_total);  // more under way than one slice holds
+  for (const auto& p : r.slices) EXPECT_LE(p.peak_pages, p.pages_total);
+  // On demand: a slice short of pages preempts its own workflows only.
+  const Workload d = placed(kAgentic, "prefix_affinity", R"("admission": "on_demand", "preemption": "swap")");
+  const ServeResult q = serve::serve(d, groups_of(4, 3), {});
+  expect_conserved(d, q);
+  EXPECT_GT(q.preemption->preemptions, 0);
+}
+
+// With groups = num_kv_heads there is one slice, the whole chip: the placements agree.
+TEST(ServePlacement, OneSliceIsSpread) {
+  const HwConfig h = groups_of(2, 6);
+  for (const char* sched : {"", R"("admission": "on_demand")"}) {
+    SCOPED_TRACE(sched);
+    const Workload s = placed(kAgentic, "spread", sched), p = placed(kAgentic, "prefix_affinity", sched);
+    const ServeResult a = serve::serve(s, h, {}), b = serve::serve(p, h, {});
+    ASSERT_EQ(b.slices.size(), 1u);
+    EXPECT_EQ(b.slices[0].groups, 2);
+    EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
+    EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
+    EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
+    Json sa = serve::serve_summary(s, h, a), sb = serve::serve_summary(p, h, b);
+    sb.erase("placement");
+    sb["workload"]["scheduler"].erase("placement");
+    EXPECT_EQ(sa.dump(), sb.dump());
+  }
+}
+
+}  // namespace
+}  // namespace ahbm

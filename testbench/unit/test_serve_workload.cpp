@@ -102,6 +102,22 @@ TEST(ServeWorkload, AdmissionAndPreemptionAreCheckedTogether) {
   EXPECT_EQ(serve::to_json(parse(j))["scheduler"]["preemption"], "swap");
 }
 
+TEST(ServeWorkload, PlacementIsSpreadOrPrefixAffinity) {
+  Json j = base();
+  EXPECT_EQ(parse(j).scheduler.placement, "spread");
+  j["scheduler"] = Json::parse(R"({"placement": "prefix_affinity"})");
+  EXPECT_EQ(parse(j).scheduler.placement, "prefix_affinity");
+  EXPECT_EQ(serve::to_json(parse(j))["scheduler"]["placement"], "prefix_affinity");
+  EXPECT_FALSE(serve::to_json(parse(base()))["scheduler"].contains("placement"));  // spread: echo as before
+  j["scheduler"] = Json::parse(R"({"placement": "packed"})");
+  for (const char* part : {"scheduler.placement", "packed", "spread, prefix_affinity"})
+    EXPECT_NE(error_of(j).find(part), std::string::npos) << error_of(j);
+  // P-B-D's pools are not cut into slices: refused, not ignored.
+  j["scheduler"] = Json::parse(R"({"placement": "prefix_affinity", "pbd": {}})");
+  EXPECT_NE(error_of(j).find("scheduler.placement"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("scheduler.pbd"), std::string::npos) << error_of(j);
+}
+
 TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
   const serve::Workload w = parse(base());
   const auto a = serve::expand(w), b = serve::expand(w);
