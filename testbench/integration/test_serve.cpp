@@ -123,7 +123,9 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
     steps += s.energy_j;
   }
   for (const auto& q : r.requests) {
-    if (!q.cancelled) EXPECT_GT(q.energy_j, 0.0);
+    if (!q.cancelled) {
+      EXPECT_GT(q.energy_j, 0.0);
+    }
     requests += q.energy_j;
   }
   EXPECT_NEAR(requests, steps, 1e-9 * steps);

@@ -126,7 +126,9 @@ TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].arrival_ns, b[i].arrival_ns);
     EXPECT_EQ(a[i].tmpl, b[i].tmpl);
-    if (i > 0) EXPECT_GE(a[i].arrival_ns, a[i - 1].arrival_ns);
+    if (i > 0) {
+      EXPECT_GE(a[i].arrival_ns, a[i - 1].arrival_ns);
+    }
     first += a[i].tmpl == 0;
     for (const auto& r : a[i].rounds)
       for (const auto& br : r) {
