@@ -88,6 +88,21 @@ class ModuleCase(unittest.TestCase):
         with self.assertRaises(ahbm.InputError) as e:
             ahbm.run(FANOUT, values=False, trace="everything")
         self.assertIn("everything", str(e.exception))
+        # gemm_mapping: as --gemm-mapping, on a whole model given inline (one tiny layer).
+        tiny = os.path.join(ROOT, "testbench", "fuzz", "corpus", "scenario", "every_block_alt.json")
+        summary = cli_run(tiny, os.path.join(self.dir, "cli_xs"), "--no-vcd", "--gemm-mapping", "x_stationary")
+        r = ahbm.run(tiny, gemm_mapping="x_stationary")
+        self.assertEqual(r["summary"]["operators"]["mapping"], "x_stationary")
+        self.assertEqual(r["summary"]["operators"], summary["operators"])
+        self.assertEqual(r["summary"]["total_ns"], summary["total_ns"])
+        self.assertNotEqual(ahbm.run(tiny)["summary"]["total_ns"], r["summary"]["total_ns"])
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(tiny, gemm_mapping="diagonal")
+        self.assertIn("gemm_mapping", str(e.exception))
+        self.assertIn("diagonal", str(e.exception))
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, values=False, gemm_mapping="x_stationary")  # attention only: no weight GEMMs
+        self.assertIn("whole model", str(e.exception))
 
     def test_errors_raise_with_the_field_path(self):
         with self.assertRaises(ahbm.InputError) as e:

@@ -199,7 +199,7 @@ class PySimulator {
 
   py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
                bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
-               bool compare_unbatched, const std::string& trace, bool trace_gz) {
+               bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping) {
     RunOptions opt;
     opt.policy = policy;
     opt.seed = seed;
@@ -209,6 +209,7 @@ class PySimulator {
     opt.compare_unbatched = compare_unbatched;
     opt.trace = report::parse_trace_level(trace);
     opt.trace_gz = trace_gz;
+    opt.gemm_mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
     opt.watchdog_ns = watchdog_ns;
     opt.hw_file = hw_name_;
     opt.sims = &sims_;
@@ -218,6 +219,9 @@ class PySimulator {
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory);
     const Scenario sc = scenario_of(scenario, opt);
+    if (opt.gemm_mapping != GemmMapping::w_stationary && !sc.model.full)
+      throw InputError("gemm_mapping: " + gemm_mapping + " needs a scenario with a whole model (model.config; "
+                       "docs/models.md)");
     RunOutput run;
     {
       py::gil_scoped_release release;  // other Python threads run meanwhile
@@ -344,10 +348,11 @@ PYBIND11_MODULE(ahbm, m) {
            py::arg("seed") = py::none(), py::arg("values") = true, py::arg("vcd") = false,
            py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
            py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
+           py::arg("gemm_mapping") = "w_stationary",
            "Simulates a scenario (dict or path). Returns {'summary': dict (summary.json), 'o': [ndarray per job of "
            "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory. "
-           "launch, compare_unbatched, trace, trace_gz: as ahbm-sim run's --launch, --compare-unbatched, --trace, "
-           "--trace-gz.")
+           "launch, compare_unbatched, trace, trace_gz, gemm_mapping: as ahbm-sim run's --launch, --compare-unbatched, "
+           "--trace, --trace-gz, --gemm-mapping.")
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
            py::arg("vcd") = false,
@@ -373,14 +378,16 @@ PYBIND11_MODULE(ahbm, m) {
       [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
          bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
-         bool compare_unbatched, const std::string& trace, bool trace_gz) {
+         bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping) {
         return PySimulator(hw, set, noc)
-            .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz);
+            .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
+                 gemm_mapping);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("policy") = "A", py::arg("seed") = py::none(), py::arg("values") = true,
       py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
       py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
+      py::arg("gemm_mapping") = "w_stationary",
       "Simulator(hw, set, noc).run(scenario, ...): one scenario on a chip of its own.");
 
   m.def(
