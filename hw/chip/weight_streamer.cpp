@@ -3,6 +3,7 @@
 #include <set>
 
 #include "hw/common/component.h"
+#include "hw/common/timing.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/pe/pe.h"
 
@@ -74,6 +75,8 @@ void WeightStreamer::stream_jobs() {
                 m->slots.push_back(pes_[size_t(r)]->reserve_gemm_slot());
                 m->seqs.push_back(sent_[size_t(r)]++);
               }
+              g.stats[j].w_slot_wait_ns += to_ns(sc_core::sc_time_stamp() - start);
+              ++g.stats[j].w_tiles_streamed;
               if (sc_core::sc_time_stamp() > start)
                 sh_.spans.record(start, sc_core::sc_time_stamp(), component_, sh_.spans.intern("wait_slots"), phase,
                                  g.op_ids[j], kb, 0);

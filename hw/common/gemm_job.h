@@ -212,6 +212,11 @@ struct GemmOpStats {
   uint64_t x_link_bytes = 0, w_multicast_bytes = 0, y_gather_bytes = 0;
   uint64_t x_hbm_bytes_read = 0;
   uint64_t w_noc_delivered_bytes = 0;  // the W packets' bytes × the CUBEs each reached (energy)
+  // The weight streamer (x_stationary): W tiles it sent (one NoC packet each, per pass) and the
+  // time it stood waiting for every receiver to free a DMA slot, i.e. how long `pe.dma.buffers`
+  // held the stream back (receivers slower than the stream: compute-bound).
+  uint64_t w_tiles_streamed = 0;
+  double w_slot_wait_ns = 0;
   uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes; }
   double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns; }
 };

@@ -42,6 +42,8 @@ void add_counters(GemmOpStats& into, const GemmOpStats& s) {
   into.y_gather_bytes += s.y_gather_bytes;
   into.x_hbm_bytes_read += s.x_hbm_bytes_read;
   into.w_noc_delivered_bytes += s.w_noc_delivered_bytes;
+  into.w_tiles_streamed += s.w_tiles_streamed;
+  into.w_slot_wait_ns += s.w_slot_wait_ns;
 }
 
 // The token rows of a step in order (each agent's new tokens): their sequences and positions.
@@ -278,7 +280,8 @@ Json ModelSteps::json() const {
                          {"moved_bytes", {{"x_link", s.x_link_bytes},
                                           {"w_multicast", s.w_multicast_bytes},
                                           {"y_gather", s.y_gather_bytes},
-                                          {"total", s.moved_bytes()}}}});
+                                          {"total", s.moved_bytes()}}},
+                         {"w_stream", {{"tiles", s.w_tiles_streamed}, {"slot_wait_ns", s.w_slot_wait_ns}}}});
   }
   std::vector<int> simulated;
   for (size_t l = 0; l < rep_.size(); ++l)

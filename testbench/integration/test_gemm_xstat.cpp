@@ -173,7 +173,31 @@ TEST(GemmXStationary, ComputeBoundTimeMatchesClosedFormAlignedAndRagged) {
         tiles += uint64_t((g.n_count + plans[0][0].blk.nb - 1) / plans[0][0].blk.nb) *
                  uint64_t((plans[0][size_t(h)].shard.k_count + plans[0][0].blk.kb - 1) / plans[0][0].blk.kb);
     EXPECT_EQ(packets, tiles);
+    // The streamer sent those tiles and, ahead of a slow engine, waited on the receivers' slots.
+    EXPECT_EQ(st.w_tiles_streamed, tiles);
+    if (tiles > uint64_t(c.pe.dma.buffers)) {
+      EXPECT_GT(st.w_slot_wait_ns, 0.0);
+    }
   }
+}
+
+TEST(GemmXStationary, StreamerWaitsOnTheReceiversSlotsUntilEveryTileHasOne) {
+  // A slow engine frees each DMA slot late, so once the stream has filled every receiver's
+  // slots the streamer waits (no less with fewer slots); with as many slots as the pass has tiles
+  // it never does.
+  const GemmJob j = xjob(8, 512, 256);
+  HwConfig c = chip(2, 2);
+  c.pe.gemm.issue_interval = 64;
+  const GemmOpStats three = Simulator(c).run_gemms({j}).gemms.at(0);
+  c.pe.dma.buffers = 2;
+  const GemmOpStats two = Simulator(c).run_gemms({j}).gemms.at(0);
+  c.pe.dma.buffers = int(three.w_tiles_streamed);
+  const GemmOpStats all = Simulator(c).run_gemms({j}).gemms.at(0);
+  ASSERT_GT(three.w_tiles_streamed, 3u);
+  EXPECT_EQ(two.w_tiles_streamed, three.w_tiles_streamed);
+  EXPECT_GT(three.w_slot_wait_ns, 0.0);
+  EXPECT_GE(two.w_slot_wait_ns, three.w_slot_wait_ns);
+  EXPECT_EQ(all.w_slot_wait_ns, 0.0);
 }
 
 TEST(GemmXStationary, ValuesMatchFloat64WithinTheDtypeBoundOverPassesAndKSplit) {
@@ -311,6 +335,8 @@ TEST(GemmXStationary, WholeModelRunReportsTheMapping) {
   EXPECT_EQ(q["name"], "qkv_proj");
   EXPECT_EQ(q["moved_bytes"]["x_link"], 0);
   EXPECT_GT(q["moved_bytes"]["w_multicast"].get<uint64_t>(), 0u);
+  EXPECT_GT(q["w_stream"]["tiles"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(w.summary["operators"]["by_operator"][0].contains("w_stream"));
   // Same MACs, a different dataflow and time.
   EXPECT_EQ(q["macs"], w.summary["operators"]["by_operator"][0]["macs"]);
   EXPECT_NE(x.summary["total_ns"], w.summary["total_ns"]);
