@@ -246,7 +246,9 @@ TEST(Outputs, ProgressCountsTheRunsSteps) {
   std::vector<bool> reported(size_t(steps) + 1, false);
   for (size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i].steps, steps);  // planned before the run = run
-    if (i > 0) EXPECT_GE(seen[i].step, seen[i - 1].step);
+    if (i > 0) {
+      EXPECT_GE(seen[i].step, seen[i - 1].step);
+    }
     reported[size_t(seen[i].step)] = true;
   }
   for (int s = 1; s <= steps; ++s) EXPECT_TRUE(reported[size_t(s)]) << "step " << s << " never reported";

@@ -177,7 +177,9 @@ TEST(CubeMerge, InterCubeMergesQueueBehindIntraCubeMergesOnASharedUnit) {
   double sum = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     sum += ws[i].second - ws[i].first;
-    if (i) EXPECT_NEAR(ws[i].first, ws[i - 1].second, 1e-6) << "gap or overlap before work item " << i;
+    if (i) {
+      EXPECT_NEAR(ws[i].first, ws[i - 1].second, 1e-6) << "gap or overlap before work item " << i;
+    }
   }
   EXPECT_NEAR(sum, 4 * m + 2 * n, 1e-6);
   EXPECT_NEAR(ws.back().second - ws.front().first, 4 * m + 2 * n, 1e-6);  // time = the sum

@@ -109,7 +109,9 @@ TEST(TraceLevels, EachLevelKeepsWhatItPromises) {
       EXPECT_EQ(act, "dma_kv");
       EXPECT_EQ(s.bytes, 3 * 4096);
     }
-    if (comp == "group0.cube0.reducer") EXPECT_EQ(act, "merge");
+    if (comp == "group0.cube0.reducer") {
+      EXPECT_EQ(act, "merge");
+    }
   }
   for (const auto& [comp, n] : per_component) EXPECT_EQ(n, 2) << comp;  // once per step each
   // Names keep their ids: the annotations are the same spans at every level.

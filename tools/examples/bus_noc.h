@@ -17,7 +17,7 @@ class BusNoc : public Noc {
   static NocEstimate estimate(const NocEstimateInput& in);
   void report_stats(StatsNode& node) const override;
   uint64_t flit_bytes() const override { return flit_bytes_; }
-  std::vector<NocLink> links() const override { return {{"bus", "link", busy_flits_}}; }
+  std::vector<NocLink> links() const override { return {{"bus", "link", busy_flits_, {}}}; }
 
  protected:
   void inject(NocPacket packet) override;
