@@ -74,7 +74,8 @@ struct RunOutput {
 // the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
 double storage_tolerance(DType t);
 
-// Throws InputError (bad or inconsistent input, checked before planning and simulating),
+// Throws InputError (bad or inconsistent input, checked before planning and simulating; e.g. an
+// x_stationary GEMM mapping without a whole model),
 // SimStall (deadlock/livelock) or NumericFault (NaN/Inf in the datapath).
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 

@@ -125,9 +125,6 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
   opt.sims = sims;
   const Scenario sc = load_scenario(scenario);
-  if (opt.gemm_mapping != GemmMapping::w_stationary && !sc.model.full)
-    throw UsageError("--gemm-mapping " + gemm_mapping_name(opt.gemm_mapping) +
-                     " needs a scenario with a whole model (model.config; docs/models.md)");
   if (opt.join_compare && !sc.join)
     throw UsageError("--join-compare needs a scenario with a \"join\" block (docs/scenarios.md, join phase)");
   HwConfig cfg = load_hw_config(hw, overrides);

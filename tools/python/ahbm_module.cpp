@@ -219,9 +219,6 @@ class PySimulator {
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory);
     const Scenario sc = scenario_of(scenario, opt);
-    if (opt.gemm_mapping != GemmMapping::w_stationary && !sc.model.full)
-      throw InputError("gemm_mapping: " + gemm_mapping + " needs a scenario with a whole model (model.config; "
-                       "docs/models.md)");
     RunOutput run;
     {
       py::gil_scoped_release release;  // other Python threads run meanwhile
