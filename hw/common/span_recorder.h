@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "hw/common/component.h"
+#include "hw/common/huge_page_allocator.h"
 
 namespace ahbm {
 
@@ -23,6 +24,9 @@ struct Span {
   int64_t bytes;
 };
 
+// A long run records hundreds of thousands of spans (48 bytes each): huge pages (below).
+using SpanList = std::vector<Span, HugePageAllocator<Span>>;
+
 class SpanRecorder {
  public:
   int intern(const std::string& s);
@@ -32,7 +36,7 @@ class SpanRecorder {
               int phase, int agent, int64_t rows, int64_t bytes) {
     spans_.push_back({start - epoch_, end - epoch_, component, activity, phase, agent, rows, bytes});
   }
-  const std::vector<Span>& spans() const { return spans_; }
+  const SpanList& spans() const { return spans_; }
   // What component `path` is (a module declares the names it records or signals under).
   void declare(const std::string& path, ComponentInfo info) { components_[path] = std::move(info); }
   // Every declared component, with those of `other` (a recorder whose spans were copied here).
@@ -51,7 +55,7 @@ class SpanRecorder {
   sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::vector<std::string> names_;
   std::map<std::string, int> ids_;
-  std::vector<Span> spans_;
+  SpanList spans_;
   ComponentTable components_;
 };
 

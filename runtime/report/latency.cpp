@@ -35,16 +35,16 @@ Json latency_summary(const SpanRecorder& spans) {
   struct PhaseAcc {
     double start = 0, end = 0;
     bool seen = false;
-    std::vector<double> agents;
-    std::map<int, std::vector<double>> activities;  // by activity id
-    std::map<std::string, std::vector<double>> classes;
-    std::vector<std::vector<double>*> activity_of, class_of;  // by activity id: where its spans go
+    Samples agents;
+    std::map<int, Samples> activities;  // by activity id
+    std::map<std::string, Samples> classes;
+    std::vector<Samples*> activity_of, class_of;  // by activity id: where its spans go
   };
   // Accumulated by interned id (a long run has millions of spans: no name lookups per span),
   // then keyed by name below; each list gets its samples in span order, as always.
   std::map<int, PhaseAcc> by_phase;
   std::vector<PhaseAcc*> phase_of;                        // by phase id
-  std::map<int, std::vector<double>> by_agent;            // agent component id -> latencies
+  std::map<int, Samples> by_agent;                        // agent component id -> latencies
   std::map<int, std::map<int, double>> agent_phase;       // agent component id -> phase id -> ns
   std::vector<char> comp_kind;                            // by component id: 'a' agent, 'r' other annotation, 'h' hardware
   for (const Span& s : spans.spans()) {
@@ -79,24 +79,24 @@ Json latency_summary(const SpanRecorder& spans) {
     p.activity_of[size_t(s.activity)]->push_back(b - a);
     p.class_of[size_t(s.activity)]->push_back(b - a);
   }
-  std::map<std::string, const PhaseAcc*> phases;
-  for (const auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
+  std::map<std::string, PhaseAcc*> phases;
+  for (auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
   std::map<std::string, int> agent_ids;
   for (const auto& [id, v] : by_agent) agent_ids[spans.name(id).substr(6)] = id;
   Json phases_j = Json::object();
   for (const auto& [name, pp] : phases) {
-    const PhaseAcc& p = *pp;
+    PhaseAcc& p = *pp;
     Json acts = Json::object(), cls = Json::object();
-    for (const auto& [k, v] : p.activities) acts[spans.name(k)] = distribution(v);
-    for (const auto& [k, v] : p.classes) cls[k] = distribution(v);
+    for (auto& [k, v] : p.activities) acts[spans.name(k)] = distribution_sorting(v);
+    for (auto& [k, v] : p.classes) cls[k] = distribution_sorting(v);
     phases_j[name] = {{"start_ns", p.start}, {"end_ns", p.end}, {"ns", p.end - p.start},
-                      {"agent_latency", distribution(p.agents)},
+                      {"agent_latency", distribution_sorting(p.agents)},
                       {"span_ns_by_activity", acts},
                       {"span_ns_by_class", cls}};
   }
   Json agents_j = Json::object();
   for (const auto& [name, id] : agent_ids) {
-    Json d = distribution(by_agent[id]);
+    Json d = distribution_sorting(by_agent[id]);
     std::map<std::string, double> by_phase_ns;
     for (const auto& [ph, ns] : agent_phase[id]) by_phase_ns[spans.name(ph)] = ns;
     d["by_phase_ns"] = by_phase_ns;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/common/huge_page_allocator.h"
 #include "hw/common/json_reader.h"
 
 namespace ahbm::report {
@@ -16,5 +17,11 @@ double percentile(std::vector<double> samples, double p);
 // {"count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "total_ns"};
 // {"count": 0} for no samples. `unit` is the keys' suffix ("_j" for joules).
 Json distribution(const std::vector<double>& samples_ns, const std::string& unit = "_ns");
+
+// The samples of one distribution in a long run's latency summary: hundreds of thousands per
+// activity, so they live on huge pages (huge_page_allocator.h), and are sorted where they lie.
+using Samples = std::vector<double, HugePageAllocator<double>>;
+// distribution() of `samples_ns`, which it leaves sorted.
+Json distribution_sorting(Samples& samples_ns, const std::string& unit = "_ns");
 
 }  // namespace ahbm::report

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hw/chip/chip_stats.h"
+#include "hw/common/huge_page_allocator.h"
 #include "runtime/report/latency.h"
 #include "runtime/report/stats_tree.h"
 
@@ -27,8 +28,12 @@ void component_counters(const StatsNode& node, uint64_t q_capacity, std::map<std
   for (const StatsNode& child : node.children()) component_counters(child, q_capacity, out);
 }
 
-// Length of the union of [start, end) intervals.
-double covered_ns(std::vector<std::pair<double, double>> iv) {
+// A component's busy intervals: one per span, so hundreds of thousands in a long run (huge
+// pages, hw/common/huge_page_allocator.h).
+using Intervals = std::vector<std::pair<double, double>, HugePageAllocator<std::pair<double, double>>>;
+
+// Length of the union of [start, end) intervals (sorted in place).
+double covered_ns(Intervals& iv) {
   std::sort(iv.begin(), iv.end());
   double total = 0, cur_a = 0, cur_b = -1;
   for (const auto& [a, b] : iv) {
@@ -56,7 +61,7 @@ Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& 
     bool seen = false;
     double busy = 0;
     int64_t bytes = 0, count = 0;
-    std::vector<std::pair<double, double>> intervals;
+    Intervals intervals;
     std::map<int, Activity> acts;  // by activity id
   };
   // Accumulated by component id (a long run has millions of spans), in span order so that
@@ -89,7 +94,7 @@ Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& 
   Json comps = Json::object();
   for (auto& [name, xp] : acc) {
     Acc& x = *xp;
-    const double occ = covered_ns(std::move(x.intervals));
+    const double occ = covered_ns(x.intervals);
     Json acts = Json::object();
     for (const auto& [act, v] : x.acts)
       acts[spans.name(act)] = {{"busy_ns", v.busy}, {"bytes", v.bytes}, {"count", v.count}};
