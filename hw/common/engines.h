@@ -192,13 +192,16 @@ class KvBlockPipeline {
   // With a pending P V: a block whose KV is in SRAM by then has its Q K^T issued first.
   const Time& lookahead_deadline() const { return softmax_end_; }
 
-  // Places block `tag`, its KV in SRAM at `arrival`; appends what it placed to `out`, in
-  // each engine's order (a pending P V of the previous block may come with it).
-  void add(int tag, const Time& arrival, const Durations& d, std::vector<Placed>& out) {
+  // Places block `tag`, its KV in SRAM at `arrival`; hands what it placed to `out`, in each
+  // engine's order (a pending P V of the previous block may come with it). `out` is a
+  // std::vector<Placed> (appended to) or a callable (op, tag, start, end): the cost model's,
+  // which needs only when each SRAM slot is released, and not a record per op.
+  template <class Out>
+  void add(int tag, const Time& arrival, const Durations& d, Out& out) {
     if (pending_ && arrival > softmax_end_) flush(out);
     const Time qk_start = later(gemm_, arrival);
     gemm_ = qk_start + d.qk;
-    out.push_back({EngineOp::gemm_qk, tag, qk_start, gemm_});
+    emit(out, EngineOp::gemm_qk, tag, qk_start, gemm_);
     if (!ping_pong_) {
       place_softmax(tag, d.softmax, out);
       place_pv(tag, d.pv, out);
@@ -211,7 +214,8 @@ class KvBlockPipeline {
     pending_pv_ = d.pv;
   }
   // Places the pending P V (the tile's last block, or no next block in time).
-  void flush(std::vector<Placed>& out) {
+  template <class Out>
+  void flush(Out& out) {
     if (!pending_) return;
     pending_ = false;
     place_pv(pending_tag_, pending_pv_, out);
@@ -221,7 +225,15 @@ class KvBlockPipeline {
 
  private:
   static Time later(const Time& a, const Time& b) { return a < b ? b : a; }
-  void place_softmax(int tag, const Time& dur, std::vector<Placed>& out) {
+  static void emit(std::vector<Placed>& out, EngineOp op, int tag, const Time& start, const Time& end) {
+    out.push_back({op, tag, start, end});
+  }
+  template <class F>
+  static void emit(F& out, EngineOp op, int tag, const Time& start, const Time& end) {
+    out(op, tag, start, end);
+  }
+  template <class Out>
+  void place_softmax(int tag, const Time& dur, Out& out) {
     // After its Q K^T and the previous P V (the rescale of O): gemm_ is the end of one of them
     // and after the other (none: its Q K^T, the previous P V before it; ping_pong: the P V
     // that followed its Q K^T, or its Q K^T that followed a flushed P V).
@@ -229,13 +241,14 @@ class KvBlockPipeline {
     vector_ = start + dur;
     softmax_end_ = vector_;
     end_ = later(end_, vector_);
-    out.push_back({EngineOp::softmax, tag, start, vector_});
+    emit(out, EngineOp::softmax, tag, start, vector_);
   }
-  void place_pv(int tag, const Time& dur, std::vector<Placed>& out) {
+  template <class Out>
+  void place_pv(int tag, const Time& dur, Out& out) {
     const Time start = later(gemm_, softmax_end_);  // its own softmax: the last one placed
     gemm_ = pv_done_ = start + dur;
     end_ = later(end_, gemm_);
-    out.push_back({EngineOp::gemm_pv, tag, start, gemm_});
+    emit(out, EngineOp::gemm_pv, tag, start, gemm_);
   }
 
   bool ping_pong_;

@@ -113,8 +113,17 @@ struct BlockCost {
 // per head.
 struct JobShape {
   double remap_copied = 0, remap_rebuild = 0;            // B1: copies, then page-table rebuild, ns
-  std::vector<std::vector<std::vector<BlockCost>>> blocks;  // [tile][pe]: empty when the PE has no part in it
-  std::vector<std::vector<double>> alone_end;            // [tile][pe]: the blocks with their KV in SRAM, ns
+  // Each (tile, PE)'s KV blocks with their costs and its compute term (the blocks with their KV in
+  // SRAM, ns). The PEs stream the same lists tile after tile (every row sees the shared prefix),
+  // so each distinct list is kept and costed once: list_of[tile][pe] indexes `lists` (-1 when the
+  // PE has no part in the tile).
+  struct BlockList {
+    std::vector<BlockCost> blocks;
+    double alone_end = 0;
+  };
+  std::vector<BlockList> lists;
+  std::vector<std::vector<int>> list_of;  // [tile][pe]
+  const BlockList& at(size_t tile, int pe) const { return lists[size_t(list_of[tile][size_t(pe)])]; }
   std::vector<std::vector<double>> slice_load;           // [tile][pe]: load that tile puts on each slice, ns
   std::vector<double> port_ns;                           // per CUBE: NoC port time of KV moved in the step
   std::vector<double> write_ns;                          // per PE: its KV writes before it streams, ns
@@ -238,15 +247,24 @@ JobShape shape_of(const Model& m, const AttentionJob& job) {
   }
 
   // Each (tile, PE): its blocks as (compute, transfer) pairs, and the compute term: the same
-  // blocks placed on the PE's engines (engines.h KvBlockPipeline) with their KV in SRAM.
-  js.blocks.assign(job.tiles.size(), std::vector<std::vector<BlockCost>>(size_t(pes)));
-  js.alone_end.assign(job.tiles.size(), std::vector<double>(size_t(pes), 0));
-  std::vector<KvBlockPipeline<double>::Placed> placed;
+  // blocks placed on the PE's engines (engines.h KvBlockPipeline) with their KV in SRAM. A list
+  // is known by the tile's rows and its blocks' sizes and sources (all its costs depend on).
+  js.list_of.assign(job.tiles.size(), std::vector<int>(size_t(pes), -1));
+  std::map<std::vector<int>, int> known;
+  std::vector<int> key;
+  const auto ignore = [](EngineOp, int, double, double) {};
   for (size_t i = 0; i < job.tiles.size(); ++i) {
     const int R = job.tiles[i].rows();
     for (int p = 0; p < pes; ++p) {
       if (!tile_has_pe(job.tiles[i], p)) continue;
-      std::vector<BlockCost>& blocks = js.blocks[i][size_t(p)];
+      key.assign(1, R);
+      if (!job.kv_broadcast)  // a broadcast list is the same for every PE: the owners' shards
+        for (const KvBlock& s : streamed[i][size_t(p)]) key.push_back(2 * s.n + int(s.remote));
+      const auto [it, fresh] = known.emplace(key, int(js.lists.size()));
+      js.list_of[i][size_t(p)] = it->second;
+      if (!fresh) continue;
+      js.lists.emplace_back();
+      std::vector<BlockCost>& blocks = js.lists.back().blocks;
       if (job.kv_broadcast) {
         // Owners read and multicast; reads of different owners overlap, so only slots limit it.
         for (const KvShard& s : job.shards)
@@ -262,13 +280,9 @@ JobShape shape_of(const Model& m, const AttentionJob& job) {
       }
       KvBlockPipeline<double> alone(hw.pe.ping_pong());
       alone.begin(0.0);
-      for (const BlockCost& blk : blocks) {
-        alone.add(0, 0.0, blk.work, placed);
-        placed.clear();
-      }
-      alone.flush(placed);
-      placed.clear();
-      js.alone_end[i][size_t(p)] = alone.end();
+      for (const BlockCost& blk : blocks) alone.add(0, 0.0, blk.work, ignore);
+      alone.flush(ignore);
+      js.lists.back().alone_end = alone.end();
     }
   }
   return js;
@@ -416,38 +430,33 @@ JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& 
       // transfer needs a free SRAM slot (released when compute finished the block that used it)
       // and, for the PE's own DMA, the previous transfer done; compute needs Q, the previous
       // block and this block's data.
-      const std::vector<BlockCost>& blocks = shape.blocks[ti][size_t(p)];
+      const JobShape::BlockList& list = shape.at(ti, p);
+      const std::vector<BlockCost>& blocks = list.blocks;
       // The PE's engines place each block as the PE does (engines.h KvBlockPipeline): a block's
       // SRAM slot is released when its P V ends; with ping_pong a pending P V (slot held, time
       // unknown: +inf) goes first when no other slot is free or its next block comes too late.
       const double start = std::max(q_in_hand[p], lockstep);
       KvBlockPipeline<double> engines(hw.pe.ping_pong());
       engines.begin(start);
-      std::vector<KvBlockPipeline<double>::Placed> placed;
-      auto release = [&] {
-        for (const auto& op : placed)
-          if (op.op == EngineOp::gemm_pv) x.slot_free[size_t(op.tag)] = op.end;
-        placed.clear();
+      const auto release = [&x](EngineOp op, int tag, double, double end) {
+        if (op == EngineOp::gemm_pv) x.slot_free[size_t(tag)] = end;
       };
       constexpr double kHeld = std::numeric_limits<double>::infinity();
       for (const BlockCost& blk : blocks) {
         auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
         if (*slot == kHeld) {
-          engines.flush(placed);
-          release();
+          engines.flush(release);
           slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
         }
         const double ds = job.kv_broadcast ? *slot : std::max(x.dma, *slot);
         const double de = ds + blk.dma;
         x.dma = std::max(x.dma, de);
         *slot = kHeld;
-        engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, placed);
-        release();
+        engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, release);
       }
-      engines.flush(placed);
-      release();
+      engines.flush(release);
       const double c = engines.end();
-      x.gemm += shape.alone_end[ti][size_t(p)];  // the compute term
+      x.gemm += list.alone_end;  // the compute term
       const double last_comp = blocks.empty() ? 0.0 : blocks.back().work.qk + blocks.back().work.softmax + blocks.back().work.pv;
       // An owner's slice also serves remote readers (B2): it cannot finish before its load.
       local_end[p] = std::max({c, dma_start + shape.write_ns[size_t(p)] + slice_served[size_t(p)] + last_comp,
