@@ -210,15 +210,28 @@ Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt
 
   // Busy time per component and activity from the hardware spans.
   const SpanRecorder& spans = *run.sim.spans;
+  // Summed by interned id, in span order as ever (a long run has millions of spans: no name
+  // lookups per span), then keyed by name (ids and names are one to one).
+  std::vector<char> hardware;                    // per component id: 1 hardware, 0 annotation, -1 not looked at
+  std::vector<std::map<int, double>> busy_of;    // per component id: by activity id
+  std::map<int, double> activity_of;             // by activity id
+  for (const Span& s : spans.spans()) {
+    const size_t c = size_t(s.component);
+    if (c >= hardware.size()) hardware.resize(c + 1, -1), busy_of.resize(c + 1);
+    if (hardware[c] < 0) {
+      const std::string& comp = spans.name(s.component);
+      hardware[c] = !(comp.rfind("agent.", 0) == 0 || comp.rfind("runtime.", 0) == 0);
+    }
+    if (!hardware[c]) continue;
+    const double d = to_ns(s.end) - to_ns(s.start);
+    busy_of[c][s.activity] += d;
+    activity_of[s.activity] += d;
+  }
   std::map<std::string, std::map<std::string, double>> busy;
   std::map<std::string, double> by_activity;
-  for (const Span& s : spans.spans()) {
-    const std::string& comp = spans.name(s.component);
-    if (comp.rfind("agent.", 0) == 0 || comp.rfind("runtime.", 0) == 0) continue;
-    const double d = to_ns(s.end) - to_ns(s.start);
-    busy[comp][spans.name(s.activity)] += d;
-    by_activity[spans.name(s.activity)] += d;
-  }
+  for (size_t c = 0; c < busy_of.size(); ++c)
+    for (const auto& [a, d] : busy_of[c]) busy[spans.name(int(c))][spans.name(a)] = d;
+  for (const auto& [a, d] : activity_of) by_activity[spans.name(a)] = d;
 
   Json numerics = {{"checked", checked}};
   if (checked) {

@@ -105,7 +105,7 @@ void Pe::busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t,
   sh_.trace.set(sig_activity_, uint64_t(a));
   sc_core::wait(sh_.cycles(cycles));
   sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
-  sh_.span(start, sc_core::sc_time_stamp(), component_, name, t, t.rows(), bytes);
+  sh_.span(start, sc_core::sc_time_stamp(), component_, activity_id(a, name), t, t.rows(), bytes);
   if (account) *account += sc_core::sc_time_stamp() - start;
 }
 
@@ -446,8 +446,8 @@ void Pe::compute_blocks_overlapped(const TileRef& t, int gt, uint64_t blocks, co
       const int sig = gemm ? sig_activity_ : sig_vector_;
       sh_.trace.set_at_ns(sig, gemm ? uint64_t(a) : 1, trace_ns(op.start));
       sh_.trace.set_at_ns(sig, 0, trace_ns(op.end));
-      sh_.span(op.start, op.end, component_, gemm ? (a == PeActivity::gemm_qk ? "gemm_qk" : "gemm_pv") : "softmax", t,
-               t.rows(), 0);
+      sh_.span(op.start, op.end, component_,
+               activity_id(a, gemm ? (a == PeActivity::gemm_qk ? "gemm_qk" : "gemm_pv") : "softmax"), t, t.rows(), 0);
       (gemm ? gemm_busy_ : vector_busy_) += op.end - op.start;
     }
     placed.clear();

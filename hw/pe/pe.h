@@ -18,6 +18,7 @@
 //    engine into the Y block's fp32 accumulators; a finished Y block goes out through the slot of
 //    its last W tile (write-back) or straight to the gather;
 //  - GEMM write-back: Y blocks from their slots into the HBM slice, freeing the slot.
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -171,6 +172,14 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   // Waits `cycles`, records the span and moves the activity signal.
   void busy(PeActivity a, const char* name, uint64_t cycles, const TileRef& t, int64_t bytes,
             sc_core::sc_time* account);
+  // The span recorder's id of activity `a` named `name` (one name per activity), interned on
+  // its first use as before, then kept: a long run records millions of spans, and a name lookup
+  // per span was ~2% of a timing-only run.
+  int activity_id(PeActivity a, const char* name) {
+    int& id = activity_ids_[size_t(a)];
+    if (id < 0) id = sh_.spans.intern(name);
+    return id;
+  }
   void apply_mask(MatrixRM& s, const AttentionJob& job, const TileRef& t, const KvShard& sh, int first) const;
   void fill_slot(int slot, const std::vector<unsigned char>* data, int n, const AttentionJob& job);
   // A read-only pointer to the `len` bytes at `addr` of the slice, when a DMI grant (cached, or
@@ -187,6 +196,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   int group_, pe_, local_;
   int chip_pe_;  // group × pes_per_group + pe_
   int component_, dma_component_;
+  std::array<int, 8> activity_ids_{-1, -1, -1, -1, -1, -1, -1, -1};  // by PeActivity (activity_id)
   int sig_activity_, sig_dma_;
   int sig_vector_ = -1;  // vector_busy: with pe.overlap = ping_pong only
   TileData q_in_tile_;    // the Q tile being computed
