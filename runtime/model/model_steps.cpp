@@ -145,7 +145,6 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
 
 void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
   mark(tl, component, tl.advance(ns), step, rows, layer);
-  if (layer >= 0) layer_ns_[size_t(layer)] += ns;
 }
 
 void ModelSteps::mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step,
@@ -165,59 +164,34 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   Json j = {{"rows", rows}, {"attention_ns", attention_ns}};
   if (rows <= 0) return j;
   // Layer 0's attention was placed by the step itself (its hardware spans, just before now());
-  // count it with the layer, and mark it on the operator track so the track has every layer's.
-  layer_ns_[0] += attention_ns;
+  // mark it on the operator track so the track has every layer's.
   mark(tl, "runtime.layer.attention", tl.now() - sc_core::sc_time(attention_ns, sc_core::SC_NS), step, rows, 0);
-  attention_ns_ += attention_ns;
-  std::vector<double> op_ns(totals_.size(), 0.0);
-  uint64_t w_bytes = 0;
-  std::vector<int> expert_rows(expert_rows_.size(), 0);
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
-    const LayerStats& layer = simulate(step, l);
-    const std::vector<GemmOpStats>& ops = layer.ops;
-    for (size_t e = 0; e < layer.expert_rows.size(); ++e) expert_rows[e] += layer.expert_rows[e];
+    const std::vector<GemmOpStats>& ops = simulate(step, l).ops;
     // Layer 0's qkv_proj and attention are placed already (before_attention, the step itself).
     if (l > 0) {
       place(tl, "runtime.layer." + ops[0].op, ops[0].end_ns, step, rows, l);
       place(tl, "runtime.layer.attention", attention_ns, step, rows, l);
-      attention_ns_ += attention_ns;
     }
     for (size_t i = 1; i < ops.size(); ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
-    // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
-    const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
-    for (size_t i = 0; i < ops.size(); ++i) {
-      op_ns[i] += ops[i].end_ns;
-      w_bytes += ops[i].w_bytes_read;
-      add_counters(totals_[i].sum, ops[i]);
-      totals_[i].runs += 1;
-      const bool experts = m_.moe() && (ops[i].op == "gate_up_proj" || ops[i].op == "down_proj");
-      totals_[i].rows += experts ? routed : uint64_t(rows);
-    }
   }
+  const StepOps c = count(step, rows, attention_ns);
   // The final norm and LM head on the last row of each agent, after the last layer.
-  const int logits = logit_rows(step);
-  const GemmOpStats& lm = head(logits);
-  place(tl, "runtime.lm_head", lm.end_ns, step, logits, -1);
-  op_ns.back() = lm.end_ns;
-  w_bytes += lm.w_bytes_read;
-  add_counters(totals_.back().sum, lm);
-  totals_.back().runs += 1;
-  totals_.back().rows += uint64_t(logits);
-  j["lm_head_rows"] = logits;
+  place(tl, "runtime.lm_head", c.op_ns.back(), step, c.logits, -1);
+  j["lm_head_rows"] = c.logits;
   Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
   double ops_total = 0;
   for (size_t i = 0; i < totals_.size(); ++i) {
-    s[totals_[i].name + "_ns"] = op_ns[i];
-    j[totals_[i].name + "_ns"] = op_ns[i];
-    ops_total += op_ns[i];
+    s[totals_[i].name + "_ns"] = c.op_ns[i];
+    j[totals_[i].name + "_ns"] = c.op_ns[i];
+    ops_total += c.op_ns[i];
   }
   const double attention_all = attention_ns * m_.num_hidden_layers;
-  s["w_bytes_read"] = w_bytes;
-  j["w_bytes_read"] = w_bytes;
+  s["w_bytes_read"] = c.w_bytes;
+  j["w_bytes_read"] = c.w_bytes;
   if (m_.moe()) {
-    s["expert_rows"] = expert_rows;
-    j["expert_rows"] = expert_rows;
-    for (size_t e = 0; e < expert_rows.size(); ++e) expert_rows_[e] += uint64_t(expert_rows[e]);
+    s["expert_rows"] = c.expert_rows;
+    j["expert_rows"] = c.expert_rows;
   }
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
@@ -226,6 +200,49 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   j["attention_ns"] = attention_all;
   steps_.push_back(s);
   return j;
+}
+
+ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attention_ns) {
+  StepOps c;
+  c.op_ns.assign(totals_.size(), 0.0);
+  c.expert_rows.assign(expert_rows_.size(), 0);
+  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+    const LayerStats& layer = simulate(step, l);
+    const std::vector<GemmOpStats>& ops = layer.ops;
+    for (size_t e = 0; e < layer.expert_rows.size(); ++e) c.expert_rows[e] += layer.expert_rows[e];
+    // The layer's time in the order it runs: qkv_proj, attention, the rest.
+    attention_ns_ += attention_ns;
+    layer_ns_[size_t(l)] += ops[0].end_ns;
+    layer_ns_[size_t(l)] += attention_ns;
+    for (size_t i = 1; i < ops.size(); ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
+    // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
+    const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
+    for (size_t i = 0; i < ops.size(); ++i) {
+      c.op_ns[i] += ops[i].end_ns;
+      c.w_bytes += ops[i].w_bytes_read;
+      add_counters(totals_[i].sum, ops[i]);
+      totals_[i].runs += 1;
+      const bool experts = m_.moe() && (ops[i].op == "gate_up_proj" || ops[i].op == "down_proj");
+      totals_[i].rows += experts ? routed : uint64_t(rows);
+    }
+  }
+  c.logits = logit_rows(step);
+  const GemmOpStats& lm = head(c.logits);
+  c.op_ns.back() = lm.end_ns;
+  c.w_bytes += lm.w_bytes_read;
+  add_counters(totals_.back().sum, lm);
+  totals_.back().runs += 1;
+  totals_.back().rows += uint64_t(c.logits);
+  for (size_t e = 0; e < c.expert_rows.size(); ++e) expert_rows_[e] += uint64_t(c.expert_rows[e]);
+  return c;
+}
+
+ModelSteps::Accounted ModelSteps::account(const Step& step, double attention_ns) {
+  Accounted a;
+  const int rows = step_rows(step);
+  if (rows > 0) a.w_bytes_read = count(step, rows, attention_ns).w_bytes;  // (a run counts no step without rows either)
+  a.ns = step_ns(step, attention_ns);
+  return a;
 }
 
 double ModelSteps::step_ns(const Step& step, double attention_ns) {

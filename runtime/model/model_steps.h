@@ -37,6 +37,14 @@ class ModelSteps : public StepLayers {
   double step_ns(const Step& step, double attention_ns) override;
   int layers() const override { return m_.num_hidden_layers; }
   EnergyReading operators_energy(const Step& step) override;
+  // A step timed off the timeline (serve, runtime/serve/engine.cpp), counted in the totals as
+  // after_attention counts a run's step (json()'s by_operator, by_layer and attention_ns; not
+  // by_step): its time (step_ns) and the weight bytes its operators read.
+  struct Accounted {
+    double ns = 0;
+    uint64_t w_bytes_read = 0;
+  };
+  Accounted account(const Step& step, double attention_ns);
   // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
   Json json() const;
   // Layer l runs the simulated operators of layer representative(l).
@@ -57,6 +65,15 @@ class ModelSteps : public StepLayers {
   };
   using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
   const LayerStats& simulate(const Step& step, int layer);
+  // What a step with `rows` rows adds to the totals (after_attention, account): per operator
+  // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
+  struct StepOps {
+    std::vector<double> op_ns;
+    uint64_t w_bytes = 0;
+    std::vector<int> expert_rows;
+    int logits = 0;  // the LM head's rows
+  };
+  StepOps count(const Step& step, int rows, double attention_ns);
   Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
   const GemmOpStats& head(int rows);  // the final norm and LM head for `rows` logit rows
   void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
