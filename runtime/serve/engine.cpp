@@ -13,6 +13,8 @@
 #include "hw/common/timing.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
+#include "runtime/model/memory_map.h"
+#include "runtime/model/model_steps.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/step_cache.h"
@@ -56,6 +58,7 @@ struct StepCost {
   double ns = 0;
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
   double energy_j = 0;     // the step's energy reading (hw/chip/energy.h): dynamic + static over ns
+  double static_j = 0;     // of which static
 };
 
 // A parent or a branch of a workflow, with the work it has left.
@@ -170,6 +173,7 @@ class Engine {
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
+    if (w.scenario.model.full) plan_whole_model();
     if (!w.scheduler.pbd) {
       // prefix_affinity: slices of num_kv_heads groups, each holding every KV head of its
       // workflows once; groups past the last whole slice idle (as under spread, where KV head h
@@ -211,6 +215,8 @@ class Engine {
 
  private:
   void add_pool(const std::string& name, int groups);
+  void plan_whole_model();
+  StepCost attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
   void set_transfer_path(const std::string& path);
   KvPageManager& kv(const Flow& f) { return *pools_[size_t(f.pool)]->kv; }
   Pool& prefill_pool() { return *pools_.front(); }
@@ -253,6 +259,11 @@ class Engine {
   SchedulerRegistry schedulers_ = builtin_schedulers();
   const SchedulerPolicy& policy_;
   SimulatorPool own_sims_;
+  // A whole model (model.config): its weights in the HBM slices and the operators every step runs
+  // around its attention, in every layer (runtime/model/model_steps.h), on chips of their own.
+  std::optional<MemoryMap> weights_;
+  SimulatorPool gemm_sims_;
+  std::optional<ModelSteps> operators_;
   std::vector<std::unique_ptr<Pool>> pools_;
   StepCache<StepCost> cache_{kStepCacheKeyBytes};
   std::vector<Flow> flows_;
@@ -276,8 +287,11 @@ void Engine::add_pool(const std::string& name, int groups) {
   p->hw = hw_;
   p->hw.groups = groups;
   const uint64_t slot = kv_page_bytes(w_.scenario, groups);
-  const int64_t pages = int64_t(hw_.pe.hbm.capacity_bytes / slot);
+  const int64_t pages = int64_t((weights_ ? weights_->free_for_kv() : hw_.pe.hbm.capacity_bytes) / slot);
   p->capacity_note = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
+                     (weights_ ? " less " + std::to_string(weights_->weight_bytes_max_pe) +
+                                     " bytes of model weights on the most loaded PE (summary memory_map)"
+                               : std::string()) +
                      " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
                      w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
                      "x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
@@ -296,6 +310,25 @@ void Engine::add_pool(const std::string& name, int groups) {
   p->runner.emplace(w_.scenario, p->hw, set);
   p->hw_key = to_json(p->hw).dump() + "|policy=" + set.policy + "|launch=" + set.launch;
   pools_.push_back(std::move(p));
+}
+
+// A whole model on the co-located chip: the weights planned into the HBM slices as `run` plans
+// them (its KV pages are what they leave), and the operators of every layer. P-B-D pools and
+// prefix_affinity slices would each hold the weights of their own groups: not built, refused.
+void Engine::plan_whole_model() {
+  const Scenario& sc = w_.scenario;
+  const std::string why = "\" names a whole model (model.config), which serve runs on the co-located chip only "
+                          "(allowed with a whole model: no scheduler.pbd, scheduler.placement = spread)";
+  if (w_.scheduler.pbd) throw InputError(w_.file + ": scheduler.pbd with scenario \"" + w_.scenario_file + why);
+  if (w_.scheduler.sliced())
+    throw InputError(w_.file + ": scheduler.placement = 'prefix_affinity' with scenario \"" + w_.scenario_file + why);
+  weights_ = plan_memory(*sc.model.full, sc.model.dtype, hw_);
+  check_weights_fit(*weights_, kv_page_bytes(sc, hw_.groups), opt_.hw_file, w_.scenario_file);
+  SimOptions so;
+  so.vcd = false;
+  so.hw_file = opt_.hw_file;
+  so.nocs = opt_.nocs;
+  operators_.emplace(*sc.model.full, sc.model.dtype, *weights_, hw_, gemm_sims_, so, /*every_layer=*/false, sc.seed);
 }
 
 // The decode pool pulls a sequence's KV from the prefill pool's HBM slices into its own. `noc`:
@@ -726,15 +759,36 @@ void Engine::refork(Flow& f) {
   }
 }
 
+// A whole model's step: every layer's operators around the step's attention (the cached or
+// simulated cost above, one layer's), then the LM head (ModelSteps::step_ns). Its time, the HBM
+// bytes (the attention's in every layer and the weights the operators read) and energy (every
+// layer's attention and operators, dynamic; static power over the whole step) follow.
 StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
+  StepCost c = attention_step(pool, parts, reused);
+  if (!operators_) return c;
+  Step all;  // the step's rows, every part's (selective batching: one GEMM for every workflow)
+  all.phase = parts.front().phase;
+  for (const Step& part : parts) all.agents.insert(all.agents.end(), part.agents.begin(), part.agents.end());
+  const int layers = operators_->layers();
+  const ModelSteps::Accounted ops = operators_->account(all, c.ns);
+  const double static_w = c.ns > 0 ? c.static_j / c.ns : 0.0;  // J per ns
+  StepCost out;
+  out.ns = ops.ns;
+  out.hbm_bytes = c.hbm_bytes * uint64_t(layers) + ops.w_bytes_read;
+  out.static_j = static_w * ops.ns;
+  out.energy_j = (c.energy_j - c.static_j) * layers + operators_->operators_energy(all).dynamic_j() + out.static_j;
+  return out;
+}
+
+StepCost Engine::attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
   std::vector<Layout> layouts;
   const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts, &layouts);
   for (const Layout& l : layouts) ++res_.parts_by_policy[policy_name(l.policy)];
   const auto simulate = [&] {
     ++res_.steps_simulated;
     const SimResult sim = pool.runner->simulate_quiet(jobs);
-    return StepCost{sim.end_ns, hbm_bytes_read(sim),
-                    read_energy(sim.stats, pool.hw, w_.scenario.model.dtype, sim.end_ns).total_j()};
+    const EnergyReading e = read_energy(sim.stats, pool.hw, w_.scenario.model.dtype, sim.end_ns);
+    return StepCost{sim.end_ns, hbm_bytes_read(sim), e.total_j(), e.static_j()};
   };
   reused = false;
   if (!w_.scheduler.step_cache) return simulate();
@@ -1023,6 +1077,14 @@ ServeResult Engine::run() {
     now_ = next;
   }
   res_.end_ns = now_;
+  if (operators_) {
+    res_.operators = operators_->json();
+    res_.operators.erase("by_step");  // a run's per-step breakdown; serve's steps are in requests.csv and the samples
+    std::vector<int64_t> peak;
+    for (int p = 0; p < decode_pool().kv->pes(); ++p) peak.push_back(decode_pool().kv->peak(p));
+    res_.memory_map = memory_map_json(*weights_, w_.scenario.model.config_file, kv_page_bytes(w_.scenario, hw_.groups),
+                                      decode_pool().kv->pages_per_pe(), peak);
+  }
   for (auto& p : pools_) {
     res_.peak_pages += p->kv->peak_total();
     res_.in_use_end += p->kv->in_use();

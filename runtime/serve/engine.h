@@ -144,6 +144,9 @@ struct ServeResult {
   std::optional<PreemptionResult> preemption;  // set under on_demand admission
   std::string placement = "spread";  // scheduler.placement
   std::vector<PoolStats> slices;     // prefix_affinity: one per slice (one slice = the whole chip)
+  // A whole model (model.config): the operators' totals over every step and layer (ModelSteps::json
+  // without by_step) and the HBM memory map (weights and the KV pool's peak); null otherwise.
+  Json operators, memory_map;
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

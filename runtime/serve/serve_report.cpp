@@ -256,6 +256,10 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     }
     s["placement"] = {{"rule", r.placement}, {"slices", slices}};
   }
+  if (!r.operators.is_null()) {  // a whole model only: an attention-only summary is as before
+    s["operators"] = r.operators;
+    s["memory_map"] = r.memory_map;
+  }
   if (r.preemption) {  // on_demand admission only: a reserve run's summary is as before
     const PreemptionResult& p = *r.preemption;
     double swap_ns = 0;

@@ -167,10 +167,6 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
   w.name = r.identifier("name");
   w.scenario_file = resolve(r, "scenario", r.string("scenario"));
   w.scenario = load_scenario(w.scenario_file);
-  if (w.scenario.model.full)
-    r.fail("scenario", "\"" + w.scenario_file +
-                           "\" names a whole model (model.config); serve times the attention core only so far: give "
-                           "the attention-only model fields (head_dim, num_q_heads, num_kv_heads, layers)");
   w.seed = uint64_t(r.integer("seed", 1, 0, INT64_MAX));
   w.arrival = read_arrival(r.object("arrival"));
   if (w.arrival.process != "azure_csv" || r.has("templates"))

@@ -201,6 +201,83 @@ TEST(Serve, OneWorkflowTakesTheSameStepsAsRun) {
   EXPECT_EQ(r.peak_pages, run.summary["kv"]["peak_pages"].get<int64_t>());
 }
 
+// A whole model (model.config): every serve step runs every layer's operators around its
+// attention and the LM head, as `run` does. One workflow alone takes run's step times; a summary's
+// operators and attention add up to the steps' time; the weights take KV pages; P-B-D and
+// prefix_affinity are refused with a whole model.
+const char* kWholeModel = R"({
+  "name": "serve_whole_model",
+  "model": {"hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "num_hidden_layers": 2, "vocab_size": 1000, "rope_theta": 10000.0, "dtype": "fp16"},
+  "kv": {"page_tokens": 16}, "shared_prefix_tokens": 256, "seed": 3,
+  "agents": [{"name": "a0", "new_tokens": 16, "decode_tokens": 3}, {"name": "a1", "new_tokens": 16, "decode_tokens": 3}],
+  "phases": [{"type": "prefill", "tokens": 64}, {"type": "fanout"}, {"type": "decode", "steps": 3},
+             {"type": "join", "tokens": 8}]
+})";
+
+Workload whole_model_workload(const std::string& body) {
+  static const std::string path = test::write_temp(test::temp_dir("serve-whole-model"), "model.json", kWholeModel);
+  Json j = Json::parse(body);
+  j["name"] = "w";
+  j["scenario"] = path;
+  return serve::parse_workload(j, "workload.json");
+}
+
+TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
+  const HwConfig h = hw();
+  const Scenario sc = test::inline_scenario(kWholeModel, "serve_whole_model");
+  const RunOutput run = test::timing_only_run(sc, h);
+  const Workload w = whole_model_workload(R"({
+    "arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "same", "prompt_tokens": 256, "cached_tokens": 192, "rounds": 1,
+                   "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 3},
+                   "join": {"tokens": 8}, "answer_tokens": 0}]
+  })");
+  const ServeResult r = serve::serve(w, h, {});
+  const Json& steps = run.summary["steps"];
+  ASSERT_EQ(r.steps.size(), steps.size());
+  double busy = 0;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    // Each step's layers: operators and attention summed in the same order as run's.
+    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    busy += r.steps[i].ns;
+  }
+  EXPECT_NEAR(r.end_ns, run.summary["total_ns"].get<double>(), 1e-6);
+  // The operators' totals: the same as run's, and with the attention of every layer they are the steps' time.
+  ASSERT_TRUE(r.operators.is_object());
+  EXPECT_FALSE(r.operators.contains("by_step"));
+  double ops = 0;
+  for (const Json& o : r.operators["by_operator"]) ops += o["time_ns"].get<double>();
+  EXPECT_NEAR(ops + r.operators["attention_ns"].get<double>(), busy, 1e-9 * busy);
+  for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+  // The weights take their HBM from the KV pool, as run's memory map says.
+  EXPECT_EQ(r.pages_per_pe, run.summary["memory_map"]["kv"]["pages_per_pe_capacity"].get<int64_t>());
+  EXPECT_LT(r.pages_per_pe, int64_t(h.pe.hbm.capacity_bytes / r.memory_map["kv"]["page_slot_bytes"].get<uint64_t>()));
+  EXPECT_EQ(r.memory_map["weights"], run.summary["memory_map"]["weights"]);
+}
+
+TEST(ServeWholeModel, PbdAndPrefixAffinityAreRefusedNamingTheField) {
+  const char* pbd = R"({"arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}],
+    "scheduler": {"pbd": {"prefill_groups": 1}}})";
+  const char* sliced = R"({"arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}],
+    "scheduler": {"placement": "prefix_affinity"}})";
+  HwConfig four = hw();
+  four.groups = 4;
+  const auto refused = [&](const char* body, const std::vector<std::string>& named) {
+    try {
+      serve::serve(whole_model_workload(body), four, {});
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const InputError& e) {
+      for (const std::string& n : named) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  refused(pbd, {"scheduler.pbd", "whole model"});
+  refused(sliced, {"scheduler.placement = 'prefix_affinity'", "whole model"});
+}
+
 // The workload's attention policy and launch schedule run every step as `run --policy
 // --launch` runs it: one workflow alone takes the same step times under each (B2's remote reads,
 // B5's broadcast, auto's pick per step; per-head launches with a launch cost), and they differ
