@@ -50,3 +50,15 @@ TEST(StepCache, KeepsItsKeysWithinTheBoundEvictingTheOldestFirst) {
   EXPECT_EQ(*c.find("999" + std::string(20, 'x')), 999);
   EXPECT_EQ(c.find("0" + std::string(20, 'x')), nullptr);
 }
+
+// A key built by appending (as step_key builds one) has room to spare; the cache keeps it at its
+// size, and the bound counts what each kept key holds.
+TEST(StepCache, KeepsAKeyBuiltByAppendingAtItsSize) {
+  StepCache<int> c(1 << 20);
+  std::string key;
+  for (int i = 0; i < 1000; ++i) key.push_back(char('a' + i % 26));
+  ASSERT_GT(key.capacity(), key.size());  // the growth's spare room, which must not be kept
+  c.insert(key, 7);
+  EXPECT_EQ(c.key_bytes(), 1000u);
+  EXPECT_EQ(*c.find(key), 7);
+}
