@@ -66,8 +66,11 @@ Activity gemm_activity(const GemmOpStats& s) {
   a.macs = s.macs;
   a.vector_ops = s.vector_ops;
   a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read + s.x_hbm_bytes_read;
-  a.noc_bytes = s.w_noc_delivered_bytes;
-  a.q_buffer_bytes = s.x_bytes_read;
+  // w_stationary: X over the host link, multicast into (and written in) the Q buffers, read out;
+  // K-split partials over the NoC to their owners.
+  a.noc_bytes = s.w_noc_delivered_bytes + s.x_noc_delivered_bytes + s.k_reduce_bytes;
+  a.host_bytes = s.x_link_bytes;
+  a.q_buffer_bytes = s.x_bytes_read + s.x_noc_delivered_bytes;
   return a;
 }
 
