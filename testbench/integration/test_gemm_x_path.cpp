@@ -57,7 +57,11 @@ TEST(GemmXPath, ArrivesAtTheClosedFormOnTheIdealNocAlignedAndRagged) {
     const auto plans = gemm_pe_plans(c, jobs);
     const std::vector<GemmXChunk> chunks = gemm_x_chunks(c, jobs, plans);
     ASSERT_GT(plans[0][0].m_blocks(m), 1);
-    ASSERT_EQ(chunks.size(), size_t(plans[0][0].m_blocks(m) + plans[1][0].m_blocks(m)));
+    // Every M-block end is a chunk end, and no chunk holds more than a Q buffer's worth of rows.
+    for (size_t jb = 0; jb < jobs.size(); ++jb)
+      for (int e = plans[jb][0].blk.mb; e < m; e += plans[jb][0].blk.mb)
+        EXPECT_TRUE(std::any_of(chunks.begin(), chunks.end(), [&](const GemmXChunk& ch) { return int(ch.job) == int(jb) && ch.row_end == e; }));
+    for (const GemmXChunk& ch : chunks) EXPECT_LE(ch.bytes, c.cube.q_buffer.bytes);
     EXPECT_EQ(chunks.front().cubes, (std::vector<int>{0, 1}));  // a multicast to both CUBEs
     const SimResult r = Simulator(c).run_gemms(jobs);
     const auto writes = q_writes(r);
