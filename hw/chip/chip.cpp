@@ -30,10 +30,14 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
   // kKvTag for KV moved between PEs (spans carry its job's first tile's phase).
   ctx.span_hook = [&sh](const std::string& component, const char* activity, const NocPacket& p,
                         const sc_core::sc_time& start, const sc_core::sc_time& end) {
-    if (p.tag == kGemmTag) {  // a W tile of an X-stationary GEMM: its job's operator and phase
-      const int j = std::static_pointer_cast<const GemmTileMessage>(p.payload)->job;
-      sh.spans.record(start, end, sh.spans.intern(component), sh.spans.intern(activity),
-                      sh.spans.intern(sh.gemm.jobs[size_t(j)].phase), sh.gemm.op_ids[size_t(j)], 0, int64_t(p.bytes));
+    // A weight GEMM's packet (an X-stationary W tile, a W-stationary X chunk or K-split partial):
+    // its job's operator and phase.
+    const int gemm_job = p.tag == kGemmTag          ? std::static_pointer_cast<const GemmTileMessage>(p.payload)->job
+                         : p.tag == kGemmXTag       ? sh.gemm.x_chunks[size_t(std::static_pointer_cast<const GemmXMessage>(p.payload)->chunk)].job
+                         : p.tag == kGemmPartialTag ? std::static_pointer_cast<const GemmPartialMessage>(p.payload)->job
+                                                    : -1;
+    if (gemm_job >= 0) {
+      sh.gemm_span(start, end, sh.spans.intern(component), sh.spans.intern(activity), gemm_job, 0, int64_t(p.bytes));
       return;
     }
     size_t gt = size_t(p.tag);
@@ -79,6 +83,7 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
         slices.push_back(groups[gi]->cubes[size_t(c)]->slices[size_t(p)].get());
       }
   }
+  sh.pe_endpoint = pe_endpoints;  // K-split partials go PE to PE (hw/pe/pe_gemm.cpp)
   w_streamer = std::make_unique<WeightStreamer>("w_streamer", sh, *noc, std::move(pes), std::move(pe_endpoints), std::move(ports));
   for (size_t i = 0; i < slices.size(); ++i)
     links_.bind(w_streamer->slices, slices[i]->socket, "w_streamer_slice" + std::to_string(i) + "_check", sh.tlm_checks,

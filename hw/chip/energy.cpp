@@ -66,6 +66,10 @@ Activity gemm_activity(const GemmOpStats& s) {
   a.macs = s.macs;
   a.vector_ops = s.vector_ops;
   a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read + s.x_hbm_bytes_read;
+  // w_stationary's X path (host link, multicast, Q-buffer writes) and K-split partials are in the
+  // chip's counters of the run (read_energy), not here: the summary's per-operator counters,
+  // which docs/energy.md's operator formula reads, do not show them (x_noc_delivered_bytes,
+  // k_reduce_bytes).
   a.noc_bytes = s.w_noc_delivered_bytes;
   a.q_buffer_bytes = s.x_bytes_read;
   return a;

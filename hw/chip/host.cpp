@@ -42,25 +42,37 @@ void Host::send_tiles() {
   tlm::tlm_generic_payload trans;
   std::vector<unsigned char> q;  // the tile's rows in the job's storage type
   unsigned char no_bytes;
-  for (size_t gt = 0; gt < sh_.tiles.size(); ++gt) {
-    const TileRef& t = sh_.tiles[gt];
-    const AttentionJob& job = sh_.jobs[size_t(t.job)];
+  // The run's Q tiles, or the X chunks of its weight GEMMs (q_address_map.h), one write each.
+  const size_t tiles = sh_.tiles.size(), entries = tiles + sh_.gemm.x_chunks.size();
+  for (size_t gt = 0; gt < entries; ++gt) {
     const uint64_t bytes = q_map_.bytes(int(gt));
+    // X chunks go timing only: the PEs take X's values from the job (gemm_job.h).
+    const bool values = gt < tiles && sh_.jobs[size_t(sh_.tiles[gt].job)].values;
     q.resize(bytes);
-    if (job.values)
+    if (values) {
+      const TileRef& t = sh_.tiles[gt];
+      const AttentionJob& job = sh_.jobs[size_t(t.job)];
       encode(job.dtype, job.q.data() + size_t(t.row_begin) * size_t(job.head_dim),
              uint64_t(t.rows()) * uint64_t(job.head_dim), q.data());
+    }
     set_payload(trans, tlm::TLM_WRITE_COMMAND, q_map_.address(int(gt)), q.data(), bytes);
-    if (!job.values) set_timing_only(trans, no_bytes);
+    if (!values) set_timing_only(trans, no_bytes);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    q_wait_.set("a Q-source staging slot to write Q", int(gt));
+    q_wait_.set(gt < tiles ? "a Q-source staging slot to write Q" : "a Q-source staging slot to write X", int(gt));
     q_out->b_transport(trans, delay);
     if (trans.is_response_error())
       SC_REPORT_FATAL("ahbm/host", ("Q write of tile " + std::to_string(gt) + " refused: " + trans.get_response_string()).c_str());
     sc_core::wait(delay);
     q_wait_.clear();
-    sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));
+    if (gt < tiles) {
+      const TileRef& t = sh_.tiles[gt];
+      sh_.span(start, sc_core::sc_time_stamp(), component_, "q_load", t, t.rows(), int64_t(bytes));
+    } else {
+      const GemmXChunk& c = sh_.gemm.x_chunks[gt - tiles];
+      sh_.gemm_span(start, sc_core::sc_time_stamp(), component_, sh_.spans.intern("x_load"), c.job, c.row_end - c.row_begin,
+                    int64_t(bytes));
+    }
     q_bytes_ += bytes;
   }
 }

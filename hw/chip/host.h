@@ -1,7 +1,8 @@
 #pragma once
-// The host side of the chip boundary: writes Q tiles into the Q source's address window
+// The host side of the chip boundary: writes Q tiles (or, in a run of weight GEMMs, the X chunks
+// of its w_stationary jobs: gemm_job.h GemmXChunk) into the Q source's address window
 // (q_address_map.h) over TLM-2.0, in their storage type (latency plus transfer at the host-link
-// bandwidth), and receives the O tiles the root CUBEs send over the NoC to the chip's host
+// bandwidth, one write after another), and receives the O tiles the root CUBEs send over the NoC to the chip's host
 // port: each crosses the host link's chip-to-host direction (its own resource: the link is full
 // duplex) at host.bandwidth_gbps, one after another, and lands host.latency_ns later.
 #include <vector>

@@ -10,6 +10,7 @@ void QAddressMap::build(const SimShared& sh) {
     const AttentionJob& job = sh.jobs[size_t(t.job)];
     start_.push_back(start_.back() + uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes());
   }
+  for (const GemmXChunk& c : sh.gemm.x_chunks) start_.push_back(start_.back() + c.bytes);
 }
 
 int QAddressMap::tile_at(uint64_t addr) const {

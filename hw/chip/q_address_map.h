@@ -1,7 +1,9 @@
 #pragma once
 // The Q source's address window: the run's Q tiles in send order, each tile's rows in its job's
-// storage type, back to back from byte 0. The host writes tile `gt` as one transaction of
-// bytes(gt) bytes at address(gt); the Q source decodes the address back to the tile.
+// storage type, back to back from byte 0, then the X chunks of its w_stationary weight GEMMs
+// (SimShared::gemm.x_chunks; a run has one or the other): entry tiles.size() + c is chunk c.
+// The host writes entry `gt` as one transaction of bytes(gt) bytes at address(gt); the Q source
+// decodes the address back to the entry.
 #include <cstdint>
 #include <vector>
 

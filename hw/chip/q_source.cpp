@@ -54,7 +54,7 @@ void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
   ++staged_;
   sh_.trace.set(sig_staged_, uint64_t(staged_));
   TileData data;
-  if (!timing_only) {
+  if (!timing_only && size_t(tile) < sh_.tiles.size()) {
     // The PEs compute in fp32: the stored values widened (exact).
     const TileRef& t = sh_.tiles[size_t(tile)];
     const AttentionJob& job = sh_.jobs[size_t(t.job)];
@@ -68,9 +68,32 @@ void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
+void QSource::multicast_x(const Staged& s) {
+  const int c = s.tile - int(sh_.tiles.size());
+  const GemmXChunk& chunk = sh_.gemm.x_chunks[size_t(c)];
+  NocPacket p;
+  p.src = endpoint_;
+  const int cubes = sh_.cfg.group.cubes;
+  for (int cube : chunk.cubes) p.dsts.push_back(group_endpoints_[size_t(cube / cubes)][size_t(cube % cubes)]);
+  p.bytes = s.bytes;
+  p.tag = kGemmXTag;
+  auto m = std::make_shared<GemmXMessage>();
+  m->chunk = c;
+  p.payload = std::move(m);
+  noc_.send(std::move(p));
+  sh_.gemm.stats[size_t(chunk.job)].x_noc_delivered_bytes += s.bytes * uint64_t(chunk.cubes.size());
+  sh_.gemm_span(sc_core::sc_time_stamp(), sc_core::sc_time_stamp(), component_, sh_.spans.intern("multicast"), chunk.job,
+                chunk.row_end - chunk.row_begin, int64_t(s.bytes));
+}
+
 void QSource::multicast_loop() {
   for (;;) {
     Staged s = staging_.pop();
+    if (size_t(s.tile) >= sh_.tiles.size()) {
+      multicast_x(s);
+      free_staging();
+      continue;
+    }
     const TileRef& t = sh_.tiles[size_t(s.tile)];
     // The step's kernel must have been launched (host.kernel_launch_ns per launch, serially).
     const sc_core::sc_time& launched = sh_.kernel_launched(t.job);
@@ -97,10 +120,14 @@ void QSource::multicast_loop() {
     noc_.send(std::move(p));
     sh_.span(sc_core::sc_time_stamp(), sc_core::sc_time_stamp(), component_, "multicast", t, t.rows(),
              int64_t(s.bytes));
-    --staged_;
-    sh_.trace.set(sig_staged_, uint64_t(staged_));
-    staging_freed_.notify(sc_core::SC_ZERO_TIME);
+    free_staging();
   }
+}
+
+void QSource::free_staging() {
+  --staged_;
+  sh_.trace.set(sig_staged_, uint64_t(staged_));
+  staging_freed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 std::string QSource::describe_wait() const {

@@ -4,6 +4,7 @@
 // buffer; the host blocks while it is full), and a process that multicasts each tile over the
 // NoC to the CUBEs of its KV-head group that work on it (QTile::pes; all by default) once every
 // destination Q buffer has room (credits), and not before the tile's kernel has been launched.
+// A run of weight GEMMs sends the X chunks of its w_stationary jobs the same way (GemmXChunk).
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,10 @@ class QSource : public sc_core::sc_module {
   };
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void multicast_loop();
+  // A weight GEMM's X chunk (gemm_job.h GemmXChunk): to the CUBEs with a part of its job, at
+  // once; the Q buffers take it without credits (docs/model.md "Weight GEMMs").
+  void multicast_x(const Staged& s);
+  void free_staging();  // a staged entry has left
   std::string describe_wait() const;  // for the stall watchdog
   WaitNote credit_wait_;
 

@@ -1,6 +1,8 @@
 #include "hw/common/gemm_job.h"
 
 #include <algorithm>
+#include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "hw/common/error.h"
@@ -278,8 +280,25 @@ std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const st
         pl.blk = xblk;
         std::tie(pl.row_begin, pl.row_count) = rows[size_t(p)];
       }
+    }
+    // w_stationary: one blocking per reduction group (the PEs with the same columns; a K-split),
+    // from its largest K part, so the partial Y blocks of its holders line up.
+    if (!xstat)
+      for (const GemmColumns& c : gemm_column_groups(shards)) {
+        int k_p = 0;
+        for (int h : c.holders) k_p = std::max(k_p, shards[size_t(h)].k_count);
+        const GemmBlocking blk = gemm_blocking(cfg, job.m, k_p, c.n_count, job.dtype, job.write_back, job.op);
+        for (size_t r = 0; r < c.holders.size(); ++r) {
+          GemmPePlan& pl = out[j][size_t(c.holders[r])];
+          pl.blk = blk;
+          pl.k_rank = int(r);
+          pl.owner = r > 0 ? c.holders[0] : -1;
+          pl.partials = r > 0 ? 0 : int(c.holders.size()) - 1;
+        }
+      }
+    for (int p = 0; p < pes; ++p) {
+      GemmPePlan& pl = out[j][size_t(p)];
       if (!pl.active()) continue;
-      if (!xstat) pl.blk = gemm_blocking(cfg, job.m, pl.shard.k_count, pl.shard.n_count, job.dtype, job.write_back, job.op);
       pl.w_base = used[size_t(p)];
       used[size_t(p)] += uint64_t(pl.shard.k_count) * uint64_t(pl.shard.n_count) * job.elem_bytes();
     }
@@ -323,13 +342,60 @@ uint64_t gemm_y_blocks(const GemmJob& j, const GemmPePlan& pl, const std::vector
   return uint64_t(pl.row_blocks()) * n_blocks;
 }
 
-double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row) {
-  uint64_t before = 0;
-  for (size_t i = 0; i < j; ++i) before += uint64_t(jobs[i].m) * uint64_t(jobs[i].k) * jobs[i].elem_bytes();
-  const uint64_t row_bytes = uint64_t(jobs[j].k) * jobs[j].elem_bytes();
-  const double link = cfg.host.latency_ns + double(before + uint64_t(row + 1) * row_bytes) / cfg.host.bandwidth_gbps;
-  const double write = double(ceil_div(row_bytes, uint64_t(cfg.cube.q_buffer.write_bytes_per_cycle))) / cfg.clock_ghz;
-  return link + write;
+std::vector<GemmXChunk> gemm_x_chunks(const HwConfig& cfg, const std::vector<GemmJob>& jobs,
+                                      const std::vector<std::vector<GemmPePlan>>& plans) {
+  std::vector<GemmXChunk> out;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const GemmJob& job = jobs[j];
+    if (job.x_stationary()) continue;  // its X rows are in the PEs' own slices
+    std::set<int> ends, cubes;
+    for (size_t p = 0; p < plans[j].size(); ++p) {
+      const GemmPePlan& pl = plans[j][p];
+      if (!pl.active()) continue;
+      cubes.insert(int(p) / cfg.cube.pes);  // chip PE g·ppg + c·pes + i → chip CUBE g·cubes + c
+      for (int e = pl.blk.mb; e < job.m; e += pl.blk.mb) ends.insert(e);
+    }
+    if (cubes.empty()) continue;
+    ends.insert(job.m);
+    // At most what a Q buffer holds (whole rows, at least one): a chunk is written only once all
+    // of it has arrived, so one chunk of a large M would hold the PEs back by its whole write.
+    const uint64_t row_bytes = uint64_t(job.k) * job.elem_bytes();
+    const int most = int(std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(job.m), cfg.cube.q_buffer.bytes / row_bytes)));
+    int begin = 0;
+    for (int e : ends)
+      for (; begin < e;) {
+        const int end = std::min(e, begin + most);
+        out.push_back({int(j), begin, end, uint64_t(end - begin) * row_bytes, std::vector<int>(cubes.begin(), cubes.end())});
+        begin = end;
+      }
+  }
+  return out;
+}
+
+size_t gemm_x_chunk_of(const std::vector<GemmXChunk>& chunks, int j, int row) {
+  const auto it = std::find_if(chunks.begin(), chunks.end(),
+                               [&](const GemmXChunk& c) { return c.job == j && row >= c.row_begin && row < c.row_end; });
+  if (it == chunks.end())
+    throw std::logic_error("gemm_x_chunk_of: job " + std::to_string(j) + " has no X chunk with row " + std::to_string(row));
+  return size_t(it - chunks.begin());
+}
+
+double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row, double noc_latency_ns) {
+  const std::vector<GemmXChunk> chunks = gemm_x_chunks(cfg, jobs, gemm_pe_plans(cfg, jobs));
+  const size_t last = gemm_x_chunk_of(chunks, int(j), row);
+  // Summed in sc_time (picoseconds), as the simulation advances.
+  const Clock clock(cfg.clock_ghz);
+  sc_core::sc_time host = sc_core::SC_ZERO_TIME, ready = sc_core::SC_ZERO_TIME;
+  for (size_t c = 0; c <= last; ++c) {
+    host += sc_core::sc_time(cfg.host.latency_ns, sc_core::SC_NS) + transfer_time(chunks[c].bytes, cfg.host.bandwidth_gbps);
+    const sc_core::sc_time arrive = host + sc_core::sc_time(noc_latency_ns, sc_core::SC_NS);
+    ready = std::max(arrive, ready) + clock.cycles(ceil_div(chunks[c].bytes, uint64_t(cfg.cube.q_buffer.write_bytes_per_cycle)));
+  }
+  return to_ns(ready);
+}
+
+uint64_t gemm_reduce_cycles(const HwConfig& cfg, int mb, int nb, int partials) {
+  return vector_pass_cycles(cfg.pe.vector, mul_sat(mul_sat(uint64_t(mb), uint64_t(nb)), uint64_t(partials)), 1);
 }
 
 }  // namespace ahbm

@@ -85,7 +85,10 @@ struct GemmJob {
   // The runtime fills it from the memory map's placement (runtime/model/layer_plan.h).
   std::vector<GemmShard> shards;
   // c > 1: K is split over c PEs that hold the same columns (for N too narrow for the PEs); the
-  // c partial Y blocks are summed in the gather. Used by gemm_even_shards only.
+  // c − 1 PEs with the later K parts send their partial Y blocks over the NoC to the PE with the
+  // first one (its owner), which adds them and writes Y (GemmPePlan::owner). Used by
+  // gemm_even_shards only (explicit shards with the same columns and different K parts are
+  // reduced the same way).
   int k_split = 1;
   // true: every finished Y block is written back to the PE's HBM slice through a DMA slot;
   // false: it leaves to the gather without touching HBM.
@@ -155,9 +158,18 @@ std::vector<GemmShard> gemm_shards_of(const GemmJob& j, int pes);
 // (row_count × N fp32, each M-block's Mb × Nb blocks one after another in column order) and
 // residual rows sit at y_base and r_base; its X rows (row_count × K) at x_base, after every
 // job's residual rows. blk is the job's X-stationary blocking on every PE.
+// w_stationary K-split: the PEs holding the same columns (gemm_column_groups) form a reduction
+// group; its first holder in K order is the owner. The others (owner >= 0) send each finished
+// partial Y block to it instead of writing it; the owner waits for the `partials` blocks of the
+// same (M-block, N-block), adds them in K order on its vector unit (gemm_reduce_cycles) and
+// writes the sum. The group's holders share one blocking (that of its largest K part), so their
+// Y blocks line up.
 struct GemmPePlan {
   GemmShard shard;
   GemmBlocking blk;
+  int owner = -1;    // w_stationary K-split: the chip PE that sums this PE's partial Y blocks
+  int partials = 0;  // w_stationary K-split owner: the partial blocks it adds per Y block
+  int k_rank = 0;    // w_stationary: the PE's place in its reduction group (K order; owner 0)
   uint64_t w_base = 0, y_base = 0;
   uint64_t r_base = 0;  // the residual rows' shard (GemmFusion::residual), after every job's Y
   uint64_t x_base = 0;  // X-stationary: the PE's X rows
@@ -180,12 +192,37 @@ std::vector<std::vector<GemmPePlan>> gemm_pe_plans(const HwConfig& cfg, const st
 // blocking for every PE's part). Throws InputError naming `where`.
 void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, const std::string& where);
 
-// Where X of the run's GEMM jobs is, in ns from the run's start: the host streams the jobs' X
-// rows in job order over the host link (host.latency_ns, then host.bandwidth_gbps); a row is
-// usable in every CUBE's Q buffer once it has crossed the link and been written at
-// cube.q_buffer.write_bytes_per_cycle (a multicast: one copy per CUBE, every CUBE at once).
-// x_ready_ns(cfg, jobs, j, r): row r of job j (rows [0, r] all in).
-double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row);
+// w_stationary X: the jobs' rows travel as attention's Q tiles do (docs/model.md "Weight GEMMs"):
+// the host writes them chunk by chunk into the Q source's address window over the host link
+// (hw/chip/host.h), the Q source multicasts each chunk over the NoC to the CUBEs with a part of
+// its job, and each CUBE's Q buffer writes it through its write port (hw/cube/q_buffer.h); a PE
+// starts an M-block once the chunk holding its last row (and every chunk before it) is written
+// in its CUBE. A chunk is a run of rows of one job that ends where some PE's M-block ends (so a
+// PE waits for whole chunks only) and holds at most ⌊cube.q_buffer.bytes / (K·b)⌋ rows (at
+// least one); chunks go in job order, then row order.
+struct GemmXChunk {
+  int job = 0, row_begin = 0, row_end = 0;
+  uint64_t bytes = 0;      // (row_end − row_begin) · K · b
+  std::vector<int> cubes;  // chip CUBEs (group · group.cubes + cube) with a PE holding a part of the job
+};
+std::vector<GemmXChunk> gemm_x_chunks(const HwConfig& cfg, const std::vector<GemmJob>& jobs,
+                                      const std::vector<std::vector<GemmPePlan>>& plans);
+// The index in `chunks` of job j's chunk that holds row `row`.
+size_t gemm_x_chunk_of(const std::vector<GemmXChunk>& chunks, int j, int row);
+// The closed form of that path on the ideal NoC without other traffic, in ns from the run's
+// start: when row `row` of job j (rows [0, row] all in) is written in every CUBE's Q buffer.
+// With chunks c = 0, 1, ... of B_c bytes, L = host.latency_ns, BW = host.bandwidth_gbps and
+// λ = the ideal NoC's latency_ns (noc_latency_ns):
+//   host(c)  = Σ_{i ≤ c} (L + B_i / BW)          the host writes one chunk at a time, each a
+//                                                  blocking write of latency + transfer
+//   ready(c) = max(host(c) + λ, ready(c − 1)) + ⌈B_c / write_bytes_per_cycle⌉ cycles
+// The simulation equals it to the picosecond when every chunk reaches the same CUBEs (each
+// CUBE's write port takes the chunks one after another); tested in test_gemm_x_path.cpp.
+double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t j, int row, double noc_latency_ns);
+
+// w_stationary K-split reduction: the owner's vector unit adds `partials` partial Y blocks of
+// mb × nb fp32 into its own, one add per element and partial.
+uint64_t gemm_reduce_cycles(const HwConfig& cfg, int mb, int nb, int partials);
 
 // Counters of one GEMM operator over the PEs that ran it (SimResult::gemms).
 struct GemmOpStats {
@@ -210,6 +247,12 @@ struct GemmOpStats {
   // the Y blocks the gather collects into whole rows (w_stationary). x_stationary reads its X
   // rows from the PE's own slice instead (x_hbm_bytes_read).
   uint64_t x_link_bytes = 0, w_multicast_bytes = 0, y_gather_bytes = 0;
+  // w_stationary K-split: the partial Y blocks sent to their owners over the NoC, and the owners'
+  // vector-unit time adding them (summed over PEs; its element-ops are in vector_ops).
+  uint64_t k_reduce_bytes = 0;
+  double k_reduce_busy_ns = 0;
+  // w_stationary: the X chunks' bytes × the CUBEs each reached (the multicast into the Q buffers).
+  uint64_t x_noc_delivered_bytes = 0;
   uint64_t x_hbm_bytes_read = 0;
   uint64_t w_noc_delivered_bytes = 0;  // the W packets' bytes × the CUBEs each reached (energy)
   // The weight streamer (x_stationary): W tiles it sent (one NoC packet each, per pass) and the
@@ -217,8 +260,8 @@ struct GemmOpStats {
   // held the stream back (receivers slower than the stream: compute-bound).
   uint64_t w_tiles_streamed = 0;
   double w_slot_wait_ns = 0;
-  uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes; }
-  double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns; }
+  uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes + k_reduce_bytes; }
+  double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns + k_reduce_busy_ns; }
 };
 // Bytes of a finished Y block of mb × nb leaving the PE (half the columns after a gated
 // activation: the up columns are consumed).
@@ -238,6 +281,23 @@ struct GemmTileMessage {
   // different holders' slices can arrive out of order, and a receiver takes them in order.
   std::vector<uint64_t> seqs;
   std::shared_ptr<const std::vector<unsigned char>> data;  // stored bytes (null: timing only)
+};
+
+// A w_stationary X chunk on the NoC (hw/chip/q_source.h): NocPacket::tag = kGemmXTag, the
+// payload this; each CUBE writes it into its Q buffer.
+constexpr int kGemmXTag = -3;
+struct GemmXMessage {
+  int chunk = 0;  // index in GemmRun::x_chunks
+};
+
+// A w_stationary K-split's partial Y block on its way to its owner (hw/pe/pe_gemm.cpp):
+// NocPacket::tag = kGemmPartialTag, the payload this; the owner's CUBE hands it to the owner.
+constexpr int kGemmPartialTag = -4;
+struct GemmPartialMessage {
+  int job = 0, owner = 0;  // the chip PE that adds it
+  int mi = 0, ni = 0;      // its Y block
+  int k_rank = 0;          // the sender's place in the reduction group
+  std::shared_ptr<const std::vector<float>> values;  // mb × nb row-major (null: timing only)
 };
 
 }  // namespace ahbm

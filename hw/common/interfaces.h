@@ -35,6 +35,9 @@ class QTileSource : public virtual sc_core::sc_interface {
   // Blocks until Q tile `tile` (global index) is there, then reads it through a free read port;
   // the read is recorded as a span of component `reader_component`.
   virtual TileData read_q(int tile, int reader_component) = 0;
+  // A weight GEMM's X (gemm_job.h GemmXChunk): blocks until chunk `chunk` and every chunk before
+  // it are written in the buffer.
+  virtual void wait_x(size_t chunk) = 0;
 };
 
 // Credit flow control of a Q buffer, as the Q source sees it.

@@ -87,6 +87,7 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
   gemm.jobs.bind(run_gemms);
   gemm.plans = gemm_pe_plans(cfg, run_gemms);
   gemm.columns.clear();
+  gemm.x_chunks = gemm_x_chunks(cfg, run_gemms, gemm.plans);
   gemm.y.clear();
   gemm.stats.clear();
   gemm.op_ids.clear();
@@ -101,7 +102,7 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
     GemmOpStats st;
     st.op = job.op;
     st.pe_end_ns.assign(pes, 0.0);
-    // w_stationary's X comes over the host link (x_ready_ns), M·K·b once for every CUBE.
+    // w_stationary's X comes over the host link (gemm_job.h GemmXChunk), M·K·b once for every CUBE.
     if (!job.x_stationary()) st.x_link_bytes = uint64_t(job.m) * uint64_t(job.k) * job.elem_bytes();
     gemm.stats.push_back(std::move(st));
     gemm.op_ids.push_back(spans.intern(job.op));

@@ -55,7 +55,8 @@ struct GemmRun {
   RunList<GemmJob> jobs;
   std::vector<std::vector<GemmPePlan>> plans;  // per job, per chip PE (gemm_pe_plans)
   std::vector<std::vector<GemmColumns>> columns;  // per job, x_stationary: its W stream's column groups
-  std::vector<MatrixRM> y;             // per job, M x N fp32 (values only); K-split parts summed
+  std::vector<GemmXChunk> x_chunks;    // w_stationary: X as the host sends it (gemm_x_chunks)
+  std::vector<MatrixRM> y;             // per job, M x N fp32 (values only); K-split parts summed by their owners
   std::vector<GemmOpStats> stats;      // per job
   uint64_t blocks_left = 0;
   int activity_in = 0, activity_out = 0;  // interned "w_in", "y_out"
@@ -79,6 +80,8 @@ struct SimShared {
   SpanRecorder& spans;
   std::vector<TileRef> tiles;
   std::vector<std::vector<int>> tiles_of_group;  // global tile indices per group, in send order
+  // Per chip PE, its CUBE's NoC endpoint (-1: its group is not elaborated); set by the chip.
+  std::vector<int> pe_endpoint;
   int none_agent = 0;  // interned "-" for spans that belong to no agent
   WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
   NumericGuard guard;  // first NaN/Inf in the datapath
@@ -100,6 +103,12 @@ struct SimShared {
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,
             const TileRef& t, int64_t rows, int64_t bytes) {
     span(start, end, component, spans.intern(activity), t, rows, bytes);
+  }
+  // A span of weight-GEMM job `j` of the run: its phase, agent = its operator.
+  void gemm_span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity, int j,
+                 int64_t rows, int64_t bytes) {
+    spans.record(start, end, component, activity, spans.intern(gemm.jobs[size_t(j)].phase), gemm.op_ids[size_t(j)], rows,
+                 bytes);
   }
   // With the activity already interned (hot paths: once per KV tile).
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity,

@@ -8,7 +8,7 @@ namespace ahbm {
 Cube::Cube(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int cube)
     : sc_core::sc_module(name),
       kv("kv"),
-      q_buffer("q_buffer", sh, cube, sh.cfg.cube.pes),
+      q_buffer("q_buffer", sh, group, cube, sh.cfg.cube.pes),
       reducer("reducer", sh, cube, sh.cfg.cube.pes),
       slice_port("slice_port"),
       sh_(sh),
@@ -55,6 +55,15 @@ void Cube::noc_receive(int, const NocPacket& packet) {
       const int p = m->dst_pes[i] - first;
       if (p >= 0 && p < sh_.cfg.cube.pes) pes[size_t(p)]->gemm_tile_arrived(*m, m->slots[i]);
     }
+    return;
+  }
+  if (packet.tag == kGemmXTag) {  // a weight GEMM's X chunk
+    q_buffer.arrive_x(std::static_pointer_cast<const GemmXMessage>(packet.payload)->chunk, packet.bytes);
+    return;
+  }
+  if (packet.tag == kGemmPartialTag) {  // a K-split's partial Y block for its owner here
+    const auto m = std::static_pointer_cast<const GemmPartialMessage>(packet.payload);
+    pes[size_t(m->owner - (group_ * sh_.cfg.pes_per_group() + cube_ * sh_.cfg.cube.pes))]->gemm_partial_arrived(m);
     return;
   }
   if (packet.tag != kKvTag) {

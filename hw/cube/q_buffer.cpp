@@ -1,14 +1,17 @@
 #include "hw/cube/q_buffer.h"
 
+#include <algorithm>
+
 #include "hw/common/component.h"
 
 namespace ahbm {
 
-QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_per_cube)
+QBuffer::QBuffer(sc_core::sc_module_name name, SimShared& sh, int group, int cube, int pes_per_cube)
     : sc_core::sc_module(name),
       sh_(sh),
       cfg_(sh.cfg.cube.q_buffer),
       cube_(cube),
+      chip_cube_(group * sh.cfg.group.cubes + cube),
       pes_per_cube_(pes_per_cube),
       component_(sh.spans.intern(component_path(*this))),
       ports_(sh.cfg.cube.q_buffer.read_ports) {
@@ -24,6 +27,15 @@ void QBuffer::begin_run() {
   bytes_written_ = bytes_read_ = 0;
   entries_.clear();
   arrivals_.clear();
+  // Chunks of jobs without a part here never come: as good as written for the prefix.
+  x_written_.assign(sh_.gemm.x_chunks.size(), 0);
+  for (size_t c = 0; c < x_written_.size(); ++c) {
+    const std::vector<int>& to = sh_.gemm.x_chunks[c].cubes;
+    x_written_[c] = !std::binary_search(to.begin(), to.end(), chip_cube_);
+  }
+  x_prefix_ = 0;
+  while (x_prefix_ < x_written_.size() && x_written_[x_prefix_]) ++x_prefix_;
+  x_waiting_ = 0;
   write_port_.reset();
   ports_.reset();
 }
@@ -46,11 +58,34 @@ void QBuffer::reserve(uint64_t bytes) {
 
 void QBuffer::arrive(int tile, uint64_t bytes, TileData data) { arrivals_.push({tile, bytes, std::move(data)}); }
 
+void QBuffer::arrive_x(int chunk, uint64_t bytes) { arrivals_.push({chunk, bytes, nullptr, true}); }
+
+void QBuffer::wait_x(size_t chunk) {
+  ++x_waiting_;
+  while (x_prefix_ <= chunk) sc_core::wait(x_ready_);
+  --x_waiting_;
+}
+
+void QBuffer::x_written(int chunk) {
+  const GemmXChunk& c = sh_.gemm.x_chunks[size_t(chunk)];
+  bytes_written_ += c.bytes;
+  x_written_[size_t(chunk)] = 1;
+  const size_t before = x_prefix_;
+  while (x_prefix_ < x_written_.size() && x_written_[x_prefix_]) ++x_prefix_;
+  if (x_prefix_ > before) x_ready_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void QBuffer::write_loop() {
   for (;;) {
     Arrival a = arrivals_.pop();
     auto [start, end] = write_port_.reserve(sh_.cycles(ceil_div(a.bytes, cfg_.write_bytes_per_cycle)));
     sc_core::wait(end - sc_core::sc_time_stamp());
+    if (a.x) {
+      const GemmXChunk& c = sh_.gemm.x_chunks[size_t(a.tile)];
+      sh_.gemm_span(start, end, component_, sh_.spans.intern("q_write"), c.job, c.row_end - c.row_begin, int64_t(a.bytes));
+      x_written(a.tile);
+      continue;
+    }
     const TileRef& t = sh_.tiles[size_t(a.tile)];
     sh_.span(start, end, component_, "q_write", t, t.rows(), int64_t(a.bytes));
     bytes_written_ += a.bytes;
@@ -86,6 +121,9 @@ TileData QBuffer::read_q(int tile, int component_id) {
 }
 
 std::string QBuffer::describe_wait() const {
+  if (x_waiting_)
+    return std::to_string(x_waiting_) + " PEs wait for weight-GEMM X chunk " + std::to_string(x_prefix_) + " of " +
+           std::to_string(x_written_.size());
   if (!reserve_waiting_ && entries_.empty()) return "";
   std::string held;
   for (const auto& [tile, e] : entries_)

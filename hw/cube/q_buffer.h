@@ -24,8 +24,9 @@ struct QBufferStats {
 class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, public StatsProvider {
  public:
   void report_stats(StatsNode& node) const override;
-  // Each tile is read by the participating PEs of CUBE `cube` (all `pes_per_cube` by default).
-  QBuffer(sc_core::sc_module_name name, SimShared& sh, int cube, int pes_per_cube);
+  // Each tile is read by the participating PEs of CUBE `cube` of KV-head group `group` (all
+  // `pes_per_cube` by default).
+  QBuffer(sc_core::sc_module_name name, SimShared& sh, int group, int cube, int pes_per_cube);
 
   // Q source side (QCredits): blocks the calling thread until `bytes` fit, then books them.
   void reserve(uint64_t bytes) override;
@@ -33,6 +34,12 @@ class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, 
   void arrive(int tile, uint64_t bytes, TileData data);
   // PE side (QTileSource): blocks until tile `tile` is written, then reads it through a free port.
   TileData read_q(int tile, int component_id) override;
+  // A weight GEMM's X chunk arrived (called from the NoC's process; does not wait): it is written
+  // through the write port after what arrived before it. Without credits: X is taken to fit
+  // (the blocking keeps two X blocks per PE within the buffer; docs/model.md "Weight GEMMs").
+  void arrive_x(int chunk, uint64_t bytes);
+  // PE side (QTileSource): blocks until X chunks [0, chunk] are written.
+  void wait_x(size_t chunk) override;
 
   uint64_t high_water() const { return high_water_; }
   // FAULT INJECTION (tests only, fault_injection.leak_q_credit_cube): space is never freed.
@@ -50,17 +57,19 @@ class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, 
     bool ready = false;
   };
   struct Arrival {
-    int tile;
+    int tile;  // a Q tile, or (x) an X chunk
     uint64_t bytes;
     TileData data;
+    bool x = false;
   };
+  void x_written(int chunk);
   void write_loop();
   void set_occupancy();
   std::string describe_wait() const;  // for the stall watchdog
 
   SimShared& sh_;
   const QBufferConfig& cfg_;
-  int cube_, pes_per_cube_;
+  int cube_, chip_cube_, pes_per_cube_;
   int component_;
   uint64_t used_ = 0;
   uint64_t high_water_ = 0;
@@ -71,6 +80,12 @@ class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, 
   ServerPool write_port_{1};
   ServerPool ports_;
   sc_core::sc_event space_freed_, tile_ready_;
+  // X chunks written (by index) and how many from the first are all in; the event is notified
+  // when that prefix grows, which is all a waiting PE needs.
+  std::vector<char> x_written_;
+  size_t x_prefix_ = 0;
+  int x_waiting_ = 0;  // PEs blocked in wait_x (for the stall watchdog)
+  sc_core::sc_event x_ready_;
   int sig_occupancy_;
 };
 

@@ -78,6 +78,7 @@ void Pe::begin_run() {
   gemm_out_.clear();
   gemm_next_seq_ = 0;
   gemm_early_.clear();
+  gemm_partials_.clear();
   gemm_blocks_done_ = gemm_blocks_total_ = 0;
   if (!has_gemm_work()) return;
   const GemmRun& g = sh_.gemm;

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <tlm>
@@ -94,6 +95,8 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   // one is free) and the PE's CUBE hands it the W tile sent into it (never waits).
   int reserve_gemm_slot();
   void gemm_tile_arrived(const GemmTileMessage& m, int slot);
+  // W-stationary K-split: a partial Y block for this PE, the owner (from its CUBE; never waits).
+  void gemm_partial_arrived(std::shared_ptr<const GemmPartialMessage> m);
   // Tiles (global indices) this PE takes part in, in send order.
   const std::vector<int>& my_tiles() const { return my_tiles_; }
 
@@ -156,6 +159,10 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   // A Y block is done (written back or gathered): counts it and the operator's end on this PE,
   // and the bytes the gather collects of it (w_stationary: its Y shard block).
   void gemm_block_done(int job, uint64_t gather_bytes);
+  // W-stationary K-split (gemm_job.h GemmPePlan::owner): a partial Y block (gemm_acc_, mb × nb)
+  // leaves for its owner; the owner waits for the partials of its block (mi, ni) and adds them.
+  void gemm_send_partial(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb);
+  void gemm_reduce(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb, int phase);
   bool has_gemm_work() const;
   void wait_for_remap(const TileRef& t);
   // A remote read (Policy B2, or a copy-on-write source on another PE): a request for `count`
@@ -243,6 +250,9 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   uint64_t gemm_next_seq_ = 0;
   std::map<uint64_t, GemmTile> gemm_early_;
   uint64_t gemm_blocks_done_ = 0, gemm_blocks_total_ = 0;
+  // W-stationary K-split owner: the partial Y blocks arrived, by (job, M-block, N-block).
+  std::map<std::tuple<int, int, int>, std::vector<std::shared_ptr<const GemmPartialMessage>>> gemm_partials_;
+  sc_core::sc_event gemm_partial_event_;
   MatrixRM gemm_acc_, gemm_w_;  // the Y block's accumulators; a W tile widened to fp32
   MatrixRM gemm_x_;             // an X block after the RMSNorm prologue
   Eigen::VectorXf gemm_sumsq_;  // the Y block's rows' sums of squares (RMSNorm)

@@ -117,10 +117,8 @@ void Pe::gemm_compute() {
     const GemmFusion& fu = job.fused;
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi) {
       const auto [m0, mb] = block_range(job.m, pl.blk.mb, mi);
-      // The M-block's X rows must have reached the CUBE's Q buffer (gemm_job.h x_ready_ns).
-      const sc_core::sc_time ready =
-          sh_.epoch + sc_core::sc_time(x_ready_ns(sh_.cfg, g.jobs, j, m0 + mb - 1), sc_core::SC_NS);
-      if (ready > sc_core::sc_time_stamp()) sc_core::wait(ready - sc_core::sc_time_stamp());
+      // The M-block's X rows must have been written into the CUBE's Q buffer (gemm_job.h GemmXChunk).
+      q_in->wait_x(gemm_x_chunk_of(g.x_chunks, int(j), m0 + mb - 1));
       for (int ni = 0; ni < pl.n_blocks(); ++ni) {
         const auto [n0, nb] = block_range(pl.shard.n_count, pl.blk.nb, ni);
         if (job.values()) gemm_acc_.setZero(mb, nb);
@@ -166,6 +164,15 @@ void Pe::gemm_compute() {
             gemm_free_.push(t.slot);
             continue;
           }
+          // A K-split (no fused operators then: check_fusion): a later K part's partial block
+          // leaves for its owner; the owner adds the others' into its own.
+          if (pl.owner >= 0) {
+            gemm_send_partial(int(j), pl, mi, ni, mb, nb);
+            gemm_free_.push(t.slot);
+            gemm_block_done(int(j), 0);
+            continue;
+          }
+          if (pl.partials > 0) gemm_reduce(int(j), pl, mi, ni, mb, nb, phase);
           if (fu.epilogue())
             gemm_epilogue(job, int(j), m0, mb, pl.shard.n_begin + n0, nb,
                           pl.r_base + (uint64_t(m0) * uint64_t(pl.shard.n_count) + uint64_t(mb) * uint64_t(n0)) * 4, phase);
@@ -386,7 +393,7 @@ void Pe::gemm_write() {
       if (job.write_back) gemm_write_xstat(int(j));
       continue;
     }
-    if (!pl.active() || !job.write_back) continue;
+    if (!pl.active() || !job.write_back || pl.owner >= 0) continue;  // a K-split's partials go to the owner
     const int phase = sh_.spans.intern(job.phase);
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi)
       for (int ni = 0; ni < pl.n_blocks(); ++ni) {
@@ -404,6 +411,45 @@ void Pe::gemm_write() {
         gemm_block_done(int(j), bytes);
       }
   }
+}
+
+void Pe::gemm_send_partial(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb) {
+  auto m = std::make_shared<GemmPartialMessage>();
+  m->job = j;
+  m->owner = pl.owner;
+  m->mi = mi;
+  m->ni = ni;
+  m->k_rank = pl.k_rank;
+  if (sh_.gemm.jobs[size_t(j)].values())
+    m->values = std::make_shared<std::vector<float>>(gemm_acc_.data(), gemm_acc_.data() + size_t(mb) * size_t(nb));
+  // Straight from the accumulators onto the NoC (as a Y block leaves without write-back): the
+  // network models the injection; a same-CUBE owner is reached through the CUBE's endpoint too.
+  NocPacket p;
+  p.src = sh_.pe_endpoint[size_t(chip_pe_)];
+  p.dsts = {sh_.pe_endpoint[size_t(pl.owner)]};
+  p.bytes = uint64_t(mb) * uint64_t(nb) * 4;
+  p.tag = kGemmPartialTag;
+  p.payload = std::move(m);
+  sh_.gemm.stats[size_t(j)].k_reduce_bytes += p.bytes;
+  noc_.send(std::move(p));
+}
+
+void Pe::gemm_partial_arrived(std::shared_ptr<const GemmPartialMessage> m) {
+  gemm_partials_[{m->job, m->mi, m->ni}].push_back(std::move(m));
+  gemm_partial_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Pe::gemm_reduce(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb, int phase) {
+  const std::tuple<int, int, int> key{j, mi, ni};
+  while (gemm_partials_[key].size() < size_t(pl.partials)) sc_core::wait(gemm_partial_event_);
+  std::vector<std::shared_ptr<const GemmPartialMessage>> parts = std::move(gemm_partials_[key]);
+  gemm_partials_.erase(key);
+  gemm_vector_op("k_reduce", gemm_reduce_cycles(sh_.cfg, mb, nb, pl.partials), j, phase, mb,
+                 uint64_t(mb) * uint64_t(nb) * uint64_t(pl.partials), sh_.gemm.stats[size_t(j)].k_reduce_busy_ns);
+  if (!sh_.gemm.jobs[size_t(j)].values()) return;
+  // In K order, whatever order they arrived in: the same sum for every NoC.
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a->k_rank < b->k_rank; });
+  for (const auto& part : parts) gemm_acc_ += ConstMapRM(part->values->data(), mb, nb);
 }
 
 void Pe::gemm_block_done(int job, uint64_t gather_bytes) {

@@ -42,6 +42,9 @@ void add_counters(GemmOpStats& into, const GemmOpStats& s) {
   into.y_gather_bytes += s.y_gather_bytes;
   into.x_hbm_bytes_read += s.x_hbm_bytes_read;
   into.w_noc_delivered_bytes += s.w_noc_delivered_bytes;
+  into.x_noc_delivered_bytes += s.x_noc_delivered_bytes;
+  into.k_reduce_bytes += s.k_reduce_bytes;
+  into.k_reduce_busy_ns += s.k_reduce_busy_ns;
   into.w_tiles_streamed += s.w_tiles_streamed;
   into.w_slot_wait_ns += s.w_slot_wait_ns;
 }

@@ -52,15 +52,21 @@ TEST(Energy, WeightGemmEqualsTheDocumentedFormula) {
   expect_rel(class_j(e, EnergyClass::hbm), (w + y) * 8 * hbm_pj_per_bit(k) * kPj, "HBM: W read + Y written");
   expect_rel(class_j(e, EnergyClass::gemm), macs * k.mac_fp16_pj * kPj, "MACs");
   expect_rel(class_j(e, EnergyClass::pe_sram), (w + x + y) * 2 * k.sram_pj_per_byte * kPj, "PE SRAM: W, X, Y staged");
-  expect_rel(class_j(e, EnergyClass::q_buffer), x * k.sram_pj_per_byte * kPj, "Q buffer: X read");
+  // X came over the host link and was written once into the CUBE's Q buffer (model.md "Weight
+  // GEMMs": the Q path), then read by both PEs.
+  const double x_in = 16.0 * 64 * 2;
+  expect_rel(class_j(e, EnergyClass::q_buffer), (x_in + x) * k.sram_pj_per_byte * kPj, "Q buffer: X written and read");
+  expect_rel(class_j(e, EnergyClass::host_link), x_in * 8 * k.host_link_pj_per_bit * kPj, "host link: X in");
   EXPECT_EQ(class_j(e, EnergyClass::vector), 0.0);
   EXPECT_EQ(class_j(e, EnergyClass::link), 0.0);
   // Static: 2 PEs and 1 CUBE over the run (the ideal NoC has no routers).
   expect_rel(e.static_j(), (2 * k.pe_static_w + k.cube_static_w) * r.end_ns * 1e-9, "static");
-  // The operator's own counters (what a whole model's per-operator energy reads) give the same.
+  // The operator's own counters (what a whole model's per-operator energy reads) give the same,
+  // without X's path into the Q buffer (docs/energy.md "Not counted").
   const ClassJoules op = dynamic_energy(gemm_activity(r.gemms.at(0)), k, DType::fp16);
-  for (EnergyClass cl : {EnergyClass::hbm, EnergyClass::gemm, EnergyClass::pe_sram, EnergyClass::q_buffer})
+  for (EnergyClass cl : {EnergyClass::hbm, EnergyClass::gemm, EnergyClass::pe_sram})
     expect_rel(op[size_t(cl)], class_j(e, cl), energy_class_name(cl));
+  expect_rel(op[size_t(EnergyClass::q_buffer)], x * k.sram_pj_per_byte * kPj, "operator: X read");
 }
 
 TEST(Energy, AttentionStepDmaMacsMulticastAndLinkEqualClosedForms) {

@@ -16,6 +16,7 @@
 using namespace ahbm;
 using ahbm::test::compute_bound_ns;
 using ahbm::test::ns_of_bytes;
+using ahbm::test::x_in_ns;
 using ahbm::test::kTimeTolNs;
 using ahbm::test::unit_roundoff;
 using ahbm::test::worst_vs_bound;
@@ -23,22 +24,9 @@ using ahbm::test::worst_vs_bound;
 namespace {
 
 // A small chip: one group of `cubes` CUBEs with `pes` PEs each, 1 GHz (1 cycle = 1 ns).
-HwConfig small_chip(int cubes = 1, int pes = 2) {
-  HwConfig c;
-  c.group.cubes = cubes;
-  c.cube.pes = pes;
-  return c;
-}
+HwConfig small_chip(int cubes = 1, int pes = 2) { return test::gemm_chip(cubes, pes); }
 
-GemmJob job(int m, int k, int n, DType t = DType::fp16) {
-  GemmJob j;
-  j.op = "proj";
-  j.m = m;
-  j.k = k;
-  j.n = n;
-  j.dtype = t;
-  return j;
-}
+GemmJob job(int m, int k, int n, DType t = DType::fp16) { return test::gemm_of(m, k, n, t); }
 
 // The per-PE time when the slice is the bottleneck: the DMA reads the W tiles back to back, each
 // paying the first-byte latency; the last one's X read and engine tiles and the drain follow,
@@ -113,7 +101,7 @@ TEST(GemmPe, BandwidthBoundTimeMatchesClosedForm) {
     for (int p = 0; p < 2; ++p) {
       const GemmPePlan& pl = plans[0][size_t(p)];
       // X is in before the first W tile.
-      ASSERT_LT(x_ready_ns(c, {j}, 0, m - 1),
+      ASSERT_LT(x_in_ns(c, j),
                 c.pe.hbm.latency_ns + ns_of_bytes(uint64_t(pl.blk.kb) * uint64_t(pl.shard.n_count) * 2, c.pe.hbm.bandwidth_gbps));
       EXPECT_NEAR(r.gemms[0].pe_end_ns[size_t(p)], bandwidth_bound_ns(c, j, pl), kTimeTolNs) << "PE " << p;
     }
@@ -235,11 +223,8 @@ TEST(GemmPe, ValuesMatchFloat64WithinTheDtypeBoundAndKSplitSums) {
       GemmJob j = job(37, 300, 45, t);
       j.k_split = k_split;
       fill_gemm_values(j, /*seed=*/11, /*op=*/3);
-      std::vector<float> x_raw(j.x.size()), w_raw(j.w.size());
-      for (size_t i = 0; i < x_raw.size(); ++i)
-        x_raw[i] = tensor_value(11, TensorKind::activation, 3, 0, int64_t(i) / j.k, int64_t(i) % j.k);
-      for (size_t i = 0; i < w_raw.size(); ++i)
-        w_raw[i] = tensor_value(11, TensorKind::weight, 3, 0, int64_t(i) / j.n, int64_t(i) % j.n);
+      std::vector<float> x_raw, w_raw;
+      ahbm::test::raw_values(j, 11, 3, x_raw, w_raw);
       const auto plans = gemm_pe_plans(c, {j});
       if (k_split == 2) {
         EXPECT_EQ(plans[0][0].shard.k_count + plans[0][1].shard.k_count, 300);  // PEs 0 and 1 split K

@@ -21,28 +21,15 @@
 
 using namespace ahbm;
 using ahbm::test::kTimeTolNs;
+using ahbm::test::raw_values;
 using ahbm::test::worst_vs_bound;
 
 namespace {
 
 // A chip of one group: `cubes` CUBEs of `pes` PEs (the W multicast crosses CUBEs on the NoC).
-HwConfig chip(int cubes, int pes) {
-  HwConfig c;
-  c.group.cubes = cubes;
-  c.cube.pes = pes;
-  return c;
-}
+HwConfig chip(int cubes, int pes) { return test::gemm_chip(cubes, pes); }
 
-GemmJob xjob(int m, int k, int n, DType t = DType::fp16) {
-  GemmJob j;
-  j.op = "proj";
-  j.m = m;
-  j.k = k;
-  j.n = n;
-  j.dtype = t;
-  j.mapping = GemmMapping::x_stationary;
-  return j;
-}
+GemmJob xjob(int m, int k, int n, DType t = DType::fp16) { return test::gemm_of(m, k, n, t, GemmMapping::x_stationary); }
 
 // The per-PE end when the GEMM engine is the bottleneck and each receiver has one row block
 // (docs/models.md "X-stationary", closed form): the receiver starts once its X rows are in from
@@ -90,14 +77,6 @@ double xstat_end_ns(const HwConfig& c, const GemmJob& j, const std::vector<GemmP
   const GemmColumns& last = cols.back();
   const int last_nb = last.n_count - (last.n_count - 1) / pl.blk.nb * pl.blk.nb;
   return t + double(gemm_y_block_bytes(j.fused, pl.row_count, last_nb)) / bw;
-}
-
-// The raw (unrounded) X and W of fill_gemm_values(j, seed, op), for the float64 reference.
-void raw_values(const GemmJob& j, uint64_t seed, int op, std::vector<float>& x, std::vector<float>& w) {
-  x.resize(size_t(j.m) * size_t(j.k));
-  w.resize(size_t(j.k) * size_t(j.n));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = tensor_value(seed, TensorKind::activation, op, 0, int64_t(i) / j.k, int64_t(i) % j.k);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = tensor_value(seed, TensorKind::weight, op, 0, int64_t(i) / j.n, int64_t(i) % j.n);
 }
 
 }  // namespace
@@ -272,13 +251,7 @@ TEST(GemmXStationary, CrossoverWStationaryWinsSmallMXStationaryMovesFewerBytesAt
   const double m_star = double(k) * n * 2 / (double(k) * 2 + 4.0 * n);
   ASSERT_NEAR(m_star, 341.33, 0.01);
   auto run = [&](int m, GemmMapping mapping) {
-    GemmJob j;
-    j.op = "proj";
-    j.m = m;
-    j.k = k;
-    j.n = n;
-    j.mapping = mapping;
-    return Simulator(hw).run_gemms({j}).gemms.at(0);
+    return Simulator(hw).run_gemms({test::gemm_of(m, k, n, DType::fp16, mapping)}).gemms.at(0);
   };
   for (int m : {1, 16, 256, 512, 2048}) {
     SCOPED_TRACE("M=" + std::to_string(m));

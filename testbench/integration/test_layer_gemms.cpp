@@ -54,8 +54,9 @@ TEST(LayerGemms, QProjWorkedExampleOnTheDefaultChip) {
   EXPECT_EQ(gemm_cycles(hw.pe.gemm, 1, 128, 4096, DType::fp16), 32800u);
   EXPECT_EQ(gemm_cycles(hw.pe.gemm, 160, 128, 4096, DType::fp16), 327712u);
   // 16 rows take the engine time of 1 row (the 16-row engine tile is padded at M = 1): only X's
-  // transfer and Q-buffer reads grow (11 % here); 160 rows take 10 times the engine time.
-  EXPECT_LT(end[16], 1.15 * end[1]);
+  // transfer, its write into the Q buffer (store and forward: the Q path) and the Q-buffer reads
+  // grow (17 % here); 160 rows take 10 times the engine time.
+  EXPECT_LT(end[16], 1.2 * end[1]);
   EXPECT_GT(end[160], 9.0 * end[1]);
 }
 

@@ -9,13 +9,46 @@
 #include "hw/common/engines.h"
 #include "hw/common/gemm_job.h"
 #include "hw/common/vector_ops.h"
+#include "hw/noc/ideal_noc.h"
+#include "runtime/tensor_gen.h"
 
 namespace ahbm::test {
+
+// A chip of one group: `cubes` CUBEs of `pes` PEs, otherwise the default (1 GHz: 1 cycle = 1 ns).
+inline HwConfig gemm_chip(int cubes = 1, int pes = 2) {
+  HwConfig c;
+  c.group.cubes = cubes;
+  c.cube.pes = pes;
+  return c;
+}
+
+// A weight GEMM "proj" of M × K × N, timing only.
+inline GemmJob gemm_of(int m, int k, int n, DType t = DType::fp16, GemmMapping mapping = GemmMapping::w_stationary) {
+  GemmJob j;
+  j.op = "proj";
+  j.m = m;
+  j.k = k;
+  j.n = n;
+  j.dtype = t;
+  j.mapping = mapping;
+  return j;
+}
 
 // Simulated times are kept in ps (SystemC's resolution); a closed form in ns matches to a few.
 constexpr double kTimeTolNs = 0.01;
 
 inline double ns_of_bytes(uint64_t bytes, double gbps) { return double(bytes) / gbps; }
+
+// The ideal NoC's latency of a config (noc.params.latency_ns): x_ready_ns's λ.
+inline double ideal_noc_latency_ns(const HwConfig& c) {
+  NocEstimateInput in;
+  in.params = c.noc.params;
+  in.clock_ghz = c.clock_ghz;
+  return IdealNoc::estimate(in).latency_ns;
+}
+
+// When the last row of a one-job run's X is in every CUBE's Q buffer (ideal NoC).
+inline double x_in_ns(const HwConfig& c, const GemmJob& j) { return x_ready_ns(c, {j}, 0, j.m - 1, ideal_noc_latency_ns(c)); }
 
 // The per-PE time when the GEMM engine is the bottleneck (every W tile loaded before compute
 // needs it) and the M, N edges are one block: the engine starts when X is in and the first W
@@ -28,7 +61,7 @@ inline double compute_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPe
   const GemmFusion& f = j.fused;
   const VectorConfig& v = c.pe.vector;
   const double first_w = c.pe.hbm.latency_ns + ns_of_bytes(uint64_t(pl.blk.kb) * uint64_t(pl.blk.nb) * b, c.pe.hbm.bandwidth_gbps);
-  double t = std::max(x_ready_ns(c, {j}, 0, j.m - 1), first_w);
+  double t = std::max(x_in_ns(c, j), first_w);
   for (int k0 = 0; k0 < pl.shard.k_count; k0 += pl.blk.kb) {
     const uint64_t kb = uint64_t(std::min(pl.blk.kb, pl.shard.k_count - k0));
     t += double(ceil_div(m * kb * b, uint64_t(c.cube.q_buffer.port_bytes_per_cycle)));
@@ -50,6 +83,15 @@ inline double compute_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPe
 
 // Unit roundoff of a storage type and fp32's.
 inline double unit_roundoff(DType t) { return t == DType::fp32 ? std::ldexp(1.0, -24) : t == DType::fp16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
+
+// The unrounded X and W of fill_gemm_values(j, seed, op) (runtime/model/layer_plan.h): the
+// float64 reference's inputs.
+inline void raw_values(const GemmJob& j, uint64_t seed, int op, std::vector<float>& x, std::vector<float>& w) {
+  x.resize(size_t(j.m) * size_t(j.k));
+  w.resize(size_t(j.k) * size_t(j.n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = tensor_value(seed, TensorKind::activation, op, 0, int64_t(i) / j.k, int64_t(i) % j.k);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = tensor_value(seed, TensorKind::weight, op, 0, int64_t(i) / j.n, int64_t(i) % j.n);
+}
 
 // Max over Y of |Y - Y64| / bound, where Y64 is the float64 product of the *unrounded* X and W
 // and the bound (docs/model.md "Weight GEMMs", values) is
