@@ -40,7 +40,6 @@ Pe::Pe(sc_core::sc_module_name name, SimShared& sh, Noc& noc, int group, int pe_
   SC_THREAD(gemm_dma_loop);
   SC_THREAD(gemm_compute_loop);
   SC_THREAD(gemm_write_loop);
-  SC_THREAD(vector_kernel_loop);
 }
 
 void Pe::begin_run() {
@@ -80,11 +79,6 @@ void Pe::begin_run() {
   gemm_next_seq_ = 0;
   gemm_early_.clear();
   gemm_blocks_done_ = gemm_blocks_total_ = 0;
-  for (const auto& per_pe : sh_.kernels.plans)
-    if (per_pe[size_t(chip_pe_)].active()) {
-      sh_.start(kernel_start_);
-      break;
-    }
   if (!has_gemm_work()) return;
   const GemmRun& g = sh_.gemm;
   uint64_t slot_bytes = 0;
@@ -494,6 +488,9 @@ void Pe::compute_loop() {
   for (;;) {
     sc_core::wait(compute_start_);  // begin_run
     compute_tiles();
+    // A run of unfused vector kernels has no tiles; other runs have no kernels (no process of
+    // its own: it would cost every PE of every chip a coroutine stack).
+    vector_kernels();
   }
 }
 

@@ -8,13 +8,6 @@
 
 namespace ahbm {
 
-void Pe::vector_kernel_loop() {
-  for (;;) {
-    sc_core::wait(kernel_start_);  // begin_run of a run with vector kernels
-    vector_kernels();
-  }
-}
-
 void Pe::vector_kernels() {
   VectorKernelRun& k = sh_.kernels;
   const int in_id = sh_.spans.intern("kernel_in"), out_id = sh_.spans.intern("kernel_out");
