@@ -116,6 +116,7 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   set.compare_unbatched = opt.compare_unbatched;
   set.policy = opt.policy;
   set.launch = opt.launch;
+  set.attention_fused = sc.model.fusion.attention;
   set.sim.vcd = opt.vcd;
   set.sim.hw_file = opt.hw_file;
   set.sim.nocs = opt.nocs;
@@ -133,7 +134,7 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   std::optional<ModelSteps> operators;
   if (weights) {
     operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer, seed,
-                      opt.gemm_mapping);
+                      opt.gemm_mapping, sc.model.fusion);
     set.layers = &*operators;
   }
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step

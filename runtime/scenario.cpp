@@ -86,6 +86,16 @@ void read_model(JsonReader m, ModelSpec& s) {
   }
   const std::string dt = m.string("dtype", "fp32", dtype_names());
   parse_dtype(dt, &s.dtype);
+  if (m.has("fusion")) {
+    // Which operators run fused (docs/models.md "Fusion choices"): only a whole model has them.
+    if (!s.full)
+      m.fail("fusion", "needs a whole model (\"config\" or \"hidden_size\"): the fused operators are its layers'");
+    JsonReader f = m.object("fusion");
+    s.fusion.linear_rope = f.boolean("linear_rope", true);
+    s.fusion.norm = f.boolean("norm", true);
+    s.fusion.attention = f.boolean("attention", true);
+    f.finish();
+  }
   m.finish();
 }
 
@@ -193,6 +203,7 @@ Json model_json(const ModelSpec& m) {
                   : Json{{"head_dim", m.head_dim}, {"num_q_heads", m.num_q_heads}, {"num_kv_heads", m.num_kv_heads},
                          {"layers", m.layers}};
   j["dtype"] = dtype_name(m.dtype);
+  if (!m.fusion.all()) j["fusion"] = to_json(m.fusion);  // absent: all fused (the echo stays as it was)
   return j;
 }
 

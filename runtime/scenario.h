@@ -35,6 +35,7 @@ struct ModelSpec {
   DType dtype = DType::fp32;  // storage type of Q, K, V (and of the weights of a full model)
   std::shared_ptr<const ModelConfig> full;  // null: attention only
   std::string config_file;  // the resolved model.config path ("" when inline or attention only)
+  ModelFusion fusion;       // a whole model's fusion choices (model.fusion; all fused by default)
   int q_per_kv() const { return num_q_heads / num_kv_heads; }
 };
 

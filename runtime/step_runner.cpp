@@ -57,7 +57,7 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   run.plan = planner_.plan(kv, step, set);                                                         // plan
-  set_launch_schedule(run.plan.jobs, set_.launch);  // before choose: the estimates count the launches
+  set_kernels(run.plan.jobs);
   // The fan-out step's decision is reported with every candidate's estimate (summary.policy); any
   // other step needs only the candidates its policy can pick (all of them under auto).
   const bool reported = rec.id.phase == "fanout";
@@ -117,6 +117,11 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
   return u;
 }
 
+void StepRunner::set_kernels(std::vector<AttentionJob>& jobs) const {
+  set_launch_schedule(jobs, set_.launch);
+  for (AttentionJob& j : jobs) j.scores_in_hbm = !set_.attention_fused;
+}
+
 double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_rows) {
   SimOptions so = set_.sim;
   so.vcd = false;
@@ -134,7 +139,7 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
     Planner::JobSet set;
     set.timing_only = true;
     Plan plan = planner_.plan(kv, part, set);
-    set_launch_schedule(plan.jobs, set_.launch);
+    set_kernels(plan.jobs);
     // Only the chosen layout is used (no decision record per part): estimate the requested
     // policy's candidates alone.
     const Choice choice = choose(plan.jobs, candidates_for(plan.candidates, set_.policy), hw_, set_.policy, cost_model_);

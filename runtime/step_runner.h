@@ -49,6 +49,9 @@ struct StepSettings {
   bool compare_unbatched = false;
   std::string policy = "A";  // A, B1..B5, auto (runtime/policy/)
   std::string launch = "unified";  // unified | per-head: one kernel launch per step or per KV head
+  // Phased attention fusion (a whole model's model.fusion.attention): false sends each KV block's
+  // scores through HBM (AttentionJob::scores_in_hbm).
+  bool attention_fused = true;
   SimOptions sim;
   // Keeps elaborated chips across steps (hw/chip/simulate.h); null: a new chip per simulation.
   SimulatorPool* sims = nullptr;
@@ -104,6 +107,9 @@ class StepRunner {
 
  private:
   SimResult simulate(const std::vector<AttentionJob>& jobs, const SimOptions& opt);
+  // The step's kernels: the launch schedule (set_.launch) and, with attention fusion off, the
+  // scores through HBM. Before choose: the estimates count the launches.
+  void set_kernels(std::vector<AttentionJob>& jobs) const;
   UnbatchedRun unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
                          const SimResult& batched, const SimOptions& step_sim);
 

@@ -7,14 +7,15 @@ serve_scenarios=()
 for f in traces/serve/*.json; do
   if grep -q '"arrival"' "$f"; then serve_workload_probes+=("$f"); else serve_scenarios+=("$f"); fi
 done
-scenario_probes=(traces/*.json traces/bench/*.json traces/moe/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json)
+scenario_probes=(traces/*.json traces/bench/*.json traces/moe/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json
+                 testbench/schema/probes/model_fusion.json)
 model_config_probes=(traces/models/*.json)
 join_input_probes=(traces/join/*.json)
 # The runs the two summary.json schemas are recorded over (tools/summary_schema.py): the arguments
 # of `ahbm-sim run` (with --no-vcd --trace summary added) and of `ahbm-sim serve`, one run an
 # element. Between them they write every optional block: unbatched baselines, a join with its
 # comparison, a whole model (memory map, operators; an MoE one adds operators.moe), timing only (which leaves out the numeric
-# errors, in a join too), the X-stationary GEMM mapping (its moved bytes), the banked HBM slice, each NoC
+# errors, in a join too), the X-stationary GEMM mapping (its moved bytes), unfused operators (model.fusion: kernel entries), the banked HBM slice, each NoC
 # model (each adds its own statistics), per-head launches, the B policies and `auto`, a power cap
 # (power.cap, power.throttled_ns); serving with
 # each scheduler, a trace-driven workload, P-B-D mode (its pbd block) on a 2-group chip and on_demand
@@ -32,6 +33,7 @@ summary_run_probes=(
   "traces/llama3_8b.json"
   "traces/moe/mixtral_8x7b.json --no-values --set groups=2"  # an MoE model: operators.moe (2 groups: 93 GB of weights)
   "traces/llama3_8b.json --no-values --gemm-mapping x_stationary"
+  "testbench/schema/probes/model_fusion.json"  # model.fusion off: the operators' kernel entries and fusion
   "traces/wide_fanout_32.json --policy B4"
   "traces/long_prefix_32k.json --policy B5"
   "testbench/fuzz/corpus/scenario/every_block.json"

@@ -62,10 +62,12 @@ ClassJoules dynamic_energy(const Activity& a, const EnergyConfig& e, DType t) {
 Activity gemm_activity(const GemmOpStats& s) {
   Activity a;
   // x_stationary: X rows from the PE's slice, W tiles over the NoC (w_stationary: both 0).
-  a.hbm_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_hbm_bytes_read;
+  // An unfused vector kernel (vector_kernel.h): its rows in (kernel_bytes_read) and out.
+  a.hbm_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_hbm_bytes_read + s.kernel_bytes_read;
   a.macs = s.macs;
   a.vector_ops = s.vector_ops;
-  a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read + s.x_hbm_bytes_read;
+  a.sram_bytes = s.w_bytes_read + s.y_bytes_written + s.residual_bytes_read + s.x_bytes_read + s.x_hbm_bytes_read +
+                 s.kernel_bytes_read;
   // w_stationary's X path (host link, multicast, Q-buffer writes) and K-split partials are in the
   // chip's counters of the run (read_energy), not here: the summary's per-operator counters,
   // which docs/energy.md's operator formula reads, do not show them (x_noc_delivered_bytes,
@@ -84,6 +86,10 @@ std::vector<SpanEnergyShare> span_energy_shares(const std::string& activity) {
       {"w_in", {{C::hbm, true}, {C::pe_sram, true}}},        // weight tile
       {"y_out", {{C::hbm, true}, {C::pe_sram, true}}},       // Y block written back
       {"residual_in", {{C::hbm, true}, {C::pe_sram, true}}},
+      {"kernel_in", {{C::hbm, true}, {C::pe_sram, true}}},   // an unfused vector kernel's rows in
+      {"kernel_out", {{C::hbm, true}, {C::pe_sram, true}}},  // and out
+      {"scores_out", {{C::hbm, true}, {C::pe_sram, true}}},  // unfused attention: S to HBM
+      {"scores_in", {{C::hbm, true}, {C::pe_sram, true}}},   // and back
       {"q_read", {{C::q_buffer, true}, {C::pe_sram, true}}},  // Q tile out of the Q buffer into the PE
       {"x_in", {{C::q_buffer, true}, {C::pe_sram, true}}},
       {"q_write", {{C::q_buffer, true}}},

@@ -186,10 +186,14 @@ SimResult Simulator::run(const std::vector<AttentionJob>& jobs) { return run_any
 
 SimResult Simulator::run_gemms(const std::vector<GemmJob>& gemms) { return run_any({}, gemms); }
 
-SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std::vector<GemmJob>& gemms) {
+SimResult Simulator::run_vector_kernels(const std::vector<VectorKernelJob>& kernels) { return run_any({}, {}, kernels); }
+
+SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std::vector<GemmJob>& gemms,
+                             const std::vector<VectorKernelJob>& kernels) {
   check_jobs(cfg_, jobs_in, opt_.hw_file);
   check_job_dataflow(cfg_, jobs_in, opt_.hw_file);
   check_gemm_jobs(cfg_, gemms, opt_.hw_file);
+  check_vector_kernels(cfg_, kernels, opt_.hw_file);
   // The modules read the caller's jobs in place (the HBM slices keep their own stored bytes):
   // no extra copy of the tensors here. Only jobs that leave `scale` unset are copied, to fill it in.
   std::vector<AttentionJob> defaulted;
@@ -207,6 +211,17 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
     // Groups whose PEs hold a part of a GEMM (a GEMM run has no attention jobs).
     groups.clear();
     const auto plans = gemm_pe_plans(cfg_, gemms);
+    for (int g = 0; g < cfg_.groups; ++g) {
+      bool used = false;
+      for (const auto& per_pe : plans)
+        for (int p = 0; p < cfg_.pes_per_group(); ++p) used = used || per_pe[size_t(g * cfg_.pes_per_group() + p)].active();
+      if (used) groups.push_back(g);
+    }
+  }
+  if (!kernels.empty()) {
+    // Groups whose PEs hold a part of a kernel (a kernel run has nothing else).
+    groups.clear();
+    const auto plans = vector_kernel_plans(cfg_, kernels);
     for (int g = 0; g < cfg_.groups; ++g) {
       bool used = false;
       for (const auto& per_pe : plans)
@@ -252,16 +267,19 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
   or_drop_chip([&] {
     shared.begin_run(jobs, epoch);
     shared.begin_gemms(gemms);
+    shared.begin_vector_kernels(kernels);
     chip.begin_run();
   });
 
   WatchdogSetup w;
   w.window_ns = opt_.watchdog_ns;
   w.epoch = epoch;
-  w.done = [&] { return chip.host->tiles_received == shared.tiles.size() && shared.gemm.blocks_left == 0; };
+  w.done = [&] { return chip.host->tiles_received == shared.tiles.size() && shared.gemm.blocks_left == 0 &&
+                         shared.kernels.blocks_left == 0; };
   w.progress = [&] { return uint64_t(e.spans.spans().size()) + chip.host->tiles_received; };
   w.status = [&] {
     if (!gemms.empty()) return std::to_string(shared.gemm.blocks_left) + " Y blocks of the weight GEMMs still to finish";
+    if (!kernels.empty()) return std::to_string(shared.kernels.blocks_left) + " row blocks of the vector kernels still to finish";
     return std::to_string(chip.host->tiles_received) + " of " + std::to_string(shared.tiles.size()) +
            " Q tiles returned to the host";
   };
@@ -283,6 +301,9 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
   r.gemms = shared.gemm.stats;
   r.gemm_outputs = std::move(shared.gemm.y);
   for (const GemmOpStats& g : r.gemms) r.end_ns = std::max(r.end_ns, g.end_ns);
+  r.kernels = shared.kernels.stats;
+  r.kernel_outputs = std::move(shared.kernels.y);
+  for (const GemmOpStats& k : r.kernels) r.end_ns = std::max(r.end_ns, k.end_ns);
   chip.report_stats(r.stats);
   r.tlm_checks = e.tlm_checks;
   e.tlm_checks.violations.clear();
@@ -304,6 +325,7 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
   }
   shared.jobs.unbind();  // the caller's jobs may go once this returns
   shared.gemm.jobs.unbind();
+  shared.kernels.jobs.unbind();
   return r;
 }
 
@@ -328,6 +350,11 @@ SimResult SimulatorPool::run(const HwConfig& cfg, const std::vector<AttentionJob
 
 SimResult SimulatorPool::run_gemms(const HwConfig& cfg, const std::vector<GemmJob>& gemms, const SimOptions& opt) {
   return simulator(cfg, opt).run_gemms(gemms);
+}
+
+SimResult SimulatorPool::run_vector_kernels(const HwConfig& cfg, const std::vector<VectorKernelJob>& kernels,
+                                            const SimOptions& opt) {
+  return simulator(cfg, opt).run_vector_kernels(kernels);
 }
 
 int SimulatorPool::elaborations() const {

@@ -16,6 +16,7 @@
 #include "hw/common/stats.h"
 #include "hw/common/tlm_checker.h"
 #include "hw/common/trace_sink.h"
+#include "hw/common/vector_kernel.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -62,6 +63,9 @@ struct SimResult {
   // A run of weight GEMMs: per GEMM job its counters and (values) Y, M × N fp32.
   std::vector<GemmOpStats> gemms;
   std::vector<MatrixRM> gemm_outputs;
+  // A run of unfused vector kernels: per kernel its counters and (values) its output rows, M × N.
+  std::vector<GemmOpStats> kernels;
+  std::vector<MatrixRM> kernel_outputs;
 };
 
 // Throws InputError when the jobs do not fit the hardware (shard count, SRAM, HBM capacity).
@@ -95,6 +99,9 @@ class Simulator {
   // of all of them streamed from the run's start; a GEMM that needs another's Y is a later run.
   // end_ns is when the last Y block was written back (or gathered). Same errors as run().
   SimResult run_gemms(const std::vector<GemmJob>& gemms);
+  // A run of unfused vector kernels (hw/common/vector_kernel.h), one after another on each PE.
+  // end_ns is when the last PE wrote its last rows back. Same errors as run().
+  SimResult run_vector_kernels(const std::vector<VectorKernelJob>& kernels);
   // Chips elaborated so far (tests and benchmarks check reuse with it).
   int elaborations() const { return elaborations_; }
   // Replaces the progress callback for the following runs (results do not depend on it).
@@ -102,7 +109,8 @@ class Simulator {
 
  private:
   struct Elaborated;
-  SimResult run_any(const std::vector<AttentionJob>& jobs, const std::vector<GemmJob>& gemms);
+  SimResult run_any(const std::vector<AttentionJob>& jobs, const std::vector<GemmJob>& gemms,
+                    const std::vector<VectorKernelJob>& kernels = {});
   HwConfig cfg_;
   SimOptions opt_;
   std::unique_ptr<Elaborated> chip_;
@@ -120,6 +128,7 @@ class SimulatorPool {
  public:
   SimResult run(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const SimOptions& opt = {});
   SimResult run_gemms(const HwConfig& cfg, const std::vector<GemmJob>& gemms, const SimOptions& opt = {});
+  SimResult run_vector_kernels(const HwConfig& cfg, const std::vector<VectorKernelJob>& kernels, const SimOptions& opt = {});
   int elaborations() const;
 
  private:

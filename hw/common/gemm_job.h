@@ -260,6 +260,10 @@ struct GemmOpStats {
   // held the stream back (receivers slower than the stream: compute-bound).
   uint64_t w_tiles_streamed = 0;
   double w_slot_wait_ns = 0;
+  // An unfused vector kernel (hw/common/vector_kernel.h) in the same counters: its input rows
+  // read from the slices (its output rows are y_bytes_written) and the host's launch before it.
+  uint64_t kernel_bytes_read = 0;
+  double launch_ns = 0;
   uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes + k_reduce_bytes; }
   double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns + k_reduce_busy_ns; }
 };

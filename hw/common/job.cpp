@@ -51,6 +51,7 @@ void copy_dataflow(AttentionJob& dst, const AttentionJob& src) {
   dst.remap = src.remap;
   dst.kv_broadcast = src.kv_broadcast;
   dst.kernel = src.kernel;
+  dst.scores_in_hbm = src.scores_in_hbm;
 }
 
 std::vector<KvBlock> pe_kv_blocks(const AttentionJob& j, int pe, const QTile& t, int kv_tile, bool skip_masked) {

@@ -118,6 +118,11 @@ struct AttentionJob {
   // (host.kernel_launch_ns, paid serially on the host in id order). 0 for every job = one
   // unified launch for the step.
   int kernel = 0;
+  // Phased attention fusion off (docs/models.md "Fusion choices", THInfer): each kernel is two,
+  // S = Q·Kᵀ and softmax(S)·V, and every KV block's scores S (rows × block fp32) go to the PE's HBM
+  // slice and back between them instead of staying in SRAM. Values are unchanged (S is fp32 either
+  // way); the round trip and the second launch are timed.
+  bool scores_in_hbm = false;
   int row_count() const { return int(rows.size()); }
   uint64_t elem_bytes() const { return dtype_bytes(dtype); }
   // Bytes of PE p's K and V rows in HBM.
@@ -210,7 +215,9 @@ inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, d
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   const auto rank = std::lower_bound(ids.begin(), ids.end(), jobs[j].kernel) - ids.begin();
-  return double(rank + 1) * launch_ns;
+  // Attention fusion off: two launches per kernel (its Q·Kᵀ and its softmax·V), both before it runs.
+  const double launches_per_kernel = jobs[j].scores_in_hbm ? 2.0 : 1.0;
+  return double(rank + 1) * launches_per_kernel * launch_ns;
 }
 
 // Checks the dataflow fields against the hardware (PE indices, segment ranges, replicas that

@@ -111,4 +111,25 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
   }
 }
 
+void SimShared::begin_vector_kernels(const std::vector<VectorKernelJob>& run_kernels) {
+  kernels.jobs.bind(run_kernels);
+  kernels.plans = vector_kernel_plans(cfg, run_kernels);
+  kernels.y.clear();
+  kernels.stats.clear();
+  kernels.op_ids.clear();
+  kernels.blocks_left = 0;
+  const size_t pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
+  for (size_t j = 0; j < run_kernels.size(); ++j) {
+    const VectorKernelJob& job = run_kernels[j];
+    kernels.y.push_back(job.values() ? MatrixRM::Zero(job.m, job.n) : MatrixRM());
+    GemmOpStats st;
+    st.op = job.op;
+    st.pe_end_ns.assign(pes, 0.0);
+    st.launch_ns = double(j + 1) * cfg.host.kernel_launch_ns;
+    kernels.stats.push_back(std::move(st));
+    kernels.op_ids.push_back(spans.intern(job.op));
+    for (const VectorKernelPlan& pl : kernels.plans[j]) kernels.blocks_left += uint64_t(pl.blocks(job.m));
+  }
+}
+
 }  // namespace ahbm

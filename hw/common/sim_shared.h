@@ -6,6 +6,7 @@
 
 #include "hw/common/engines.h"
 #include "hw/common/gemm_job.h"
+#include "hw/common/vector_kernel.h"
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
 #include "hw/common/numeric_guard.h"
@@ -63,6 +64,18 @@ struct GemmRun {
   std::vector<int> op_ids;             // per job, its interned operator name
 };
 
+// The unfused vector kernels of the current run (hw/common/vector_kernel.h; a run holds them
+// alone): the jobs, each PE's part, the counters (GemmOpStats: the summary treats a kernel as an
+// operator) and outputs, and how many row blocks are still to finish (the run is over at 0).
+struct VectorKernelRun {
+  RunList<VectorKernelJob> jobs;
+  std::vector<std::vector<VectorKernelPlan>> plans;  // per job, per chip PE
+  std::vector<MatrixRM> y;                            // per job, M x N (values only)
+  std::vector<GemmOpStats> stats;                     // per job
+  std::vector<int> op_ids;                            // per job, its interned operator name
+  uint64_t blocks_left = 0;
+};
+
 struct SimShared {
   SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s);
   // Points everything at a new run's jobs: the tile table, and the epoch (the simulated time the
@@ -70,11 +83,14 @@ struct SimShared {
   void begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& epoch);
   // The run's weight GEMMs (after begin_run; none for a run of attention jobs).
   void begin_gemms(const std::vector<GemmJob>& run_gemms);
+  // The run's unfused vector kernels (after begin_run; none for other runs).
+  void begin_vector_kernels(const std::vector<VectorKernelJob>& run_kernels);
 
   const HwConfig& cfg;
   Clock clock;
   JobList jobs;
   GemmRun gemm;
+  VectorKernelRun kernels;
   sc_core::sc_time epoch = sc_core::SC_ZERO_TIME;
   TraceSink& trace;
   SpanRecorder& spans;

@@ -474,12 +474,24 @@ void Pe::compute_blocks_overlapped(const TileRef& t, int gt, uint64_t blocks, co
   if (engines.end() > sc_core::sc_time_stamp()) sc_core::wait(engines.end() - sc_core::sc_time_stamp());
 }
 
+void Pe::scores_round_trip(const TileRef& t, int rows, int n) {
+  // The Q·Kᵀ kernel writes S (rows × n fp32) out, the softmax·V kernel reads it back: timing-only
+  // bursts (the values stay in the datapath, fp32 either way) in a scratch region at the top of
+  // the slice, above what the runtime places there (KV and weights fill it from the bottom).
+  const uint64_t bytes = uint64_t(rows) * uint64_t(n) * 4, addr = sh_.cfg.pe.hbm.capacity_bytes - bytes;
+  slice_burst(tlm::TLM_WRITE_COMMAND, addr, nullptr, bytes, false, t.phase_id, t.agent_id, rows, sh_.spans.intern("scores_out"));
+  slice_burst(tlm::TLM_READ_COMMAND, addr, nullptr, bytes, false, t.phase_id, t.agent_id, rows, sh_.spans.intern("scores_in"));
+}
+
 uint64_t Pe::trace_ns(const sc_core::sc_time& t) const { return uint64_t(std::llround(to_ns(t - sh_.epoch))); }
 
 void Pe::compute_loop() {
   for (;;) {
     sc_core::wait(compute_start_);  // begin_run
     compute_tiles();
+    // A run of unfused vector kernels has no tiles; other runs have no kernels (no process of
+    // its own: it would cost every PE of every chip a coroutine stack).
+    vector_kernels();
   }
 }
 
@@ -516,7 +528,8 @@ void Pe::compute_tiles() {
     sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
 
     StatePtr acc = job.values ? std::make_shared<AttnState>(AttnState::empty(rows, d)) : nullptr;
-    if (cfg.ping_pong()) {
+    // Unfused attention's two kernels alternate per KV block through HBM: no ping-pong overlap.
+    if (cfg.ping_pong() && !job.scores_in_hbm) {
       compute_blocks_overlapped(t, gt, blocks, acc);
     } else {
       for (uint64_t b = 0; b < blocks; ++b) {
@@ -525,6 +538,7 @@ void Pe::compute_tiles() {
         compute_wait_.clear();
         const int n = blk.n;
         busy(PeActivity::gemm_qk, "gemm_qk", gemm_cycles(cfg.gemm, rows, n, d, job.dtype), t, 0, &gemm_busy_);
+        if (job.scores_in_hbm) scores_round_trip(t, rows, n);
         busy(PeActivity::softmax, "softmax", softmax_cycles(cfg.vector, rows, n, d), t, 0, &vector_busy_);
         busy(PeActivity::gemm_pv, "gemm_pv", gemm_cycles(cfg.gemm, rows, d, n, job.dtype), t, 0, &gemm_busy_);
         count_block(job, rows, n);

@@ -18,6 +18,9 @@
 //    engine into the Y block's fp32 accumulators; a finished Y block goes out through the slot of
 //    its last W tile (write-back) or straight to the gather;
 //  - GEMM write-back: Y blocks from their slots into the HBM slice, freeing the slot.
+// A run of unfused vector kernels (hw/common/vector_kernel.h) runs in the compute process
+// (pe_vector.cpp): per kernel, after its launch, each row block read from the slice, the operator
+// on the vector unit, the result written back.
 #include <array>
 #include <map>
 #include <memory>
@@ -164,6 +167,15 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   void gemm_send_partial(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb);
   void gemm_reduce(int j, const GemmPePlan& pl, int mi, int ni, int mb, int nb, int phase);
   bool has_gemm_work() const;
+  // The burst and vector-unit steps both runs share (span, signals, busy time; returns the busy
+  // time): gemm_burst and gemm_vector_op add their job's counters to them.
+  sc_core::sc_time slice_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values,
+                               int phase, int op_id, int rows, int activity);
+  sc_core::sc_time vector_busy_span(int activity, uint64_t cycles, int phase, int op_id, int rows, uint64_t element_ops);
+  // Unfused vector kernels (pe_vector.cpp), in the compute process after its tiles.
+  void vector_kernels();
+  // Attention fusion off (AttentionJob::scores_in_hbm): a KV block's scores to the slice and back.
+  void scores_round_trip(const TileRef& t, int rows, int n);
   void wait_for_remap(const TileRef& t);
   // A remote read (Policy B2, or a copy-on-write source on another PE): a request for `count`
   // tokens from `first` of PE `src_pe`'s held tokens of job j over the NoC to its CUBE, whose
@@ -257,6 +269,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   MatrixRM gemm_x_;             // an X block after the RMSNorm prologue
   Eigen::VectorXf gemm_sumsq_;  // the Y block's rows' sums of squares (RMSNorm)
   sc_core::sc_event gemm_dma_start_, gemm_compute_start_, gemm_write_start_;
+  MatrixRM kernel_block_;           // a kernel's row block (values)
 };
 
 }  // namespace ahbm

@@ -46,9 +46,8 @@ void Pe::gemm_write_loop() {
   }
 }
 
-void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values, int j,
-                    int phase, int rows, int activity) {
-  GemmRun& g = sh_.gemm;
+sc_core::sc_time Pe::slice_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values,
+                                 int phase, int op_id, int rows, int activity) {
   const bool read = cmd == tlm::TLM_READ_COMMAND;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   if (read) sh_.trace.set(sig_dma_, 1);  // the DMA signal shows the W reads (Y writes overlap them)
@@ -64,9 +63,15 @@ void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, ui
   sc_core::wait(d);
   if (read) sh_.trace.set(sig_dma_, 0);
   const sc_core::sc_time end = sc_core::sc_time_stamp();
-  sh_.spans.record(start, end, dma_component_, activity, phase, g.op_ids[size_t(j)], rows, int64_t(bytes));
-  g.stats[size_t(j)].dma_busy_ns += to_ns(end - start);
+  sh_.spans.record(start, end, dma_component_, activity, phase, op_id, rows, int64_t(bytes));
   dma_busy_ += end - start;
+  return end - start;
+}
+
+void Pe::gemm_burst(tlm::tlm_command cmd, uint64_t addr, unsigned char* slot, uint64_t bytes, bool values, int j,
+                    int phase, int rows, int activity) {
+  GemmRun& g = sh_.gemm;
+  g.stats[size_t(j)].dma_busy_ns += to_ns(slice_burst(cmd, addr, slot, bytes, values, phase, g.op_ids[size_t(j)], rows, activity));
 }
 
 void Pe::gemm_dma() {
@@ -328,20 +333,23 @@ void Pe::gemm_write_xstat(int j) {
   }
 }
 
-void Pe::gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int rows, uint64_t element_ops,
-                        double& busy_ns) {
-  if (cycles == 0) return;
+sc_core::sc_time Pe::vector_busy_span(int activity, uint64_t cycles, int phase, int op_id, int rows, uint64_t element_ops) {
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   sh_.trace.set(sig_activity_, uint64_t(PeActivity::vector_op));
   sc_core::wait(sh_.cycles(cycles));
   sh_.trace.set(sig_activity_, uint64_t(PeActivity::idle));
-  sh_.spans.record(start, sc_core::sc_time_stamp(), component_, sh_.spans.intern(name), phase,
-                   sh_.gemm.op_ids[size_t(j)], rows, 0);
+  sh_.spans.record(start, sc_core::sc_time_stamp(), component_, activity, phase, op_id, rows, 0);
   const sc_core::sc_time busy = sc_core::sc_time_stamp() - start;
   vector_busy_ += busy;
-  busy_ns += to_ns(busy);
-  sh_.gemm.stats[size_t(j)].vector_ops += element_ops;
   vector_ops_ += element_ops;
+  return busy;
+}
+
+void Pe::gemm_vector_op(const char* name, uint64_t cycles, int j, int phase, int rows, uint64_t element_ops,
+                        double& busy_ns) {
+  if (cycles == 0) return;
+  busy_ns += to_ns(vector_busy_span(sh_.spans.intern(name), cycles, phase, sh_.gemm.op_ids[size_t(j)], rows, element_ops));
+  sh_.gemm.stats[size_t(j)].vector_ops += element_ops;
 }
 
 void Pe::gemm_epilogue(const GemmJob& job, int j, int m0, int mb, int c0, int nb, uint64_t r_addr, int phase) {

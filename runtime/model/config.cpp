@@ -109,6 +109,15 @@ Json to_json(const ModelConfig& m) {
   return j;
 }
 
+const std::vector<std::string>& model_fusion_keys() {
+  static const std::vector<std::string> keys{"linear_rope", "norm", "attention"};
+  return keys;
+}
+
+Json to_json(const ModelFusion& f) {
+  return {{"linear_rope", f.linear_rope}, {"norm", f.norm}, {"attention", f.attention}};
+}
+
 std::vector<WeightTensor> layer_weights(const ModelConfig& m) {
   const int64_t h = m.hidden_size, q = m.q_dim(), kv = m.kv_dim(), f = m.intermediate_size;
   std::vector<WeightTensor> t = {{"input_layernorm", 1, h, 1},

@@ -36,6 +36,20 @@ struct ModelConfig {
   int64_t kv_dim() const { return int64_t(num_key_value_heads) * head_dim; }  // K (and V) projection outputs
 };
 
+// Which operators of a whole model run fused (docs/models.md "Fusion choices"; the scenario's
+// model.fusion, THInfer's density-driven fusion). All true, the default, is the fused layer: an
+// unfused operator runs as a kernel of its own with an HBM round trip and a launch.
+struct ModelFusion {
+  bool linear_rope = true;  // RoPE in qkv_proj's epilogue; false: a `rope` kernel after qkv_proj
+  bool norm = true;         // each RMSNorm in the next GEMM's prologue; false: a norm kernel before it
+  bool attention = true;    // phased attention fusion: the scores S stay in SRAM; false: each KV
+                            // block's S is written to HBM and read back between two kernels
+  bool all() const { return linear_rope && norm && attention; }
+};
+// model.fusion's keys in order, and the echo of a choice.
+const std::vector<std::string>& model_fusion_keys();
+Json to_json(const ModelFusion& f);
+
 // Reads the HuggingFace fields from `r` (a config file's root, or the scenario's inline
 // "model" object; other keys of that object are the caller's) and validates them: ranges and
 // relations, each error naming the field, the value and the allowed range. Does not call

@@ -105,19 +105,27 @@ GemmJob lm_head_gemm(const ModelConfig& m, DType t, const MemoryMap& map, int ro
   return j;
 }
 
+namespace {
+// Per column of qkv_proj's fused N, the column's dimension in its head for the q and k columns
+// (tensors 0 and 1; the v columns -1): where RoPE rotates, fused or as a kernel.
+std::vector<int> qkv_rope_cols(const ModelConfig& m, const MemoryMap& map, int layer) {
+  const OperatorLayout lay = operator_layout(m, map, layer, layer_operators()[0]);
+  std::vector<int> out(lay.column.size());
+  for (size_t c = 0; c < out.size(); ++c) out[c] = lay.tensor[c] < 2 ? lay.column[c] % m.head_dim : -1;
+  return out;
+}
+}  // namespace
+
 GemmJob layer_operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const LayerOperator& op,
-                   const std::vector<int64_t>& positions, const std::string& phase, int layer) {
+                   const std::vector<int64_t>& positions, const std::string& phase, int layer, const ModelFusion& fusion) {
   GemmJob j = operator_gemm(m, t, map, op, int(positions.size()), phase, layer);
   GemmFusion& f = j.fused;
-  if (op.name == "qkv_proj" || op.name == "gate_up_proj" || op.name == "router") {
+  if (fusion.norm && (op.name == "qkv_proj" || op.name == "gate_up_proj" || op.name == "router")) {
     f.rms_norm = true;
     f.rms_eps = m.rms_norm_eps;
   }
-  if (op.name == "qkv_proj") {
-    // RoPE on the q and k columns (tensors 0 and 1): the column's dimension in its head.
-    const OperatorLayout lay = operator_layout(m, map, layer, op);
-    f.rope_col.resize(size_t(j.n));
-    for (size_t c = 0; c < f.rope_col.size(); ++c) f.rope_col[c] = lay.tensor[c] < 2 ? lay.column[c] % m.head_dim : -1;
+  if (fusion.linear_rope && op.name == "qkv_proj") {
+    f.rope_col = qkv_rope_cols(m, map, layer);
     f.positions = positions;
     f.head_dim = m.head_dim;
     f.rope_theta = m.rope_theta;
@@ -128,6 +136,38 @@ GemmJob layer_operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map,
   }
   f.residual = op.name == "o_proj" || op.name == "down_proj";
   return j;
+}
+
+VectorKernelJob norm_kernel(const ModelConfig& m, DType t, const MemoryMap& map, const std::string& op, int rows,
+                            const std::string& phase, int layer) {
+  VectorKernelJob k;
+  k.op = op;
+  k.phase = phase;
+  k.m = rows;
+  k.n = int(m.hidden_size);
+  k.in_dtype = DType::fp32;  // the residual stream
+  k.out_dtype = t;           // the next GEMM's X
+  k.fused.rms_norm = true;
+  k.fused.rms_eps = m.rms_norm_eps;
+  // The residual stream lies where o_proj (and down_proj) leave it: o_proj's column shards.
+  k.shards = operator_layout(m, map, layer, layer_operators()[1]).shards;
+  return k;
+}
+
+VectorKernelJob rope_kernel(const ModelConfig& m, const MemoryMap& map, const std::vector<int64_t>& positions,
+                            const std::string& phase, int layer) {
+  VectorKernelJob k;
+  k.op = "rope";
+  k.phase = phase;
+  k.m = int(positions.size());
+  k.fused.rope_col = qkv_rope_cols(m, map, layer);
+  k.n = int(k.fused.rope_col.size());
+  k.in_dtype = k.out_dtype = DType::fp32;  // qkv_proj's Y, rotated in place
+  k.fused.positions = positions;
+  k.fused.head_dim = m.head_dim;
+  k.fused.rope_theta = m.rope_theta;
+  k.shards = operator_layout(m, map, layer, layer_operators()[0]).shards;
+  return k;
 }
 
 std::vector<GemmJob> layer_gemms(const ModelConfig& m, DType t, const MemoryMap& map,
@@ -148,38 +188,52 @@ std::vector<LayerOperator> moe_expert_operators(int e) {
           {"down_proj", {expert_tensor("mlp.down_proj", e)}}};
 }
 
-std::vector<std::string> layer_run_names(const ModelConfig& m) {
-  if (m.moe()) return {"qkv_proj", "o_proj", "router", "gate_up_proj", "down_proj"};
+std::vector<std::string> layer_run_names(const ModelConfig& m, const ModelFusion& fusion) {
   std::vector<std::string> out;
-  for (const LayerOperator& op : layer_operators()) out.push_back(op.name);
+  if (!fusion.norm) out.push_back("input_norm");
+  out.push_back("qkv_proj");
+  if (!fusion.linear_rope) out.push_back("rope");
+  out.push_back("o_proj");
+  if (!fusion.norm) out.push_back("post_attention_norm");
+  if (m.moe()) out.push_back("router");
+  out.push_back("gate_up_proj");
+  out.push_back("down_proj");
   return out;
 }
 
 std::vector<LayerRun> layer_runs(const ModelConfig& m, DType t, const MemoryMap& map, const std::vector<int64_t>& positions,
-                                 const std::string& phase, int layer, const Routing* routing) {
+                                 const std::string& phase, int layer, const Routing* routing, const ModelFusion& fusion) {
+  if (m.moe() && (!routing || routing->experts != m.num_local_experts || routing->rows() != int(positions.size())))
+    throw std::logic_error("layer_runs: an MoE layer needs the routing of its rows");
+  const int rows = int(positions.size());
   std::vector<LayerRun> out;
+  auto gemm = [&](const LayerOperator& op) {
+    out.push_back({op.name, {layer_operator_gemm(m, t, map, op, positions, phase, layer, fusion)}, {}, {}});
+  };
+  auto kernel = [&](VectorKernelJob k) {
+    const std::string name = k.op;
+    out.push_back({name, {}, {}, {std::move(k)}});
+  };
+  const std::vector<LayerOperator> dense = layer_operators();
+  if (!fusion.norm) kernel(norm_kernel(m, t, map, "input_norm", rows, phase, layer));
+  gemm(dense[0]);
+  if (!fusion.linear_rope) kernel(rope_kernel(m, map, positions, phase, layer));
+  gemm(dense[1]);
+  if (!fusion.norm) kernel(norm_kernel(m, t, map, "post_attention_norm", rows, phase, layer));
   if (!m.moe()) {
-    for (GemmJob& j : layer_gemms(m, t, map, positions, phase, layer)) {
-      LayerRun r;
-      r.op = j.op;
-      r.jobs.push_back(std::move(j));
-      out.push_back(std::move(r));
-    }
+    gemm(dense[2]);
+    gemm(dense[3]);
     return out;
   }
-  if (!routing || routing->experts != m.num_local_experts || routing->rows() != int(positions.size()))
-    throw std::logic_error("layer_runs: an MoE layer needs the routing of its rows");
-  const std::vector<LayerOperator> dense = layer_operators();
-  for (const LayerOperator& op : {dense[0], dense[1], moe_router_operator()})
-    out.push_back({op.name, {layer_operator_gemm(m, t, map, op, positions, phase, layer)}, {}});
-  LayerRun gate_up{"gate_up_proj", {}, {}}, down{"down_proj", {}, {}};
-  const std::vector<int> rows = routing->expert_rows();
+  gemm(moe_router_operator());
+  LayerRun gate_up{"gate_up_proj", {}, {}, {}}, down{"down_proj", {}, {}, {}};
+  const std::vector<int> expert_rows = routing->expert_rows();
   for (int e = 0; e < m.num_local_experts; ++e) {
-    if (rows[size_t(e)] == 0) continue;
-    const std::vector<int64_t> expert_positions(size_t(rows[size_t(e)]), 0);  // no RoPE in the FFN
+    if (expert_rows[size_t(e)] == 0) continue;
+    const std::vector<int64_t> expert_positions(size_t(expert_rows[size_t(e)]), 0);  // no RoPE in the FFN
     const std::vector<LayerOperator> ops = moe_expert_operators(e);
-    gate_up.jobs.push_back(layer_operator_gemm(m, t, map, ops[0], expert_positions, phase, layer));
-    down.jobs.push_back(layer_operator_gemm(m, t, map, ops[1], expert_positions, phase, layer));
+    gate_up.jobs.push_back(layer_operator_gemm(m, t, map, ops[0], expert_positions, phase, layer, fusion));
+    down.jobs.push_back(layer_operator_gemm(m, t, map, ops[1], expert_positions, phase, layer, fusion));
     gate_up.experts.push_back(e);
     down.experts.push_back(e);
   }

@@ -22,6 +22,7 @@
 
 #include "hw/chip/simulate.h"
 #include "hw/common/gemm_job.h"
+#include "hw/common/vector_kernel.h"
 #include "runtime/model/config.h"
 #include "runtime/model/memory_map.h"
 #include "runtime/model/moe_router.h"
@@ -68,8 +69,22 @@ GemmJob lm_head_gemm(const ModelConfig& m, DType t, const MemoryMap& map, int ro
 // operators its name fuses: the input RMSNorm (qkv_proj) and the post-attention one (gate_up_proj,
 // an MoE router), RoPE (qkv_proj), the activation (gate_up_proj), the residual add (o_proj,
 // down_proj; an MoE expert's down_proj adds with the routing weights, GemmFusion::residual_scale).
+// `fusion` (docs/models.md "Fusion choices"): an RMSNorm or RoPE it leaves unfused is not in the
+// GEMM (it is a kernel of its own: norm_kernel, rope_kernel).
 GemmJob layer_operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map, const LayerOperator& op,
-                            const std::vector<int64_t>& positions, const std::string& phase, int layer);
+                            const std::vector<int64_t>& positions, const std::string& phase, int layer,
+                            const ModelFusion& fusion = {});
+
+// The unfused operators as kernels of their own (hw/common/vector_kernel.h), each on the columns
+// each PE holds of the rows it rewrites:
+//   norm_kernel  `op` = input_norm, post_attention_norm (layer `layer`) or final_norm: the
+//                residual stream's rows (fp32, h columns sharded as the memory map shards
+//                o_proj's output) RMS-normed into the next GEMM's X (the storage type `t`)
+//   rope_kernel  the Q and K columns of qkv_proj's Y (fp32, qkv_proj's shards) rotated in place
+VectorKernelJob norm_kernel(const ModelConfig& m, DType t, const MemoryMap& map, const std::string& op, int rows,
+                            const std::string& phase, int layer);
+VectorKernelJob rope_kernel(const ModelConfig& m, const MemoryMap& map, const std::vector<int64_t>& positions,
+                            const std::string& phase, int layer);
 
 // The operators of one dense decoder layer for token rows at `positions` (RoPE), timing only,
 // with their fused vector operators. Throws InputError for an MoE model (layer_runs has its runs).
@@ -86,6 +101,8 @@ struct LayerRun {
   std::string op;
   std::vector<GemmJob> jobs;
   std::vector<int> experts;
+  std::vector<VectorKernelJob> kernels;  // an unfused vector operator's run (then no jobs)
+  bool kernel() const { return !kernels.empty(); }
 };
 // The runs of layer `layer` for token rows at `positions` (timing only):
 //   dense  qkv_proj, o_proj, gate_up_proj, down_proj (layer_gemms, one job each)
@@ -93,10 +110,14 @@ struct LayerRun {
 //          expert e with M_e routed rows gate_up_proj (M_e × h · h × 2f, the norm and activation
 //          fused) and down_proj (M_e × f · f × h, + the weighted residual: the combine)
 // `routing` (required for MoE) decides each expert's rows; the jobs read each expert's shards.
+// With `fusion` leaving operators unfused, their kernels are runs of their own:
+//   input_norm before qkv_proj, rope after it, post_attention_norm before gate_up_proj (MoE: before
+//   the router, whose rows the experts take normed).
 std::vector<LayerRun> layer_runs(const ModelConfig& m, DType t, const MemoryMap& map, const std::vector<int64_t>& positions,
-                                 const std::string& phase, int layer, const Routing* routing);
-// The runs' operator names in order (the summary's by_operator before lm_head).
-std::vector<std::string> layer_run_names(const ModelConfig& m);
+                                 const std::string& phase, int layer, const Routing* routing,
+                                 const ModelFusion& fusion = {});
+// The runs' operator names in order (the summary's by_operator before the head's).
+std::vector<std::string> layer_run_names(const ModelConfig& m, const ModelFusion& fusion = {});
 // An MoE layer's router (h × E), and expert e's gate_up_proj and down_proj operators (its
 // tensors' per-expert names, memory_map.h expert_tensor).
 LayerOperator moe_router_operator();

@@ -211,7 +211,8 @@ Eigen::MatrixXd reference_layer(const ModelConfig& m, DType t, int rows, uint64_
   return y;
 }
 
-LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed, int layer) {
+LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed, int layer,
+                             const ModelFusion& fusion) {
   const LayerWeights lw = make_weights(m, t, rows, seed, layer);
   const MemoryMap map = plan_memory(m, t, hw);
   std::vector<int64_t> positions(static_cast<size_t>(rows));
@@ -226,7 +227,7 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
   using Fill = std::function<void(GemmJob&, const OperatorLayout&)>;
   auto run_op = [&](const LayerOperator& op, const std::vector<int64_t>& pos, const std::vector<const Eigen::MatrixXf*>& w,
                     const Eigen::MatrixXf& x, const Fill& fuse) {
-    GemmJob j = layer_operator_gemm(m, t, map, op, pos, "prefill", layer);
+    GemmJob j = layer_operator_gemm(m, t, map, op, pos, "prefill", layer, fusion);
     const OperatorLayout L = operator_layout(m, map, layer, op);
     j.x.resize(size_t(j.m) * size_t(j.k));
     for (int r = 0; r < j.m; ++r)
@@ -246,7 +247,24 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
   // Fusion values: a norm weight; residual rows (their columns in the operator's fused order:
   // its single tensor's) with optional per-row weights.
   auto norm = [](const Eigen::VectorXf& g) {
-    return Fill([&g](GemmJob& j, const OperatorLayout&) { j.fused.norm_weight.assign(g.data(), g.data() + g.size()); });
+    return Fill([&g](GemmJob& j, const OperatorLayout&) {
+      if (j.fused.rms_norm) j.fused.norm_weight.assign(g.data(), g.data() + g.size());
+    });
+  };
+  // An unfused operator's kernel on rows `x` (M × N in the kernel's column order); its output rows.
+  auto run_kernel = [&](VectorKernelJob k, const Eigen::MatrixXf& x) {
+    k.x.resize(size_t(k.m) * size_t(k.n));
+    for (int r = 0; r < k.m; ++r)
+      for (int c = 0; c < k.n; ++c) k.x[size_t(r) * size_t(k.n) + size_t(c)] = x(r, c);
+    const SimResult r = sim.run_vector_kernels({k});
+    out.sim_ns += r.end_ns;
+    return Eigen::MatrixXf(r.kernel_outputs.at(0));
+  };
+  // The RMSNorm kernel `op` with weight g on the residual rows x (fp32): the next GEMM's X.
+  auto norm_rows = [&](const std::string& op, const Eigen::VectorXf& g, const Eigen::MatrixXf& x) {
+    VectorKernelJob k = norm_kernel(m, t, map, op, int(x.rows()), "prefill", layer);
+    k.fused.norm_weight.assign(g.data(), g.data() + g.size());
+    return run_kernel(std::move(k), x);
   };
   auto residual = [](const Eigen::MatrixXf& res, std::vector<float> scale = {}) {
     return Fill([&res, scale](GemmJob& j, const OperatorLayout& L) {
@@ -258,8 +276,19 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
     });
   };
 
-  // qkv_proj: input RMSNorm, RoPE on Q and K.
-  const std::vector<Eigen::MatrixXf> qkv = run_op(ops[0], positions, {&lw.w[kQ], &lw.w[kK], &lw.w[kV]}, lw.x, norm(lw.norm_in));
+  // qkv_proj: input RMSNorm, RoPE on Q and K (each fused, or a kernel before or after it).
+  const Eigen::MatrixXf x_in = fusion.norm ? lw.x : norm_rows("input_norm", lw.norm_in, lw.x);
+  std::vector<Eigen::MatrixXf> qkv = run_op(ops[0], positions, {&lw.w[kQ], &lw.w[kK], &lw.w[kV]}, x_in, norm(lw.norm_in));
+  if (!fusion.linear_rope) {
+    // The kernel rotates qkv_proj's Y where it lies: in the operator's fused column order.
+    const OperatorLayout L = operator_layout(m, map, layer, ops[0]);
+    Eigen::MatrixXf y(rows, Eigen::Index(L.column.size()));
+    for (int r = 0; r < rows; ++r)
+      for (Eigen::Index c = 0; c < y.cols(); ++c) y(r, c) = qkv[size_t(L.tensor[size_t(c)])](r, L.column[size_t(c)]);
+    const Eigen::MatrixXf rotated = run_kernel(rope_kernel(m, map, positions, "prefill", layer), y);
+    for (int r = 0; r < rows; ++r)
+      for (Eigen::Index c = 0; c < y.cols(); ++c) qkv[size_t(L.tensor[size_t(c)])](r, L.column[size_t(c)]) = rotated(r, c);
+  }
 
   // Attention: one job per KV head, its query heads' rows stacked (head-major), the M tokens' K
   // and V spread over the group's PEs token by token.
@@ -273,6 +302,7 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
     a.dtype = t;
     a.scale = 1.0f / std::sqrt(float(d));
     a.agents = {"main"};
+    a.scores_in_hbm = !fusion.attention;
     for (int hq = 0; hq < qpk; ++hq)
       for (int r = 0; r < rows; ++r) {
         a.rows.push_back(RowInfo{0, r});
@@ -300,16 +330,18 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
 
   // o_proj + residual x; gate_up with the post-attention RMSNorm and the activation; down + h.
   const Eigen::MatrixXf h1 = run_op(ops[1], positions, {&lw.w[kO]}, o, residual(lw.x))[0];
+  // The FFN's input: h1, normed in its GEMMs' prologue, or by a kernel of its own.
+  const Eigen::MatrixXf h_ffn = fusion.norm ? h1 : norm_rows("post_attention_norm", lw.norm_post, h1);
   Eigen::MatrixXf y;
   if (!m.moe()) {
-    const Eigen::MatrixXf act = run_op(ops[2], positions, {&lw.w[kGate], &lw.w[kUp]}, h1, norm(lw.norm_post))[0];  // gate columns: act(gate) · up
+    const Eigen::MatrixXf act = run_op(ops[2], positions, {&lw.w[kGate], &lw.w[kUp]}, h_ffn, norm(lw.norm_post))[0];  // gate columns: act(gate) · up
     y = run_op(ops[3], positions, {&lw.w[kDown]}, act, residual(h1))[0];
   } else {
     // The router (the post-attention RMSNorm fused) on every row, its logits routed on the host;
     // then per expert its rows through gate_up and down, the down projection adding them into the
     // residual stream with their weights (one run per expert: each reads the stream the one before
     // left).
-    const Eigen::MatrixXf logits = run_op(moe_router_operator(), positions, {&lw.router}, h1, norm(lw.norm_post))[0];
+    const Eigen::MatrixXf logits = run_op(moe_router_operator(), positions, {&lw.router}, h_ffn, norm(lw.norm_post))[0];
     std::vector<float> flat;  // row-major
     for (int r = 0; r < rows; ++r)
       for (int e = 0; e < m.num_local_experts; ++e) flat.push_back(logits(r, e));
@@ -323,7 +355,7 @@ LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, 
       Eigen::MatrixXf x_e(Eigen::Index(mine.size()), h1.cols()), y_e(Eigen::Index(mine.size()), y.cols());
       std::vector<float> weight;
       for (size_t i = 0; i < mine.size(); ++i) {
-        x_e.row(Eigen::Index(i)) = h1.row(mine[i]);
+        x_e.row(Eigen::Index(i)) = h_ffn.row(mine[i]);
         y_e.row(Eigen::Index(i)) = y.row(mine[i]);
         weight.push_back(out.routing.weight_of(mine[i], e));
       }

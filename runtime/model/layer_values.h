@@ -38,7 +38,11 @@ struct LayerValues {
 // Tolerance of max_abs_err / ref_max_abs for a layer in `t` (docs/models.md says why).
 double layer_tolerance(DType t);
 
-LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed, int layer = 0);
+// `fusion` (docs/models.md "Fusion choices"): an unfused RMSNorm or RoPE runs as its own kernel on
+// the hardware (layer_plan.h norm_kernel, rope_kernel) between the GEMM runs; attention fusion
+// changes timing only.
+LayerValues run_layer_values(const ModelConfig& m, DType t, const HwConfig& hw, int rows, uint64_t seed, int layer = 0,
+                             const ModelFusion& fusion = {});
 
 // The float64 reference of the layer alone, on the same generated values. An MoE layer routes
 // with `routing` when given (the simulated router's choice: float64 and the hardware may pick

@@ -47,6 +47,8 @@ void add_counters(GemmOpStats& into, const GemmOpStats& s) {
   into.k_reduce_busy_ns += s.k_reduce_busy_ns;
   into.w_tiles_streamed += s.w_tiles_streamed;
   into.w_slot_wait_ns += s.w_slot_wait_ns;
+  into.kernel_bytes_read += s.kernel_bytes_read;
+  into.launch_ns += s.launch_ns;
 }
 
 // The token rows of a step in order (each agent's new tokens): their sequences and positions.
@@ -69,8 +71,10 @@ Routing every_expert_once(int experts) {
 }  // namespace
 
 ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
-                       const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping)
-    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), layer_ns_(size_t(m.num_hidden_layers), 0.0),
+                       const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping,
+                       const ModelFusion& fusion)
+    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), fusion_(fusion),
+      layer_ns_(size_t(m.num_hidden_layers), 0.0),
       expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0) {
   opt_.vcd = false;
   opt_.progress = nullptr;
@@ -89,15 +93,21 @@ ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, cons
     rep_.push_back(rep);
     shards.push_back(std::move(ops));
   }
-  std::vector<GemmJob> ops;  // one job per run (an MoE run's first expert: K, N of every expert)
-  for (const LayerRun& run : layer_runs(m, t, map, one_each, "", 0, &all)) ops.push_back(run.jobs.front());
-  ops.push_back(lm_head_gemm(m, t, map, 1, ""));  // totals_.back(): once per step, not per layer
-  for (const GemmJob& j : ops) {
+  // One entry per run (an MoE run's first expert: K, N of every expert), then the head's runs
+  // (once per step, not per layer).
+  std::vector<LayerRun> runs = layer_runs(m, t, map, one_each, "", 0, &all, fusion);
+  layer_ops_ = runs.size();
+  before_attention_ = size_t(std::find_if(runs.begin(), runs.end(), [](const LayerRun& r) { return r.op == "o_proj"; }) -
+                             runs.begin());
+  if (!fusion.norm) runs.push_back({"final_norm", {}, {}, {norm_kernel(m, t, map, "final_norm", 1, "", m.num_hidden_layers - 1)}});
+  runs.push_back({"lm_head", {lm_head_gemm(m, t, map, 1, "")}, {}, {}});
+  for (const LayerRun& r : runs) {
     OpTotals o;
-    o.name = j.op;
-    o.k = j.k;
-    o.n = j.n;
-    o.sum.op = j.op;
+    o.name = r.op;
+    o.kernel = r.kernel();
+    o.k = r.kernel() ? 0 : r.jobs.front().k;
+    o.n = r.kernel() ? r.kernels.front().n : r.jobs.front().n;
+    o.sum.op = r.op;
     totals_.push_back(o);
   }
 }
@@ -108,12 +118,30 @@ Routing ModelSteps::routing(const Step& step, int layer) const {
   return route(logits.data(), int(tokens.size()), m_.num_local_experts, m_.num_experts_per_tok);
 }
 
-const GemmOpStats& ModelSteps::head(int rows) {
+GemmOpStats ModelSteps::run(const LayerRun& run) {
+  if (run.kernel()) return sims_.run_vector_kernels(hw_, run.kernels, opt_).kernels.at(0);
+  std::vector<GemmJob> jobs = run.jobs;
+  for (GemmJob& j : jobs) j.mapping = mapping_;
+  const SimResult res = sims_.run_gemms(hw_, jobs, opt_);
+  if (jobs.size() == 1) return res.gemms.at(0);
+  GemmOpStats sum;
+  sum.op = run.op;
+  for (const GemmOpStats& g : res.gemms) add_counters(sum, g);
+  sum.end_ns = 0;  // the run ends with its last expert's job, not at the sum of theirs
+  for (const GemmOpStats& g : res.gemms) sum.end_ns = std::max(sum.end_ns, g.end_ns);
+  return sum;
+}
+
+const std::vector<GemmOpStats>& ModelSteps::head(int rows) {
   auto it = heads_.find(rows);
   if (it != heads_.end()) return it->second;
-  GemmJob j = lm_head_gemm(m_, t_, map_, rows, "");
-  j.mapping = mapping_;
-  return heads_.emplace(rows, sims_.run_gemms(hw_, {j}, opt_).gemms.at(0)).first->second;
+  std::vector<GemmOpStats> out;
+  if (!fusion_.norm)
+    out.push_back(run({"final_norm", {}, {}, {norm_kernel(m_, t_, map_, "final_norm", rows, "", m_.num_hidden_layers - 1)}}));
+  GemmJob lm = lm_head_gemm(m_, t_, map_, rows, "");
+  lm.fused.rms_norm = fusion_.norm;  // unfused: the final_norm kernel above normed the rows
+  out.push_back(run({"lm_head", {std::move(lm)}, {}, {}}));
+  return heads_.emplace(rows, std::move(out)).first->second;
 }
 
 const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) {
@@ -129,20 +157,8 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
   // which rows an expert gets, only on their counts.
   const std::vector<int64_t> positions(size_t(rows), 0);
-  for (LayerRun& run : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr)) {
-    for (GemmJob& j : run.jobs) j.mapping = mapping_;
-    const SimResult res = sims_.run_gemms(hw_, run.jobs, opt_);
-    if (run.jobs.size() == 1) {
-      out.ops.push_back(res.gemms.at(0));
-      continue;
-    }
-    GemmOpStats sum;
-    sum.op = run.op;
-    for (const GemmOpStats& g : res.gemms) add_counters(sum, g);
-    sum.end_ns = 0;  // the run ends with its last expert's job, not at the sum of theirs
-    for (const GemmOpStats& g : res.gemms) sum.end_ns = std::max(sum.end_ns, g.end_ns);
-    out.ops.push_back(std::move(sum));
-  }
+  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr, fusion_))
+    out.ops.push_back(run(lr));
   return runs_.emplace(key, std::move(out)).first->second;
 }
 
@@ -159,7 +175,9 @@ void ModelSteps::mark(Timeline& tl, const std::string& component, const sc_core:
 
 void ModelSteps::before_attention(const Step& step, Timeline& tl) {
   const int rows = step_rows(step);
-  if (rows > 0) place(tl, "runtime.layer.qkv_proj", simulate(step, 0).ops[0].end_ns, step, rows, 0);
+  if (rows <= 0) return;
+  const std::vector<GemmOpStats>& ops = simulate(step, 0).ops;
+  for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, 0);
 }
 
 Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attention_ns) {
@@ -171,16 +189,19 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   mark(tl, "runtime.layer.attention", tl.now() - sc_core::sc_time(attention_ns, sc_core::SC_NS), step, rows, 0);
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
     const std::vector<GemmOpStats>& ops = simulate(step, l).ops;
-    // Layer 0's qkv_proj and attention are placed already (before_attention, the step itself).
+    // Layer 0's runs before attention (qkv_proj, the unfused norm and RoPE kernels) and its
+    // attention are placed already (before_attention, the step itself).
     if (l > 0) {
-      place(tl, "runtime.layer." + ops[0].op, ops[0].end_ns, step, rows, l);
+      for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
       place(tl, "runtime.layer.attention", attention_ns, step, rows, l);
     }
-    for (size_t i = 1; i < ops.size(); ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
+    for (size_t i = before_attention_; i < ops.size(); ++i)
+      place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
   }
   const StepOps c = count(step, rows, attention_ns);
   // The final norm and LM head on the last row of each agent, after the last layer.
-  place(tl, "runtime.lm_head", c.op_ns.back(), step, c.logits, -1);
+  const std::vector<GemmOpStats>& head_ops = head(c.logits);
+  for (size_t i = 0; i < head_ops.size(); ++i) place(tl, "runtime." + head_ops[i].op, head_ops[i].end_ns, step, c.logits, -1);
   j["lm_head_rows"] = c.logits;
   Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
   double ops_total = 0;
@@ -213,11 +234,12 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     const LayerStats& layer = simulate(step, l);
     const std::vector<GemmOpStats>& ops = layer.ops;
     for (size_t e = 0; e < layer.expert_rows.size(); ++e) c.expert_rows[e] += layer.expert_rows[e];
-    // The layer's time in the order it runs: qkv_proj, attention, the rest.
+    // The layer's time in the order it runs: the runs before attention (qkv_proj, the unfused
+    // norm and RoPE kernels), attention, the rest.
     attention_ns_ += attention_ns;
-    layer_ns_[size_t(l)] += ops[0].end_ns;
+    for (size_t i = 0; i < before_attention_; ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
     layer_ns_[size_t(l)] += attention_ns;
-    for (size_t i = 1; i < ops.size(); ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
+    for (size_t i = before_attention_; i < ops.size(); ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
     // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
     const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -229,13 +251,18 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
       totals_[i].rows += experts ? routed : uint64_t(rows);
     }
   }
+  // The final norm (a kernel of its own when unfused) and the LM head, after the last layer.
   c.logits = logit_rows(step);
-  const GemmOpStats& lm = head(c.logits);
-  c.op_ns.back() = lm.end_ns;
-  c.w_bytes += lm.w_bytes_read;
-  add_counters(totals_.back().sum, lm);
-  totals_.back().runs += 1;
-  totals_.back().rows += uint64_t(c.logits);
+  const std::vector<GemmOpStats>& head_ops = head(c.logits);
+  for (size_t i = 0; i < head_ops.size(); ++i) {
+    const GemmOpStats& op = head_ops[i];
+    OpTotals& total = totals_[layer_ops_ + i];
+    c.op_ns[layer_ops_ + i] = op.end_ns;
+    c.w_bytes += op.w_bytes_read;
+    add_counters(total.sum, op);
+    total.runs += 1;
+    total.rows += uint64_t(c.logits);
+  }
   for (size_t e = 0; e < c.expert_rows.size(); ++e) expert_rows_[e] += uint64_t(c.expert_rows[e]);
   return c;
 }
@@ -256,7 +283,9 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
     if (rows > 0)
       for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns;
   }
-  return rows > 0 ? ns + head(logit_rows(step)).end_ns : ns;
+  if (rows > 0)
+    for (const GemmOpStats& op : head(logit_rows(step))) ns += op.end_ns;
+  return ns;
 }
 
 EnergyReading ModelSteps::operators_energy(const Step& step) {
@@ -266,8 +295,8 @@ EnergyReading ModelSteps::operators_energy(const Step& step) {
   for (int l = 0; l < m_.num_hidden_layers; ++l)
     for (const GemmOpStats& op : simulate(step, l).ops)
       e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
-  // "layer." marks an operator's energy (report/energy_json.cpp), the LM head's too.
-  e.add("layer.lm_head", dynamic_energy(gemm_activity(head(logit_rows(step))), hw_.energy, t_));
+  // "layer." marks an operator's energy (report/energy_json.cpp), the head's too.
+  for (const GemmOpStats& op : head(logit_rows(step))) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
   return e;
 }
 
@@ -275,6 +304,22 @@ Json ModelSteps::json() const {
   Json ops = Json::array();
   for (const OpTotals& o : totals_) {
     const GemmOpStats& s = o.sum;
+    if (o.kernel) {
+      // An unfused vector operator's kernel (vector_kernel.h): its HBM round trip and launches.
+      ops.push_back({{"name", o.name},
+                     {"kernel", "vector"},
+                     {"n", o.n},
+                     {"runs", o.runs},
+                     {"rows", o.rows},
+                     {"time_ns", s.end_ns},
+                     {"launch_ns", s.launch_ns},
+                     {"hbm_bytes_read", s.kernel_bytes_read},
+                     {"hbm_bytes_written", s.y_bytes_written},
+                     {"dma_busy_ns", s.dma_busy_ns},
+                     {"vector_ops", s.vector_ops},
+                     {"vector_busy_ns", s.vector_busy_ns()}});
+      continue;
+    }
     ops.push_back({{"name", o.name},
                    {"k", o.k},
                    {"n", o.n},
@@ -319,6 +364,14 @@ Json ModelSteps::json() const {
           {"by_operator", ops},
           {"by_layer", layers},
           {"by_step", steps_}};
+  if (!fusion_.all()) {
+    // Only when something is unfused: an all-fused summary stays as it was before the choice existed.
+    out["fusion"] = to_json(fusion_);
+    out["scope"] = std::string(out["scope"]) + "; unfused operators run as kernels of their own (by_operator entries "
+                   "with \"kernel\": input_norm, rope, post_attention_norm, final_norm), each after a host launch, "
+                   "with an HBM round trip of its rows; attention: false writes each KV block's scores to HBM and reads "
+                   "them back (two kernels per attention launch)";
+  }
   if (m_.moe())
     out["moe"] = {{"experts", m_.num_local_experts},
                   {"experts_per_token", m_.num_experts_per_tok},

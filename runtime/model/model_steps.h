@@ -31,7 +31,7 @@ class ModelSteps : public StepLayers {
  public:
   ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
              const SimOptions& opt, bool every_layer, uint64_t seed = 1,
-             GemmMapping mapping = GemmMapping::w_stationary);
+             GemmMapping mapping = GemmMapping::w_stationary, const ModelFusion& fusion = {});
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
@@ -53,6 +53,7 @@ class ModelSteps : public StepLayers {
  private:
   struct OpTotals {
     std::string name;
+    bool kernel = false;  // an unfused vector kernel (vector_kernel.h), not a GEMM
     int k = 0, n = 0;
     uint64_t runs = 0, rows = 0;
     GemmOpStats sum;  // counters summed over every layer of every step; end_ns: time
@@ -75,7 +76,11 @@ class ModelSteps : public StepLayers {
   };
   StepOps count(const Step& step, int rows, double attention_ns);
   Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
-  const GemmOpStats& head(int rows);  // the final norm and LM head for `rows` logit rows
+  // The runs after the last layer for `rows` logit rows: [final_norm (unfused norm),] lm_head.
+  const std::vector<GemmOpStats>& head(int rows);
+  // One run of a layer or of the head: a GEMM run's counters (an MoE run's experts summed) or a
+  // kernel's.
+  GemmOpStats run(const LayerRun& run);
   void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
   // The operator track's span of [start, tl.now()) (place: after advancing the timeline by it).
   void mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step, int rows,
@@ -90,8 +95,11 @@ class ModelSteps : public StepLayers {
   uint64_t seed_;
   GemmMapping mapping_;  // of every operator's GEMM (gemm_job.h)
   std::map<RunKey, LayerStats> runs_;
-  std::map<int, GemmOpStats> heads_;                               // per logit rows
-  std::vector<OpTotals> totals_;  // the layer operators in order, then lm_head
+  ModelFusion fusion_;   // which operators are fused (unfused ones are kernels of their own)
+  size_t before_attention_ = 1;  // the layer's runs before its attention (qkv_proj, [input_norm, rope])
+  size_t layer_ops_ = 0;         // totals_: the layer's runs, then the head's
+  std::map<int, std::vector<GemmOpStats>> heads_;                  // per logit rows
+  std::vector<OpTotals> totals_;  // the layer operators in order, then the head's ([final_norm,] lm_head)
   std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
   double attention_ns_ = 0;       // Σ over steps and layers
   std::vector<uint64_t> expert_rows_;  // MoE: rows routed to each expert, Σ over layers and steps
