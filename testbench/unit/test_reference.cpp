@@ -47,7 +47,6 @@ Eigen::MatrixXd textbook(const std::vector<float>& q, const std::vector<float>& 
 
 struct Case {
   int rows, keys, d;
-  float magnitude;  // of Q and K: 8 makes scores of several hundred
 };
 
 }  // namespace
@@ -57,7 +56,7 @@ TEST(Reference, OnePassAgreesWithTheTextbookSoftmax) {
   // Sizes around the pass (256 keys) and row-block (256 rows) boundaries.
   for (const Case& c : std::vector<Case>{{1, 1, 8}, {3, 255, 16}, {17, 257, 32}, {256, 513, 16},
                                          {300, 700, 64}, {40, 1030, 128}, {9, 600, 16}}) {
-    for (float magnitude : {1.0f, 8.0f}) {
+    for (float magnitude : {1.0f, 8.0f}) {  // of Q and K: 8 makes scores of several hundred
       std::uniform_real_distribution<float> val(-magnitude, magnitude), unit(-1.f, 1.f);
       std::bernoulli_distribution visible(0.7);
       std::vector<float> q(size_t(c.rows * c.d)), k(size_t(c.keys * c.d)), v(size_t(c.keys * c.d));
@@ -81,8 +80,9 @@ TEST(Reference, OnePassAgreesWithTheTextbookSoftmax) {
       EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-12 * std::max(largest, 1e-300))
           << c.rows << " rows x " << c.keys << " keys, d = " << c.d << ", magnitude " << magnitude;
       EXPECT_TRUE(got.row(0).isZero(0.0));
-      if (c.rows > 1)  // one visible key: its V row exactly
+      if (c.rows > 1) {  // one visible key: its V row exactly
         for (int x = 0; x < c.d; ++x) EXPECT_EQ(got(c.rows - 1, x), double(v[size_t((c.keys - 1) * c.d + x)]));
+      }
     }
   }
 }
