@@ -48,4 +48,5 @@ serve_summary_probes=(
   "traces/serve/agentic_on_demand.json --set pe.hbm.capacity_bytes=1114112"  # on_demand admission: its preemption block
   "testbench/schema/probes/serve_no_slo.json"  # no "slo" block: its keys are optional
   "testbench/schema/probes/serve_placement.json --set groups=4"  # prefix_affinity on 2 slices: its placement block
+  "traces/serve/llama1b_agentic.json"  # a whole model: its operators and memory_map blocks
 )
