@@ -122,13 +122,16 @@ GemmBlocking search_blocking(const HwConfig& cfg, int m, int k_p, int n_p, DType
     return c;
   };
   const std::vector<int> ms = candidates(m, e.tile_m), ks = candidates(k_p, e.tile_k);
+  const auto fits_kb = [&](int mb, int kb, int nb) { return fits(gemm_block_bytes(cfg, mb, kb, nb, t, write_back, x_k)); };
   for (int nb : candidates(n_p, e.tile_n))
     for (int mb : ms) {
-      // The SRAM and Q-buffer bytes grow with Kb: the first (largest) Kb that fits is the one.
-      for (int kb : ks) {
-        const GemmBlocking g = gemm_block_bytes(cfg, mb, kb, nb, t, write_back, x_k);
-        if (fits(g)) return g;
-      }
+      // The SRAM and Q-buffer bytes never shrink as Kb grows (gemm_block_bytes), so along `ks`
+      // (descending) the Kbs that fit follow the ones that do not: the first (largest) that fits
+      // is found by bisection, the answer a scan from the front gives. (A scan was ~35 % of a
+      // whole-model serve run: thousands of Kb candidates for each Mb of a long prefill.)
+      if (!fits_kb(mb, ks.back(), nb)) continue;
+      const auto kb = std::partition_point(ks.begin(), ks.end(), [&](int k) { return !fits_kb(mb, k, nb); });
+      return gemm_block_bytes(cfg, mb, *kb, nb, t, write_back, x_k);
     }
   const GemmBlocking least = gemm_block_bytes(cfg, ms.back(), ks.back(), candidates(n_p, e.tile_n).back(), t, write_back, x_k);
   throw InputError("pe.sram_bytes = " + std::to_string(cfg.pe.sram_bytes) + " with pe.dma.buffers = " +
