@@ -207,28 +207,19 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
   const std::vector<AttentionJob>& jobs = needs_scale ? defaulted : jobs_in;
 
   std::vector<int> groups = Chip::groups_of(cfg_, jobs);
-  if (!gemms.empty()) {
-    // Groups whose PEs hold a part of a GEMM (a GEMM run has no attention jobs).
-    groups.clear();
-    const auto plans = gemm_pe_plans(cfg_, gemms);
+  // A GEMM or kernel run has nothing else: its groups are those whose PEs hold a part of a job.
+  const auto groups_holding = [&](const auto& plans) {
+    std::vector<int> out;
     for (int g = 0; g < cfg_.groups; ++g) {
       bool used = false;
       for (const auto& per_pe : plans)
         for (int p = 0; p < cfg_.pes_per_group(); ++p) used = used || per_pe[size_t(g * cfg_.pes_per_group() + p)].active();
-      if (used) groups.push_back(g);
+      if (used) out.push_back(g);
     }
-  }
-  if (!kernels.empty()) {
-    // Groups whose PEs hold a part of a kernel (a kernel run has nothing else).
-    groups.clear();
-    const auto plans = vector_kernel_plans(cfg_, kernels);
-    for (int g = 0; g < cfg_.groups; ++g) {
-      bool used = false;
-      for (const auto& per_pe : plans)
-        for (int p = 0; p < cfg_.pes_per_group(); ++p) used = used || per_pe[size_t(g * cfg_.pes_per_group() + p)].active();
-      if (used) groups.push_back(g);
-    }
-  }
+    return out;
+  };
+  if (!gemms.empty()) groups = groups_holding(gemm_pe_plans(cfg_, gemms));
+  if (!kernels.empty()) groups = groups_holding(vector_kernel_plans(cfg_, kernels));
   if (chip_ && !(chip_->reusable && chip_->chip->restartable() && chip_->chip->active_groups == groups &&
                  chip_->young()))
     chip_.reset();

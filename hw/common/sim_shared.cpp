@@ -37,6 +37,18 @@ std::vector<std::vector<std::pair<int, int>>> send_streams(const std::vector<Att
   return streams;
 }
 
+// Job `job` of a GEMM or kernel run as every operator starts: its Y zero (values only), its
+// counters named after it with one end time per chip PE, its interned name. Returns the counters.
+template <class Run, class Job>
+GemmOpStats& start_operator(Run& run, const Job& job, size_t pes, SpanRecorder& spans) {
+  run.y.push_back(job.values() ? MatrixRM::Zero(job.m, job.n) : MatrixRM());
+  GemmOpStats& st = run.stats.emplace_back();
+  st.op = job.op;
+  st.pe_end_ns.assign(pes, 0.0);
+  run.op_ids.push_back(spans.intern(job.op));
+  return st;
+}
+
 }  // namespace
 
 SimShared::SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s)
@@ -98,14 +110,9 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
   const size_t pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
   for (size_t j = 0; j < run_gemms.size(); ++j) {
     const GemmJob& job = run_gemms[j];
-    gemm.y.push_back(job.values() ? MatrixRM::Zero(job.m, job.n) : MatrixRM());
-    GemmOpStats st;
-    st.op = job.op;
-    st.pe_end_ns.assign(pes, 0.0);
+    GemmOpStats& st = start_operator(gemm, job, pes, spans);
     // w_stationary's X comes over the host link (gemm_job.h GemmXChunk), M·K·b once for every CUBE.
     if (!job.x_stationary()) st.x_link_bytes = uint64_t(job.m) * uint64_t(job.k) * job.elem_bytes();
-    gemm.stats.push_back(std::move(st));
-    gemm.op_ids.push_back(spans.intern(job.op));
     gemm.columns.push_back(job.x_stationary() ? gemm_column_groups(gemm_shards_of(job, int(pes))) : std::vector<GemmColumns>{});
     for (const GemmPePlan& pl : gemm.plans[j]) gemm.blocks_left += gemm_y_blocks(job, pl, gemm.columns[j]);
   }
@@ -121,13 +128,7 @@ void SimShared::begin_vector_kernels(const std::vector<VectorKernelJob>& run_ker
   const size_t pes = size_t(cfg.groups) * size_t(cfg.pes_per_group());
   for (size_t j = 0; j < run_kernels.size(); ++j) {
     const VectorKernelJob& job = run_kernels[j];
-    kernels.y.push_back(job.values() ? MatrixRM::Zero(job.m, job.n) : MatrixRM());
-    GemmOpStats st;
-    st.op = job.op;
-    st.pe_end_ns.assign(pes, 0.0);
-    st.launch_ns = double(j + 1) * cfg.host.kernel_launch_ns;
-    kernels.stats.push_back(std::move(st));
-    kernels.op_ids.push_back(spans.intern(job.op));
+    start_operator(kernels, job, pes, spans).launch_ns = double(j + 1) * cfg.host.kernel_launch_ns;
     for (const VectorKernelPlan& pl : kernels.plans[j]) kernels.blocks_left += uint64_t(pl.blocks(job.m));
   }
 }
