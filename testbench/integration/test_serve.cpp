@@ -37,10 +37,11 @@ std::string scenario_path() {
   return p;
 }
 
-Workload workload(const std::string& body) {
+// `body` as a workload named "w" of the scenario at `scenario` (the serving tests' model by default).
+Workload workload(const std::string& body, const std::string& scenario = scenario_path()) {
   Json j = Json::parse(body);
   j["name"] = "w";
-  j["scenario"] = scenario_path();
+  j["scenario"] = scenario;
   return serve::parse_workload(j, "workload.json");
 }
 
@@ -217,10 +218,7 @@ const char* kWholeModel = R"({
 
 Workload whole_model_workload(const std::string& body) {
   static const std::string path = test::write_temp(test::temp_dir("serve-whole-model"), "model.json", kWholeModel);
-  Json j = Json::parse(body);
-  j["name"] = "w";
-  j["scenario"] = path;
-  return serve::parse_workload(j, "workload.json");
+  return workload(body, path);
 }
 
 TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
