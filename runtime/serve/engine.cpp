@@ -109,10 +109,23 @@ struct Flow {
 // decode pool of P-B-D, or a slice of placement prefix_affinity. A pool is simulated as a chip of
 // its own groups (its KV heads spread over them), with its own KV pages; pools run at once on one
 // clock, so while two pools step the chip's time is the longer step, not their sum.
+// A whole model (model.config) on a pool's groups: its weights planned into the pool's HBM slices
+// as `run` plans them on a chip of those groups, and the operators every step runs around its
+// attention in every layer (runtime/model/model_steps.h), on chips of their own. Each P-B-D pool
+// holds a copy of the weights (data parallel, as THInfer's prefill and decode instances); the
+// prefix_affinity slices, all the same chip, hold a copy each and share one plan and one count.
+struct PoolModel {
+  HwConfig hw;
+  MemoryMap weights;
+  SimulatorPool sims;
+  std::optional<ModelSteps> steps;
+};
+
 struct Pool {
   std::string name;
   int index = 0;  // in Engine::pools_ (Flow::pool, StepSample::pool)
   HwConfig hw;  // the chip with `groups` = the pool's groups
+  PoolModel* model = nullptr;  // a whole model: its weights and operators on the pool's groups
   std::string capacity_note;
   std::unique_ptr<KvPageManager> kv;
   std::optional<StepRunner> runner;
@@ -173,15 +186,19 @@ class Engine {
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
-    if (w.scenario.model.full) plan_whole_model();
+    if (opt.gemm_mapping != GemmMapping::w_stationary && !w.scenario.model.full)
+      throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
+                       w.scenario_file + ") names a whole model (model.config; docs/models.md): allowed with an "
+                       "attention-only model: w_stationary");
     if (!w.scheduler.pbd) {
       // prefix_affinity: slices of num_kv_heads groups, each holding every KV head of its
       // workflows once; groups past the last whole slice idle (as under spread, where KV head h
       // runs on group h mod groups). One slice is the whole chip, as spread.
       const int kv_heads = w.scenario.model.num_kv_heads;
       const int slices = w.scheduler.sliced() ? std::max(1, hw.groups / kv_heads) : 1;
-      if (slices == 1) add_pool("chip", hw.groups);
-      for (int i = 0; slices > 1 && i < slices; ++i) add_pool("slice" + std::to_string(i), kv_heads);
+      if (slices == 1) add_pool("chip", hw.groups, plan_whole_model("chip", hw.groups));
+      PoolModel* model = slices > 1 ? plan_whole_model("slice", kv_heads) : nullptr;
+      for (int i = 0; slices > 1 && i < slices; ++i) add_pool("slice" + std::to_string(i), kv_heads, model);
       if (w.scheduler.on_demand()) {  // the parser refuses on_demand with P-B-D
         preempt_.emplace();
         preempt_->mode = w.scheduler.preemption;
@@ -201,8 +218,8 @@ class Engine {
                        " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
                        "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
                        " and prefill_groups + decode_groups <= groups");
-    add_pool("prefill", p.prefill_groups);
-    add_pool("decode", decode);
+    add_pool("prefill", p.prefill_groups, plan_whole_model("prefill", p.prefill_groups));
+    add_pool("decode", decode, plan_whole_model("decode", decode));
     pbd_.emplace();
     pbd_->buffer_max = p.buffer_max;
     pbd_->micro_batch = p.micro_batch;
@@ -214,8 +231,8 @@ class Engine {
   ServeResult run();
 
  private:
-  void add_pool(const std::string& name, int groups);
-  void plan_whole_model();
+  void add_pool(const std::string& name, int groups, PoolModel* model);
+  PoolModel* plan_whole_model(const std::string& pool, int groups);
   StepCost attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
   void set_transfer_path(const std::string& path);
   KvPageManager& kv(const Flow& f) { return *pools_[size_t(f.pool)]->kv; }
@@ -259,11 +276,8 @@ class Engine {
   SchedulerRegistry schedulers_ = builtin_schedulers();
   const SchedulerPolicy& policy_;
   SimulatorPool own_sims_;
-  // A whole model (model.config): its weights in the HBM slices and the operators every step runs
-  // around its attention, in every layer (runtime/model/model_steps.h), on chips of their own.
-  std::optional<MemoryMap> weights_;
-  SimulatorPool gemm_sims_;
-  std::optional<ModelSteps> operators_;
+  // A whole model (model.config): one per pool, or one for every slice (PoolModel).
+  std::vector<std::unique_ptr<PoolModel>> models_;
   std::vector<std::unique_ptr<Pool>> pools_;
   StepCache<StepCost> cache_{kStepCacheKeyBytes};
   std::vector<Flow> flows_;
@@ -280,18 +294,19 @@ class Engine {
   std::optional<PreemptionResult> preempt_;
 };
 
-void Engine::add_pool(const std::string& name, int groups) {
+void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
   auto p = std::make_unique<Pool>();
   p->name = name;
   p->index = int(pools_.size());
   p->hw = hw_;
   p->hw.groups = groups;
+  p->model = model;
   const uint64_t slot = kv_page_bytes(w_.scenario, groups);
-  const int64_t pages = int64_t((weights_ ? weights_->free_for_kv() : hw_.pe.hbm.capacity_bytes) / slot);
+  const int64_t pages = int64_t((model ? model->weights.free_for_kv() : hw_.pe.hbm.capacity_bytes) / slot);
   p->capacity_note = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
-                     (weights_ ? " less " + std::to_string(weights_->weight_bytes_max_pe) +
-                                     " bytes of model weights on the most loaded PE (summary memory_map)"
-                               : std::string()) +
+                     (model ? " less " + std::to_string(model->weights.weight_bytes_max_pe) +
+                                  " bytes of model weights on the most loaded PE (summary memory_map)"
+                            : std::string()) +
                      " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
                      w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
                      "x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
@@ -303,6 +318,7 @@ void Engine::add_pool(const std::string& name, int groups) {
   set.seed = w_.scenario.seed;
   set.policy = w_.scheduler.attention_policy;
   set.launch = w_.scheduler.launch;
+  set.attention_fused = w_.scenario.model.fusion.attention;
   set.sim.vcd = false;
   set.sim.hw_file = opt_.hw_file;
   set.sim.nocs = opt_.nocs;
@@ -312,23 +328,36 @@ void Engine::add_pool(const std::string& name, int groups) {
   pools_.push_back(std::move(p));
 }
 
-// A whole model on the co-located chip: the weights planned into the HBM slices as `run` plans
-// them (its KV pages are what they leave), and the operators of every layer. P-B-D pools and
-// prefix_affinity slices would each hold the weights of their own groups: not built, refused.
-void Engine::plan_whole_model() {
+// A whole model's weights and operators on `groups` groups (null for an attention-only model),
+// for the pool (or every slice) named `pool`. A pool too small to hold the weights and one KV
+// page, or whose PEs the operators' shards do not divide, is an input error naming the pool, its
+// groups and what does not fit.
+PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   const Scenario& sc = w_.scenario;
-  const std::string why = "\" names a whole model (model.config), which serve runs on the co-located chip only "
-                          "(allowed with a whole model: no scheduler.pbd, scheduler.placement = spread)";
-  if (w_.scheduler.pbd) throw InputError(w_.file + ": scheduler.pbd with scenario \"" + w_.scenario_file + why);
-  if (w_.scheduler.sliced())
-    throw InputError(w_.file + ": scheduler.placement = 'prefix_affinity' with scenario \"" + w_.scenario_file + why);
-  weights_ = plan_memory(*sc.model.full, sc.model.dtype, hw_);
-  check_weights_fit(*weights_, kv_page_bytes(sc, hw_.groups), opt_.hw_file, w_.scenario_file);
+  if (!sc.model.full) return nullptr;
+  auto m = std::make_unique<PoolModel>();
+  m->hw = hw_;
+  m->hw.groups = groups;
   SimOptions so;
   so.vcd = false;
   so.hw_file = opt_.hw_file;
   so.nocs = opt_.nocs;
-  operators_.emplace(*sc.model.full, sc.model.dtype, *weights_, hw_, gemm_sims_, so, /*every_layer=*/false, sc.seed);
+  try {  // the weights and one KV page fit each PE; the operators' shards fit the pool's PEs
+    m->weights = plan_memory(*sc.model.full, sc.model.dtype, m->hw);
+    check_weights_fit(m->weights, kv_page_bytes(sc, groups), opt_.hw_file, w_.scenario_file);
+    m->steps.emplace(*sc.model.full, sc.model.dtype, m->weights, m->hw, m->sims, so, /*every_layer=*/false, sc.seed,
+                     opt_.gemm_mapping, sc.model.fusion);
+  } catch (const InputError& e) {
+    if (pool == "chip") throw;
+    const std::string field = pool == "slice" ? "scheduler.placement = 'prefix_affinity'" : "scheduler.pbd";
+    const std::string who = pool == "slice" ? "each slice" : "the " + pool + " pool";
+    throw InputError(w_.file + ": " + field + ": " + who + " (" + std::to_string(groups) +
+                     (groups == 1 ? " group" : " groups") + ") holds its own copy of the model's weights, and " +
+                     who + "'s " + e.what() + "; the groups are " +
+                     (pool == "slice" ? "the model's num_key_value_heads" : "scheduler.pbd." + pool + "_groups"));
+  }
+  models_.push_back(std::move(m));
+  return models_.back().get();
 }
 
 // The decode pool pulls a sequence's KV from the prefill pool's HBM slices into its own. `noc`:
@@ -765,18 +794,19 @@ void Engine::refork(Flow& f) {
 // layer's attention and operators, dynamic; static power over the whole step) follow.
 StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
   StepCost c = attention_step(pool, parts, reused);
-  if (!operators_) return c;
+  if (!pool.model) return c;
+  ModelSteps& operators = *pool.model->steps;
   Step all;  // the step's rows, every part's (selective batching: one GEMM for every workflow)
   all.phase = parts.front().phase;
   for (const Step& part : parts) all.agents.insert(all.agents.end(), part.agents.begin(), part.agents.end());
-  const int layers = operators_->layers();
-  const ModelSteps::Accounted ops = operators_->account(all, c.ns);
+  const int layers = operators.layers();
+  const ModelSteps::Accounted ops = operators.account(all, c.ns);
   const double static_w = c.ns > 0 ? c.static_j / c.ns : 0.0;  // J per ns
   StepCost out;
   out.ns = ops.ns;
   out.hbm_bytes = c.hbm_bytes * uint64_t(layers) + ops.w_bytes_read;
   out.static_j = static_w * ops.ns;
-  out.energy_j = (c.energy_j - c.static_j) * layers + operators_->operators_energy(all).dynamic_j() + out.static_j;
+  out.energy_j = (c.energy_j - c.static_j) * layers + operators.operators_energy(all).dynamic_j() + out.static_j;
   return out;
 }
 
@@ -1077,13 +1107,26 @@ ServeResult Engine::run() {
     now_ = next;
   }
   res_.end_ns = now_;
-  if (operators_) {
-    res_.operators = operators_->json();
-    res_.operators.erase("by_step");  // a run's per-step breakdown; serve's steps are in requests.csv and the samples
+  // A whole model: each copy's operators and memory map (the KV pool's peak per PE over the pools
+  // that hold the copy). Co-located and prefix_affinity: the summary's; P-B-D: each pool's.
+  std::vector<Json> operators(models_.size()), memory_maps(models_.size());
+  for (size_t m = 0; m < models_.size(); ++m) {
+    operators[m] = models_[m]->steps->json();
+    operators[m].erase("by_step");  // a run's per-step breakdown; serve's steps are in requests.csv and the samples
     std::vector<int64_t> peak;
-    for (int p = 0; p < decode_pool().kv->pes(); ++p) peak.push_back(decode_pool().kv->peak(p));
-    res_.memory_map = memory_map_json(*weights_, w_.scenario.model.config_file, kv_page_bytes(w_.scenario, hw_.groups),
-                                      decode_pool().kv->pages_per_pe(), peak);
+    int64_t pages_per_pe = 0;
+    for (const auto& p : pools_) {
+      if (p->model != models_[m].get()) continue;
+      pages_per_pe = p->kv->pages_per_pe();
+      peak.resize(size_t(p->kv->pes()), 0);
+      for (int pe = 0; pe < p->kv->pes(); ++pe) peak[size_t(pe)] = std::max(peak[size_t(pe)], p->kv->peak(pe));
+    }
+    memory_maps[m] = memory_map_json(models_[m]->weights, w_.scenario.model.config_file,
+                                     kv_page_bytes(w_.scenario, models_[m]->hw.groups), pages_per_pe, peak);
+  }
+  if (models_.size() == 1) {
+    res_.operators = std::move(operators[0]);
+    res_.memory_map = std::move(memory_maps[0]);
   }
   for (auto& p : pools_) {
     res_.peak_pages += p->kv->peak_total();
@@ -1101,6 +1144,11 @@ ServeResult Engine::run() {
       s->peak_pages = p.kv->peak_total();
       s->steps = p.steps;
       s->busy_ns = p.busy_ns;
+      if (models_.size() == 2) {  // a whole model: the pool's own copy
+        const size_t m = s == &pbd_->prefill ? 0 : 1;
+        s->operators = std::move(operators[m]);
+        s->memory_map = std::move(memory_maps[m]);
+      }
     }
     res_.pbd = std::move(pbd_);
   }
@@ -1109,7 +1157,7 @@ ServeResult Engine::run() {
   if (w_.scheduler.sliced())
     for (const auto& p : pools_)
       res_.slices.push_back({p->name, p->hw.groups, pages_total(*p), p->kv->peak_total(), p->steps, p->busy_ns,
-                             p->workflows});
+                             p->workflows, {}, {}});
   return res_;
 }
 

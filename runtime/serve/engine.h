@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
+#include "hw/common/gemm_job.h"
 #include "hw/common/hw_config.h"
 #include "runtime/serve/workload.h"
 
@@ -22,6 +23,9 @@ struct ServeOptions {
   std::string scheduler;  // overrides the workload's scheduler.policy ("" = keep)
   const NocRegistry* nocs = nullptr;
   SimulatorPool* sims = nullptr;  // null: a pool of the run's own
+  // A whole model's weight GEMMs (gemm_job.h; ahbm-sim serve --gemm-mapping, as run's). An
+  // attention-only workload refuses x_stationary: it has no weight GEMM.
+  GemmMapping gemm_mapping = GemmMapping::w_stationary;
 };
 
 // One request: a branch of a round, or the parent's answer ("main").
@@ -108,6 +112,9 @@ struct PoolStats {
   int steps = 0;
   double busy_ns = 0;  // its steps' time
   int workflows = 0;   // slices: workflows pinned to it
+  // P-B-D with a whole model: the pool's copy of the weights (memory map) and its operators'
+  // totals (as ServeResult's; null otherwise).
+  Json operators, memory_map;
 };
 
 struct KvTransfer {

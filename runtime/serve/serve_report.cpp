@@ -47,12 +47,17 @@ Json level_over_time(const std::vector<std::pair<double, int>>& v, double end_ns
 }
 
 Json pool_json(const PoolStats& p, double span_ns) {
-  return Json{{"groups", p.groups},
-              {"steps", p.steps},
-              {"busy_ns", p.busy_ns},
-              {"busy_fraction", span_ns > 0 ? p.busy_ns / span_ns : 0.0},
-              {"pages_total", p.pages_total},
-              {"peak_pages", p.peak_pages}};
+  Json j{{"groups", p.groups},
+         {"steps", p.steps},
+         {"busy_ns", p.busy_ns},
+         {"busy_fraction", span_ns > 0 ? p.busy_ns / span_ns : 0.0},
+         {"pages_total", p.pages_total},
+         {"peak_pages", p.peak_pages}};
+  if (!p.operators.is_null()) {  // P-B-D with a whole model: the pool's copy of the weights and its operators
+    j["operators"] = p.operators;
+    j["memory_map"] = p.memory_map;
+  }
+  return j;
 }
 
 // P-B-D (docs/serving.md): the pools, the buffer, back-pressure, the KV transfers, and

@@ -265,6 +265,13 @@ class ModuleCase(unittest.TestCase):
         with self.assertRaises(ahbm.InputError) as e:
             ahbm.serve(workload, rate_per_s=0.0)
         self.assertIn("rate_per_s", str(e.exception))
+        with self.assertRaises(ahbm.InputError) as e:  # an attention-only model has no weight GEMM to map
+            ahbm.serve(workload, gemm_mapping="x_stationary")
+        self.assertIn("gemm_mapping = 'x_stationary'", str(e.exception))
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.serve(workload, gemm_mapping="diagonal")
+        for part in ("gemm_mapping", "diagonal", "w_stationary, x_stationary"):
+            self.assertIn(part, str(e.exception))
         with self.assertRaises(ahbm.InputError) as e:  # a trace-driven workload has no rate
             ahbm.serve(os.path.join(ROOT, "traces", "serve", "azure_sample.json"), rate_per_s=10.0)
         self.assertIn("poisson", str(e.exception))

@@ -44,6 +44,11 @@ TEST(ServeCli, BadWorkloadExits2NamingTheFieldAndWritesNothing) {
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("unknown scheduler \"lifo\""), std::string::npos) << s.output;
   EXPECT_FALSE(fs::exists(dir + "/out2"));
+  const test::CliResult m = test::run_cli("serve '" + w + "' --out '" + dir + "/out3' --gemm-mapping diagonal");
+  EXPECT_EQ(m.exit_code, 2) << m.output;
+  EXPECT_NE(m.output.find("--gemm-mapping = 'diagonal'"), std::string::npos) << m.output;
+  EXPECT_NE(m.output.find("w_stationary, x_stationary"), std::string::npos) << m.output;
+  EXPECT_FALSE(fs::exists(dir + "/out3"));
 }
 
 TEST(ServeCli, UnknownPlacementExits2NamingFieldValueAndAllowed) {

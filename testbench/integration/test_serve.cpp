@@ -48,6 +48,12 @@ Workload workload(const std::string& body, const std::string& scenario = scenari
 // A small chip (2 CUBEs of 4 PEs) keeps every step short.
 HwConfig hw() { return test::small_hw(2, 4); }
 
+HwConfig with_groups(int groups) {
+  HwConfig h = hw();
+  h.groups = groups;
+  return h;
+}
+
 const char* kAgentic = R"({
   "seed": 11,
   "arrival": {"process": "poisson", "rate_per_s": 2e5, "count": 10},
@@ -255,25 +261,129 @@ TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
   EXPECT_EQ(r.memory_map["weights"], run.summary["memory_map"]["weights"]);
 }
 
-TEST(ServeWholeModel, PbdAndPrefixAffinityAreRefusedNamingTheField) {
-  const char* pbd = R"({"arrival": {"process": "timestamps", "times_ns": [0]},
-    "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}],
-    "scheduler": {"pbd": {"prefill_groups": 1}}})";
-  const char* sliced = R"({"arrival": {"process": "timestamps", "times_ns": [0]},
-    "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}],
-    "scheduler": {"placement": "prefix_affinity"}})";
-  HwConfig four = hw();
-  four.groups = 4;
-  const auto refused = [&](const char* body, const std::vector<std::string>& named) {
-    try {
-      serve::serve(whole_model_workload(body), four, {});
-      ADD_FAILURE() << "accepted: " << body;
-    } catch (const InputError& e) {
-      for (const std::string& n : named) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-    }
-  };
-  refused(pbd, {"scheduler.pbd", "whole model"});
-  refused(sliced, {"scheduler.placement = 'prefix_affinity'", "whole model"});
+// One workflow of a whole model (the OneWorkflow test's), with the scheduler fields `sched`.
+Workload one_whole_model_workflow(const std::string& sched, const std::string& times = "[0]") {
+  return whole_model_workload(R"({"arrival": {"process": "timestamps", "times_ns": )" + times + R"(},
+    "templates": [{"name": "same", "prompt_tokens": 256, "cached_tokens": 192, "rounds": 1,
+                   "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 3},
+                   "join": {"tokens": 8}, "answer_tokens": 0}],
+    "scheduler": {)" + sched + "}}");
+}
+
+// The operators' time and every layer's attention add up to the busy time of the steps they ran in.
+void expect_operators_add_up(const Json& operators, double busy_ns) {
+  ASSERT_TRUE(operators.is_object());
+  EXPECT_FALSE(operators.contains("by_step"));
+  double ops = 0;
+  for (const Json& o : operators["by_operator"]) ops += o["time_ns"].get<double>();
+  EXPECT_NEAR(ops + operators["attention_ns"].get<double>(), busy_ns, 1e-9 * busy_ns);
+}
+
+// P-B-D with a whole model: each pool holds a copy of the weights over its own groups (its KV pool
+// is what they leave there) and times its steps as a chip of its groups does. One workflow on a
+// 2-group chip split 1 + 1: the prefill pool's step is the prompt's step on a 1-group chip, the
+// decode pool's steps are the rest of that chip's steps, and each pool's memory map is its.
+TEST(ServeWholeModel, PbdPoolsEachHoldTheWeightsAndStepAsAChipOfTheirGroups) {
+  const ServeResult one = serve::serve(one_whole_model_workflow(""), hw(), {});
+  const Workload w = one_whole_model_workflow(R"("pbd": {"prefill_groups": 1})");
+  const ServeResult r = serve::serve(w, with_groups(2), {});
+  expect_conserved(w, r);
+  ASSERT_TRUE(r.pbd.has_value());
+  EXPECT_TRUE(r.operators.is_null());  // per pool, not the chip's
+  std::vector<double> prefill, decode;
+  for (const auto& s : r.steps) (s.pool == 0 ? prefill : decode).push_back(s.ns);
+  ASSERT_EQ(prefill.size(), 1u);
+  ASSERT_EQ(decode.size() + 1, one.steps.size());
+  EXPECT_NEAR(prefill[0], one.steps[0].ns, 1e-9 * prefill[0]);
+  for (size_t i = 0; i < decode.size(); ++i) EXPECT_NEAR(decode[i], one.steps[i + 1].ns, 1e-9 * decode[i]) << i;
+  for (const serve::PoolStats* p : {&r.pbd->prefill, &r.pbd->decode}) {
+    EXPECT_EQ(p->memory_map["weights"], one.memory_map["weights"]) << p->name;
+    EXPECT_EQ(p->pages_total, one.pages_total) << p->name;
+    expect_operators_add_up(p->operators, p->busy_ns);
+  }
+  EXPECT_LT(r.pbd->prefill.pages_total, int64_t(hw().pe.hbm.capacity_bytes / r.pbd->prefill.memory_map["kv"]["page_slot_bytes"].get<uint64_t>()) * 8);
+  // The prefill pool ran the prompt's rows through every operator once; the decode pool the rest.
+  const Json s = serve::serve_summary(w, with_groups(2), r);
+  EXPECT_EQ(s["pbd"]["decode_pool"]["operators"], r.pbd->decode.operators);
+  EXPECT_FALSE(s.contains("operators"));
+}
+
+// prefix_affinity with a whole model: every slice holds a copy of the weights over its groups; two
+// workflows at once go to the two slices of a 4-group chip and each ends when it would alone on a
+// chip of one slice (2 groups); the operators' totals are both slices'.
+TEST(ServeWholeModel, SlicesEachHoldTheWeightsAndStepAsAChipOfASlice) {
+  const ServeResult alone = serve::serve(one_whole_model_workflow(""), with_groups(2), {});
+  const Workload w = one_whole_model_workflow(R"("placement": "prefix_affinity")", "[0, 0]");
+  const ServeResult r = serve::serve(w, with_groups(4), {});
+  expect_conserved(w, r);
+  ASSERT_EQ(r.slices.size(), 2u);
+  EXPECT_NE(r.workflows[0].slice, r.workflows[1].slice);
+  for (const auto& f : r.workflows) EXPECT_NEAR(f.done_ns, alone.end_ns, 1e-9 * alone.end_ns);
+  EXPECT_EQ(r.pages_per_pe, alone.pages_per_pe);
+  EXPECT_EQ(r.memory_map["weights"], alone.memory_map["weights"]);
+  double busy = 0;
+  for (const auto& s : r.steps) busy += s.ns;
+  expect_operators_add_up(r.operators, busy);
+  ASSERT_EQ(r.operators["by_operator"].size(), alone.operators["by_operator"].size());
+  for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
+    EXPECT_NEAR(r.operators["by_operator"][i]["time_ns"].get<double>(),
+                2 * alone.operators["by_operator"][i]["time_ns"].get<double>(),
+                1e-9 * r.operators["by_operator"][i]["time_ns"].get<double>()) << i;
+}
+
+// A pool too small for its copy of the weights is refused naming the pool and the shortfall,
+// where the whole chip holds them.
+TEST(ServeWholeModel, APoolTooSmallForTheWeightsIsRefusedNamingIt) {
+  HwConfig h = with_groups(2);
+  const ServeResult chip = serve::serve(one_whole_model_workflow(""), h, {});
+  // Room for the 2-group plan's weights and a few pages, not for the 1-group plan's (twice as many per PE).
+  h.pe.hbm.capacity_bytes = chip.memory_map["weights"]["max_bytes_on_one_pe"].get<uint64_t>() +
+                            4 * chip.memory_map["kv"]["page_slot_bytes"].get<uint64_t>();
+  EXPECT_NO_THROW(serve::serve(one_whole_model_workflow(""), h, {}));
+  try {
+    serve::serve(one_whole_model_workflow(R"("pbd": {"prefill_groups": 1})"), h, {});
+    ADD_FAILURE() << "a prefill pool without room for the weights was accepted";
+  } catch (const InputError& e) {
+    for (const char* n : {"scheduler.pbd", "the prefill pool (1 group)", "short by", "pe.hbm.capacity_bytes", "scheduler.pbd.prefill_groups"})
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << n << ": " << e.what();
+  }
+}
+
+// The scenario's fusion choices and the GEMM mapping (ServeOptions::gemm_mapping, serve
+// --gemm-mapping) time serve's steps as they time run's: one workflow with every fusion off and
+// x_stationary GEMMs takes run's step times with those settings, which differ from the defaults'.
+TEST(ServeWholeModel, FusionAndGemmMappingTimeStepsAsRun) {
+  Json unfused = Json::parse(kWholeModel);
+  unfused["model"]["fusion"] = {{"linear_rope", false}, {"norm", false}, {"attention", false}};
+  const std::string path = test::write_temp(test::temp_dir("serve-unfused"), "model.json", unfused.dump());
+  const Scenario sc = test::inline_scenario(unfused.dump().c_str(), "serve_unfused");
+  RunOptions ro = test::in_memory_options();
+  ro.values = false;
+  ro.gemm_mapping = GemmMapping::x_stationary;
+  const RunOutput run = execute(sc, hw(), ro);
+  const Workload w = workload(R"({"arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "same", "prompt_tokens": 256, "cached_tokens": 192, "rounds": 1,
+                   "fanout": {"branches": 2, "new_tokens": 16, "decode_tokens": 3},
+                   "join": {"tokens": 8}, "answer_tokens": 0}]})", path);
+  serve::ServeOptions opt;
+  opt.gemm_mapping = GemmMapping::x_stationary;
+  const ServeResult r = serve::serve(w, hw(), opt);
+  const ServeResult fused = serve::serve(one_whole_model_workflow(""), hw(), {});
+  const Json& steps = run.summary["steps"];
+  ASSERT_EQ(r.steps.size(), steps.size());
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_NE(r.steps[i].ns, fused.steps[i].ns) << "step " << i;
+  }
+  for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+  // An attention-only workload has no weight GEMM to map.
+  try {
+    serve::serve(workload(kAgentic), hw(), opt);
+    ADD_FAILURE() << "x_stationary accepted without a whole model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_mapping = 'x_stationary'"), std::string::npos) << e.what();
+  }
 }
 
 // The workload's attention policy and launch schedule run every step as `run --policy
@@ -432,11 +542,7 @@ TEST(Serve, BaselinesCopyThePrefixAndStreamItPerBranch) {
 namespace ahbm {
 namespace {
 
-HwConfig two_groups() {
-  HwConfig h = hw();
-  h.groups = 2;
-  return h;
-}
+HwConfig two_groups() { return with_groups(2); }
 
 // `body` with a scheduler.pbd block of `pbd` added.
 Workload with_pbd(const char* body, const std::string& pbd) {

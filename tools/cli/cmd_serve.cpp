@@ -28,7 +28,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       "A workload's scheduler.pbd block splits the chip's KV-head groups into a prefill pool and a decode\n"
       "pool with a bounded buffer between them (P-B-D; summary.json \"pbd\").\n"
       "DIR is written all or nothing.\n\noptions");
-  std::string workload, out, hw, noc, scheduler, seed, rate;
+  std::string workload, out, hw, noc, scheduler, seed, rate, gemm_mapping;
   std::vector<std::string> overrides;
   desc.add_options()
       ("help,h", "show this help")
@@ -41,6 +41,9 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       ("seed", po::value<std::string>(&seed), "workload seed (overrides its \"seed\"), 0 to 2^63-1")
       ("rate-per-s", po::value<std::string>(&rate),
        "Poisson arrival rate (overrides arrival.rate_per_s; a rate sweep), in [1e-6, 1e12]")
+      ("gemm-mapping", po::value<std::string>(&gemm_mapping),
+       "whole model: the weight GEMMs' dataflow, w_stationary (default) or x_stationary (as ahbm-sim run's; "
+       "docs/models.md)")
       ("vcd", "also write waves.vcd: trace.json's counter tracks (KV pages, queue, batch, busy; P-B-D: buffer, "
               "pools, transfers) as VCD signals");
   add_set_option(desc, overrides);
@@ -51,6 +54,8 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   if (out.empty()) throw UsageError("missing --out DIR");
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   if (vm.count("scheduler")) serve::builtin_schedulers().get(scheduler, "--scheduler");
+  const GemmMapping mapping =
+      vm.count("gemm-mapping") ? gemm_mapping_from_name(gemm_mapping, "--gemm-mapping") : GemmMapping::w_stationary;
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   serve::Workload w = serve::load_workload(workload);
   serve::WorkloadOverrides changes;
@@ -64,6 +69,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   if (!noc.empty()) cfg.noc.model = noc;
   opt.scheduler = scheduler;
   opt.sims = sims;
+  opt.gemm_mapping = mapping;
   const serve::ServeResult r = serve::serve(w, cfg, opt);
   const Json summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);

@@ -232,7 +232,8 @@ class PySimulator {
   }
   py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
                  std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
-                 bool vcd) {
+                 bool vcd, const std::string& gemm_mapping) {
+    const GemmMapping mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory);
     serve::Workload w = workload_of(workload);
@@ -245,6 +246,7 @@ class PySimulator {
     opt.hw_file = hw_name_;
     opt.scheduler = changes.scheduler;
     opt.sims = &sims_;
+    opt.gemm_mapping = mapping;
     serve::ServeResult r;
     {
       py::gil_scoped_release release;
@@ -352,11 +354,11 @@ PYBIND11_MODULE(ahbm, m) {
            "--trace, --trace-gz, --gemm-mapping.")
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
-           py::arg("vcd") = false,
+           py::arg("vcd") = false, py::arg("gemm_mapping") = "w_stationary",
            "Serves a workload (dict or path; docs/serving.md), timing only. Returns {'summary': dict (summary.json), "
            "'requests': columns of requests.csv, and with vcd=True 'vcd': the text of waves.vcd}; with out=DIR also "
-           "writes the run directory (waves.vcd in it with vcd=True). scheduler, seed, rate_per_s, vcd: as ahbm-sim "
-           "serve's --scheduler, --seed, --rate-per-s, --vcd.")
+           "writes the run directory (waves.vcd in it with vcd=True). scheduler, seed, rate_per_s, vcd, gemm_mapping: "
+           "as ahbm-sim serve's --scheduler, --seed, --rate-per-s, --vcd, --gemm-mapping.")
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
 
   m.def(
@@ -364,10 +366,13 @@ PYBIND11_MODULE(ahbm, m) {
       [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
          std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
-         bool vcd) { return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out, vcd); },
+         bool vcd, const std::string& gemm_mapping) {
+        return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out, vcd, gemm_mapping);
+      },
       py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
       py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(), py::arg("vcd") = false,
+      py::arg("gemm_mapping") = "w_stationary",
       "Simulator(hw, set, noc).serve(workload, ...): one serving workload on a chip of its own.");
 
   m.def(
