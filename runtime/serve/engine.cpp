@@ -232,6 +232,15 @@ class Engine {
 
  private:
   void add_pool(const std::string& name, int groups, PoolModel* model);
+  // Copies of each KV page the HBM holds: policy B3 reads copies of the peer CUBEs' shards placed
+  // when the KV was written (apply_policy.h), so with B3 among a step's policies (B3, or auto,
+  // which may pick it) every page is held once on every CUBE of its group; else once.
+  int kv_copies() const {
+    const std::string& p = w_.scheduler.attention_policy;
+    return p == "B3" || p == "auto" ? hw_.group.cubes : 1;
+  }
+  // HBM a KV page takes on a pool of `groups` groups, its copies included.
+  uint64_t kv_slot_bytes(int groups) const { return kv_page_bytes(w_.scenario, groups) * uint64_t(kv_copies()); }
   PoolModel* plan_whole_model(const std::string& pool, int groups);
   StepCost attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
   void set_transfer_path(const std::string& path);
@@ -301,7 +310,7 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
   p->hw = hw_;
   p->hw.groups = groups;
   p->model = model;
-  const uint64_t slot = kv_page_bytes(w_.scenario, groups);
+  const uint64_t slot = kv_slot_bytes(groups);
   const int64_t pages = int64_t((model ? model->weights.free_for_kv() : hw_.pe.hbm.capacity_bytes) / slot);
   p->capacity_note = opt_.hw_file + ": pe.hbm.capacity_bytes = " + std::to_string(hw_.pe.hbm.capacity_bytes) +
                      (model ? " less " + std::to_string(model->weights.weight_bytes_max_pe) +
@@ -311,7 +320,10 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
                      w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x model.layers "
                      "x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
                                                                       (groups == 1 ? " group" : " groups")
-                                                                : std::string()) + ")";
+                                                                : std::string()) +
+                     (kv_copies() > 1 ? " x " + std::to_string(kv_copies()) + " copies: scheduler.attention_policy = '" +
+                                            w_.scheduler.attention_policy + "' keeps B3's copy of every page on every CUBE"
+                                      : std::string()) + ")";
   if (pages < 1) throw InputError("KV capacity exceeded: " + p->capacity_note);
   p->kv = std::make_unique<KvPageManager>(p->hw.pes_per_group(), pages, w_.scenario.kv.page_tokens, p->capacity_note);
   StepSettings set;
@@ -344,7 +356,7 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   so.nocs = opt_.nocs;
   try {  // the weights and one KV page fit each PE; the operators' shards fit the pool's PEs
     m->weights = plan_memory(*sc.model.full, sc.model.dtype, m->hw);
-    check_weights_fit(m->weights, kv_page_bytes(sc, groups), opt_.hw_file, w_.scenario_file);
+    check_weights_fit(m->weights, kv_slot_bytes(groups), opt_.hw_file, w_.scenario_file);
     m->steps.emplace(*sc.model.full, sc.model.dtype, m->weights, m->hw, m->sims, so, /*every_layer=*/false, sc.seed,
                      opt_.gemm_mapping, sc.model.fusion);
   } catch (const InputError& e) {
@@ -989,6 +1001,7 @@ void Engine::complete_step(Pool& pool) {
 
 ServeResult Engine::run() {
   res_.scheduler = policy_.name;
+  res_.kv_copies = kv_copies();
   res_.pes = prefill_pool().kv->pes();
   for (const auto& p : pools_) {
     res_.pages_per_pe = p->kv->pages_per_pe();  // co-located: the chip's; P-B-D: the decode pool's
@@ -1122,7 +1135,7 @@ ServeResult Engine::run() {
       for (int pe = 0; pe < p->kv->pes(); ++pe) peak[size_t(pe)] = std::max(peak[size_t(pe)], p->kv->peak(pe));
     }
     memory_maps[m] = memory_map_json(models_[m]->weights, w_.scenario.model.config_file,
-                                     kv_page_bytes(w_.scenario, models_[m]->hw.groups), pages_per_pe, peak);
+                                     kv_slot_bytes(models_[m]->hw.groups), pages_per_pe, peak);
   }
   if (models_.size() == 1) {
     res_.operators = std::move(operators[0]);

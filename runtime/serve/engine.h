@@ -146,6 +146,7 @@ struct ServeResult {
   std::map<std::string, int64_t> parts_by_policy;
   int64_t pages_per_pe = 0, pages_total = 0, peak_pages = 0, in_use_end = 0, allocations = 0, frees = 0;
   int pes = 0;
+  int kv_copies = 1;  // copies of each page in HBM: cubes under attention_policy B3 or auto (B3's), else 1
   double end_ns = 0;  // the last workflow's end
   std::optional<PbdResult> pbd;  // set in P-B-D mode
   std::optional<PreemptionResult> preemption;  // set under on_demand admission

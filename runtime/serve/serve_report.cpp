@@ -220,6 +220,7 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                 {"queue_length", over_time(waiting)}};
   s["kv"] = {{"pes", r.pes},
              {"pages_per_pe", r.pages_per_pe},
+             {"copies_per_page", r.kv_copies},
              {"pages_total", r.pages_total},
              {"peak_pages", r.peak_pages},
              {"peak_fraction", r.pages_total ? double(r.peak_pages) / double(r.pages_total) : 0.0},

@@ -805,6 +805,27 @@ int64_t max_reserved_under_way(const ServeResult& r) {
   return most;
 }
 
+// Policy B3 reads copies of the peer CUBEs' shards placed when the KV was written: with B3 among a
+// step's policies (B3, or auto, which may pick it) every KV page is held on each CUBE of its group,
+// so a PE holds half as many pages of its own on the 2-CUBE test chip, admission holds that
+// smaller pool, and the summary says how many copies a page has.
+TEST(Serve, B3AndAutoHoldEveryKvPageOncePerCube) {
+  const HwConfig small = pool_of(12);
+  for (const std::string policy : {"A", "B2", "B3", "auto"}) {
+    SCOPED_TRACE(policy);
+    Json j = Json::parse(kAgentic);
+    j["scheduler"]["attention_policy"] = policy;
+    const Workload w = workload(j.dump());
+    const ServeResult r = serve::serve(w, small, {});
+    expect_conserved(w, r);
+    const int copies = policy == "B3" || policy == "auto" ? small.group.cubes : 1;
+    EXPECT_EQ(r.kv_copies, copies);
+    EXPECT_EQ(r.pages_per_pe, 12 / copies);
+    EXPECT_LE(max_reserved_under_way(r), r.pages_total);
+    EXPECT_EQ(serve::serve_summary(w, small, r)["kv"]["copies_per_page"], copies);
+  }
+}
+
 TEST(ServePreemption, ReserveIsTheDefaultAndChangesNothing) {
   const Workload plain = workload(kAgentic), reserve = agentic_with(R"("admission": "reserve")");
   const HwConfig h = pool_of(6);
