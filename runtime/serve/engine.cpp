@@ -211,14 +211,27 @@ class Engine {
     if (hw.groups < 2)
       throw InputError(opt.hw_file + ": groups = " + std::to_string(hw.groups) + " is out of range for P-B-D mode (" + at +
                        "): a prefill pool and a decode pool need a chip of at least 2 KV-head groups (allowed: groups in [2, 1024])");
-    const int decode = p.decode_groups > 0 ? p.decode_groups : hw.groups - p.prefill_groups;
-    if (decode < 1 || p.prefill_groups + decode > hw.groups)
-      throw InputError(at + ".prefill_groups = " + std::to_string(p.prefill_groups) + " and decode_groups = " +
-                       std::to_string(p.decode_groups) + (p.decode_groups ? "" : " (the rest)") +
-                       " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
-                       "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
-                       " and prefill_groups + decode_groups <= groups");
-    add_pool("prefill", p.prefill_groups, plan_whole_model("prefill", p.prefill_groups));
+    const int pools = p.prefill_pools, prefill = pools * p.prefill_groups;
+    const int decode = p.decode_groups > 0 ? p.decode_groups : hw.groups - prefill;
+    if (decode < 1 || prefill + decode > hw.groups) {
+      if (pools == 1)
+        throw InputError(at + ".prefill_groups = " + std::to_string(p.prefill_groups) + " and decode_groups = " +
+                         std::to_string(p.decode_groups) + (p.decode_groups ? "" : " (the rest)") +
+                         " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
+                         "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
+                         " and prefill_groups + decode_groups <= groups");
+      throw InputError(at + ".prefill_pools = " + std::to_string(pools) + " x prefill_groups = " +
+                       std::to_string(p.prefill_groups) + " and decode_groups = " + std::to_string(p.decode_groups) +
+                       (p.decode_groups ? "" : " (the rest)") + " do not fit the chip's groups = " +
+                       std::to_string(hw.groups) + " (" + opt.hw_file +
+                       "): allowed prefill_pools x prefill_groups + decode_groups <= groups, with at least 1 decode group");
+    }
+    // DP_P prefill pools, each a chip of prefill_groups groups with its own copy of a whole
+    // model's weights; they share one plan and one count of the operators (the prefill stage's).
+    PoolModel* prefill_model = plan_whole_model("prefill", p.prefill_groups);
+    for (int i = 0; i < pools; ++i)
+      add_pool(pools == 1 ? "prefill" : "prefill" + std::to_string(i), p.prefill_groups, prefill_model);
+    prefill_pools_ = pools;
     add_pool("decode", decode, plan_whole_model("decode", decode));
     pbd_.emplace();
     pbd_->buffer_max = p.buffer_max;
@@ -245,7 +258,14 @@ class Engine {
   StepCost attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
   void set_transfer_path(const std::string& path);
   KvPageManager& kv(const Flow& f) { return *pools_[size_t(f.pool)]->kv; }
-  Pool& prefill_pool() { return *pools_.front(); }
+  Pool& prefill_pool() { return *pools_.front(); }  // P-B-D: the first prefill pool (all are alike)
+  bool is_prefill(const Pool& p) const { return pbd_ && p.index < prefill_pools_; }
+  // P-B-D: prompts in the prefill pools' steps under way (they enter the buffer when those end).
+  int in_prefill_steps() const {
+    int n = 0;
+    for (int i = 0; i < prefill_pools_; ++i) n += pools_[size_t(i)]->stepping ? int(pools_[size_t(i)]->members.size()) : 0;
+    return n;
+  }
   Pool& decode_pool() { return *pools_.back(); }  // co-located: the one pool
   WorkflowView view(const Flow& f) const { return {f.spec->id, f.spec->arrival_ns, f.remaining, f.reserved}; }
   std::vector<Flow*> ordered(bool admitted);
@@ -295,6 +315,7 @@ class Engine {
   int active_ = 0;
   // P-B-D
   std::optional<PbdResult> pbd_;
+  int prefill_pools_ = 0;        // DP_P: pools_[0, prefill_pools_) prefill, then the decode pool
   std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
@@ -591,12 +612,12 @@ void Engine::pull() {
 // P-B-D: the pulled KV has arrived: the prefill pool's pages and buffer slots are free, and the
 // workflows go on in the decode pool (their rounds, fan-out prefills, joins and answer).
 void Engine::finish_transfer() {
-  Pool& from = prefill_pool();
   for (Flow* f : transfer_) {
+    Pool& from = *pools_[size_t(f->pool)];  // the prefill pool that prefilled it
     from.kv->release(f->prefill_seq);
     from.reserved -= f->held;
     f->prefill_seq = -1;
-    f->pool = 1;
+    f->pool = decode_pool().index;
     f->held = f->reserved;
     f->stage = Stage::decode;
   }
@@ -895,7 +916,7 @@ void Engine::add_part(Flow* f, std::vector<Agent*> in, StepBuild& b) {
 StepBuild Engine::build_step(Pool& pool) {
   StepBuild b;
   const int pool_index = pool.index;
-  const bool prefill = pbd_ && pool_index == 0;
+  const bool prefill = is_prefill(pool);
   pool.blocked = false;
   const std::vector<Flow*> order = ordered(true);
   for (size_t at = 0; at < order.size(); ++at) {
@@ -903,7 +924,7 @@ StepBuild Engine::build_step(Pool& pool) {
     if (!f->admitted) continue;  // preempted for an earlier part of this step
     if (f->pool != pool_index || f->stage == Stage::buffered || f->stage == Stage::transfer) continue;
     if (prefill) {
-      if (buffered() + int(b.members.size()) >= pbd_->buffer_max) {
+      if (buffered() + in_prefill_steps() + int(b.members.size()) >= pbd_->buffer_max) {
         pool.blocked = b.members.empty();
         break;
       }
@@ -1054,7 +1075,7 @@ ServeResult Engine::run() {
     // Admission in the policy's order, under the KV reservation and the workflow limit
     // (P-B-D: into the prefill pool, reserving the prompt's pages; prefix_affinity: into the
     // least-loaded slice it fits, where all its rounds and branches then run).
-    const size_t entries = pbd_ ? 1 : pools_.size();
+    const size_t entries = pbd_ ? size_t(prefill_pools_) : pools_.size();
     // on_demand: the admitted workflows' next parts come first (vLLM schedules the running before
     // the waiting), then what the workflows admitted at this boundary need now is promised to them
     // (a new one's prompt and a recompute's prefill take their pages only in the step).
@@ -1105,8 +1126,10 @@ ServeResult Engine::run() {
       if (p->stepping) next = std::min(next, p->step_end);
       else idle = true;
     }
-    // An arrival can give work to the pool it enters: P-B-D's prefill pool, or any idle slice.
-    if ((pbd_ ? !prefill_pool().stepping : idle) && next_arrival < flows_.size())
+    // An arrival can give work to the pool it enters: an idle P-B-D prefill pool, or any idle slice.
+    bool prefill_idle = false;
+    for (const auto& p : pools_) prefill_idle = prefill_idle || (is_prefill(*p) && !p->stepping);
+    if ((pbd_ ? prefill_idle : idle) && next_arrival < flows_.size())
       next = std::min(next, flows_[next_arrival].spec->arrival_ns);
     for (const Flow& f : flows_)
       if (f.admitted && !f.done && !f.fork_pending && !pools_[size_t(f.pool)]->stepping)
@@ -1116,7 +1139,8 @@ ServeResult Engine::run() {
     if (!(next > now_) || next == kNever)
       throw std::logic_error("serve: no work, no arrival and no tool call pending with " +
                              std::to_string(flows_.size() - finished) + " workflows unfinished");
-    if (pbd_ && prefill_pool().blocked && !prefill_pool().stepping) pbd_->backpressure_ns += next - now_;
+    for (const auto& p : pools_)  // P-B-D: each prefill pool's time idle with prompts the bound stopped
+      if (is_prefill(*p) && p->blocked && !p->stepping) pbd_->backpressure_ns += next - now_;
     now_ = next;
   }
   res_.end_ns = now_;
@@ -1149,19 +1173,27 @@ ServeResult Engine::run() {
     p->kv->check_invariants();
   }
   if (pbd_) {
-    for (PoolStats* s : {&pbd_->prefill, &pbd_->decode}) {
-      const Pool& p = s == &pbd_->prefill ? prefill_pool() : decode_pool();
-      s->name = p.name;
-      s->groups = p.hw.groups;
-      s->pages_total = p.kv->pages_per_pe() * p.kv->pes();
-      s->peak_pages = p.kv->peak_total();
-      s->steps = p.steps;
-      s->busy_ns = p.busy_ns;
-      if (models_.size() == 2) {  // a whole model: the pool's own copy
-        const size_t m = s == &pbd_->prefill ? 0 : 1;
-        s->operators = std::move(operators[m]);
-        s->memory_map = std::move(memory_maps[m]);
-      }
+    const auto stats = [&](const Pool& p) {
+      return PoolStats{p.name, p.hw.groups, pages_total(p), p.kv->peak_total(), p.steps, p.busy_ns, 0, {}, {}};
+    };
+    // The prefill stage: its pools' totals (one pool: that pool), each pool's own with DP_P > 1.
+    PoolStats& stage = pbd_->prefill;
+    for (int i = 0; i < prefill_pools_; ++i) {
+      const PoolStats s = stats(*pools_[size_t(i)]);
+      if (prefill_pools_ > 1) pbd_->prefill_pools.push_back(s);
+      stage.groups += s.groups;
+      stage.pages_total += s.pages_total;
+      stage.peak_pages += s.peak_pages;
+      stage.steps += s.steps;
+      stage.busy_ns += s.busy_ns;
+    }
+    stage.name = "prefill";
+    pbd_->decode = stats(decode_pool());
+    if (models_.size() == 2) {  // a whole model: the stages' copies (the prefill pools share one plan)
+      stage.operators = std::move(operators[0]);
+      stage.memory_map = std::move(memory_maps[0]);
+      pbd_->decode.operators = std::move(operators[1]);
+      pbd_->decode.memory_map = std::move(memory_maps[1]);
     }
     res_.pbd = std::move(pbd_);
   }

@@ -64,7 +64,7 @@ struct WorkflowRecord {
 
 // One step of the run.
 struct StepSample {
-  int pool = 0;  // the pool that ran it (P-B-D: 0 prefill, 1 decode; prefix_affinity: its slice; else 0, the whole chip)
+  int pool = 0;  // the pool that ran it (P-B-D: 0 .. DP_P - 1 the prefill pools, DP_P decode; prefix_affinity: its slice; else 0, the whole chip)
   double start_ns = 0, ns = 0;
   int workflows = 0;  // parts
   int agents = 0;
@@ -128,9 +128,14 @@ struct PbdResult {
   std::string kv_path;
   double path_latency_ns = 0, path_gbps = 0;  // the transfer path's latency and bandwidth (0 = unbounded)
   std::string path_note;                      // where the bandwidth comes from
+  // prefill: the prefill stage, its pools' totals (groups, pages, steps and busy time summed);
+  // prefill_pools: each prefill pool's own, when there are several (DP_P > 1; empty for one).
   PoolStats prefill, decode;
+  std::vector<PoolStats> prefill_pools;
   std::vector<std::pair<double, int>> buffer;  // (time, sequences in the buffer) at every change
-  double backpressure_ns = 0;  // the prefill pool idle with prefills waiting, stopped by the buffer bound
+  // Each prefill pool's time idle with prompts waiting that the buffer bound stopped, summed over
+  // the pools.
+  double backpressure_ns = 0;
   std::vector<KvTransfer> transfers;
   int64_t sequences = 0;  // sequences that went through the buffer
 };

@@ -61,12 +61,12 @@ Json pool_json(const PoolStats& p, double span_ns) {
 }
 
 // P-B-D (docs/serving.md): the pools, the buffer, back-pressure, the KV transfers, and
-// THInfer's throughput model (its eq. 21 with one prefill pool, DP_P = 1): a pipeline of
-// stages runs at the pace of its slowest, B x N tokens per max(T_p, T_d) with T the time a stage
-// spends on one micro-batch of B sequences; the transfer is a stage of its own here (THInfer
-// overlaps it with the prefill's next layer). Measured from the run: T = the stage's busy time x
-// B / sequences. At saturation the simulated throughput reaches the model's; below, arrivals
-// bound it.
+// THInfer's throughput model (its eq. 21): a pipeline of stages runs at the pace of its slowest,
+// B x N tokens per max(T_p / DP_P, T_d) with T the time one pool spends on one micro-batch of B
+// sequences and DP_P prefill pools working at once; the transfer is a stage of its own here
+// (THInfer overlaps it with the prefill's next layer). Measured from the run: T = the stage's busy
+// time over its pools x B / sequences. At saturation the simulated throughput reaches the model's;
+// below, arrivals bound it.
 Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t generated) {
   double transfer_ns = 0;
   uint64_t bytes = 0;
@@ -78,13 +78,24 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
   }
   const double per_mb = p.sequences > 0 ? double(p.micro_batch) / double(p.sequences) : 0.0;
   const double t_p = p.prefill.busy_ns * per_mb, t_x = transfer_ns * per_mb, t_d = p.decode.busy_ns * per_mb;
-  const double slowest = std::max({t_p, t_x, t_d});
+  const size_t dp_p = std::max<size_t>(1, p.prefill_pools.size());
+  const double slowest = std::max({t_p / double(dp_p), t_x, t_d});
   const double tokens_per_mb = double(generated) * per_mb;
   const double model = slowest > 0 ? tokens_per_mb / slowest * 1e9 : 0.0;
   const double simulated = span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0;
-  const char* bottleneck = slowest == t_d ? "decode" : slowest == t_p ? "prefill" : "transfer";
-  return Json{
-      {"prefill_pool", pool_json(p.prefill, span_ns)},
+  const char* bottleneck = slowest == t_d ? "decode" : slowest == t_p / double(dp_p) ? "prefill" : "transfer";
+  // The prefill stage: its pools' totals, busy_fraction their mean; with DP_P > 1 each pool too.
+  Json prefill = pool_json(p.prefill, span_ns * double(dp_p));
+  if (dp_p > 1) {
+    prefill["pools"] = dp_p;
+    prefill["by_pool"] = Json::array();
+    for (const PoolStats& s : p.prefill_pools) {
+      prefill["by_pool"].push_back(pool_json(s, span_ns));
+      prefill["by_pool"].back()["name"] = s.name;
+    }
+  }
+  Json out{
+      {"prefill_pool", prefill},
       {"decode_pool", pool_json(p.decode, span_ns)},
       {"buffer_max", p.buffer_max},
       {"micro_batch", p.micro_batch},
@@ -111,6 +122,8 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
         {"throughput_tokens_per_s", model},
         {"simulated_tokens_per_s", simulated},
         {"simulated_over_model", model > 0 ? simulated / model : 0.0}}}};
+  if (dp_p > 1) out["thinfer"]["dp_p"] = dp_p;
+  return out;
 }
 
 }  // namespace
@@ -196,7 +209,10 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   // their busy fractions weighted by groups.
   double chip_busy = span_ns > 0 ? busy / span_ns : 0.0;
   if (r.pbd && span_ns > 0)
-    chip_busy = (double(r.pbd->prefill.groups) * r.pbd->prefill.busy_ns + double(r.pbd->decode.groups) * r.pbd->decode.busy_ns) /
+    // The prefill pools are alike: each has prefill.groups / DP_P groups, and prefill.busy_ns sums them.
+    chip_busy = (double(r.pbd->prefill.groups) / double(std::max<size_t>(1, r.pbd->prefill_pools.size())) *
+                     r.pbd->prefill.busy_ns +
+                 double(r.pbd->decode.groups) * r.pbd->decode.busy_ns) /
                 (double(hw.groups) * span_ns);
   // prefix_affinity: the slices too (groups past the last whole slice count as idle).
   if (!r.slices.empty() && span_ns > 0) {
@@ -317,16 +333,19 @@ std::string serve_trace_json(const ServeResult& r) {
   Json ev = Json::array();
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
-  // P-B-D: the prefill pool's steps on thread 0, the decode pool's on 1, KV transfers on 2, and
-  // a counter track of the buffer's sequences.
+  // P-B-D: the prefill pools' steps on threads 0 .. DP_P - 1, the decode pool's on DP_P, KV
+  // transfers on DP_P + 1, and a counter track of the buffer's sequences.
   for (size_t i = 0; r.slices.size() > 1 && i < r.slices.size(); ++i)  // prefix_affinity: a thread per slice
     ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", r.slices[i].name}}}});
   if (r.pbd) {
-    const char* names[] = {"prefill pool", "decode pool", "kv transfer"};
-    for (int t = 0; t < 3; ++t)
+    std::vector<std::string> names;
+    for (const PoolStats& p : r.pbd->prefill_pools) names.push_back(p.name + " pool");
+    if (names.empty()) names.push_back("prefill pool");
+    names.insert(names.end(), {"decode pool", "kv transfer"});
+    for (size_t t = 0; t < names.size(); ++t)
       ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", names[t]}}}});
     for (const KvTransfer& t : r.pbd->transfers)
-      ev.push_back({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", 2}, {"ts", t.start_ns / 1e3},
+      ev.push_back({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", names.size() - 1}, {"ts", t.start_ns / 1e3},
                     {"dur", t.ns / 1e3}, {"args", {{"sequences", t.sequences}, {"bytes", t.bytes}}}});
     for (const auto& [at, n] : r.pbd->buffer)
       ev.push_back({{"name", "buffer"}, {"ph", "C"}, {"pid", 0}, {"ts", at / 1e3}, {"args", {{"sequences", n}}}});
@@ -365,7 +384,9 @@ std::string serve_vcd(const ServeResult& r) {
             workflows = t.add_signal("serve.batch.workflows", 32);
   std::vector<int> busy;  // by StepSample::pool
   if (r.pbd) {
-    busy = {t.add_signal("serve.pbd.prefill_busy", 1), t.add_signal("serve.pbd.decode_busy", 1)};
+    for (const PoolStats& p : r.pbd->prefill_pools) busy.push_back(t.add_signal("serve.pbd." + p.name + "_busy", 1));
+    if (busy.empty()) busy.push_back(t.add_signal("serve.pbd.prefill_busy", 1));
+    busy.push_back(t.add_signal("serve.pbd.decode_busy", 1));
   } else if (r.slices.size() > 1) {  // prefix_affinity: the slices step at once, each its own signal
     for (const PoolStats& p : r.slices) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
   } else {

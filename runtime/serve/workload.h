@@ -50,8 +50,9 @@ struct ArrivalSpec {
 // a decode pool with a bounded buffer of prefilled sequences between them (THInfer's
 // prefill-buffer-decode pipeline). Present only when the workload has a scheduler.pbd block.
 struct PbdSpec {
-  int prefill_groups = 1;   // groups of the prefill pool
-  int decode_groups = 0;    // groups of the decode pool; 0 = the chip's groups less prefill_groups
+  int prefill_groups = 1;   // groups of each prefill pool
+  int prefill_pools = 1;    // DP_P: prefill pools of prefill_groups groups each, sharing the buffer
+  int decode_groups = 0;    // groups of the decode pool; 0 = the chip's groups less the prefill pools' 
   int buffer_max = 4;       // Buf_max: prefilled sequences the buffer holds (in transfer included)
   int micro_batch = 1;      // sequences per prefill step and per pull of the decode pool
   std::string kv_path = "noc";  // noc | host: how the decode pool pulls a sequence's KV

@@ -652,6 +652,70 @@ TEST(ServePbd, SmallerBufferRaisesBackPressureTime) {
   EXPECT_EQ(unbounded.pbd->backpressure_ns, 0.0);  // room for every request: never stopped
 }
 
+// THInfer's DP_P: prefill_pools prefill pools of prefill_groups groups each, sharing the buffer
+// and the decode pool. A prefill-bound burst (long uncached prompts, short answers) on a 3-group
+// chip: with two prefill pools of one group the prompts are prefilled two at a time, in steps
+// that overlap, the buffer bound holds over both pools' prompts in flight, and the burst ends
+// sooner than with one prefill pool; the summary has each pool and THInfer's model divides T_p by
+// DP_P.
+TEST(ServePbd, SeveralPrefillPoolsShareTheBufferAndTheDecodePool) {
+  const char* burst = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 512, "answer_tokens": 2}]
+  })";
+  const std::string pools = R"({"prefill_groups": 1, "decode_groups": 1, "micro_batch": 1, "buffer_max": 3)";
+  const Workload one = with_pbd(burst, pools + "}"), two = with_pbd(burst, pools + R"(, "prefill_pools": 2})");
+  const HwConfig h = with_groups(3);
+  const ServeResult a = serve::serve(one, h, {}), b = serve::serve(two, h, {});
+  expect_conserved(one, a);
+  expect_conserved(two, b);
+  EXPECT_EQ(a.pbd->prefill_pools.size(), 0u);
+  ASSERT_EQ(b.pbd->prefill_pools.size(), 2u);
+  // Steps by pool: prefill pools 0 and 1, the decode pool 2; both prefill pools prefilled prompts.
+  int steps[3] = {0, 0, 0};
+  for (const auto& st : b.steps) {
+    ASSERT_LT(st.pool, 3);
+    ++steps[st.pool];
+  }
+  EXPECT_GT(steps[0], 0);
+  EXPECT_GT(steps[1], 0);
+  EXPECT_EQ(steps[0] + steps[1], 8);  // one prompt a step (micro_batch 1)
+  EXPECT_EQ(b.pbd->prefill.steps, 8);
+  EXPECT_EQ(b.pbd->prefill_pools[0].steps + b.pbd->prefill_pools[1].steps, 8);
+  EXPECT_DOUBLE_EQ(b.pbd->prefill.busy_ns, b.pbd->prefill_pools[0].busy_ns + b.pbd->prefill_pools[1].busy_ns);
+  EXPECT_EQ(b.pbd->prefill.groups, 2);
+  bool overlap = false;
+  for (const auto& x : b.steps)
+    for (const auto& y : b.steps)
+      if (x.pool == 0 && y.pool == 1 && x.start_ns < y.start_ns + y.ns && y.start_ns < x.start_ns + x.ns) overlap = true;
+  EXPECT_TRUE(overlap);
+  for (const auto& [at, n] : b.pbd->buffer) EXPECT_LE(n, 3) << "at " << at;
+  EXPECT_LT(b.end_ns, a.end_ns);
+  // The summary: the stage's totals, each pool, DP_P in THInfer's model; the one-pool summary has neither.
+  const Json sa = serve::serve_summary(one, h, a), sb = serve::serve_summary(two, h, b);
+  EXPECT_FALSE(sa["pbd"]["prefill_pool"].contains("by_pool"));
+  EXPECT_FALSE(sa["pbd"]["thinfer"].contains("dp_p"));
+  EXPECT_EQ(sb["pbd"]["prefill_pool"]["pools"], 2);
+  ASSERT_EQ(sb["pbd"]["prefill_pool"]["by_pool"].size(), 2u);
+  EXPECT_EQ(sb["pbd"]["prefill_pool"]["by_pool"][1]["name"], "prefill1");
+  EXPECT_EQ(sb["pbd"]["thinfer"]["dp_p"], 2);
+  EXPECT_EQ(sb["pbd"]["thinfer"]["bottleneck"], "prefill");
+  EXPECT_EQ(sb["workload"]["scheduler"]["pbd"]["prefill_pools"], 2);
+  EXPECT_DOUBLE_EQ(sb["pbd"]["prefill_pool"]["busy_fraction"].get<double>(), b.pbd->prefill.busy_ns / (2 * b.end_ns));
+  // T_p is one pool's time per micro-batch; the stage runs DP_P of them at once.
+  const double t_p = sb["pbd"]["thinfer"]["t_p_ns"].get<double>(), t_d = sb["pbd"]["thinfer"]["t_d_ns"].get<double>();
+  EXPECT_DOUBLE_EQ(t_p, b.pbd->prefill.busy_ns * 1 / 8);
+  EXPECT_GT(t_p / 2, t_d);
+  EXPECT_NE(serve::serve_vcd(b).find(" prefill1_busy "), std::string::npos);  // scope pbd
+  // Pools that do not fit the chip are refused naming prefill_pools.
+  try {
+    serve::serve(with_pbd(burst, pools + R"(, "prefill_pools": 3})"), h, {});
+    ADD_FAILURE() << "3 x 1 + 1 groups of a 3-group chip were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("scheduler.pbd.prefill_pools = 3"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ServePbd, PoolsMustFitTheChipAndTheBlockIsChecked) {
   const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1})");
   try {
