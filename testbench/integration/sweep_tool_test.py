@@ -246,6 +246,24 @@ class Staleness(SweepCase):
         self.assertEqual(rows[3]["total_ns"], str(8192 * 3.5 / 2))
         self.assertEqual(rows[0]["total_ns"], before[0]["total_ns"])
 
+    def test_a_model_config_next_to_the_scenario_resolves_and_keys_the_points(self):
+        # A whole model's config named relative to its scenario: the point's scenario.json is
+        # written elsewhere, so the path is made absolute there, and its content is in the key.
+        os.makedirs(self.path("models"))
+        config = self.write("models/tiny.json", {"hidden_size": 64})
+        self.scenario = self.write("models/scenario.json", {"name": "s", "seed": 1, "model": {"config": "tiny.json"}})
+        g, out = self.grid(params={"scenario.seed": [1, 2]}), self.path("out")
+        self.assertEqual(self.run_count(g, out)[0], 2)
+        point = json.loads(read(os.path.join(out, "points", "p0000", "scenario.json")))
+        self.assertEqual(point["model"]["config"], config)
+        key = json.loads(read(os.path.join(out, "points", "p0000", "key.json")))
+        self.assertIn("model_config_sha256", key["parts"])
+        self.assertEqual(self.run_count(g, out)[0], 0, "nothing changed: nothing runs")
+        self.write("models/tiny.json", {"hidden_size": 128})
+        rc, _, err = self.sweep(g, "--out", out, "--collect")
+        self.assertEqual(err.count("stale: model_config changed"), 2, err)
+        self.assertEqual(self.run_count(g, out)[0], 2, "the model's config changed")
+
     def test_collect_names_stale_points_without_running_them(self):
         g, out = self.grid(), self.path("out")
         self.run_count(g, out)
