@@ -964,6 +964,9 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   sample.ns = sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
   sample.energy_j = cost.energy_j;
+  sample.static_j = cost.static_j;
+  if (res_.static_w_per_group == 0 && cost.ns > 0)
+    res_.static_w_per_group = cost.static_j / (cost.ns * 1e-9) / double(pool.hw.groups);
   res_.steps.push_back(sample);
   pool.stepping = true;
   pool.step_end = now_ + sample.ns;

@@ -75,6 +75,7 @@ struct StepSample {
   bool reused = false;   // timed from the step cache
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
   double energy_j = 0;     // the step's energy (hw/chip/energy.h read_energy over its time), J
+  double static_j = 0;     // of which the static power of its pool's groups over its simulated time
   // preemption = swap: KV swaps over the host link at the step's boundary, run before its jobs
   // (part of `ns`; a step with no workflows is swaps alone).
   double swap_ns = 0;
@@ -152,6 +153,9 @@ struct ServeResult {
   int64_t pages_per_pe = 0, pages_total = 0, peak_pages = 0, in_use_end = 0, allocations = 0, frees = 0;
   int pes = 0;
   int kv_copies = 1;  // copies of each page in HBM: cubes under attention_policy B3 or auto (B3's), else 1
+  // Static power of one KV-head group (its PEs, CUBEs and routers), W, as the steps' simulations
+  // read it (a pool's static energy over a step / its time / its groups); 0 when no step ran.
+  double static_w_per_group = 0;
   double end_ns = 0;  // the last workflow's end
   std::optional<PbdResult> pbd;  // set in P-B-D mode
   std::optional<PreemptionResult> preemption;  // set under on_demand admission

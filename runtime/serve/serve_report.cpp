@@ -247,8 +247,15 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   // Energy: each step's reading, shared among its requests by new tokens (engine.h RequestRecord).
   // A workflow's energy is the sum of its requests' (its branches and its answer).
   std::vector<double> req_j, workflow_j(r.workflows.size(), 0.0);
-  double steps_j = 0, requests_j = 0;
-  for (const StepSample& st : r.steps) steps_j += st.energy_j;
+  double steps_j = 0, requests_j = 0, steps_static_j = 0;
+  for (const StepSample& st : r.steps) {
+    steps_j += st.energy_j;
+    steps_static_j += st.static_j;
+  }
+  // The chip's static power runs from 0 to the end whether or not a step does: what the steps'
+  // readings leave out (time between steps, idle pools and groups, swaps) is idle static energy.
+  const double chip_static_w = r.static_w_per_group * double(hw.groups);
+  const double idle_static_j = std::max(0.0, chip_static_w * r.end_ns * 1e-9 - steps_static_j);
   for (const RequestRecord& q : r.requests) {
     requests_j += q.energy_j;
     req_j.push_back(q.energy_j);
@@ -262,10 +269,13 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                  {"j_per_workflow", r.workflows.empty() ? 0.0 : steps_j / double(r.workflows.size())},
                  {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
                  {"average_power_while_busy_w", busy > 0 ? steps_j / (busy * 1e-9) : 0.0},
-                 {"note", "the chip's energy while steps run (docs/energy.md: each step's activity with the energy.* "
-                          "costs plus static power over the step); a step's energy is shared among its requests by "
-                          "the new tokens each brings (prefill tokens, 1 per decode); time between steps is not "
-                          "counted"}};
+                 {"idle_static_j", idle_static_j},
+                 {"total_j", steps_j + idle_static_j},
+                 {"average_power_w", r.end_ns > 0 ? (steps_j + idle_static_j) / (r.end_ns * 1e-9) : 0.0},
+                 {"note", "steps_j: the chip's energy while steps run (docs/energy.md: each step's activity with the "
+                          "energy.* costs plus static power over the step), shared among its requests by the new "
+                          "tokens each brings (prefill tokens, 1 per decode); idle_static_j: the chip's static power "
+                          "over the rest of the span (between steps, idle pools and groups, swaps), in total_j only"}};
   if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
   if (!r.slices.empty()) {  // prefix_affinity only: a spread run's summary is as before
     Json slices = Json::array();

@@ -48,6 +48,15 @@ Workload workload(const std::string& body, const std::string& scenario = scenari
 // A small chip (2 CUBEs of 4 PEs) keeps every step short.
 HwConfig hw() { return test::small_hw(2, 4); }
 
+// `body` with a scheduler.pbd block of `pbd` added.
+Workload with_pbd(const char* body, const std::string& pbd) {
+  Json j = Json::parse(body);
+  j["scheduler"]["pbd"] = Json::parse(pbd);
+  j["name"] = "w";
+  j["scenario"] = scenario_path();
+  return serve::parse_workload(j, "workload.json");
+}
+
 HwConfig with_groups(int groups) {
   HwConfig h = hw();
   h.groups = groups;
@@ -146,6 +155,33 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
   EXPECT_NEAR(per_workflow["total_j"].get<double>(), steps, 1e-9 * steps);
   EXPECT_NEAR(s["energy"]["j_per_workflow"].get<double>() * double(r.workflows.size()), steps, 1e-9 * steps);
   EXPECT_GE(per_workflow["max_j"].get<double>(), s["energy"]["per_request"]["max_j"].get<double>());
+  // The chip's static power (PEs, CUBEs; the ideal NoC has no routers) runs over the whole span:
+  // what the steps' readings leave out (the tool-call gaps, time before arrivals) is idle static
+  // energy, in total_j.
+  const double static_w = static_power_w(hw(), 0);
+  EXPECT_NEAR(r.static_w_per_group, static_w, 1e-9 * static_w);
+  Json sparse = Json::parse(kAgentic);  // arrivals 100x further apart: the chip idles between them
+  sparse["arrival"]["rate_per_s"] = 2e3;
+  const Workload ws = workload(sparse.dump());
+  const ServeResult rs = serve::serve(ws, hw(), {});
+  double busy = 0, steps_s = 0;
+  for (const auto& st : rs.steps) {
+    busy += st.ns;
+    steps_s += st.energy_j;
+  }
+  ASSERT_LT(busy, 0.5 * rs.end_ns);
+  const double idle_j = static_w * (rs.end_ns - busy) * 1e-9;
+  const Json ss = serve::serve_summary(ws, hw(), rs);
+  EXPECT_NEAR(ss["energy"]["idle_static_j"].get<double>(), idle_j, 1e-9 * idle_j);
+  EXPECT_NEAR(ss["energy"]["total_j"].get<double>(), steps_s + idle_j, 1e-9 * (steps_s + idle_j));
+  // P-B-D on 2 groups: each pool's idle time at one group's static power.
+  const std::string sparse_body = sparse.dump();
+  const Workload p = with_pbd(sparse_body.c_str(), R"({"prefill_groups": 1})");
+  const ServeResult rp = serve::serve(p, with_groups(2), {});
+  double pool_idle_ns = 0;
+  for (const double pool_busy : {rp.pbd->prefill.busy_ns, rp.pbd->decode.busy_ns}) pool_idle_ns += rp.end_ns - pool_busy;
+  EXPECT_NEAR(serve::serve_summary(p, with_groups(2), rp)["energy"]["idle_static_j"].get<double>(),
+              static_w * pool_idle_ns * 1e-9, 1e-9 * static_w * rp.end_ns * 1e-9);
   // serve does not apply a power cap: it refuses one rather than ignore it.
   HwConfig capped = hw();
   capped.power_cap_w = 1e3;
@@ -544,14 +580,6 @@ namespace {
 
 HwConfig two_groups() { return with_groups(2); }
 
-// `body` with a scheduler.pbd block of `pbd` added.
-Workload with_pbd(const char* body, const std::string& pbd) {
-  Json j = Json::parse(body);
-  j["scheduler"]["pbd"] = Json::parse(pbd);
-  j["name"] = "w";
-  j["scenario"] = scenario_path();
-  return serve::parse_workload(j, "workload.json");
-}
 
 TEST(ServePbd, EveryRequestFinishesOncePagesReturnBufferStaysBounded) {
   const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
