@@ -212,19 +212,21 @@ class Engine {
       throw InputError(opt.hw_file + ": groups = " + std::to_string(hw.groups) + " is out of range for P-B-D mode (" + at +
                        "): a prefill pool and a decode pool need a chip of at least 2 KV-head groups (allowed: groups in [2, 1024])");
     const int pools = p.prefill_pools, prefill = pools * p.prefill_groups;
-    const int decode = p.decode_groups > 0 ? p.decode_groups : hw.groups - prefill;
-    if (decode < 1 || prefill + decode > hw.groups) {
-      if (pools == 1)
+    const int decode = p.decode_groups > 0 ? p.decode_groups : (hw.groups - prefill) / p.decode_pools;
+    if (decode < 1 || prefill + p.decode_pools * decode > hw.groups) {
+      if (pools == 1 && p.decode_pools == 1)
         throw InputError(at + ".prefill_groups = " + std::to_string(p.prefill_groups) + " and decode_groups = " +
                          std::to_string(p.decode_groups) + (p.decode_groups ? "" : " (the rest)") +
                          " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
                          "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
                          " and prefill_groups + decode_groups <= groups");
       throw InputError(at + ".prefill_pools = " + std::to_string(pools) + " x prefill_groups = " +
-                       std::to_string(p.prefill_groups) + " and decode_groups = " + std::to_string(p.decode_groups) +
-                       (p.decode_groups ? "" : " (the rest)") + " do not fit the chip's groups = " +
+                       std::to_string(p.prefill_groups) + " and decode_pools = " + std::to_string(p.decode_pools) +
+                       " x decode_groups = " + std::to_string(p.decode_groups) +
+                       (p.decode_groups ? "" : " (the rest, split evenly)") + " do not fit the chip's groups = " +
                        std::to_string(hw.groups) + " (" + opt.hw_file +
-                       "): allowed prefill_pools x prefill_groups + decode_groups <= groups, with at least 1 decode group");
+                       "): allowed prefill_pools x prefill_groups + decode_pools x decode_groups <= groups, with at "
+                       "least 1 group a decode pool");
     }
     // DP_P prefill pools, each a chip of prefill_groups groups with its own copy of a whole
     // model's weights; they share one plan and one count of the operators (the prefill stage's).
@@ -232,7 +234,9 @@ class Engine {
     for (int i = 0; i < pools; ++i)
       add_pool(pools == 1 ? "prefill" : "prefill" + std::to_string(i), p.prefill_groups, prefill_model);
     prefill_pools_ = pools;
-    add_pool("decode", decode, plan_whole_model("decode", decode));
+    PoolModel* decode_model = plan_whole_model("decode", decode);  // DP_D decode pools, likewise
+    for (int i = 0; i < p.decode_pools; ++i)
+      add_pool(p.decode_pools == 1 ? "decode" : "decode" + std::to_string(i), decode, decode_model);
     pbd_.emplace();
     pbd_->buffer_max = p.buffer_max;
     pbd_->micro_batch = p.micro_batch;
@@ -266,7 +270,7 @@ class Engine {
     for (int i = 0; i < prefill_pools_; ++i) n += pools_[size_t(i)]->stepping ? int(pools_[size_t(i)]->members.size()) : 0;
     return n;
   }
-  Pool& decode_pool() { return *pools_.back(); }  // co-located: the one pool
+  Pool& decode_pool() { return *pools_.back(); }  // co-located: the one pool; P-B-D: the last decode pool (all are alike)
   WorkflowView view(const Flow& f) const { return {f.spec->id, f.spec->arrival_ns, f.remaining, f.reserved}; }
   std::vector<Flow*> ordered(bool admitted);
   int64_t pages_total(const Pool& p) const { return p.kv->pages_per_pe() * p.kv->pes(); }
@@ -286,7 +290,7 @@ class Engine {
   // P-B-D
   int buffered() const { return int(buffer_.size()) + int(transfer_.size()); }
   void to_buffer(Flow& f);
-  void pull();
+  void pull(Pool& to);
   void finish_transfer();
   // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
   int64_t pages_needed_now(const Flow& f) const;
@@ -319,6 +323,7 @@ class Engine {
   std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
+  int transfer_to_ = -1;         // the decode pool the transfer in flight goes to
   uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
   // on_demand admission
   std::optional<PreemptionResult> preempt_;
@@ -569,11 +574,10 @@ void Engine::to_buffer(Flow& f) {
   buffer_changed();
 }
 
-// P-B-D: at a step boundary of the decode pool, with no transfer in flight, it pulls up to
+// P-B-D: at a step boundary of a decode pool, with no transfer in flight, it pulls up to
 // micro_batch sequences from the buffer, in buffer order, while their reservations fit its KV
 // pool; their KV moves in one transfer.
-void Engine::pull() {
-  Pool& to = decode_pool();
+void Engine::pull(Pool& to) {
   uint64_t bytes = 0;
   size_t n = 0;
   while (n < buffer_.size() && int(transfer_.size()) < pbd_->micro_batch) {
@@ -607,6 +611,7 @@ void Engine::pull() {
   t.bytes = bytes;
   pbd_->transfers.push_back(t);
   transfer_end_ = now_ + t.ns;
+  transfer_to_ = to.index;
 }
 
 // P-B-D: the pulled KV has arrived: the prefill pool's pages and buffer slots are free, and the
@@ -617,7 +622,7 @@ void Engine::finish_transfer() {
     from.kv->release(f->prefill_seq);
     from.reserved -= f->held;
     f->prefill_seq = -1;
-    f->pool = decode_pool().index;
+    f->pool = transfer_to_;
     f->held = f->reserved;
     f->stage = Stage::decode;
   }
@@ -1111,7 +1116,9 @@ ServeResult Engine::run() {
       promised[*to] += need;
       f->started ? readmit(*f) : admit(*f, int(*to));
     }
-    if (pbd_ && !decode_pool().stepping && transfer_.empty()) pull();
+    // P-B-D: an idle decode pool pulls (the lowest first; one transfer at a time).
+    for (size_t i = size_t(prefill_pools_); pbd_ && i < pools_.size() && transfer_.empty(); ++i)
+      if (!pools_[i]->stepping) pull(*pools_[i]);
     finished = 0;
     for (const Flow& f : flows_) finished += f.done;
     if (finished == flows_.size()) break;
@@ -1176,25 +1183,27 @@ ServeResult Engine::run() {
     p->kv->check_invariants();
   }
   if (pbd_) {
-    const auto stats = [&](const Pool& p) {
-      return PoolStats{p.name, p.hw.groups, pages_total(p), p.kv->peak_total(), p.steps, p.busy_ns, 0, {}, {}};
+    // A stage (prefill, decode): its pools' totals (one pool: that pool), and each pool's own
+    // when it has several (DP > 1).
+    const auto stage = [&](const std::string& name, size_t first, size_t end, PoolStats& sum,
+                           std::vector<PoolStats>& each) {
+      for (size_t i = first; i < end; ++i) {
+        const Pool& p = *pools_[i];
+        const PoolStats s{p.name, p.hw.groups, pages_total(p), p.kv->peak_total(), p.steps, p.busy_ns, 0, {}, {}};
+        if (end - first > 1) each.push_back(s);
+        sum.groups += s.groups;
+        sum.pages_total += s.pages_total;
+        sum.peak_pages += s.peak_pages;
+        sum.steps += s.steps;
+        sum.busy_ns += s.busy_ns;
+      }
+      sum.name = name;
     };
-    // The prefill stage: its pools' totals (one pool: that pool), each pool's own with DP_P > 1.
-    PoolStats& stage = pbd_->prefill;
-    for (int i = 0; i < prefill_pools_; ++i) {
-      const PoolStats s = stats(*pools_[size_t(i)]);
-      if (prefill_pools_ > 1) pbd_->prefill_pools.push_back(s);
-      stage.groups += s.groups;
-      stage.pages_total += s.pages_total;
-      stage.peak_pages += s.peak_pages;
-      stage.steps += s.steps;
-      stage.busy_ns += s.busy_ns;
-    }
-    stage.name = "prefill";
-    pbd_->decode = stats(decode_pool());
-    if (models_.size() == 2) {  // a whole model: the stages' copies (the prefill pools share one plan)
-      stage.operators = std::move(operators[0]);
-      stage.memory_map = std::move(memory_maps[0]);
+    stage("prefill", 0, size_t(prefill_pools_), pbd_->prefill, pbd_->prefill_pools);
+    stage("decode", size_t(prefill_pools_), pools_.size(), pbd_->decode, pbd_->decode_pools);
+    if (models_.size() == 2) {  // a whole model: the stages' copies (each stage's pools share one plan)
+      pbd_->prefill.operators = std::move(operators[0]);
+      pbd_->prefill.memory_map = std::move(memory_maps[0]);
       pbd_->decode.operators = std::move(operators[1]);
       pbd_->decode.memory_map = std::move(memory_maps[1]);
     }

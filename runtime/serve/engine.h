@@ -64,7 +64,7 @@ struct WorkflowRecord {
 
 // One step of the run.
 struct StepSample {
-  int pool = 0;  // the pool that ran it (P-B-D: 0 .. DP_P - 1 the prefill pools, DP_P decode; prefix_affinity: its slice; else 0, the whole chip)
+  int pool = 0;  // the pool that ran it (P-B-D: 0 .. DP_P - 1 the prefill pools, then the DP_D decode pools; prefix_affinity: its slice; else 0, the whole chip)
   double start_ns = 0, ns = 0;
   int workflows = 0;  // parts
   int agents = 0;
@@ -129,10 +129,11 @@ struct PbdResult {
   std::string kv_path;
   double path_latency_ns = 0, path_gbps = 0;  // the transfer path's latency and bandwidth (0 = unbounded)
   std::string path_note;                      // where the bandwidth comes from
-  // prefill: the prefill stage, its pools' totals (groups, pages, steps and busy time summed);
-  // prefill_pools: each prefill pool's own, when there are several (DP_P > 1; empty for one).
+  // prefill, decode: the stages, each its pools' totals (groups, pages, steps and busy time
+  // summed); prefill_pools, decode_pools: each pool's own, when a stage has several (DP_P, DP_D >
+  // 1; empty for one).
   PoolStats prefill, decode;
-  std::vector<PoolStats> prefill_pools;
+  std::vector<PoolStats> prefill_pools, decode_pools;
   std::vector<std::pair<double, int>> buffer;  // (time, sequences in the buffer) at every change
   // Each prefill pool's time idle with prompts waiting that the buffer bound stopped, summed over
   // the pools.

@@ -60,10 +60,26 @@ Json pool_json(const PoolStats& p, double span_ns) {
   return j;
 }
 
+// A P-B-D stage (prefill or decode): its pools' totals, busy_fraction their mean; with more than
+// one pool (DP > 1) also each pool's own.
+Json stage_json(const PoolStats& stage, const std::vector<PoolStats>& pools, double span_ns) {
+  const size_t dp = std::max<size_t>(1, pools.size());
+  Json j = pool_json(stage, span_ns * double(dp));
+  if (dp > 1) {
+    j["pools"] = dp;
+    j["by_pool"] = Json::array();
+    for (const PoolStats& s : pools) {
+      j["by_pool"].push_back(pool_json(s, span_ns));
+      j["by_pool"].back()["name"] = s.name;
+    }
+  }
+  return j;
+}
+
 // P-B-D (docs/serving.md): the pools, the buffer, back-pressure, the KV transfers, and
 // THInfer's throughput model (its eq. 21): a pipeline of stages runs at the pace of its slowest,
-// B x N tokens per max(T_p / DP_P, T_d) with T the time one pool spends on one micro-batch of B
-// sequences and DP_P prefill pools working at once; the transfer is a stage of its own here
+// B x N tokens per max(T_p / DP_P, T_d / DP_D) with T the time one pool spends on one micro-batch
+// of B sequences and DP pools of a stage working at once; the transfer is a stage of its own here
 // (THInfer overlaps it with the prefill's next layer). Measured from the run: T = the stage's busy
 // time over its pools x B / sequences. At saturation the simulated throughput reaches the model's;
 // below, arrivals bound it.
@@ -78,25 +94,17 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
   }
   const double per_mb = p.sequences > 0 ? double(p.micro_batch) / double(p.sequences) : 0.0;
   const double t_p = p.prefill.busy_ns * per_mb, t_x = transfer_ns * per_mb, t_d = p.decode.busy_ns * per_mb;
-  const size_t dp_p = std::max<size_t>(1, p.prefill_pools.size());
-  const double slowest = std::max({t_p / double(dp_p), t_x, t_d});
+  const size_t dp_p = std::max<size_t>(1, p.prefill_pools.size()), dp_d = std::max<size_t>(1, p.decode_pools.size());
+  const double slowest = std::max({t_p / double(dp_p), t_x, t_d / double(dp_d)});
   const double tokens_per_mb = double(generated) * per_mb;
   const double model = slowest > 0 ? tokens_per_mb / slowest * 1e9 : 0.0;
   const double simulated = span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0;
-  const char* bottleneck = slowest == t_d ? "decode" : slowest == t_p / double(dp_p) ? "prefill" : "transfer";
-  // The prefill stage: its pools' totals, busy_fraction their mean; with DP_P > 1 each pool too.
-  Json prefill = pool_json(p.prefill, span_ns * double(dp_p));
-  if (dp_p > 1) {
-    prefill["pools"] = dp_p;
-    prefill["by_pool"] = Json::array();
-    for (const PoolStats& s : p.prefill_pools) {
-      prefill["by_pool"].push_back(pool_json(s, span_ns));
-      prefill["by_pool"].back()["name"] = s.name;
-    }
-  }
+  const char* bottleneck = slowest == t_d / double(dp_d)      ? "decode"
+                           : slowest == t_p / double(dp_p) ? "prefill"
+                                                           : "transfer";
   Json out{
-      {"prefill_pool", prefill},
-      {"decode_pool", pool_json(p.decode, span_ns)},
+      {"prefill_pool", stage_json(p.prefill, p.prefill_pools, span_ns)},
+      {"decode_pool", stage_json(p.decode, p.decode_pools, span_ns)},
       {"buffer_max", p.buffer_max},
       {"micro_batch", p.micro_batch},
       {"sequences", p.sequences},
@@ -123,6 +131,7 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
         {"simulated_tokens_per_s", simulated},
         {"simulated_over_model", model > 0 ? simulated / model : 0.0}}}};
   if (dp_p > 1) out["thinfer"]["dp_p"] = dp_p;
+  if (dp_d > 1) out["thinfer"]["dp_d"] = dp_d;
   return out;
 }
 
@@ -209,10 +218,11 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   // their busy fractions weighted by groups.
   double chip_busy = span_ns > 0 ? busy / span_ns : 0.0;
   if (r.pbd && span_ns > 0)
-    // The prefill pools are alike: each has prefill.groups / DP_P groups, and prefill.busy_ns sums them.
+    // A stage's pools are alike: each has groups / DP groups, and busy_ns sums them.
     chip_busy = (double(r.pbd->prefill.groups) / double(std::max<size_t>(1, r.pbd->prefill_pools.size())) *
                      r.pbd->prefill.busy_ns +
-                 double(r.pbd->decode.groups) * r.pbd->decode.busy_ns) /
+                 double(r.pbd->decode.groups) / double(std::max<size_t>(1, r.pbd->decode_pools.size())) *
+                     r.pbd->decode.busy_ns) /
                 (double(hw.groups) * span_ns);
   // prefix_affinity: the slices too (groups past the last whole slice count as idle).
   if (!r.slices.empty() && span_ns > 0) {
@@ -343,15 +353,17 @@ std::string serve_trace_json(const ServeResult& r) {
   Json ev = Json::array();
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
-  // P-B-D: the prefill pools' steps on threads 0 .. DP_P - 1, the decode pool's on DP_P, KV
-  // transfers on DP_P + 1, and a counter track of the buffer's sequences.
+  // P-B-D: each pool's steps on a thread of its own (the prefill pools', then the decode pools'),
+  // KV transfers on the next, and a counter track of the buffer's sequences.
   for (size_t i = 0; r.slices.size() > 1 && i < r.slices.size(); ++i)  // prefix_affinity: a thread per slice
     ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", r.slices[i].name}}}});
   if (r.pbd) {
     std::vector<std::string> names;
-    for (const PoolStats& p : r.pbd->prefill_pools) names.push_back(p.name + " pool");
-    if (names.empty()) names.push_back("prefill pool");
-    names.insert(names.end(), {"decode pool", "kv transfer"});
+    for (const auto* stage : {&r.pbd->prefill_pools, &r.pbd->decode_pools}) {
+      for (const PoolStats& p : *stage) names.push_back(p.name + " pool");
+      if (stage->empty()) names.push_back(stage == &r.pbd->prefill_pools ? "prefill pool" : "decode pool");
+    }
+    names.push_back("kv transfer");
     for (size_t t = 0; t < names.size(); ++t)
       ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", names[t]}}}});
     for (const KvTransfer& t : r.pbd->transfers)
@@ -394,9 +406,11 @@ std::string serve_vcd(const ServeResult& r) {
             workflows = t.add_signal("serve.batch.workflows", 32);
   std::vector<int> busy;  // by StepSample::pool
   if (r.pbd) {
-    for (const PoolStats& p : r.pbd->prefill_pools) busy.push_back(t.add_signal("serve.pbd." + p.name + "_busy", 1));
-    if (busy.empty()) busy.push_back(t.add_signal("serve.pbd.prefill_busy", 1));
-    busy.push_back(t.add_signal("serve.pbd.decode_busy", 1));
+    for (const auto* stage : {&r.pbd->prefill_pools, &r.pbd->decode_pools}) {
+      for (const PoolStats& p : *stage) busy.push_back(t.add_signal("serve.pbd." + p.name + "_busy", 1));
+      if (stage->empty())
+        busy.push_back(t.add_signal(stage == &r.pbd->prefill_pools ? "serve.pbd.prefill_busy" : "serve.pbd.decode_busy", 1));
+    }
   } else if (r.slices.size() > 1) {  // prefix_affinity: the slices step at once, each its own signal
     for (const PoolStats& p : r.slices) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
   } else {

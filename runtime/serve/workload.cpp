@@ -133,6 +133,7 @@ PbdSpec read_pbd(JsonReader p) {
   PbdSpec s;
   s.prefill_groups = int(p.integer("prefill_groups", 1, 1, 1023));
   s.prefill_pools = int(p.integer("prefill_pools", 1, 1, 1023));
+  s.decode_pools = int(p.integer("decode_pools", 1, 1, 1023));
   s.decode_groups = int(p.integer("decode_groups", 0, 0, 1023));
   s.buffer_max = int(p.integer("buffer_max", 4, 1, kMaxWorkflows));
   s.micro_batch = int(p.integer("micro_batch", 1, 1, kMaxWorkflows));
@@ -398,6 +399,7 @@ Json to_json(const Workload& w) {
     j["scheduler"]["pbd"] = {{"prefill_groups", p.prefill_groups}, {"decode_groups", p.decode_groups},
                              {"buffer_max", p.buffer_max}, {"micro_batch", p.micro_batch}, {"kv_path", p.kv_path}};
     if (p.prefill_pools > 1) j["scheduler"]["pbd"]["prefill_pools"] = p.prefill_pools;  // one pool: as before
+    if (p.decode_pools > 1) j["scheduler"]["pbd"]["decode_pools"] = p.decode_pools;
   }
   Json slo = Json::object();
   if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;

@@ -52,7 +52,8 @@ struct ArrivalSpec {
 struct PbdSpec {
   int prefill_groups = 1;   // groups of each prefill pool
   int prefill_pools = 1;    // DP_P: prefill pools of prefill_groups groups each, sharing the buffer
-  int decode_groups = 0;    // groups of the decode pool; 0 = the chip's groups less the prefill pools' 
+  int decode_groups = 0;    // groups of each decode pool; 0 = the chip's groups less the prefill pools', split evenly
+  int decode_pools = 1;     // DP_D: decode pools of decode_groups groups each, pulling from the one buffer
   int buffer_max = 4;       // Buf_max: prefilled sequences the buffer holds (in transfer included)
   int micro_batch = 1;      // sequences per prefill step and per pull of the decode pool
   std::string kv_path = "noc";  // noc | host: how the decode pool pulls a sequence's KV

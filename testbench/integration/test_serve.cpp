@@ -744,6 +744,50 @@ TEST(ServePbd, SeveralPrefillPoolsShareTheBufferAndTheDecodePool) {
   }
 }
 
+// DP_D: decode_pools decode pools of decode_groups groups each. A decode-bound burst (short
+// prompts, long answers) on a 3-group chip: with two decode pools of one group, the idle one
+// pulls the next prefilled prompts, each workflow decodes on the pool that pulled it, both pools'
+// steps overlap, and the burst ends sooner than with one decode pool of one group.
+TEST(ServePbd, SeveralDecodePoolsPullFromTheOneBuffer) {
+  const char* burst = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 96, "cached_tokens": 64, "answer_tokens": 24}],
+    "scheduler": {"max_batch_tokens": 2}
+  })";
+  const std::string pools = R"({"prefill_groups": 1, "decode_groups": 1, "micro_batch": 1, "buffer_max": 4)";
+  const Workload one = with_pbd(burst, pools + "}"), two = with_pbd(burst, pools + R"(, "decode_pools": 2})");
+  const HwConfig h = with_groups(3);
+  const ServeResult a = serve::serve(one, h, {}), b = serve::serve(two, h, {});
+  expect_conserved(one, a);
+  expect_conserved(two, b);
+  ASSERT_EQ(b.pbd->decode_pools.size(), 2u);
+  EXPECT_GT(b.pbd->decode_pools[0].steps, 0);
+  EXPECT_GT(b.pbd->decode_pools[1].steps, 0);
+  EXPECT_EQ(b.pbd->decode.steps, b.pbd->decode_pools[0].steps + b.pbd->decode_pools[1].steps);
+  EXPECT_EQ(b.pbd->decode.groups, 2);
+  bool overlap = false;
+  for (const auto& x : b.steps)
+    for (const auto& y : b.steps)
+      if (x.pool == 1 && y.pool == 2 && x.start_ns < y.start_ns + y.ns && y.start_ns < x.start_ns + x.ns) overlap = true;
+  EXPECT_TRUE(overlap);
+  EXPECT_LT(b.end_ns, a.end_ns);
+  const Json sb = serve::serve_summary(two, h, b);
+  EXPECT_EQ(sb["pbd"]["decode_pool"]["pools"], 2);
+  EXPECT_EQ(sb["pbd"]["decode_pool"]["by_pool"][0]["name"], "decode0");
+  EXPECT_EQ(sb["pbd"]["thinfer"]["dp_d"], 2);
+  EXPECT_FALSE(sb["pbd"]["thinfer"].contains("dp_p"));
+  EXPECT_EQ(sb["workload"]["scheduler"]["pbd"]["decode_pools"], 2);
+  EXPECT_DOUBLE_EQ(sb["steps"]["chip_busy_fraction"].get<double>(),
+                   (b.pbd->prefill.busy_ns + b.pbd->decode.busy_ns) / (3 * b.end_ns));
+  // Pools that do not fit the chip are refused naming decode_pools.
+  try {
+    serve::serve(with_pbd(burst, pools + R"(, "decode_pools": 3})"), h, {});
+    ADD_FAILURE() << "1 + 3 x 1 groups of a 3-group chip were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("decode_pools = 3"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ServePbd, PoolsMustFitTheChipAndTheBlockIsChecked) {
   const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1})");
   try {
