@@ -50,5 +50,5 @@ serve_summary_probes=(
   "testbench/schema/probes/serve_placement.json --set groups=4"  # prefix_affinity on 2 slices: its placement block
   "traces/serve/llama1b_agentic.json"  # a whole model: its operators and memory_map blocks
   "traces/serve/llama1b_pbd.json --set groups=2"  # a whole model in P-B-D: each pool's operators and memory_map
-  "testbench/schema/probes/serve_pbd_pools.json --set groups=3"  # two prefill pools (DP_P): by_pool, thinfer.dp_p
+  "testbench/schema/probes/serve_pbd_pools.json --set groups=4"  # two prefill and two decode pools: by_pool, thinfer.dp_p, dp_d
 )
