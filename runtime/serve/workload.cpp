@@ -209,7 +209,8 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     w.scheduler.placement = s.string("placement", "spread", {"spread", "prefix_affinity"});
     if (w.scheduler.sliced() && w.scheduler.pbd)
       s.fail("placement", "value \"prefix_affinity\" is not allowed with scheduler.pbd (allowed: \"spread\"): P-B-D "
-                          "splits the groups into its prefill and decode pools, and slices inside them are not built");
+                          "splits the groups into its own pools: cut a stage into pools of num_key_value_heads groups "
+                          "with scheduler.pbd.prefill_pools and decode_pools instead");
     s.finish();
   }
   if (r.has("slo")) {

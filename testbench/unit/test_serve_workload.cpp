@@ -118,6 +118,28 @@ TEST(ServeWorkload, PlacementIsSpreadOrPrefixAffinity) {
   EXPECT_NE(error_of(j).find("scheduler.pbd"), std::string::npos) << error_of(j);
 }
 
+// P-B-D's pools per stage (THInfer's DP_P, DP_D): 1 by default and then not echoed (the echo of
+// a one-pool workload is as before); more are echoed; out of range names the field and range.
+TEST(ServeWorkload, PbdPoolCountsAreCheckedAndEchoed) {
+  Json j = base();
+  j["scheduler"] = Json::parse(R"({"pbd": {}})");
+  const serve::Workload one = parse(j);
+  EXPECT_EQ(one.scheduler.pbd->prefill_pools, 1);
+  EXPECT_EQ(one.scheduler.pbd->decode_pools, 1);
+  EXPECT_FALSE(serve::to_json(one)["scheduler"]["pbd"].contains("prefill_pools"));
+  EXPECT_FALSE(serve::to_json(one)["scheduler"]["pbd"].contains("decode_pools"));
+  j["scheduler"] = Json::parse(R"({"pbd": {"prefill_pools": 2, "decode_pools": 3}})");
+  EXPECT_EQ(serve::to_json(parse(j))["scheduler"]["pbd"]["prefill_pools"], 2);
+  EXPECT_EQ(serve::to_json(parse(j))["scheduler"]["pbd"]["decode_pools"], 3);
+  for (const char* field : {"prefill_pools", "decode_pools"}) {
+    j["scheduler"] = Json::parse(R"({"pbd": {}})");
+    j["scheduler"]["pbd"][field] = 0;
+    const std::string e = error_of(j);
+    EXPECT_NE(e.find(std::string("scheduler.pbd.") + field), std::string::npos) << e;
+    EXPECT_NE(e.find("[1, 1023]"), std::string::npos) << e;
+  }
+}
+
 TEST(ServeWorkload, ExpandDrawsTheMixAndCountsFromTheSeed) {
   const serve::Workload w = parse(base());
   const auto a = serve::expand(w), b = serve::expand(w);
