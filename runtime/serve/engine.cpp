@@ -190,6 +190,11 @@ class Engine {
       throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
                        w.scenario_file + ") names a whole model (model.config; docs/models.md): allowed with an "
                        "attention-only model: w_stationary");
+    if (w.scheduler.on_demand()) {
+      preempt_.emplace();
+      preempt_->mode = w.scheduler.preemption;
+      preempt_->page_bytes = kv_page_bytes(w.scenario, 1);
+    }
     if (!w.scheduler.pbd) {
       // prefix_affinity: slices of num_kv_heads groups, each holding every KV head of its
       // workflows once; groups past the last whole slice idle (as under spread, where KV head h
@@ -199,11 +204,6 @@ class Engine {
       if (slices == 1) add_pool("chip", hw.groups, plan_whole_model("chip", hw.groups));
       PoolModel* model = slices > 1 ? plan_whole_model("slice", kv_heads) : nullptr;
       for (int i = 0; slices > 1 && i < slices; ++i) add_pool("slice" + std::to_string(i), kv_heads, model);
-      if (w.scheduler.on_demand()) {  // the parser refuses on_demand with P-B-D
-        preempt_.emplace();
-        preempt_->mode = w.scheduler.preemption;
-        preempt_->page_bytes = kv_page_bytes(w.scenario, 1);
-      }
       return;
     }
     const PbdSpec& p = *w.scheduler.pbd;
@@ -295,6 +295,8 @@ class Engine {
   // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
   int64_t pages_needed_now(const Flow& f) const;
   bool prefix_fits(const Flow& f, const Pool& pool) const;
+  bool prompt_fits(const WorkflowSpec& s, const Pool& pool) const;
+  int64_t free_for_new(const Pool& pool);
   bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
   int64_t pages_held(const Flow& f, bool running_only) const;
   void preempt(Flow& f);
@@ -580,13 +582,20 @@ void Engine::to_buffer(Flow& f) {
 void Engine::pull(Pool& to) {
   uint64_t bytes = 0;
   size_t n = 0;
+  int64_t free = preempt_ ? free_for_new(to) : 0;  // on_demand: pages the pool has for prompts now
   while (n < buffer_.size() && int(transfer_.size()) < pbd_->micro_batch) {
     Flow& f = *buffer_[n];
-    if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes()) break;
-    to.reserved += f.reserved;
+    const WorkflowSpec& s = *f.spec;
+    if (preempt_) {  // on_demand: while its prompt's pages fit now (later growth preempts)
+      const int64_t need = prompt_pages(s, to.kv->page_tokens());
+      if (need > free || !prompt_fits(s, to)) break;
+      free -= need;
+    } else {  // reserve: while its whole reservation fits
+      if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes()) break;
+      to.reserved += f.reserved;
+    }
     // The prompt lands as a run's session places it: the cached part by the prefix rule, the
     // rest on the least-loaded PE (as the co-located prefill step appends it).
-    const WorkflowSpec& s = *f.spec;
     f.prefill_seq = f.parent.sa.seq;
     f.parent.sa.seq = to.kv->create();
     // Its K/V arrive by the transfer (timed there), so no decode step is charged their writes.
@@ -623,7 +632,7 @@ void Engine::finish_transfer() {
     from.reserved -= f->held;
     f->prefill_seq = -1;
     f->pool = transfer_to_;
-    f->held = f->reserved;
+    f->held = preempt_ ? 0 : f->reserved;  // on_demand holds no reservation
     f->stage = Stage::decode;
   }
   std::vector<Flow*> moved;
@@ -657,11 +666,13 @@ int64_t Engine::pages_needed_now(const Flow& f) const {
 
 // A new workflow's cached prompt pages go where the prefix rule names at admission: each of
 // those PEs must have room.
-bool Engine::prefix_fits(const Flow& f, const Pool& pool) const {
+bool Engine::prefix_fits(const Flow& f, const Pool& pool) const { return f.started || prompt_fits(*f.spec, pool); }
+
+// The cached prompt pages of `s` fit where the prefix rule puts them in `pool` (a new workflow's
+// admission; P-B-D on demand: a pull into a decode pool).
+bool Engine::prompt_fits(const WorkflowSpec& s, const Pool& pool) const {
   const KvPageManager& pages = *pool.kv;
   const int pt = pages.page_tokens();
-  const WorkflowSpec& s = *f.spec;
-  if (f.started) return true;
   // On an empty pool it is admitted as by reservation: a prefix the rule cannot place is the page
   // manager's input error then, not a wait that never ends.
   if (pages.in_use() == 0) return true;
@@ -672,6 +683,18 @@ bool Engine::prefix_fits(const Flow& f, const Pool& pool) const {
   for (int pe = 0; pe < pages.pes(); ++pe)
     if (pages.in_use(pe) + on_pe[size_t(pe)] > pages.pages_per_pe()) return false;
   return true;
+}
+
+// on_demand: the pages of `pool` free for new work at this boundary: its free pages less what its
+// admitted workflows' next parts append (vLLM schedules the running before the waiting). P-B-D:
+// a prompt in the buffer or in transfer has no part in the pool holding it.
+int64_t Engine::free_for_new(const Pool& pool) {
+  int64_t free = pages_total(pool) - pool.kv->in_use();
+  for (Flow* f : ordered(true))
+    if (f->pool == pool.index && f->stage != Stage::buffered && f->stage != Stage::transfer)
+      for (const Agent* a : with_work(*f))
+        free -= kv(*f).pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+  return free;
 }
 
 // Distinct pages the workflow's sequences hold; `running_only`: its parent's and those of the
@@ -1083,16 +1106,12 @@ ServeResult Engine::run() {
     // Admission in the policy's order, under the KV reservation and the workflow limit
     // (P-B-D: into the prefill pool, reserving the prompt's pages; prefix_affinity: into the
     // least-loaded slice it fits, where all its rounds and branches then run).
-    const size_t entries = pbd_ ? size_t(prefill_pools_) : pools_.size();
-    // on_demand: the admitted workflows' next parts come first (vLLM schedules the running before
-    // the waiting), then what the workflows admitted at this boundary need now is promised to them
-    // (a new one's prompt and a recompute's prefill take their pages only in the step).
-    std::vector<int64_t> promised(entries, 0), free_now(entries);
-    for (size_t i = 0; i < entries; ++i) free_now[i] = pages_total(*pools_[i]) - pools_[i]->kv->in_use();
-    if (preempt_)
-      for (Flow* f : ordered(true))
-        for (const Agent* a : with_work(*f))
-          free_now[size_t(f->pool)] -= kv(*f).pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+    const size_t entries = pbd_ ? size_t(prefill_pools_) : pools_.size();  // where a new workflow may enter
+    // on_demand: the admitted workflows' next parts come first (free_for_new), then what the
+    // workflows admitted at this boundary need now is promised to them (a new one's prompt and a
+    // recompute's prefill take their pages only in the step).
+    std::vector<int64_t> promised(pools_.size(), 0), free_now(pools_.size(), 0);
+    for (size_t i = 0; preempt_ && i < pools_.size(); ++i) free_now[i] = free_for_new(*pools_[i]);
     // A slice's load: the pages its workflows reserved (reserve) or hold and were promised now
     // (on_demand).
     const auto load = [&](size_t i) { return preempt_ ? pools_[i]->kv->in_use() + promised[i] : pools_[i]->reserved; };
@@ -1103,8 +1122,10 @@ ServeResult Engine::run() {
                            : pbd_   ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens)
                                     : f->reserved;
       std::optional<size_t> to;
-      for (size_t i = 0; i < entries; ++i) {
-        if (f->started && int(i) != f->pool) continue;  // preempted: its slice holds its place
+      // A new workflow enters a pool of [0, entries); a preempted one comes back to its own (its
+      // slice; P-B-D: the pool it was preempted from).
+      const size_t first = f->started ? size_t(f->pool) : 0, end = f->started ? first + 1 : entries;
+      for (size_t i = first; i < end; ++i) {
         const bool fits = preempt_ ? need <= free_now[i] - promised[i] && prefix_fits(*f, *pools_[i])
                                    : pools_[i]->reserved + need <= pages_total(*pools_[i]);
         if (fits && (!to || load(i) < load(*to))) to = i;

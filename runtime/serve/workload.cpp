@@ -192,9 +192,6 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
     w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
     w.scheduler.admission = s.string("admission", "reserve", {"reserve", "on_demand"});
-    if (w.scheduler.on_demand() && w.scheduler.pbd)
-      s.fail("admission", "value \"on_demand\" is not allowed with scheduler.pbd (allowed: \"reserve\"): P-B-D's "
-                          "pools admit and pull by their own rules and preemption across the pools is not built");
     if (w.scheduler.on_demand() && !w.scheduler.share_prefix)
       s.fail("admission", "value \"on_demand\" is not allowed with share_prefix = false (allowed: \"reserve\"): the "
                           "no-sharing baseline copies the parent's pages at the fan-out, outside a step's page check");

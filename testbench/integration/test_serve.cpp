@@ -1129,6 +1129,57 @@ TEST(ServePreemption, SwapTimesEachDirectionOverTheHostLink) {
   EXPECT_EQ(f.preemption->swap_out_bytes, p.swap_out_bytes);
 }
 
+// P-B-D under on_demand: the decode pool pulls a prompt when its pages fit now (not its whole
+// reservation), so it takes more workflows at once than under reserve, and when their answers
+// outgrow the pool it preempts among its own workflows, which come back to it (swap: over the
+// host link; recompute: prefilled again there). Everything still finishes once and every pool's
+// pages go back.
+TEST(ServePreemption, PbdOnDemandPullsByPagesNowAndPreemptsInTheDecodePool) {
+  const char* burst = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 64, "answer_tokens": 120}]
+  })";
+  HwConfig h = pool_of(4);  // 4 pages a PE: 32 pages a pool of one group; a workflow reserves 12
+  h.groups = 2;
+  const auto run = [&](const std::string& admission) {
+    Json j = Json::parse(burst);
+    if (!admission.empty()) j["scheduler"] = Json::parse(admission);
+    const std::string body = j.dump();
+    const Workload w = with_pbd(body.c_str(), R"({"prefill_groups": 1, "micro_batch": 2, "buffer_max": 6})");
+    const ServeResult r = serve::serve(w, h, {});
+    expect_conserved(w, r);
+    return r;
+  };
+  const ServeResult reserve = run(""), swap = run(R"({"admission": "on_demand", "preemption": "swap"})"),
+                    recompute = run(R"({"admission": "on_demand", "preemption": "recompute"})");
+  EXPECT_FALSE(reserve.preemption.has_value());
+  // Workflows decoding in the decode pool at once: at most 2 under reserve (2 x 12 of 32 pages).
+  const auto most_at_once = [](const ServeResult& r) {
+    int most = 0;
+    for (const auto& s : r.steps)
+      if (s.pool == 1) most = std::max(most, s.workflows);
+    return most;
+  };
+  EXPECT_LE(most_at_once(reserve), 2);
+  for (const ServeResult* r : {&swap, &recompute}) {
+    ASSERT_TRUE(r->preemption.has_value());
+    EXPECT_GT(most_at_once(*r), 2);
+    EXPECT_GT(r->preemption->preemptions, 0);
+    EXPECT_LE(r->pbd->decode.peak_pages, r->pbd->decode.pages_total);
+  }
+  // The swaps run at the decode pool's step boundaries: its workflows are the ones that grow.
+  int swap_steps = 0;
+  for (const auto& s : swap.steps)
+    if (s.swap_ns > 0) {
+      ++swap_steps;
+      EXPECT_EQ(s.pool, 1);
+    }
+  EXPECT_GT(swap_steps, 0);
+  EXPECT_GT(swap.preemption->swap_out_bytes, 0u);
+  EXPECT_EQ(swap.preemption->swap_in_bytes, swap.preemption->swap_out_bytes);
+  EXPECT_GT(recompute.preemption->recomputed_tokens, 0);
+}
+
 TEST(ServePreemption, SameInputsGiveIdenticalOutputs) {
   const HwConfig h = pool_of(6);
   for (const char* mode : {"recompute", "swap"}) {

@@ -90,10 +90,10 @@ TEST(ServeWorkload, AdmissionAndPreemptionAreCheckedTogether) {
   j["scheduler"] = Json::parse(R"({"preemption": "swap"})");
   EXPECT_NE(error_of(j).find("scheduler.preemption"), std::string::npos) << error_of(j);
   EXPECT_NE(error_of(j).find("on_demand"), std::string::npos) << error_of(j);
-  // Not built with P-B-D's pools or the no-sharing baseline.
+  // With P-B-D's pools it is allowed (the pulls and the pools' steps); not with the no-sharing baseline.
   j["scheduler"] = Json::parse(R"({"admission": "on_demand", "pbd": {}})");
-  EXPECT_NE(error_of(j).find("scheduler.admission"), std::string::npos) << error_of(j);
-  EXPECT_NE(error_of(j).find("scheduler.pbd"), std::string::npos) << error_of(j);
+  EXPECT_TRUE(parse(j).scheduler.on_demand());
+  EXPECT_TRUE(parse(j).scheduler.pbd.has_value());
   j["scheduler"] = Json::parse(R"({"admission": "on_demand", "share_prefix": false})");
   EXPECT_NE(error_of(j).find("share_prefix"), std::string::npos) << error_of(j);
   // The echo holds the fields only when on_demand is set (a reserve run's summary is unchanged).
