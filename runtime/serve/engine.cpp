@@ -590,8 +590,8 @@ void Engine::pull(Pool& to) {
       const int64_t need = prompt_pages(s, to.kv->page_tokens());
       if (need > free || !prompt_fits(s, to)) break;
       free -= need;
-    } else {  // reserve: while its whole reservation fits
-      if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes()) break;
+    } else {  // reserve: while its whole reservation fits (and its cached prefix's PEs have room)
+      if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes() || !prompt_fits(s, to)) break;
       to.reserved += f.reserved;
     }
     // The prompt lands as a run's session places it: the cached part by the prefix rule, the
@@ -1126,8 +1126,11 @@ ServeResult Engine::run() {
       // slice; P-B-D: the pool it was preempted from).
       const size_t first = f->started ? size_t(f->pool) : 0, end = f->started ? first + 1 : entries;
       for (size_t i = first; i < end; ++i) {
-        const bool fits = preempt_ ? need <= free_now[i] - promised[i] && prefix_fits(*f, *pools_[i])
-                                   : pools_[i]->reserved + need <= pages_total(*pools_[i]);
+        // Either way its cached prefix's pages, placed by the prefix rule on given PEs, must fit
+        // those PEs now (the rest goes where there is room).
+        const bool fits = (preempt_ ? need <= free_now[i] - promised[i]
+                                    : pools_[i]->reserved + need <= pages_total(*pools_[i])) &&
+                          prefix_fits(*f, *pools_[i]);
         if (fits && (!to || load(i) < load(*to))) to = i;
       }
       if (!to) {
@@ -1138,8 +1141,11 @@ ServeResult Engine::run() {
       f->started ? readmit(*f) : admit(*f, int(*to));
     }
     // P-B-D: an idle decode pool pulls (the lowest first; one transfer at a time).
-    for (size_t i = size_t(prefill_pools_); pbd_ && i < pools_.size() && transfer_.empty(); ++i)
-      if (!pools_[i]->stepping) pull(*pools_[i]);
+    const auto pull_idle = [&] {
+      for (size_t i = size_t(prefill_pools_); pbd_ && i < pools_.size() && transfer_.empty(); ++i)
+        if (!pools_[i]->stepping) pull(*pools_[i]);
+    };
+    pull_idle();
     finished = 0;
     for (const Flow& f : flows_) finished += f.done;
     if (finished == flows_.size()) break;
@@ -1149,6 +1155,9 @@ ServeResult Engine::run() {
         StepBuild b = build_step(*p);
         if (!b.parts.empty() || p->swap_pending_ns > 0) start_step(*p, std::move(b));
       }
+    // A prompt cached whole enters the buffer while its prefill pool builds a step, without one:
+    // an idle decode pool pulls it now (no step's end would wake it).
+    pull_idle();
     // The next event: a step's end; for an idle pool, what could give it work (an arrival, a
     // tool call's return, a transfer's end).
     double next = kNever;

@@ -207,6 +207,21 @@ TEST(Serve, AdmissionHoldsTheKvPoolAndQueuesTheRest) {
   EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.waiting > 0; }));
 }
 
+// A workflow's cached prefix goes on the PEs the prefix rule names; admission (reserve, as
+// on_demand) waits until those PEs have room, rather than failing mid-run with a full PE while the
+// pool's total has room. Six workflows whose 3 cached pages each go to the same PEs, on a chip of
+// 3 pages a PE: they are admitted as the PEs free up, and all finish.
+TEST(Serve, AdmissionWaitsForTheCachedPrefixPesToHaveRoom) {
+  const std::string scenario = test::source_path("traces/serve/small_attn.json");
+  const Workload w = workload(R"({"arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 64, "cached_tokens": 48, "answer_tokens": 2}]})", scenario);
+  HwConfig h;
+  h.pe.hbm.capacity_bytes = 3 * kv_page_bytes(w.scenario, 1);
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  EXPECT_TRUE(std::any_of(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.waiting > 0; }));
+}
+
 TEST(Serve, FirstJoinCancelsTheRestAndReleasesTheirPages) {
   const Workload w = workload(R"({
     "arrival": {"process": "timestamps", "times_ns": [0, 10]},
@@ -785,6 +800,24 @@ TEST(ServePbd, SeveralDecodePoolsPullFromTheOneBuffer) {
     ADD_FAILURE() << "1 + 3 x 1 groups of a 3-group chip were accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("decode_pools = 3"), std::string::npos) << e.what();
+  }
+}
+
+// A prompt cached whole has nothing to prefill: it enters the buffer without a prefill step and
+// an idle decode pool pulls it at once (no step's end would wake it: this was a stall).
+TEST(ServePbd, APromptCachedWholeGoesThroughTheBufferWithoutAStep) {
+  for (const char* admission : {"", R"(, "admission": "on_demand", "preemption": "swap")"}) {
+    SCOPED_TRACE(admission);
+    const std::string body = std::string(R"({"arrival": {"process": "timestamps", "times_ns": [0, 0]},
+      "templates": [{"name": "chat", "prompt_tokens": 64, "cached_tokens": 64, "answer_tokens": 3}],
+      "scheduler": {"policy": "fcfs")") + admission + "}}";
+    const Workload w = with_pbd(body.c_str(), R"({"prefill_groups": 1})");
+    const ServeResult r = serve::serve(w, two_groups(), {});
+    expect_conserved(w, r);
+    EXPECT_EQ(r.pbd->prefill.steps, 0);
+    EXPECT_EQ(r.pbd->sequences, 2);
+    ASSERT_FALSE(r.pbd->transfers.empty());
+    EXPECT_EQ(r.pbd->transfers.front().start_ns, 0.0);
   }
 }
 
