@@ -103,6 +103,16 @@ class ModuleCase(unittest.TestCase):
         with self.assertRaises(ahbm.InputError) as e:
             ahbm.run(FANOUT, values=False, gemm_mapping="x_stationary")  # attention only: no weight GEMMs
         self.assertIn("whole model", str(e.exception))
+        # power_window_ns: as --power-window-ns (the power-over-time windows).
+        summary = cli_run(FANOUT, os.path.join(self.dir, "cli_pw"), "--no-vcd", "--no-values", "--power-window-ns", "200")
+        r = ahbm.run(FANOUT, values=False, power_window_ns=200)
+        self.assertEqual(r["summary"]["power"], summary["power"])
+        self.assertEqual(r["summary"]["power"]["window_ns"], 200.0)
+        self.assertNotEqual(ahbm.run(FANOUT, values=False)["summary"]["power"]["window_ns"], 200.0)
+        for bad in (0, -5, 10**13):
+            with self.assertRaises(ahbm.InputError) as e:
+                ahbm.run(FANOUT, values=False, power_window_ns=bad)
+            self.assertIn("power_window_ns", str(e.exception))
 
     def test_errors_raise_with_the_field_path(self):
         with self.assertRaises(ahbm.InputError) as e:

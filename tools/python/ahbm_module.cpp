@@ -199,7 +199,8 @@ class PySimulator {
 
   py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
                bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
-               bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping) {
+               bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
+               std::optional<int64_t> power_window_ns) {
     RunOptions opt;
     opt.policy = policy;
     opt.seed = seed;
@@ -210,6 +211,11 @@ class PySimulator {
     opt.trace = report::parse_trace_level(trace);
     opt.trace_gz = trace_gz;
     opt.gemm_mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
+    if (power_window_ns) {  // as the CLI's --power-window-ns: [1, 1e12] ns
+      if (*power_window_ns < 1 || *power_window_ns > int64_t(1e12))
+        throw InputError("power_window_ns: value " + std::to_string(*power_window_ns) + " is out of range [1, 1e12]");
+      opt.power_window_ns = double(*power_window_ns);
+    }
     opt.watchdog_ns = watchdog_ns;
     opt.hw_file = hw_name_;
     opt.sims = &sims_;
@@ -347,11 +353,11 @@ PYBIND11_MODULE(ahbm, m) {
            py::arg("seed") = py::none(), py::arg("values") = true, py::arg("vcd") = false,
            py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
            py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
-           py::arg("gemm_mapping") = "w_stationary",
+           py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
            "Simulates a scenario (dict or path). Returns {'summary': dict (summary.json), 'o': [ndarray per job of "
            "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory. "
-           "launch, compare_unbatched, trace, trace_gz, gemm_mapping: as ahbm-sim run's --launch, --compare-unbatched, "
-           "--trace, --trace-gz, --gemm-mapping.")
+           "launch, compare_unbatched, trace, trace_gz, gemm_mapping, power_window_ns: as ahbm-sim run's --launch, "
+           "--compare-unbatched, --trace, --trace-gz, --gemm-mapping, --power-window-ns.")
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
            py::arg("vcd") = false, py::arg("gemm_mapping") = "w_stationary",
@@ -380,16 +386,17 @@ PYBIND11_MODULE(ahbm, m) {
       [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
          bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
-         bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping) {
+         bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
+         std::optional<int64_t> power_window_ns) {
         return PySimulator(hw, set, noc)
             .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
-                 gemm_mapping);
+                 gemm_mapping, power_window_ns);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("policy") = "A", py::arg("seed") = py::none(), py::arg("values") = true,
       py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
       py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
-      py::arg("gemm_mapping") = "w_stationary",
+      py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
       "Simulator(hw, set, noc).run(scenario, ...): one scenario on a chip of its own.");
 
   m.def(
