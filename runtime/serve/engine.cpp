@@ -325,6 +325,9 @@ class Engine {
   std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
+  // When the host link is free again: swaps (preemption = swap) of every pool and P-B-D's KV
+  // transfers over the host use it one after another.
+  double host_link_free_ = 0;
   int transfer_to_ = -1;         // the decode pool the transfer in flight goes to
   uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
   // on_demand admission
@@ -616,10 +619,15 @@ void Engine::pull(Pool& to) {
   KvTransfer t;
   t.start_ns = now_;
   t.ns = pbd_->path_latency_ns + (pbd_->path_gbps > 0 ? double(bytes) / pbd_->path_gbps : 0.0);
+  if (pbd_->kv_path == "host") {  // the one host link: after any pool's swaps on it
+    t.wait_ns = std::max(0.0, host_link_free_ - now_);
+    t.start_ns += t.wait_ns;
+    host_link_free_ = t.start_ns + t.ns;
+  }
   t.sequences = int(n);
   t.bytes = bytes;
   pbd_->transfers.push_back(t);
-  transfer_end_ = now_ + t.ns;
+  transfer_end_ = t.start_ns + t.ns;
   transfer_to_ = to.index;
 }
 
@@ -989,7 +997,11 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   sample.swap_bytes = pool.swap_pending_bytes;
   pool.swap_pending_ns = 0;
   pool.swap_pending_bytes = 0;
-  sample.ns = sample.swap_ns + cost.ns;
+  if (sample.swap_ns > 0) {  // the one host link: swaps wait for another pool's swaps or transfer
+    sample.host_wait_ns = std::max(0.0, host_link_free_ - now_);
+    host_link_free_ = now_ + sample.host_wait_ns + sample.swap_ns;
+  }
+  sample.ns = sample.host_wait_ns + sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
   sample.energy_j = cost.energy_j;
   sample.static_j = cost.static_j;

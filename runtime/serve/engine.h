@@ -80,6 +80,9 @@ struct StepSample {
   // (part of `ns`; a step with no workflows is swaps alone).
   double swap_ns = 0;
   uint64_t swap_bytes = 0;
+  // Before its swaps, the wait for the host link while another pool's swaps or a P-B-D KV
+  // transfer over the host hold it (part of `ns`).
+  double host_wait_ns = 0;
 };
 
 // One preemption or restore of a workflow (at a step boundary).
@@ -119,9 +122,10 @@ struct PoolStats {
 };
 
 struct KvTransfer {
-  double start_ns = 0, ns = 0;
+  double start_ns = 0, ns = 0;  // start: when it got its path (kv_path host: once the host link was free)
   int sequences = 0;
   uint64_t bytes = 0;
+  double wait_ns = 0;  // kv_path host: from the pull to the start, the host link busy with swaps
 };
 
 struct PbdResult {

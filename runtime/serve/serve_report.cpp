@@ -87,8 +87,10 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
   double transfer_ns = 0;
   uint64_t bytes = 0;
   std::vector<double> each;
+  double wait_ns = 0;
   for (const KvTransfer& t : p.transfers) {
     transfer_ns += t.ns;
+    wait_ns += t.wait_ns;
     bytes += t.bytes;
     each.push_back(t.ns);
   }
@@ -119,6 +121,7 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
         {"count", p.transfers.size()},
         {"bytes", bytes},
         {"busy_ns", transfer_ns},
+        {"host_link_wait_ns", wait_ns},
         {"busy_fraction", span_ns > 0 ? transfer_ns / span_ns : 0.0},
         {"time", report::distribution(each)}}},
       {"thinfer",
@@ -304,11 +307,12 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   }
   if (r.preemption) {  // on_demand admission only: a reserve run's summary is as before
     const PreemptionResult& p = *r.preemption;
-    double swap_ns = 0;
+    double swap_ns = 0, wait_ns = 0;
     int64_t swap_steps = 0;
     std::vector<double> per_workflow;
     for (const StepSample& st : r.steps) {
       swap_ns += st.swap_ns;
+      wait_ns += st.host_wait_ns;
       swap_steps += st.swap_ns > 0;
     }
     for (const WorkflowRecord& f : r.workflows) per_workflow.push_back(f.preemptions);
@@ -325,6 +329,7 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
                                  {"in_bytes", p.swap_in_bytes},
                                  {"ns", swap_ns},
                                  {"steps", swap_steps},
+                                 {"host_link_wait_ns", wait_ns},
                                  {"fraction_of_busy", busy > 0 ? swap_ns / busy : 0.0}}}};
   }
   s["end_ns"] = r.end_ns;
@@ -379,6 +384,8 @@ std::string serve_trace_json(const ServeResult& r) {
                             {"reused", s.reused}}}});
     if (s.swap_ns > 0)  // preemption = swap: the boundary's swaps, at the step's start
       ev.back()["args"]["swap_ns"] = s.swap_ns;
+    if (s.host_wait_ns > 0)  // before them, the wait for the host link
+      ev.back()["args"]["host_wait_ns"] = s.host_wait_ns;
     ev.push_back({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3}, {"args", {{"in_use", s.kv_pages}}}});
     ev.push_back({{"name", "queue"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
                   {"args", {{"waiting", s.waiting}, {"active", s.active}}}});

@@ -1214,6 +1214,43 @@ TEST(ServePreemption, PbdOnDemandPullsByPagesNowAndPreemptsInTheDecodePool) {
   EXPECT_GT(recompute.preemption->recomputed_tokens, 0);
 }
 
+// The chip has one host link: the swaps of every pool and P-B-D's KV transfers over the host take
+// it one after another. Two decode pools preempting by swap, prompts pulled over the host: no two
+// uses of the link overlap in time, and a step's wait for it is part of its time.
+TEST(ServePreemption, SwapsAndHostTransfersShareTheOneHostLink) {
+  const char* burst = R"({
+    "arrival": {"process": "timestamps", "times_ns": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]},
+    "templates": [{"name": "chat", "prompt_tokens": 64, "answer_tokens": 120}],
+    "scheduler": {"admission": "on_demand", "preemption": "swap"}
+  })";
+  HwConfig h = pool_of(4);
+  h.groups = 3;
+  const Workload w = with_pbd(burst, R"({"prefill_groups": 1, "decode_groups": 1, "decode_pools": 2,
+                                         "micro_batch": 2, "buffer_max": 6, "kv_path": "host"})");
+  const ServeResult r = serve::serve(w, h, {});
+  expect_conserved(w, r);
+  std::vector<std::pair<double, double>> uses;  // [start, end) of each use of the host link
+  double waited = 0;
+  for (const auto& s : r.steps)
+    if (s.swap_ns > 0) {
+      uses.emplace_back(s.start_ns + s.host_wait_ns, s.start_ns + s.host_wait_ns + s.swap_ns);
+      waited += s.host_wait_ns;
+    }
+  for (const auto& t : r.pbd->transfers) {
+    uses.emplace_back(t.start_ns, t.start_ns + t.ns);
+    waited += t.wait_ns;
+  }
+  ASSERT_GT(uses.size(), 2u);
+  std::sort(uses.begin(), uses.end());
+  for (size_t i = 1; i < uses.size(); ++i)
+    EXPECT_LE(uses[i - 1].second, uses[i].first + 1e-6) << "uses " << i - 1 << " and " << i << " overlap";
+  EXPECT_GT(waited, 0.0);
+  const Json s = serve::serve_summary(w, h, r);
+  double step_waits = 0;
+  for (const auto& st : r.steps) step_waits += st.host_wait_ns;
+  EXPECT_DOUBLE_EQ(s["preemption"]["swap"]["host_link_wait_ns"].get<double>(), step_waits);
+}
+
 TEST(ServePreemption, SameInputsGiveIdenticalOutputs) {
   const HwConfig h = pool_of(6);
   for (const char* mode : {"recompute", "swap"}) {
