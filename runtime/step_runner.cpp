@@ -98,7 +98,8 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
     Planner::JobSet alone;
     alone.only = i;
     alone.q_tile_rows = q_tile_rows;
-    const Plan solo = planner_.plan(kv, step, alone);
+    Plan solo = planner_.plan(kv, step, alone);
+    set_kernels(solo.jobs);  // its own launches and attention kernels, as the run's step has
     const SimResult r = simulate(solo.jobs, so);
     Step solo_step = step;  // agent i's step alone: its rows through the layers, if any
     solo_step.agents = {step.agents[size_t(i)]};
@@ -129,7 +130,9 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   set.timing_only = true;
-  return step_ns(step, simulate(planner_.plan(kv, step, set).jobs, so).end_ns);
+  std::vector<AttentionJob> jobs = planner_.plan(kv, step, set).jobs;
+  set_kernels(jobs);  // the launches and attention kernels of the step it probes
+  return step_ns(step, simulate(jobs, so).end_ns);
 }
 
 std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,

@@ -9,7 +9,8 @@
 //   apply     apply_layout             runtime/policy/apply_policy.h  the jobs laid out for the choice
 //   simulate  StepRunner::simulate     hw/chip/simulate.h             SimResult
 //   report    step_record.h, policy_report.h                          StepRecord, placed on the timeline
-// and, when asked, the unbatched baseline (every agent planned and simulated alone, Policy A).
+// and, when asked, the unbatched baseline (every agent planned and simulated alone, Policy A,
+// with the run's launch schedule and attention kernels).
 // The planner and the cost model are each entered once per job set; StepRunner::calls() counts
 // the entries (testbench: test_step_pipeline.cpp).
 #include <string>
@@ -80,8 +81,8 @@ class StepRunner {
 
   // The step on the run's timeline. `q_tile_rows` > 0 fixes its Q tile rows (a join prefill's).
   StepRun run(const KvPageManager& kv, const Step& step, Timeline& tl, int q_tile_rows = 0);
-  // The step's simulated time off the timeline: planned timing only, Policy A, no VCD (a join
-  // prefill's extrapolation probe).
+  // The step's simulated time off the timeline: planned timing only, Policy A, no VCD, with the
+  // run's launch schedule and attention kernels (a join prefill's extrapolation probe).
   double probe(const KvPageManager& kv, const Step& step, int q_tile_rows);
   // A step's time when its attention takes `attention_ns`: with a whole model's layers, the
   // layers' operators around it (StepLayers::step_ns); else the attention alone. Baselines use

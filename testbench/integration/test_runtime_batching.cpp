@@ -84,3 +84,20 @@ TEST(RuntimeBatching, DefaultScenarioSameOBothTimesReported) {
   EXPECT_TRUE(run.summary["phases"]["fanout"].contains("unbatched_ns"));
   EXPECT_TRUE(run.summary["phases"]["decode"].contains("unbatched_ns"));
 }
+
+TEST(RuntimeBatching, TheBaselinePaysItsOwnKernelLaunches) {
+  // Each agent alone is a kernel launch of its own: with host.kernel_launch_ns the unbatched
+  // baseline pays one per agent (3 here) where the batched step pays one, as the run's launch
+  // schedule says (the baseline used to be simulated without it, as if launches were free). A
+  // launch overlaps the step's Q upload, so what each adds is less than its 1000 ns.
+  HwConfig free_launch, paid;
+  paid.host.kernel_launch_ns = 1000;
+  const Json a = run_with_baseline(page_aligned(), free_launch).summary, b = run_with_baseline(page_aligned(), paid).summary;
+  const double batched = b["total_ns"].get<double>() - a["total_ns"].get<double>();
+  const double unbatched =
+      b["baselines"]["unbatched"]["total_ns"].get<double>() - a["baselines"]["unbatched"]["total_ns"].get<double>();
+  EXPECT_GT(batched, 0.0);
+  EXPECT_LE(batched, 1000.0 + 1e-6);
+  EXPECT_GT(unbatched, batched);
+  EXPECT_LE(unbatched, 3 * 1000.0 + 1e-6);
+}
