@@ -321,7 +321,7 @@ class Engine {
   int active_ = 0;
   // P-B-D
   std::optional<PbdResult> pbd_;
-  int prefill_pools_ = 0;        // DP_P: pools_[0, prefill_pools_) prefill, then the decode pool
+  int prefill_pools_ = 0;        // DP_P: pools_[0, prefill_pools_) prefill, then the DP_D decode pools
   std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
@@ -580,8 +580,9 @@ void Engine::to_buffer(Flow& f) {
 }
 
 // P-B-D: at a step boundary of a decode pool, with no transfer in flight, it pulls up to
-// micro_batch sequences from the buffer, in buffer order, while their reservations fit its KV
-// pool; their KV moves in one transfer.
+// micro_batch sequences from the buffer, in buffer order, while they fit its KV pool (reserve:
+// their whole reservations; on_demand: their prompts' pages now) and their cached prefixes fit
+// the PEs the prefix rule names; their KV moves in one transfer.
 void Engine::pull(Pool& to) {
   uint64_t bytes = 0;
   size_t n = 0;
