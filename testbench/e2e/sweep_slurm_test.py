@@ -4,8 +4,9 @@
 A 40-point timing-only grid runs locally (-j 2) and on the cluster (5 points per array task, at most
 2 tasks at once). While the array runs, one running task is cancelled: the sweep's retry round must
 rerun only that task's unfinished points, and results.csv must be byte-identical to the local one.
-Points inside array tasks wait at a gate (a wrapper around ahbm-sim) until the cancel is sent: a
-point takes under 0.1 s, so on a fast machine an ungated task could finish before scancel lands.
+Points inside array tasks wait at a gate (a wrapper around ahbm-sim) until the cancelled task has
+left the running state: a point takes under 0.1 s, so a task released before scancel lands (late on
+a loaded machine) could finish its points first.
 Then a grid change makes 4 points stale: a detached submission reruns only those (a second
 submission while it is queued is refused with exit 2), --collect merges them; lost results are
 listed as missing by --collect (exit 1) and a resubmission reruns only them.
@@ -127,6 +128,13 @@ def run(c, work, real_cli):
                     killed = running[0]
                     r = c.run(["scancel", killed])
                     print(f"  cancelled array task {killed} while it ran (scancel rc {r.returncode})", flush=True)
+                    # The gate opens only once the cancelled task has left the running state: a
+                    # loaded machine can deliver the cancel late, and a task released before it
+                    # lands finishes its points (then there is nothing to retry).
+                    gone_by = time.monotonic() + 60
+                    while time.monotonic() < gone_by and \
+                            c.run(["squeue", "-h", "-j", killed, "-o", "%T"]).stdout.strip() == "RUNNING":
+                        time.sleep(0.05)
                     os.remove(gate)  # the other tasks go on
             time.sleep(0.1)
     finally:
