@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Proves a refactor: runs every trace x policy x NoC (ideal, mesh) -- plus the unbatched
-# baseline, the join comparison and policy-eval -- with two ahbm-sim binaries and compares the
-# run directories file by file. Exit 0 when every output is byte-identical, 1 otherwise.
+# baseline, the join comparison and policy-eval -- and every serve workload of traces/serve/ on
+# 1, 2 and 4 groups, with two ahbm-sim binaries, and compares the run directories file by file.
+# Exit 0 when every output is byte-identical, 1 otherwise.
 #
 #   tools/compare-outputs.sh OLD_BIN NEW_BIN [WORK_DIR]
+#   ONLY=REGEX tools/compare-outputs.sh ...   only the cases whose "command|file|options" matches
 #
 # OLD_BIN is usually the binary built from the commit before the change (git worktree add
 # ../base HEAD~1 && build it there). Both runs use the same output path, one after the other,
@@ -40,6 +42,21 @@ cases+=("run|$root/traces/decode_heavy.json|--compare-unbatched --noc mesh")
 cases+=("run|$root/traces/join_8x1000.json|--join-compare")
 cases+=("run|$root/traces/fanout_8x20.json|--no-values --noc ring")
 for t in fanout_8x20 llama_gqa; do cases+=("policy-eval|$root/traces/$t.json|"); done
+# serve: every workload (not the scenarios they name) but the two 1,000-workflow benchmarks
+# (minutes each), with the VCD; P-B-D workloads need 2 groups at least.
+for w in "$root"/traces/serve/*.json; do
+  grep -q '"arrival"' "$w" || continue
+  case $(basename "$w") in llama8b_*) continue ;; esac
+  for g in 1 2 4; do
+    grep -q '"pbd"' "$w" && [ $g = 1 ] && continue
+    cases+=("serve|$w|--set groups=$g --vcd")
+  done
+done
+if [ -n "${ONLY:-}" ]; then
+  kept=()
+  for c in "${cases[@]}"; do [[ $c =~ $ONLY ]] && kept+=("$c"); done
+  cases=("${kept[@]}")
+fi
 
 fail=0 i=0
 for c in "${cases[@]}"; do
@@ -54,6 +71,9 @@ for c in "${cases[@]}"; do
     if [ "$cmd" = run ]; then
       # shellcheck disable=SC2086
       "$bin" run "$trace" --out "$work/run" $args $full >"$work/stdout" 2>"$work/stderr"
+    elif [ "$cmd" = serve ]; then
+      # shellcheck disable=SC2086
+      "$bin" serve "$trace" --out "$work/run" $args >"$work/stdout" 2>"$work/stderr"
     else
       # shellcheck disable=SC2086
       "$bin" "$cmd" "$trace" $args >"$work/stdout" 2>"$work/stderr"
