@@ -596,6 +596,14 @@ namespace {
 
 HwConfig two_groups() { return with_groups(2); }
 
+// Some step of pool `p` overlaps some step of pool `q` in time (the pools step at once).
+bool pools_overlap(const ServeResult& r, int p, int q) {
+  for (const auto& a : r.steps)
+    for (const auto& b : r.steps)
+      if (a.pool == p && b.pool == q && a.start_ns < b.start_ns + b.ns && b.start_ns < a.start_ns + a.ns) return true;
+  return false;
+}
+
 
 TEST(ServePbd, EveryRequestFinishesOncePagesReturnBufferStaysBounded) {
   const Workload w = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
@@ -626,11 +634,7 @@ TEST(ServePbd, EveryRequestFinishesOncePagesReturnBufferStaysBounded) {
   EXPECT_EQ(prefill_steps, p.prefill.steps);
   EXPECT_EQ(decode_steps, p.decode.steps);
   // The two pools run at once: some prefill step overlaps some decode step in time.
-  bool overlap = false;
-  for (const auto& a : r.steps)
-    for (const auto& b : r.steps)
-      if (a.pool == 0 && b.pool == 1 && a.start_ns < b.start_ns + b.ns && b.start_ns < a.start_ns + a.ns) overlap = true;
-  EXPECT_TRUE(overlap);
+  EXPECT_TRUE(pools_overlap(r, 0, 1));
   // Each pool's steps follow one another.
   double end[2] = {0, 0};
   for (const auto& s : r.steps) {
@@ -728,11 +732,7 @@ TEST(ServePbd, SeveralPrefillPoolsShareTheBufferAndTheDecodePool) {
   EXPECT_EQ(b.pbd->prefill_pools[0].steps + b.pbd->prefill_pools[1].steps, 8);
   EXPECT_DOUBLE_EQ(b.pbd->prefill.busy_ns, b.pbd->prefill_pools[0].busy_ns + b.pbd->prefill_pools[1].busy_ns);
   EXPECT_EQ(b.pbd->prefill.groups, 2);
-  bool overlap = false;
-  for (const auto& x : b.steps)
-    for (const auto& y : b.steps)
-      if (x.pool == 0 && y.pool == 1 && x.start_ns < y.start_ns + y.ns && y.start_ns < x.start_ns + x.ns) overlap = true;
-  EXPECT_TRUE(overlap);
+  EXPECT_TRUE(pools_overlap(b, 0, 1));
   for (const auto& [at, n] : b.pbd->buffer) EXPECT_LE(n, 3) << "at " << at;
   EXPECT_LT(b.end_ns, a.end_ns);
   // The summary: the stage's totals, each pool, DP_P in THInfer's model; the one-pool summary has neither.
@@ -781,11 +781,7 @@ TEST(ServePbd, SeveralDecodePoolsPullFromTheOneBuffer) {
   EXPECT_GT(b.pbd->decode_pools[1].steps, 0);
   EXPECT_EQ(b.pbd->decode.steps, b.pbd->decode_pools[0].steps + b.pbd->decode_pools[1].steps);
   EXPECT_EQ(b.pbd->decode.groups, 2);
-  bool overlap = false;
-  for (const auto& x : b.steps)
-    for (const auto& y : b.steps)
-      if (x.pool == 1 && y.pool == 2 && x.start_ns < y.start_ns + y.ns && y.start_ns < x.start_ns + x.ns) overlap = true;
-  EXPECT_TRUE(overlap);
+  EXPECT_TRUE(pools_overlap(b, 1, 2));
   EXPECT_LT(b.end_ns, a.end_ns);
   const Json sb = serve::serve_summary(two, h, b);
   EXPECT_EQ(sb["pbd"]["decode_pool"]["pools"], 2);
