@@ -56,8 +56,7 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   rec.id = identify(step, kv);
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
-  run.plan = planner_.plan(kv, step, set);                                                         // plan
-  set_kernels(run.plan.jobs);
+  run.plan = plan(kv, step, set);                                                                  // plan
   // The fan-out step's decision is reported with every candidate's estimate (summary.policy); any
   // other step needs only the candidates its policy can pick (all of them under auto).
   const bool reported = rec.id.phase == "fanout";
@@ -88,7 +87,7 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   return run;
 }
 
-UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
+UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& batched_plan,
                                    const SimResult& batched, const SimOptions& step_sim) {
   // The baseline: each agent's attention on its own (every KV head of it), agents in turn.
   SimOptions so = step_sim;
@@ -98,8 +97,7 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
     Planner::JobSet alone;
     alone.only = i;
     alone.q_tile_rows = q_tile_rows;
-    Plan solo = planner_.plan(kv, step, alone);
-    set_kernels(solo.jobs);  // its own launches and attention kernels, as the run's step has
+    const Plan solo = plan(kv, step, alone);
     const SimResult r = simulate(solo.jobs, so);
     Step solo_step = step;  // agent i's step alone: its rows through the layers, if any
     solo_step.agents = {step.agents[size_t(i)]};
@@ -107,7 +105,7 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
     u.hbm_bytes += hbm_bytes_read(r);
     if (!set_.values) continue;
     for (size_t h = 0; h < solo.jobs.size(); ++h) {  // job h of both plans is KV head h
-      const auto [b, e] = agent_rows(plan.jobs[h], i);
+      const auto [b, e] = agent_rows(batched_plan.jobs[h], i);
       const MatrixRM& solo_o = r.outputs[h];
       const auto batched_o = batched.outputs[h].middleRows(b, e - b);
       if (solo_o.rows() != e - b) throw std::logic_error("unbatched baseline: row blocks differ");
@@ -118,9 +116,11 @@ UnbatchedRun StepRunner::unbatched(const KvPageManager& kv, const Step& step, in
   return u;
 }
 
-void StepRunner::set_kernels(std::vector<AttentionJob>& jobs) const {
-  set_launch_schedule(jobs, set_.launch);
-  for (AttentionJob& j : jobs) j.scores_in_hbm = !set_.attention_fused;
+Plan StepRunner::plan(const KvPageManager& kv, const Step& step, const Planner::JobSet& set) {
+  Plan p = planner_.plan(kv, step, set);
+  set_launch_schedule(p.jobs, set_.launch);
+  for (AttentionJob& j : p.jobs) j.scores_in_hbm = !set_.attention_fused;
+  return p;
 }
 
 double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_rows) {
@@ -130,9 +130,7 @@ double StepRunner::probe(const KvPageManager& kv, const Step& step, int q_tile_r
   Planner::JobSet set;
   set.q_tile_rows = q_tile_rows;
   set.timing_only = true;
-  std::vector<AttentionJob> jobs = planner_.plan(kv, step, set).jobs;
-  set_kernels(jobs);  // the launches and attention kernels of the step it probes
-  return step_ns(step, simulate(jobs, so).end_ns);
+  return step_ns(step, simulate(plan(kv, step, set).jobs, so).end_ns);
 }
 
 std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,
@@ -141,13 +139,13 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
   for (const Step& part : parts) {
     Planner::JobSet set;
     set.timing_only = true;
-    Plan plan = planner_.plan(kv, part, set);
-    set_kernels(plan.jobs);
+    Plan planned = plan(kv, part, set);
     // Only the chosen layout is used (no decision record per part): estimate the requested
     // policy's candidates alone.
-    const Choice choice = choose(plan.jobs, candidates_for(plan.candidates, set_.policy), hw_, set_.policy, cost_model_);
+    const Choice choice =
+        choose(planned.jobs, candidates_for(planned.candidates, set_.policy), hw_, set_.policy, cost_model_);
     if (chosen) chosen->push_back(choice.chosen);
-    for (AttentionJob& j : apply_layout(std::move(plan.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
+    for (AttentionJob& j : apply_layout(std::move(planned.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
   }
   return all;
 }

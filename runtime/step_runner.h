@@ -108,10 +108,13 @@ class StepRunner {
 
  private:
   SimResult simulate(const std::vector<AttentionJob>& jobs, const SimOptions& opt);
-  // The step's kernels: the launch schedule (set_.launch) and, with attention fusion off, the
-  // scores through HBM. Before choose: the estimates count the launches.
-  void set_kernels(std::vector<AttentionJob>& jobs) const;
-  UnbatchedRun unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& plan,
+  // The planner's jobs for `set` with the step's kernels: the launch schedule (set_.launch) and,
+  // with attention fusion off, the scores through HBM. Every job set the runner simulates or
+  // estimates (the run's step, a baseline's agent, a probe, a serve part) is planned here, so
+  // none runs with other kernels than the run's; before choose, so the estimates count the
+  // launches.
+  Plan plan(const KvPageManager& kv, const Step& step, const Planner::JobSet& set);
+  UnbatchedRun unbatched(const KvPageManager& kv, const Step& step, int q_tile_rows, const Plan& batched_plan,
                          const SimResult& batched, const SimOptions& step_sim);
 
   const Scenario& sc_;
