@@ -296,7 +296,7 @@ class Engine {
   int64_t pages_needed_now(const Flow& f) const;
   bool prefix_fits(const Flow& f, const Pool& pool) const;
   bool prompt_fits(const WorkflowSpec& s, const Pool& pool) const;
-  int64_t free_for_new(const Pool& pool);
+  std::vector<int64_t> free_for_new();
   bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
   int64_t pages_held(const Flow& f, bool running_only) const;
   void preempt(Flow& f);
@@ -586,7 +586,7 @@ void Engine::to_buffer(Flow& f) {
 void Engine::pull(Pool& to) {
   uint64_t bytes = 0;
   size_t n = 0;
-  int64_t free = preempt_ ? free_for_new(to) : 0;  // on_demand: pages the pool has for prompts now
+  int64_t free = preempt_ ? free_for_new()[size_t(to.index)] : 0;  // on_demand: pages the pool has for prompts now
   while (n < buffer_.size() && int(transfer_.size()) < pbd_->micro_batch) {
     Flow& f = *buffer_[n];
     const WorkflowSpec& s = *f.spec;
@@ -694,15 +694,16 @@ bool Engine::prompt_fits(const WorkflowSpec& s, const Pool& pool) const {
   return true;
 }
 
-// on_demand: the pages of `pool` free for new work at this boundary: its free pages less what its
-// admitted workflows' next parts append (vLLM schedules the running before the waiting). P-B-D:
-// a prompt in the buffer or in transfer has no part in the pool holding it.
-int64_t Engine::free_for_new(const Pool& pool) {
-  int64_t free = pages_total(pool) - pool.kv->in_use();
-  for (Flow* f : ordered(true))
-    if (f->pool == pool.index && f->stage != Stage::buffered && f->stage != Stage::transfer)
-      for (const Agent* a : with_work(*f))
-        free -= kv(*f).pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
+// on_demand: the pages of each pool free for new work at this boundary: its free pages less what
+// its admitted workflows' next parts append (vLLM schedules the running before the waiting).
+// P-B-D: a prompt in the buffer or in transfer has no part in the pool holding it.
+std::vector<int64_t> Engine::free_for_new() {
+  std::vector<int64_t> free(pools_.size());
+  for (size_t i = 0; i < pools_.size(); ++i) free[i] = pages_total(*pools_[i]) - pools_[i]->kv->in_use();
+  for (Flow& f : flows_)
+    if (f.arrived && !f.done && f.admitted && f.stage != Stage::buffered && f.stage != Stage::transfer)
+      for (const Agent* a : with_work(f))
+        free[size_t(f.pool)] -= kv(f).pages_for_append(a->sa.seq, a->prefill_left > 0 ? a->prefill_left : 1);
   return free;
 }
 
@@ -1123,8 +1124,8 @@ ServeResult Engine::run() {
     // on_demand: the admitted workflows' next parts come first (free_for_new), then what the
     // workflows admitted at this boundary need now is promised to them (a new one's prompt and a
     // recompute's prefill take their pages only in the step).
-    std::vector<int64_t> promised(pools_.size(), 0), free_now(pools_.size(), 0);
-    for (size_t i = 0; preempt_ && i < pools_.size(); ++i) free_now[i] = free_for_new(*pools_[i]);
+    std::vector<int64_t> promised(pools_.size(), 0),
+        free_now = preempt_ ? free_for_new() : std::vector<int64_t>(pools_.size(), 0);
     // A slice's load: the pages its workflows reserved (reserve) or hold and were promised now
     // (on_demand).
     const auto load = [&](size_t i) { return preempt_ ? pools_[i]->kv->in_use() + promised[i] : pools_[i]->reserved; };
