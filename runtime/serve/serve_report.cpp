@@ -60,10 +60,25 @@ Json pool_json(const PoolStats& p, double span_ns) {
   return j;
 }
 
+// The pools of a P-B-D stage (its DP): PbdResult keeps each pool's stats only when there are
+// several.
+size_t pools_of(const std::vector<PoolStats>& each) { return std::max<size_t>(1, each.size()); }
+
+// The P-B-D pools' names in StepSample::pool order: "prefill" and "decode", or each pool's
+// ("prefill0", …, "decode0", …) for a stage of several.
+std::vector<std::string> pbd_pool_names(const PbdResult& p) {
+  std::vector<std::string> names;
+  for (const auto* stage : {&p.prefill_pools, &p.decode_pools}) {
+    for (const PoolStats& s : *stage) names.push_back(s.name);
+    if (stage->empty()) names.push_back(stage == &p.prefill_pools ? "prefill" : "decode");
+  }
+  return names;
+}
+
 // A P-B-D stage (prefill or decode): its pools' totals, busy_fraction their mean; with more than
 // one pool (DP > 1) also each pool's own.
 Json stage_json(const PoolStats& stage, const std::vector<PoolStats>& pools, double span_ns) {
-  const size_t dp = std::max<size_t>(1, pools.size());
+  const size_t dp = pools_of(pools);
   Json j = pool_json(stage, span_ns * double(dp));
   if (dp > 1) {
     j["pools"] = dp;
@@ -96,7 +111,7 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
   }
   const double per_mb = p.sequences > 0 ? double(p.micro_batch) / double(p.sequences) : 0.0;
   const double t_p = p.prefill.busy_ns * per_mb, t_x = transfer_ns * per_mb, t_d = p.decode.busy_ns * per_mb;
-  const size_t dp_p = std::max<size_t>(1, p.prefill_pools.size()), dp_d = std::max<size_t>(1, p.decode_pools.size());
+  const size_t dp_p = pools_of(p.prefill_pools), dp_d = pools_of(p.decode_pools);
   const double slowest = std::max({t_p / double(dp_p), t_x, t_d / double(dp_d)});
   const double tokens_per_mb = double(generated) * per_mb;
   const double model = slowest > 0 ? tokens_per_mb / slowest * 1e9 : 0.0;
@@ -222,10 +237,8 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
   double chip_busy = span_ns > 0 ? busy / span_ns : 0.0;
   if (r.pbd && span_ns > 0)
     // A stage's pools are alike: each has groups / DP groups, and busy_ns sums them.
-    chip_busy = (double(r.pbd->prefill.groups) / double(std::max<size_t>(1, r.pbd->prefill_pools.size())) *
-                     r.pbd->prefill.busy_ns +
-                 double(r.pbd->decode.groups) / double(std::max<size_t>(1, r.pbd->decode_pools.size())) *
-                     r.pbd->decode.busy_ns) /
+    chip_busy = (double(r.pbd->prefill.groups) / double(pools_of(r.pbd->prefill_pools)) * r.pbd->prefill.busy_ns +
+                 double(r.pbd->decode.groups) / double(pools_of(r.pbd->decode_pools)) * r.pbd->decode.busy_ns) /
                 (double(hw.groups) * span_ns);
   // prefix_affinity: the slices too (groups past the last whole slice count as idle).
   if (!r.slices.empty() && span_ns > 0) {
@@ -364,10 +377,7 @@ std::string serve_trace_json(const ServeResult& r) {
     ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", r.slices[i].name}}}});
   if (r.pbd) {
     std::vector<std::string> names;
-    for (const auto* stage : {&r.pbd->prefill_pools, &r.pbd->decode_pools}) {
-      for (const PoolStats& p : *stage) names.push_back(p.name + " pool");
-      if (stage->empty()) names.push_back(stage == &r.pbd->prefill_pools ? "prefill pool" : "decode pool");
-    }
+    for (const std::string& pool : pbd_pool_names(*r.pbd)) names.push_back(pool + " pool");
     names.push_back("kv transfer");
     for (size_t t = 0; t < names.size(); ++t)
       ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", names[t]}}}});
@@ -413,11 +423,8 @@ std::string serve_vcd(const ServeResult& r) {
             workflows = t.add_signal("serve.batch.workflows", 32);
   std::vector<int> busy;  // by StepSample::pool
   if (r.pbd) {
-    for (const auto* stage : {&r.pbd->prefill_pools, &r.pbd->decode_pools}) {
-      for (const PoolStats& p : *stage) busy.push_back(t.add_signal("serve.pbd." + p.name + "_busy", 1));
-      if (stage->empty())
-        busy.push_back(t.add_signal(stage == &r.pbd->prefill_pools ? "serve.pbd.prefill_busy" : "serve.pbd.decode_busy", 1));
-    }
+    for (const std::string& pool : pbd_pool_names(*r.pbd))
+      busy.push_back(t.add_signal("serve.pbd." + pool + "_busy", 1));
   } else if (r.slices.size() > 1) {  // prefix_affinity: the slices step at once, each its own signal
     for (const PoolStats& p : r.slices) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
   } else {
