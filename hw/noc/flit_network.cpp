@@ -825,7 +825,7 @@ void FlitNetwork::step(int64_t c) {
 
 std::vector<NocLink> FlitNetwork::links() const {
   std::vector<NocLink> out;
-  for (const Source& s : sources_) out.push_back({s.name, "inject", s.flits});
+  for (const Source& s : sources_) out.push_back({s.name, "inject", s.flits, {}});  // no VCs at injection
   for (const OutPort& o : out_) out.push_back({o.name, o.endpoint >= 0 ? "eject" : "link", o.flits, o.vc_flits});
   return out;
 }

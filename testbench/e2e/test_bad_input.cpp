@@ -12,7 +12,7 @@
 
 #include "test_reliability_support.h"
 
-using namespace ahbm::testing;
+using namespace ahbm::test;
 
 namespace {
 
@@ -224,12 +224,12 @@ class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 TEST_P(BadInputTest, ExitsTwoNamingFieldAndValueWithoutOutput) {
   const BadInput& c = GetParam();
   ScratchDir dir;
-  write_text(dir / "sc.json", c.scenario.empty() ? kScenario : c.scenario);
-  write_text(dir / "hw.json", c.hw);
-  write_text(dir / "empty.json", "  \n");
-  write_text(dir / "existing_file", "not a run\n");
+  write_file(dir / "sc.json", c.scenario.empty() ? kScenario : c.scenario);
+  write_file(dir / "hw.json", c.hw);
+  write_file(dir / "empty.json", "  \n");
+  write_file(dir / "existing_file", "not a run\n");
   fs::create_directories(dir / "foreign_dir");
-  write_text(dir / "foreign_dir/notes.txt", "keep me\n");
+  write_file(dir / "foreign_dir/notes.txt", "keep me\n");
   std::string args = c.args.empty() ? (c.hw.empty() ? "{sc} --out {out}" : "{sc} --hw {hw} --out {out}") : c.args;
   args = replace_all(args, "{sc}", quote(dir / "sc.json"));
   args = replace_all(args, "{hw}", quote(dir / "hw.json"));
@@ -252,8 +252,8 @@ TEST_P(BadInputTest, ExitsTwoNamingFieldAndValueWithoutOutput) {
   for (const auto& e : fs::recursive_directory_iterator(dir.path())) after.push_back(e.path().string());
   std::sort(after.begin(), after.end());
   EXPECT_EQ(before, after);
-  EXPECT_EQ(read_text(dir / "existing_file"), "not a run\n");
-  EXPECT_EQ(read_text(dir / "foreign_dir/notes.txt"), "keep me\n");
+  EXPECT_EQ(read_file(dir / "existing_file"), "not a run\n");
+  EXPECT_EQ(read_file(dir / "foreign_dir/notes.txt"), "keep me\n");
   // Regenerating docs/reliability.md: AHBM_BAD_INPUT_TABLE=file appends "id<TAB>message" lines.
   if (const char* table = std::getenv("AHBM_BAD_INPUT_TABLE")) {
     std::string msg = r.err.substr(0, r.err.find('\n'));
@@ -271,7 +271,7 @@ std::string case_name(const ::testing::TestParamInfo<BadInput>& info) {
 INSTANTIATE_TEST_SUITE_P(Cli, BadInputTest, ::testing::ValuesIn(cases()), case_name);
 
 TEST(BadInputDocs, EveryCaseIdIsUniqueAndTabulated) {
-  const std::string doc = read_text(source_path("docs/reliability.md"));
+  const std::string doc = read_file(source_path("docs/reliability.md"));
   ASSERT_FALSE(doc.empty()) << "docs/reliability.md is missing";
   std::vector<std::string> ids;
   for (const auto& c : cases()) {

@@ -21,7 +21,7 @@
 #include "test_reliability_support.h"
 
 using namespace ahbm;
-using namespace ahbm::testing;
+using namespace ahbm::test;
 
 namespace {
 
@@ -32,7 +32,7 @@ std::map<std::string, std::string> snapshot(const fs::path& root) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
     const std::string rel = fs::relative(e.path(), root).string();
-    files[rel] = e.is_directory() ? std::string("<dir>") : read_text(e.path());
+    files[rel] = e.is_directory() ? std::string("<dir>") : read_file(e.path());
   }
   return files;
 }
@@ -52,16 +52,16 @@ std::vector<std::string> leftovers(const fs::path& dir) {
 // first among them, and its summary parses.
 void expect_complete_run(const fs::path& dir, const std::vector<std::string>& files) {
   EXPECT_EQ(files_under(dir), files);
-  EXPECT_EQ(read_text(dir / kRunMarker), kRunMarkerText);
-  EXPECT_NO_THROW((void)Json::parse(read_text(dir / "summary.json")));
+  EXPECT_EQ(read_file(dir / kRunMarker), kRunMarkerText);
+  EXPECT_NO_THROW((void)Json::parse(read_file(dir / "summary.json")));
 }
 
-int seed_of(const fs::path& dir) { return Json::parse(read_text(dir / "summary.json"))["seed"].get<int>(); }
+int seed_of(const fs::path& dir) { return Json::parse(read_file(dir / "summary.json"))["seed"].get<int>(); }
 
 // Waits (up to 60 s: a hung binary fails the test, no timing is asserted) for the pause hook.
 bool wait_for_pause(const Child& c, const std::string& point) {
   for (int i = 0; i < 600; ++i) {
-    if (read_text(c.err).find("test hook: paused at " + point) != std::string::npos) return true;
+    if (read_file(c.err).find("test hook: paused at " + point) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -76,8 +76,8 @@ std::vector<std::string> run_args(const fs::path& out, int seed, std::vector<std
 TEST(OutputDir, ForeignDirectoryIsRefusedAndUntouched) {
   ScratchDir dir;
   fs::create_directories(dir.path() / "proj/src");
-  write_text(dir.path() / "proj/summary.json", "{}\n");
-  write_text(dir.path() / "proj/src/main.c", "x\n");
+  write_file(dir.path() / "proj/summary.json", "{}\n");
+  write_file(dir.path() / "proj/src/main.c", "x\n");
   const auto before = snapshot(dir.path());
   const CliResult r = run_cli("run " + quote(kTrace) + " --out " + quote(dir / "proj"), dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -92,14 +92,14 @@ TEST(OutputDir, OldRunIsReplacedCompletely) {
   const fs::path out = dir.path() / "out";
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3, {"--dump-tensors"}), dir.path(), "a")), 0);
   EXPECT_TRUE(fs::exists(out / "tensors/o.npy"));
-  write_text(out / "notes.txt", "a file the user put into a run directory goes with it\n");
+  write_file(out / "notes.txt", "a file the user put into a run directory goes with it\n");
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 4, {"--no-vcd"}), dir.path(), "b")), 0);
   // The same run into a fresh directory: the replaced one must be identical to it, byte for byte.
   ASSERT_EQ(wait_child(spawn_cli(run_args(dir.path() / "fresh", 4, {"--no-vcd"}), dir.path(), "c")), 0);
   EXPECT_EQ(snapshot(out), snapshot(dir.path() / "fresh"));
   EXPECT_FALSE(fs::exists(out / "tensors"));
   EXPECT_FALSE(fs::exists(out / "waves.vcd"));
-  EXPECT_EQ(read_text(out / kRunMarker), kRunMarkerText);
+  EXPECT_EQ(read_file(out / kRunMarker), kRunMarkerText);
   EXPECT_EQ(seed_of(out), 4);
   EXPECT_TRUE(leftovers(dir.path()).empty());
 }
@@ -116,7 +116,7 @@ TEST(OutputDir, KillAtEachReplaceStepLeavesOldOrNewRunComplete) {
     SCOPED_TRACE(point);
     ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3), dir.path(), "old")), 0);
     const Child c = spawn_cli(run_args(out, 4), dir.path(), "kill", {"AHBM_TEST_PAUSE_AT=" + point});
-    ASSERT_TRUE(wait_for_pause(c, point)) << read_text(c.err);
+    ASSERT_TRUE(wait_for_pause(c, point)) << read_file(c.err);
     kill(c.pid, SIGKILL);
     EXPECT_EQ(wait_child(c), -SIGKILL);
     expect_complete_run(out, files);
@@ -136,7 +136,7 @@ TEST(OutputDir, SignalsRemoveThePartialOutput) {
   ScratchDir dir;
   const fs::path fresh = dir.path() / "a/b/out";
   Child c = spawn_cli(run_args(fresh, 3), dir.path(), "term", {"AHBM_TEST_PAUSE_AT=claimed"});
-  ASSERT_TRUE(wait_for_pause(c, "claimed")) << read_text(c.err);
+  ASSERT_TRUE(wait_for_pause(c, "claimed")) << read_file(c.err);
   kill(c.pid, SIGTERM);
   EXPECT_EQ(wait_child(c), -SIGTERM);
   EXPECT_FALSE(fs::exists(dir.path() / "a"));
@@ -145,10 +145,10 @@ TEST(OutputDir, SignalsRemoveThePartialOutput) {
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3), dir.path(), "old")), 0);
   const auto before = snapshot(out);
   c = spawn_cli(run_args(out, 4), dir.path(), "int", {"AHBM_TEST_PAUSE_AT=staged"});
-  ASSERT_TRUE(wait_for_pause(c, "staged")) << read_text(c.err);
+  ASSERT_TRUE(wait_for_pause(c, "staged")) << read_file(c.err);
   kill(c.pid, SIGINT);
   EXPECT_EQ(wait_child(c), -SIGINT);
-  EXPECT_NE(read_text(c.err).find("partial output removed"), std::string::npos) << read_text(c.err);
+  EXPECT_NE(read_file(c.err).find("partial output removed"), std::string::npos) << read_file(c.err);
   EXPECT_EQ(snapshot(out), before);
   std::vector<std::string> left = leftovers(dir.path());
   left.erase(std::remove_if(left.begin(), left.end(), [](const std::string& n) { return n.rfind(".cli.", 0) == 0; }), left.end());
@@ -162,19 +162,19 @@ TEST(OutputDir, FourConcurrentWritersLeaveOneRunAndThreeRefusals) {
   const fs::path resume = dir.path() / "resume";
   const Child first = spawn_cli(run_args(out, 3), dir.path(), "w0",
                                 {"AHBM_TEST_PAUSE_AT=claimed", "AHBM_TEST_RESUME_FILE=" + resume.string()});
-  ASSERT_TRUE(wait_for_pause(first, "claimed")) << read_text(first.err);
+  ASSERT_TRUE(wait_for_pause(first, "claimed")) << read_file(first.err);
   std::vector<Child> others;
   for (int i = 1; i <= 3; ++i) others.push_back(spawn_cli(run_args(out, 3 + i), dir.path(), "w" + std::to_string(i)));
   for (const Child& c : others) {
     EXPECT_EQ(wait_child(c), 2);
-    const std::string err = read_text(c.err);
+    const std::string err = read_file(c.err);
     EXPECT_NE(err.find("--out " + out.string() + ": another ahbm-sim process (pid " + std::to_string(first.pid) + ") is writing it"),
               std::string::npos) << err;
   }
-  write_text(resume, "");
-  EXPECT_EQ(wait_child(first), 0) << read_text(first.err);
+  write_file(resume, "");
+  EXPECT_EQ(wait_child(first), 0) << read_file(first.err);
   EXPECT_EQ(seed_of(out), 3);
-  EXPECT_EQ(read_text(out / kRunMarker), kRunMarkerText);
+  EXPECT_EQ(read_file(out / kRunMarker), kRunMarkerText);
   ASSERT_EQ(wait_child(spawn_cli(run_args(dir.path() / "fresh", 3), dir.path(), "f")), 0);
   EXPECT_EQ(snapshot(out), snapshot(dir.path() / "fresh"));
   fs::remove(resume);
@@ -186,7 +186,7 @@ TEST(OutputDir, FourConcurrentWritersLeaveOneRunAndThreeRefusals) {
 // (the scenario does not exist: its error would come first if --out were checked late).
 TEST(OutputDir, OutProblemsAreRefusedBeforeTheWork) {
   ScratchDir dir;
-  write_text(dir.path() / "file", "not a directory\n");
+  write_file(dir.path() / "file", "not a directory\n");
   const std::string long_name = std::string(300, 'n');
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"/proc/ahbm-out", {"/proc", "lock file"}},
@@ -229,7 +229,7 @@ TEST(OutputDir, FailedWriteOfEachOutputFileLeavesNoPartialOutput) {
     for (const fs::path& target : {out, dir.path() / "new"}) {
       const Child c = spawn_cli(run_args(target, 4, {"--dump-tensors"}), dir.path(), "full", {}, long(size) - 1);
       EXPECT_EQ(wait_child(c), 1);
-      const std::string err = read_text(c.err);
+      const std::string err = read_file(c.err);
       EXPECT_NE(err.find("error: cannot write " + target.string() + "/"), std::string::npos) << err;
       EXPECT_NE(err.find(": File too large"), std::string::npos) << err;
       // The file named is one of the run's files, at least as large as the limit.
@@ -249,13 +249,13 @@ TEST(OutputDir, FailedWriteOfEachOutputFileLeavesNoPartialOutput) {
     std::istringstream words(cmd);
     for (std::string w; words >> w;) args.push_back(w);
     args.insert(args.end(), {"--out", (dir.path() / "r.json").string()});
-    ASSERT_EQ(wait_child(spawn_cli(args, dir.path(), "r")), 0) << read_text(dir.path() / ".cli.r.stderr");
-    const std::string report = read_text(dir.path() / "r.json");
+    ASSERT_EQ(wait_child(spawn_cli(args, dir.path(), "r")), 0) << read_file(dir.path() / ".cli.r.stderr");
+    const std::string report = read_file(dir.path() / "r.json");
     const Child c = spawn_cli(args, dir.path(), "rfull", {}, long(report.size()) - 1);
     EXPECT_EQ(wait_child(c), 1);
-    EXPECT_NE(read_text(c.err).find("cannot write " + (dir.path() / "r.json").string() + ": File too large"), std::string::npos)
-        << read_text(c.err);
-    EXPECT_EQ(read_text(dir.path() / "r.json"), report);
+    EXPECT_NE(read_file(c.err).find("cannot write " + (dir.path() / "r.json").string() + ": File too large"), std::string::npos)
+        << read_file(c.err);
+    EXPECT_EQ(read_file(dir.path() / "r.json"), report);
     fs::remove(dir.path() / "r.json");
   }
 }
@@ -272,8 +272,8 @@ TEST(OutputDir, StdoutOnAFullDeviceIsAnError) {
                              quote(dir / "err");
     const int status = std::system(line.c_str());
     EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
-    EXPECT_NE(read_text(dir.path() / "err").find("cannot write standard output: No space left on device"), std::string::npos)
-        << read_text(dir.path() / "err");
+    EXPECT_NE(read_file(dir.path() / "err").find("cannot write standard output: No space left on device"), std::string::npos)
+        << read_file(dir.path() / "err");
   }
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
@@ -284,11 +284,11 @@ TEST(OutputDir, StaleTemporariesOfDeadProcessesAreRemoved) {
   ScratchDir dir;
   const fs::path out = dir.path() / "out";
   ASSERT_EQ(wait_child(spawn_cli(run_args(out, 3), dir.path(), "a")), 0);
-  const std::string dead = std::to_string(std::stol(read_text("/proc/sys/kernel/pid_max")) + 1);
+  const std::string dead = std::to_string(std::stol(read_file("/proc/sys/kernel/pid_max")) + 1);
   fs::create_directories(dir.path() / (".out.tmp-" + dead) / "tensors");
-  write_text(dir.path() / (".out.tmp-" + dead) / "summary.json", "{}");
+  write_file(dir.path() / (".out.tmp-" + dead) / "summary.json", "{}");
   fs::rename(out, dir.path() / (".out.old-" + dead));  // killed between the fallback's renames
-  ASSERT_EQ(wait_child(spawn_cli(run_args(out, 4), dir.path(), "b")), 0) << read_text(dir.path() / ".cli.b.stderr");
+  ASSERT_EQ(wait_child(spawn_cli(run_args(out, 4), dir.path(), "b")), 0) << read_file(dir.path() / ".cli.b.stderr");
   EXPECT_EQ(seed_of(out), 4);
   std::vector<std::string> left = leftovers(dir.path());
   EXPECT_TRUE(left.empty()) << left.front();
@@ -317,10 +317,10 @@ TEST(OutputDir, MountPointIsReplacedInPlace) {
   if (std::system((unshare + " sh -c " + quote("mount -t tmpfs -o size=1m tmpfs " + quote(probe)) + " 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "cannot mount a tmpfs in a private mount namespace here (" << unshare << ")";
   const int status = std::system((unshare + " sh -c " + quote(script) + " 2>" + quote(dir / "err")).c_str());
-  ASSERT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << read_text(dir.path() / "err");
+  ASSERT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << read_file(dir.path() / "err");
   ASSERT_EQ(wait_child(spawn_cli(run_args(dir.path() / "fresh", 4, {"--no-vcd"}), dir.path(), "f")), 0);
   EXPECT_EQ(snapshot(dir.path() / "copy"), snapshot(dir.path() / "fresh"));
-  EXPECT_NE(read_text(dir.path() / "refused").find("not an ahbm-sim run directory"), std::string::npos);
+  EXPECT_NE(read_file(dir.path() / "refused").find("not an ahbm-sim run directory"), std::string::npos);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include "test_outputs_common.h"
 
 using namespace ahbm;
-using ahbm::test::Scratch;
-using ahbm::test::slurp;
+using ahbm::test::ScratchDir;
+using ahbm::test::read_file;
 
 namespace {
 
@@ -25,7 +25,7 @@ int sh(const std::string& cmd) {
 
 // Width and height from a PNG's IHDR chunk (bytes 16..23, big endian).
 std::pair<uint32_t, uint32_t> png_size(const std::string& path) {
-  const std::string b = slurp(path);
+  const std::string b = read_file(path);
   if (b.size() < 24 || b.compare(1, 3, "PNG") != 0) return {0, 0};
   auto be = [&](size_t o) {
     return uint32_t(uint8_t(b[o])) << 24 | uint32_t(uint8_t(b[o + 1])) << 16 | uint32_t(uint8_t(b[o + 2])) << 8 |
@@ -36,7 +36,7 @@ std::pair<uint32_t, uint32_t> png_size(const std::string& path) {
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
-  std::istringstream in(slurp(path));
+  std::istringstream in(read_file(path));
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
@@ -74,19 +74,19 @@ std::string sweep_cmd(const std::string& args) {
 
 // Sweeps s/grid.json into s/out with 2 workers; the rows of results.csv (header first), or none
 // when the sweep failed (its log then in the failure message).
-std::vector<std::vector<std::string>> sweep_rows(const Scratch& s) {
+std::vector<std::vector<std::string>> sweep_rows(const ScratchDir& s) {
   const int rc = sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " -j 2 >" + s.path("log") + " 2>&1"));
-  EXPECT_EQ(rc, 0) << slurp(s.path("log"));
+  EXPECT_EQ(rc, 0) << read_file(s.path("log"));
   return rc == 0 ? read_csv(s.path("out/results.csv")) : std::vector<std::vector<std::string>>{};
 }
 
 }  // namespace
 
 TEST(OutputsTools, PlotMakesRunPngsOfTheExpectedSize) {
-  Scratch s("plot");
+  ScratchDir s("plot");
   test::default_run(s.path("run"));
   ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot " + s.path("run") + " --out " + s.path("png") + " >" +
-               s.path("log") + " 2>&1"), 0) << slurp(s.path("log"));
+               s.path("log") + " 2>&1"), 0) << read_file(s.path("log"));
   // Minimum sizes; the Gantt chart and utilisation grow by 12 px per row beyond them (71 Gantt
   // rows: 32 PEs, their DMAs, 4 reducers, 3 links; 120 px of margins), so labels never overprint.
   const std::vector<std::tuple<std::string, uint32_t, uint32_t>> expected = {
@@ -101,7 +101,7 @@ TEST(OutputsTools, PlotMakesRunPngsOfTheExpectedSize) {
 }
 
 TEST(OutputsTools, SweepRunsA2x2GridSkipsDonePointsAndPlotsCurves) {
-  Scratch s("sweep");
+  ScratchDir s("sweep");
   write(s.path("grid.json"), kGrid);
   const auto rows = sweep_rows(s);
   ASSERT_EQ(rows.size(), 5u) << "header + one row per point";
@@ -118,16 +118,16 @@ TEST(OutputsTools, SweepRunsA2x2GridSkipsDonePointsAndPlotsCurves) {
   EXPECT_LT(std::stod(rows[1][total]), std::stod(rows[3][total]));
 
   ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") + " >" + s.path("log2") + " 2>&1")), 0);
-  EXPECT_NE(slurp(s.path("log2")).find("4 already done (skipped), running 0"), std::string::npos) << slurp(s.path("log2"));
+  EXPECT_NE(read_file(s.path("log2")).find("4 already done (skipped), running 0"), std::string::npos) << read_file(s.path("log2"));
 
   ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot --sweep " + s.path("out/results.csv") +
                " --x scenario.shared_prefix_tokens --out " + s.path("png") + " >" + s.path("log3") + " 2>&1"), 0)
-      << slurp(s.path("log3"));
+      << read_file(s.path("log3"));
   EXPECT_EQ(png_size(s.path("png/sweep.png")), std::make_pair(1000u, 600u));
 }
 
 TEST(OutputsTools, SweepReportsFailedPoints) {
-  Scratch s("sweepfail");
+  ScratchDir s("sweepfail");
   // A scenario value the parser refuses fails its point (a verdict, kept with its row).
   write(s.path("grid.json"), R"({"scenario": "traces/fanout_8x20.json",
       "parameters": {"scenario.shared_prefix_tokens": [8192, -1]}, "run_args": ["--no-vcd"]})");
@@ -138,32 +138,32 @@ TEST(OutputsTools, SweepReportsFailedPoints) {
   EXPECT_EQ(rows[1][st], "ok");
   EXPECT_EQ(rows[2][st], "failed");
   EXPECT_NE(rows[2][err].find("shared_prefix_tokens"), std::string::npos) << rows[2][err];
-  EXPECT_NE(slurp(s.path("log")).find("p0001 failed"), std::string::npos);
+  EXPECT_NE(read_file(s.path("log")).find("p0001 failed"), std::string::npos);
   // A hardware value reaches ahbm-sim as --set, checked by `ahbm-sim hw-config` before any point
   // runs: exit 2 with its message, nothing written.
   write(s.path("hwgrid.json"), R"({"scenario": "traces/fanout_8x20.json",
       "parameters": {"hw.pe.dma.buffers": [2, 0]}, "run_args": ["--no-vcd"]})");
   EXPECT_EQ(sh(sweep_cmd(s.path("hwgrid.json") + " --out " + s.path("hwout") + " >" + s.path("hwlog") + " 2>&1")), 2);
-  EXPECT_NE(slurp(s.path("hwlog")).find("pe.dma.buffers: value 0 is out of range (allowed: [1, 8])"), std::string::npos)
-      << slurp(s.path("hwlog"));
+  EXPECT_NE(read_file(s.path("hwlog")).find("pe.dma.buffers: value 0 is out of range (allowed: [1, 8])"), std::string::npos)
+      << read_file(s.path("hwlog"));
   EXPECT_FALSE(std::filesystem::exists(s.path("hwout")));
 }
 
 TEST(OutputsTools, SlurmScriptTaskRunsItsChunkOfPoints) {
-  Scratch s("slurm");
+  ScratchDir s("slurm");
   write(s.path("grid.json"), kGrid);
   ASSERT_EQ(sh(sweep_cmd(s.path("grid.json") + " --out " + s.path("out") +
                          " --executor slurm --script-only --points-per-task 2 --time=00:10:00 >" + s.path("log") +
-                         " 2>&1")), 0) << slurp(s.path("log"));
+                         " 2>&1")), 0) << read_file(s.path("log"));
   const std::string script = s.path("out/slurm/r01/sweep.sbatch");
   EXPECT_EQ(sh("bash -n " + script), 0);
-  const std::string text = slurp(script);
+  const std::string text = read_file(script);
   EXPECT_NE(text.find("#SBATCH --array=0-1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("#SBATCH --time=00:10:00\n"), std::string::npos);
-  EXPECT_EQ(slurp(s.path("out/slurm/r01/tasks.json")),
+  EXPECT_EQ(read_file(s.path("out/slurm/r01/tasks.json")),
             "[\n  [\n    \"p0000\",\n    \"p0001\"\n  ],\n  [\n    \"p0002\",\n    \"p0003\"\n  ]\n]\n");
   // Array task 1, run the way Slurm would, completes its two points and no other.
-  ASSERT_EQ(sh("SLURM_ARRAY_TASK_ID=1 bash " + script + " >" + s.path("task.log") + " 2>&1"), 0) << slurp(s.path("task.log"));
+  ASSERT_EQ(sh("SLURM_ARRAY_TASK_ID=1 bash " + script + " >" + s.path("task.log") + " 2>&1"), 0) << read_file(s.path("task.log"));
   EXPECT_TRUE(std::filesystem::exists(s.path("out/points/p0002/run/summary.json")));
   EXPECT_TRUE(std::filesystem::exists(s.path("out/points/p0003/run/summary.json")));
   EXPECT_FALSE(std::filesystem::exists(s.path("out/points/p0001/run/summary.json")));
@@ -172,7 +172,7 @@ TEST(OutputsTools, SlurmScriptTaskRunsItsChunkOfPoints) {
 // A serve workload as the grid's base: two arrival rates of a small agentic workload, each point
 // an `ahbm-sim serve`; then the plots of one serve run and of the rate sweep.
 TEST(OutputsTools, ServeRateSweepAndServePlots) {
-  Scratch s("servesweep");
+  ScratchDir s("servesweep");
   // "scenario" is relative: not next to this workload, so it resolves from the working directory
   // (the repository, as serve would) and must still resolve from each point's directory.
   write(s.path("workload.json"), R"({"name": "tiny_agentic", "scenario": "traces/serve/small_attn.json", "seed": 3,
@@ -202,9 +202,9 @@ TEST(OutputsTools, ServeRateSweepAndServePlots) {
   EXPECT_LE(std::stod(rows[2][busy]), 1.0 + 1e-9);
 
   ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot " + s.path("out/points/p0001/run") + " --out " +
-               s.path("png") + " >" + s.path("log2") + " 2>&1"), 0) << slurp(s.path("log2"));
+               s.path("png") + " >" + s.path("log2") + " 2>&1"), 0) << read_file(s.path("log2"));
   ASSERT_EQ(sh("/usr/bin/python3 " + kRoot + "/tools/plot --sweep " + s.path("out/results.csv") + " --out " +
-               s.path("png") + " >" + s.path("log3") + " 2>&1"), 0) << slurp(s.path("log3"));
+               s.path("png") + " >" + s.path("log3") + " 2>&1"), 0) << read_file(s.path("log3"));
   const std::vector<std::tuple<std::string, uint32_t, uint32_t>> expected = {
       {"serve_timeline.png", 1400, 900}, {"serve_latency_cdf.png", 1200, 500}, {"serve_sweep.png", 1600, 600}};
   for (const auto& [name, w, hgt] : expected) {

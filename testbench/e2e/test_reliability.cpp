@@ -13,7 +13,7 @@
 #include "test_reliability_support.h"
 
 using namespace ahbm;
-using namespace ahbm::testing;
+using namespace ahbm::test;
 
 namespace {
 
@@ -31,12 +31,12 @@ double stalled_at_ns(const std::string& err) {
   return at == std::string::npos ? -1.0 : std::stod(err.substr(at + key.size()));
 }
 
-Json summary_of(const fs::path& dir) { return Json::parse(read_text(dir / "summary.json")); }
+Json summary_of(const fs::path& dir) { return Json::parse(read_file(dir / "summary.json")); }
 
 TEST(Watchdog, LeakedQBufferCreditIsReportedAsDeadlock) {
   ScratchDir dir;
-  write_text(dir / "ok.json", hw_with(""));
-  write_text(dir / "leak.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1})"));
+  write_file(dir / "ok.json", hw_with(""));
+  write_file(dir / "leak.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1})"));
   const CliResult ok = run_cli("run " + quote(kTrace) + " --no-values --hw " + quote(dir / "ok.json") + " --out " +
                                    quote(dir / "ok"), dir.path());
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
@@ -68,8 +68,8 @@ namespace {
 // with polling a livelock reported after the last progress, within `within_ns` of that event.
 void expect_credit_stalls(const std::string& window, double within_ns) {
   ScratchDir dir;
-  write_text(dir / "leak.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1})"));
-  write_text(dir / "poll.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1, "poll_q_credit": true})"));
+  write_file(dir / "leak.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1})"));
+  write_file(dir / "poll.json", hw_with(R"(, "fault_injection": {"leak_q_credit_cube": 1, "poll_q_credit": true})"));
   const std::string common = "run " + quote(kTrace) + " --no-values --watchdog-ns " + window + " --out " + quote(dir / "out");
   const CliResult dead = run_cli(common + " --hw " + quote(dir / "leak.json"), dir.path());
   ASSERT_EQ(dead.exit_code, 4) << dead.err;
@@ -145,7 +145,7 @@ TEST(TimeRange, StepsLongerInTotalThanTheRangeRunInFull) {
 
 TEST(Watchdog, ReductionWaitingForSilentCubeIsReported) {
   ScratchDir dir;
-  write_text(dir / "drop.json", R"({"q_tile_rows": 16, "fault_injection": {"drop_state_cube": 2}})");
+  write_file(dir / "drop.json", R"({"q_tile_rows": 16, "fault_injection": {"drop_state_cube": 2}})");
   const CliResult r = run_cli("run " + quote(kTrace) + " --hw " + quote(dir / "drop.json") + " --out " +
                                   quote(dir / "out"), dir.path());
   EXPECT_EQ(r.exit_code, 4) << r.err;
@@ -160,7 +160,7 @@ TEST(Watchdog, ReductionWaitingForSilentCubeIsReported) {
 TEST(NumericGuard, NanInPeStateIsReportedWhereItAppeared) {
   ScratchDir dir;
   // PE 13 of the group = CUBE 1, local PE 5.
-  write_text(dir / "nan.json", R"({"fault_injection": {"nan_state_pe": 13}})");
+  write_file(dir / "nan.json", R"({"fault_injection": {"nan_state_pe": 13}})");
   const CliResult r = run_cli("run " + quote(kTrace) + " --hw " + quote(dir / "nan.json") + " --out " +
                                   quote(dir / "out"), dir.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -172,7 +172,7 @@ TEST(NumericGuard, NanInPeStateIsReportedWhereItAppeared) {
 
 TEST(Check, PerturbedOutputFailsCheckWithExitThree) {
   ScratchDir dir;
-  write_text(dir / "perturb.json", R"({"fault_injection": {"perturb_output": 0.01}})");
+  write_file(dir / "perturb.json", R"({"fault_injection": {"perturb_output": 0.01}})");
   const std::string base = "run " + quote(kTrace) + " --no-vcd ";
   const CliResult clean = run_cli(base + "--check --out " + quote(dir / "clean"), dir.path());
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
@@ -202,12 +202,12 @@ TEST(Determinism, SameInputsAndSeedGiveByteIdenticalOutputs) {
   for (const char* must : {"summary.json", "latency.csv", "waves.vcd", "tensors/o.npy"})
     EXPECT_NE(std::find(files.begin(), files.end(), must), files.end()) << must;
   for (const auto& f : files)  // trace.json and any later output are covered the same way
-    EXPECT_TRUE(read_text(dir.path() / "a" / f) == read_text(dir.path() / "b" / f)) << f << " differs";
+    EXPECT_TRUE(read_file(dir.path() / "a" / f) == read_file(dir.path() / "b" / f)) << f << " differs";
 
   // The comparison can tell runs apart: another seed changes the tensors (not the timing).
   ASSERT_EQ(run_cli("run " + quote(kTrace) + " --dump-tensors --seed 8 --out " + quote(dir / "c"), dir.path()).exit_code,
             0);
-  EXPECT_NE(read_text(dir.path() / "a/tensors/q.npy"), read_text(dir.path() / "c/tensors/q.npy"));
+  EXPECT_NE(read_file(dir.path() / "a/tensors/q.npy"), read_file(dir.path() / "c/tensors/q.npy"));
   EXPECT_EQ(summary_of(dir.path() / "a")["total_ns"], summary_of(dir.path() / "c")["total_ns"]);
 }
 
@@ -220,7 +220,7 @@ TEST(RunDir, FailureWhileWritingLeavesNoHalfWrittenDirectory) {
   std::map<std::string, std::string> before;
   for (const auto& f : files) {
     largest = std::max(largest, fs::file_size(dir.path() / "out" / f));
-    before[f] = read_text(dir.path() / "out" / f);
+    before[f] = read_file(dir.path() / "out" / f);
   }
   // A file-size limit below the largest output makes a write fail part-way through the run
   // directory (EFBIG with SIGXFSZ ignored). /bin/sh counts ulimit -f in 512-byte blocks.
@@ -230,7 +230,7 @@ TEST(RunDir, FailureWhileWritingLeavesNoHalfWrittenDirectory) {
   EXPECT_NE(failed.err.find("cannot write"), std::string::npos) << failed.err;
   // The previous run is intact, byte for byte, and no temporary directory is left behind.
   EXPECT_EQ(files_under(dir.path() / "out"), files);
-  for (const auto& [f, text] : before) EXPECT_TRUE(read_text(dir.path() / "out" / f) == text) << f;
+  for (const auto& [f, text] : before) EXPECT_TRUE(read_file(dir.path() / "out" / f) == text) << f;
   for (const auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().filename().string().find(".out.tmp"), std::string::npos) << e.path();
 

@@ -15,7 +15,7 @@
 #include "test_reliability_support.h"
 
 using namespace ahbm;
-using namespace ahbm::testing;
+using namespace ahbm::test;
 
 namespace {
 
@@ -34,7 +34,7 @@ Outcome run_child(const std::vector<std::string>& args, const ScratchDir& dir,
   Outcome o;
   const std::optional<int> code = wait_child_for(c, kHangSeconds, &o.peak_kb);
   if (code) o.code = *code;
-  o.err = read_text(c.err);
+  o.err = read_file(c.err);
   return o;
 }
 
@@ -100,7 +100,7 @@ TEST(ResourceGuards, MemoryEstimateCountsEveryKvHead) {
 // any tensor is made, naming the parameters; the run used no more memory than an idle one.
 TEST(ResourceGuards, GqaJobBeyondMemoryIsRefusedBeforeWork) {
   ScratchDir dir;
-  write_text(dir / "big.json", R"({"name": "big", "model": {"head_dim": 128, "num_q_heads": 64, "num_kv_heads": 64},
+  write_file(dir / "big.json", R"({"name": "big", "model": {"head_dim": 128, "num_q_heads": 64, "num_kv_heads": 64},
     "shared_prefix_tokens": 262144, "agents": [{"name": "a", "new_tokens": 20}, {"name": "b", "new_tokens": 20}]})");
   const Outcome o = run_child({"run", dir / "big.json", "--out", dir / "run"}, dir);
   EXPECT_EQ(o.code, 2) << o.err;

@@ -159,7 +159,7 @@ TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
 // operators.gtkw-filter) and host.layer.
 TEST(ModelSteps, TheOperatorTrackTilesEveryStepAndTheVcdShowsIt) {
   const Scenario sc = small_scenario();
-  test::Scratch dir("model-vcd");
+  test::ScratchDir dir("model-vcd");
   RunOptions opt;
   opt.values = false;
   const RunOutput r = execute(sc, HwConfig{}, opt);
@@ -199,12 +199,12 @@ TEST(ModelSteps, TheOperatorTrackTilesEveryStepAndTheVcdShowsIt) {
   }
   EXPECT_EQ(k, track.size());
 
-  const std::string vcd = test::slurp(dir.path("run/waves.vcd"));
+  const std::string vcd = test::read_file(dir.path("run/waves.vcd"));
   const auto signals = test::vcd_signals(vcd);
   ASSERT_TRUE(signals.count("ahbm.host.operator[7:0]"));
   ASSERT_TRUE(signals.count("ahbm.host.layer[15:0]"));
   // The filter names the codes in order of first appearance: 1 qkv_proj, 2 attention, ...
-  const std::string filter = test::slurp(dir.path("run/operators.gtkw-filter"));
+  const std::string filter = test::read_file(dir.path("run/operators.gtkw-filter"));
   std::map<uint64_t, std::string> name_of;
   std::istringstream fin(filter);
   for (std::string line; std::getline(fin, line);)
@@ -228,9 +228,9 @@ TEST(ModelSteps, TheOperatorTrackTilesEveryStepAndTheVcdShowsIt) {
   }
   EXPECT_EQ(value_at(op_changes, uint64_t(std::llround(track.back().end))), 0u);
   // An attention-only run has neither the signals nor the filter file.
-  test::Scratch plain("attention-vcd");
+  test::ScratchDir plain("attention-vcd");
   test::default_run(plain.path("run"));
-  EXPECT_FALSE(test::vcd_signals(test::slurp(plain.path("run/waves.vcd"))).count("ahbm.host.operator[7:0]"));
+  EXPECT_FALSE(test::vcd_signals(test::read_file(plain.path("run/waves.vcd"))).count("ahbm.host.operator[7:0]"));
   EXPECT_FALSE(std::filesystem::exists(plain.path("run/operators.gtkw-filter")));
 }
 

@@ -13,8 +13,8 @@
 #include "test_outputs_common.h"
 
 using namespace ahbm;
-using ahbm::test::Scratch;
-using ahbm::test::slurp;
+using ahbm::test::ScratchDir;
+using ahbm::test::read_file;
 using ahbm::test::vcd_signals;
 
 namespace {
@@ -28,11 +28,11 @@ double sum_busy(const Json& by_activity) {
 }  // namespace
 
 TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
-  Scratch s("gtkw");
+  ScratchDir s("gtkw");
   const RunOutput run = test::default_run(s.path("run"));
-  const auto signals = vcd_signals(slurp(s.path("run/waves.vcd")));
+  const auto signals = vcd_signals(read_file(s.path("run/waves.vcd")));
   ASSERT_GT(signals.size(), 32u * 2);
-  std::istringstream gtkw(slurp(s.path("run/waves.gtkw")));
+  std::istringstream gtkw(read_file(s.path("run/waves.gtkw")));
   std::set<std::string> listed;
   std::vector<std::string> groups, filters;
   int open = 0;
@@ -64,7 +64,7 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
   // Each filter file exists next to the save file and names every code the VCD uses.
   ASSERT_FALSE(filters.empty());
   for (const auto& f : std::set<std::string>(filters.begin(), filters.end())) {
-    const std::string text = slurp(s.path("run/" + f));
+    const std::string text = read_file(s.path("run/" + f));
     ASSERT_FALSE(text.empty()) << f;
     if (f.find("activity") != std::string::npos)
       for (const char* name : {"idle", "q_read", "gemm_qk", "softmax", "gemm_pv", "send_state"})
@@ -73,7 +73,7 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
       EXPECT_NE(text.find(" " + run.plan.jobs[0].phase + "\n"), std::string::npos);
   }
   // PE activity values that occur in the VCD are all 0..5 (= the filter's entries).
-  const std::string vcd = slurp(s.path("run/waves.vcd"));
+  const std::string vcd = read_file(s.path("run/waves.vcd"));
   const std::string id = signals.at("ahbm.group0.cube2.pe5.activity[2:0]");
   std::set<int> seen;
   for (const auto& [t, v] : test::vcd_changes(vcd, id)) seen.insert(int(v));
@@ -81,9 +81,9 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
 }
 
 TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
-  Scratch s("trace");
+  ScratchDir s("trace");
   const RunOutput run = test::default_run(s.path("run"));
-  const Json doc = Json::parse(slurp(s.path("run/trace.json")));
+  const Json doc = Json::parse(read_file(s.path("run/trace.json")));
   ASSERT_TRUE(doc.contains("traceEvents"));
   std::map<int, std::string> process;
   std::map<std::pair<int, int>, std::string> thread;
@@ -160,7 +160,7 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
 }
 
 TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
-  Scratch s("latency");
+  ScratchDir s("latency");
   const RunOutput run = test::default_run(s.path("run"));
   const Json& lat = run.summary["latency"];
   const std::string phase = run.plan.jobs[0].phase;
@@ -178,9 +178,9 @@ TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
 }
 
 TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
-  Scratch s("stats");
+  ScratchDir s("stats");
   const RunOutput run = test::default_run(s.path("run"));
-  const Json st = Json::parse(slurp(s.path("run/stats.json")));
+  const Json st = Json::parse(read_file(s.path("run/stats.json")));
   const double total = run.summary["total_ns"];
   EXPECT_DOUBLE_EQ(st["total_ns"].get<double>(), total);
   for (const auto& [comp, acts] : run.summary["busy_ns_by_component"].items()) {

@@ -32,7 +32,7 @@ void collect_times(const Json& j, const std::string& path, std::vector<std::pair
 void expect_same_timing(const std::string& scenario_file, DType dtype) {
   Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/" + scenario_file);
   sc.model.dtype = dtype;
-  test::Scratch scratch("perf-timing");
+  test::ScratchDir scratch("perf-timing");
   RunOptions with, without;
   with.keep_steps = without.keep_steps = true;
   without.values = false;
@@ -52,9 +52,9 @@ void expect_same_timing(const std::string& scenario_file, DType dtype) {
   for (const StepOutput& s : a.steps) EXPECT_TRUE(s.plan.jobs.at(0).values && !s.plan.jobs.at(0).q.empty());
 
   for (const char* f : {"latency.csv", "waves.vcd", "stats.json", "trace.json"}) {
-    const std::string va = test::slurp(scratch.path(std::string("values/") + f));
+    const std::string va = test::read_file(scratch.path(std::string("values/") + f));
     ASSERT_FALSE(va.empty()) << f;
-    EXPECT_TRUE(va == test::slurp(scratch.path(std::string("timing/") + f))) << scenario_file << ": " << f << " differs";
+    EXPECT_TRUE(va == test::read_file(scratch.path(std::string("timing/") + f))) << scenario_file << ": " << f << " differs";
   }
   std::vector<std::pair<std::string, double>> ta, tb;
   collect_times(a.summary, "", ta);

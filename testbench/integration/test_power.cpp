@@ -11,8 +11,8 @@
 #include "test_outputs_common.h"
 
 using namespace ahbm;
-using ahbm::test::Scratch;
-using ahbm::test::slurp;
+using ahbm::test::ScratchDir;
+using ahbm::test::read_file;
 
 namespace {
 
@@ -81,11 +81,11 @@ TEST(Power, ACoarserWindowIsTheSumOfTheFinerOnes) {
 }
 
 TEST(Power, CsvVcdAndTraceCountersCarryTheWindows) {
-  Scratch s("power");
+  ScratchDir s("power");
   const RunOutput run = test::default_run(s.path("run"));
   const report::PowerTrace& p = run.power;
   // power.csv: one row per window, the chip's power then each class's.
-  std::istringstream csv(slurp(s.path("run/power.csv")));
+  std::istringstream csv(read_file(s.path("run/power.csv")));
   std::string line;
   std::getline(csv, line);
   EXPECT_EQ(line.rfind("window_start_ns,window_ns,power_w,hbm_w,", 0), 0u) << line;
@@ -97,7 +97,7 @@ TEST(Power, CsvVcdAndTraceCountersCarryTheWindows) {
   }
   EXPECT_EQ(rows, p.windows.size());
   // waves.vcd: chip.power_w is a real variable whose values are the windows' power.
-  const std::string vcd = slurp(s.path("run/waves.vcd"));
+  const std::string vcd = read_file(s.path("run/waves.vcd"));
   const size_t decl = vcd.find(" power_w $end");
   ASSERT_NE(decl, std::string::npos);
   const size_t var = vcd.rfind("$var real 64 ", decl);
@@ -112,10 +112,10 @@ TEST(Power, CsvVcdAndTraceCountersCarryTheWindows) {
   EXPECT_EQ(values.back(), 0.0);     // after the end of the run
   EXPECT_EQ(*std::max_element(values.begin(), values.end()), p.watts(p.peak_window()));
   // waves.gtkw draws it as an analog step trace (real | analog step flags).
-  const std::string gtkw = slurp(s.path("run/waves.gtkw"));
+  const std::string gtkw = read_file(s.path("run/waves.gtkw"));
   EXPECT_NE(gtkw.find("@48020\n+{power_w} ahbm.chip.power_w\n"), std::string::npos);
   // trace.json: counter events, one "power_w" per window and one at the end, in a process of their own.
-  const Json events = Json::parse(slurp(s.path("run/trace.json")))["traceEvents"];
+  const Json events = Json::parse(read_file(s.path("run/trace.json")))["traceEvents"];
   std::vector<const Json*> chip;
   for (const Json& e : events)
     if (e["ph"] == "C" && e["name"] == "power_w") chip.push_back(&e);
@@ -125,7 +125,7 @@ TEST(Power, CsvVcdAndTraceCountersCarryTheWindows) {
     EXPECT_EQ(std::llround((*chip[k])["ts"].get<double>() * 1000), std::llround(p.start_ns(k)));
   }
   // The file stays what nlohmann::json prints for the same events.
-  EXPECT_EQ(Json::parse(slurp(s.path("run/trace.json"))).dump() + "\n", slurp(s.path("run/trace.json")));
+  EXPECT_EQ(Json::parse(read_file(s.path("run/trace.json"))).dump() + "\n", read_file(s.path("run/trace.json")));
 }
 
 namespace {

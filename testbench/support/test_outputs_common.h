@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the tests of run directories: a scratch directory, the default scenario run into it,
+// Shared by the tests of run directories: the default scenario run into a directory,
 // and a VCD reader written independently of the writer (runtime/report/waves.cpp).
 #include <cstdint>
 #include <cstdlib>
@@ -14,27 +14,9 @@
 #include <unistd.h>
 
 #include "runtime/driver.h"
+#include "test_files.h"
 
 namespace ahbm::test {
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A unique scratch directory per test process, removed with the object.
-struct Scratch {
-  std::filesystem::path dir;
-  explicit Scratch(const std::string& tag) {
-    dir = std::filesystem::temp_directory_path() / ("ahbm-" + tag + "-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  ~Scratch() { std::filesystem::remove_all(dir); }
-  std::string path(const std::string& rel) const { return (dir / rel).string(); }
-};
 
 // Full names of the variables a VCD declares ("ahbm.group0.cube0.pe0.activity[2:0]"), with
 // the identifier code of each; parsed line by line.

@@ -12,17 +12,12 @@
 
 #include "hw/common/hw_config.h"
 #include "hw/common/job.h"
-#include "test_summary_sink.h"
+#include "test_files.h"
 
 namespace ahbm::test {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 // Runs a shell command and captures its stdout (and stderr when the command redirects it) and
-// exit code.
+// exit code (`output`).
 inline CliResult run_shell(const std::string& cmd) {
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -33,37 +28,6 @@ inline CliResult run_shell(const std::string& cmd) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
-}
-
-// Runs `ahbm-sim ARGS` (a shell-quoted string) and captures its output and exit code.
-// A summary.json the run writes is kept for the schema check (test_summary_sink.h).
-inline CliResult run_cli(const std::string& args) {
-  const auto started = std::filesystem::file_time_type::clock::now();
-  CliResult r = run_shell(std::string("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 '") + AHBM_CLI + "' " + args + " 2>&1");
-  keep_summaries(args, r.exit_code, started);
-  return r;
-}
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline std::string write_temp(const std::string& dir, const std::string& name, const std::string& text) {
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-// A fresh, empty temporary directory unique to the running test.
-inline std::string temp_dir(const std::string& tag) {
-  const auto base = std::filesystem::temp_directory_path() / ("ahbm-test-" + tag + "-" + std::to_string(getpid()));
-  std::filesystem::remove_all(base);
-  std::filesystem::create_directories(base);
-  return base.string();
 }
 
 inline std::string source_path(const std::string& rel) { return std::string(AHBM_SOURCE_DIR) + "/" + rel; }
