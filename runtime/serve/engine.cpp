@@ -16,8 +16,14 @@
 #include "runtime/model/memory_map.h"
 #include "runtime/model/model_steps.h"
 #include "runtime/policy/cost_model.h"
+#include "runtime/serve/flow.h"
+#include "runtime/serve/pools.h"
+#include "runtime/serve/preemption.h"
+#include "runtime/serve/lifecycle.h"
+#include "runtime/serve/request_log.h"
 #include "runtime/serve/scheduler.h"
-#include "runtime/serve/step_cache.h"
+#include "runtime/serve/step_timer.h"
+#include "runtime/serve/topology.h"
 #include "runtime/session.h"
 #include "hw/chip/energy.h"
 #include "runtime/step_record.h"
@@ -45,103 +51,6 @@ struct KeyWriter {
     put(v.size());
     s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
-};
-
-enum class AgentState { run, tool, done };
-
-// The step cache's bound on its keys' bytes (step_cache.h): 256 MiB, a few hundred keys of
-// LLaMA-8B-sized steps under load, thousands of small ones.
-constexpr size_t kStepCacheKeyBytes = size_t(256) << 20;
-
-// What the step cache keeps of a simulated step.
-struct StepCost {
-  double ns = 0;
-  uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
-  double energy_j = 0;     // the step's energy reading (hw/chip/energy.h): dynamic + static over ns
-  double static_j = 0;     // of which static
-};
-
-// A parent or a branch of a workflow, with the work it has left.
-struct Agent {
-  StepAgent sa;
-  int request = -1;     // index into ServeResult::requests
-  int prefill_left = 0;  // tokens to prefill in its next step
-  int decode_left = 0;
-  AgentState state = AgentState::run;
-  double tool_until = 0;
-  int swapped_tokens = 0;  // preempted by swap: its own tokens' KV, in host memory until readmission
-  bool has_work() const { return state == AgentState::run && (prefill_left > 0 || decode_left > 0); }
-};
-
-// Where a workflow is. Co-located, every admitted workflow is `decode` (its pool does all its
-// steps). P-B-D: `prefill` on the prefill pool (its prompt), `buffered` (prefilled, its KV still
-// on the prefill pool), `transfer` (pulled, its KV on its way), `decode` on the decode pool.
-enum class Stage { prefill, buffered, transfer, decode };
-
-struct Flow {
-  const WorkflowSpec* spec = nullptr;
-  int record = 0;
-  bool arrived = false, admitted = false, done = false;
-  Agent parent;
-  std::vector<Agent> branches;
-  int round = 0;  // next round to fan out
-  bool in_round = false, answering = false;
-  int branches_done = 0;
-  int64_t reserved = 0;  // its reservation where it decodes (reservation())
-  int64_t held = 0;      // pages it holds reserved in its current pool
-  int64_t remaining = 0;  // tokens left to prefill and decode
-  int pool = 0;           // the pool holding its KV and running its steps
-  Stage stage = Stage::decode;
-  SeqId prefill_seq = -1;  // P-B-D, in transfer: its prompt's pages on the prefill pool
-  // Pages after the prompt: the least-loaded PE, ties broken by the workflow's own cursor (as a
-  // run's session): a workflow alone on the chip places its pages the same wherever it runs.
-  BalancedPlacer placer;
-  // KvPageManager::writes() after the last step it took part in: its next step is charged the
-  // KV written since (its appends, copy-on-write copies, a no-sharing round's fork copies).
-  uint64_t kv_since = 0;
-  // on_demand admission, preempted by recompute in a round: its branches fork the parent again
-  // once the parent's sequence is prefilled again (until then the parent alone has work).
-  bool fork_pending = false;
-  bool started = false;  // admitted once (a later admission restores a preempted workflow)
-};
-
-// Groups that run steps one after another: the whole chip (co-located), the prefill or the
-// decode pool of P-B-D, or a slice of placement prefix_affinity. A pool is simulated as a chip of
-// its own groups (its KV heads spread over them), with its own KV pages; pools run at once on one
-// clock, so while two pools step the chip's time is the longer step, not their sum.
-// A whole model (model.config) on a pool's groups: its weights planned into the pool's HBM slices
-// as `run` plans them on a chip of those groups, and the operators every step runs around its
-// attention in every layer (runtime/model/model_steps.h), on chips of their own. Each P-B-D pool
-// holds a copy of the weights (data parallel, as THInfer's prefill and decode instances); the
-// prefix_affinity slices, all the same chip, hold a copy each and share one plan and one count.
-struct PoolModel {
-  HwConfig hw;
-  MemoryMap weights;
-  SimulatorPool sims;
-  std::optional<ModelSteps> steps;
-};
-
-struct Pool {
-  std::string name;
-  int index = 0;  // in Engine::pools_ (Flow::pool, StepSample::pool)
-  HwConfig hw;  // the chip with `groups` = the pool's groups
-  PoolModel* model = nullptr;  // a whole model: its weights and operators on the pool's groups
-  std::string capacity_note;
-  std::unique_ptr<KvPageManager> kv;
-  std::optional<StepRunner> runner;
-  std::string hw_key;  // the step cache's prefix: the pool's hardware, policy and launch
-  int64_t reserved = 0;
-  // The step in flight.
-  bool stepping = false;
-  double step_end = 0;
-  std::vector<std::pair<Flow*, std::vector<Agent*>>> members;
-  bool blocked = false;  // idle with prefills the buffer bound stopped (back-pressure)
-  int steps = 0;
-  double busy_ns = 0;
-  int workflows = 0;  // admitted into it (prefix_affinity: pinned to the slice)
-  // preemption = swap: KV swaps of its workflows at this step boundary, run before its next step's jobs
-  double swap_pending_ns = 0;
-  uint64_t swap_pending_bytes = 0;
 };
 
 // A step being put together: its parts (one per workflow) and who is in them.
@@ -180,74 +89,49 @@ int64_t work_tokens(const WorkflowSpec& w) {
   return n;
 }
 
-class Engine {
+class Engine final : private LifecycleEvents {
  public:
   Engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt)
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
-                                opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")) {
+                                opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")),
+        admission_((opt.admissions ? *opt.admissions : builtin_admission_rules())
+                       .get(w.scheduler.admission, w.file + ": scheduler.admission")
+                       .policy) {
     if (opt.gemm_mapping != GemmMapping::w_stationary && !w.scenario.model.full)
       throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
                        w.scenario_file + ") names a whole model (model.config; docs/models.md): allowed with an "
                        "attention-only model: w_stationary");
-    if (w.scheduler.on_demand()) {
+    if (admission_->grows_on_demand()) {
+      preemption_ = (opt.preemptions ? *opt.preemptions : builtin_preemption_rules())
+                        .get(w.scheduler.preemption, w.file + ": scheduler.preemption")
+                        .policy;
       preempt_.emplace();
       preempt_->mode = w.scheduler.preemption;
       preempt_->page_bytes = kv_page_bytes(w.scenario, 1);
     }
-    if (!w.scheduler.pbd) {
-      // prefix_affinity: slices of num_kv_heads groups, each holding every KV head of its
-      // workflows once; groups past the last whole slice idle (as under spread, where KV head h
-      // runs on group h mod groups). One slice is the whole chip, as spread.
-      const int kv_heads = w.scenario.model.num_kv_heads;
-      const int slices = w.scheduler.sliced() ? std::max(1, hw.groups / kv_heads) : 1;
-      if (slices == 1) add_pool("chip", hw.groups, plan_whole_model("chip", hw.groups));
-      PoolModel* model = slices > 1 ? plan_whole_model("slice", kv_heads) : nullptr;
-      for (int i = 0; slices > 1 && i < slices; ++i) add_pool("slice" + std::to_string(i), kv_heads, model);
-      return;
-    }
-    const PbdSpec& p = *w.scheduler.pbd;
-    const std::string at = w.file + ": scheduler.pbd";
-    if (hw.groups < 2)
-      throw InputError(opt.hw_file + ": groups = " + std::to_string(hw.groups) + " is out of range for P-B-D mode (" + at +
-                       "): a prefill pool and a decode pool need a chip of at least 2 KV-head groups (allowed: groups in [2, 1024])");
-    const int pools = p.prefill_pools, prefill = pools * p.prefill_groups;
-    const int decode = p.decode_groups > 0 ? p.decode_groups : (hw.groups - prefill) / p.decode_pools;
-    if (decode < 1 || prefill + p.decode_pools * decode > hw.groups) {
-      if (pools == 1 && p.decode_pools == 1)
-        throw InputError(at + ".prefill_groups = " + std::to_string(p.prefill_groups) + " and decode_groups = " +
-                         std::to_string(p.decode_groups) + (p.decode_groups ? "" : " (the rest)") +
-                         " do not fit the chip's groups = " + std::to_string(hw.groups) + " (" + opt.hw_file +
-                         "): allowed prefill_groups in " + range_text(int64_t(1), int64_t(hw.groups - 1)) +
-                         " and prefill_groups + decode_groups <= groups");
-      throw InputError(at + ".prefill_pools = " + std::to_string(pools) + " x prefill_groups = " +
-                       std::to_string(p.prefill_groups) + " and decode_pools = " + std::to_string(p.decode_pools) +
-                       " x decode_groups = " + std::to_string(p.decode_groups) +
-                       (p.decode_groups ? "" : " (the rest, split evenly)") + " do not fit the chip's groups = " +
-                       std::to_string(hw.groups) + " (" + opt.hw_file +
-                       "): allowed prefill_pools x prefill_groups + decode_pools x decode_groups <= groups, with at "
-                       "least 1 group a decode pool");
-    }
-    // DP_P prefill pools, each a chip of prefill_groups groups with its own copy of a whole
-    // model's weights; they share one plan and one count of the operators (the prefill stage's).
-    PoolModel* prefill_model = plan_whole_model("prefill", p.prefill_groups);
-    for (int i = 0; i < pools; ++i)
-      add_pool(pools == 1 ? "prefill" : "prefill" + std::to_string(i), p.prefill_groups, prefill_model);
-    prefill_pools_ = pools;
-    PoolModel* decode_model = plan_whole_model("decode", decode);  // DP_D decode pools, likewise
-    for (int i = 0; i < p.decode_pools; ++i)
-      add_pool(p.decode_pools == 1 ? "decode" : "decode" + std::to_string(i), decode, decode_model);
-    pbd_.emplace();
-    pbd_->buffer_max = p.buffer_max;
-    pbd_->micro_batch = p.micro_batch;
-    pbd_->kv_path = p.kv_path;
-    set_transfer_path(p.kv_path);
-    pbd_->buffer.emplace_back(0.0, 0);
+    lay_out((opt.topologies ? *opt.topologies : builtin_topologies())
+                .get(topology_name(w), w.file + (w.scheduler.pbd ? ": scheduler.pbd" : ": scheduler.placement"))
+                .policy->layout(w, hw, opt.hw_file));
   }
 
   ServeResult run();
 
  private:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  void start_results();
+  void start_flows();
+  void take_events();
+  void admit_waiting();
+  void pull_idle();
+  size_t finished() const;
+  void start_steps();
+  double next_event() const;
+  void advance_clock();
+  ServeResult finish();
+  void finish_models(std::vector<Json>& operators, std::vector<Json>& memory_maps) const;
+  void finish_pbd(std::vector<Json>& operators, std::vector<Json>& memory_maps);
+  void lay_out(const TopologyLayout& layout);
   void add_pool(const std::string& name, int groups, PoolModel* model);
   // Copies of each KV page the HBM holds: policy B3 reads copies of the peer CUBEs' shards placed
   // when the KV was written (apply_policy.h), so with B3 among a step's policies (B3, or auto,
@@ -259,9 +143,12 @@ class Engine {
   // HBM a KV page takes on a pool of `groups` groups, its copies included.
   uint64_t kv_slot_bytes(int groups) const { return kv_page_bytes(w_.scenario, groups) * uint64_t(kv_copies()); }
   PoolModel* plan_whole_model(const std::string& pool, int groups);
-  StepCost attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
   void set_transfer_path(const std::string& path);
   KvPageManager& kv(const Flow& f) { return *pools_[size_t(f.pool)]->kv; }
+  AdmissionCandidate candidate(const Flow& f) const;
+  PoolRoom room_of(const Pool& p, int64_t free_now, int64_t promised) const {
+    return {pages_total(p), p.reserved, p.kv->in_use(), free_now, promised};
+  }
   Pool& prefill_pool() { return *pools_.front(); }  // P-B-D: the first prefill pool (all are alike)
   bool is_prefill(const Pool& p) const { return pbd_ && p.index < prefill_pools_; }
   // P-B-D: prompts in the prefill pools' steps under way (they enter the buffer when those end).
@@ -275,13 +162,12 @@ class Engine {
   std::vector<Flow*> ordered(bool admitted);
   int64_t pages_total(const Pool& p) const { return p.kv->pages_per_pe() * p.kv->pes(); }
   void admit(Flow& f, int pool);
-  void advance(Flow& f);  // the parent has no work and no branch is out: what comes next
-  void start_round(Flow& f);
-  void join(Flow& f);
-  void finish_agent(Flow& f, Agent& a, bool is_parent);
-  void branch_done(Flow& f, Agent& b, double at_ns);
-  int new_request(Flow& f, int round, int branch, int prefill, int decode);
-  StepCost time_step(Pool& pool, const std::vector<Step>& parts, bool& reused);
+  // LifecycleEvents
+  void prefilled(Flow& f) override { to_buffer(f); }
+  void done(Flow& f) override {
+    pools_[size_t(f.pool)]->reserved -= f.held;
+    --active_;
+  }
   std::vector<Agent*> with_work(Flow& f);
   void add_part(Flow* f, std::vector<Agent*> in, StepBuild& b);
   StepBuild build_step(Pool& pool);
@@ -298,9 +184,9 @@ class Engine {
   bool prompt_fits(const WorkflowSpec& s, const Pool& pool) const;
   std::vector<int64_t> free_for_new();
   bool make_room(Flow& f, const std::vector<Agent*>& in, const std::vector<Flow*>& order, size_t at);
-  int64_t pages_held(const Flow& f, bool running_only) const;
   void preempt(Flow& f);
   void readmit(Flow& f);
+  PreemptionSink sink(const Flow& f);
   void refork(Flow& f);
   void buffer_changed() { pbd_->buffer.emplace_back(now_, buffered()); }
 
@@ -310,15 +196,20 @@ class Engine {
   std::vector<WorkflowSpec> specs_;
   SchedulerRegistry schedulers_ = builtin_schedulers();
   const SchedulerPolicy& policy_;
+  std::shared_ptr<const AdmissionRule> admission_;
+  std::shared_ptr<const PreemptionRule> preemption_;  // set when the admission rule grows on demand
   SimulatorPool own_sims_;
   // A whole model (model.config): one per pool, or one for every slice (PoolModel).
   std::vector<std::unique_ptr<PoolModel>> models_;
   std::vector<std::unique_ptr<Pool>> pools_;
-  StepCache<StepCost> cache_{kStepCacheKeyBytes};
+  StepTimer timer_{w_.scheduler.step_cache, w_.scenario.model.dtype};
   std::vector<Flow> flows_;
   ServeResult res_;
+  RequestLog log_;
+  Lifecycle life_{log_, w_.scheduler.share_prefix, *this};
   double now_ = 0;
   int active_ = 0;
+  size_t next_arrival_ = 0;  // flows_ are in arrival order
   // P-B-D
   std::optional<PbdResult> pbd_;
   int prefill_pools_ = 0;        // DP_P: pools_[0, prefill_pools_) prefill, then the DP_D decode pools
@@ -333,6 +224,25 @@ class Engine {
   // on_demand admission
   std::optional<PreemptionResult> preempt_;
 };
+
+// The topology's pools, each a chip of its groups; a whole model planned on the groups of the
+// first pool holding each copy, where that pool is laid out. P-B-D: the buffer and the KV path.
+void Engine::lay_out(const TopologyLayout& layout) {
+  std::map<std::string, PoolModel*> copies;
+  for (const PoolPlan& p : layout.pools) {
+    if (!copies.count(p.model)) copies[p.model] = plan_whole_model(p.model, p.groups);
+    add_pool(p.name, p.groups, copies[p.model]);
+  }
+  if (!layout.pipelined) return;
+  const PbdSpec& p = *w_.scheduler.pbd;
+  prefill_pools_ = layout.entry_pools;
+  pbd_.emplace();
+  pbd_->buffer_max = p.buffer_max;
+  pbd_->micro_batch = p.micro_batch;
+  pbd_->kv_path = p.kv_path;
+  set_transfer_path(p.kv_path);
+  pbd_->buffer.emplace_back(0.0, 0);
+}
 
 void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
   auto p = std::make_unique<Pool>();
@@ -443,132 +353,19 @@ std::vector<Flow*> Engine::ordered(bool admitted) {
   return out;
 }
 
-int Engine::new_request(Flow& f, int round, int branch, int prefill, int decode) {
-  RequestRecord r;
-  r.workflow = f.spec->id;
-  r.round = round;
-  r.branch = branch;
-  r.prefill_tokens = prefill;
-  r.requested_tokens = decode;
-  r.ready_ns = now_;
-  res_.requests.push_back(r);
-  return int(res_.requests.size()) - 1;
-}
-
 void Engine::admit(Flow& f, int pool) {
   f.admitted = true;
   f.pool = pool;
   f.stage = pbd_ ? Stage::prefill : Stage::decode;
   // P-B-D: the prefill pool holds the prompt's pages until the decode pool has pulled them.
-  f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : w_.scheduler.on_demand() ? 0 : f.reserved;
+  f.held = pbd_ ? prompt_pages(*f.spec, kv(f).page_tokens()) : admission_->held(f.reserved);
   f.started = true;
   pools_[size_t(pool)]->reserved += f.held;
   ++pools_[size_t(pool)]->workflows;
   ++active_;
-  res_.workflows[size_t(f.record)].admitted_ns = now_;
-  res_.workflows[size_t(f.record)].slice = pool;
-  const WorkflowSpec& s = *f.spec;
-  const int pages = int(ceil_div(uint64_t(s.prompt_tokens), uint64_t(kv(f).page_tokens())));
-  const PlacePage prefix = prefix_placer(w_.scenario.kv.prefix_placement, pages);
-  f.parent.sa.name = "w" + std::to_string(s.id) + "." + kMainAgentName;
-  f.parent.sa.origin = tensor_origin_prefix();
-  f.parent.sa.seq = kv(f).create();
-  // The cached part of the prompt is in the KV cache already; the rest is the parent's prefill
-  // (both on the prefix placement, as a run's session places its prefix).
-  kv(f).append(f.parent.sa.seq, tensor_origin_prefix(), s.cached_tokens, prefix, /*cached=*/true);
-  f.parent.sa.length = kv(f).length(f.parent.sa.seq);
-  // The main request: the parent's thread from the workflow's arrival to its answer (its
-  // prefills: the uncached prompt and every join's continuation).
-  f.parent.request = new_request(f, -1, -1, s.prompt_tokens - s.cached_tokens + int(s.rounds.size()) * s.join_tokens,
-                                 s.answer_tokens);
-  res_.requests[size_t(f.parent.request)].ready_ns = s.arrival_ns;
-  f.parent.prefill_left = s.prompt_tokens - s.cached_tokens;
-  // P-B-D: a prompt cached whole goes to the buffer when it has room (build_step).
-  if (f.parent.prefill_left == 0 && !pbd_) advance(f);
-}
-
-void Engine::start_round(Flow& f) {
-  const std::vector<BranchSpec>& round = f.spec->rounds[size_t(f.round)];
-  f.branches.clear();
-  f.branches_done = 0;
-  f.in_round = true;
-  KvPageManager& pages = kv(f);
-  for (size_t b = 0; b < round.size(); ++b) {
-    Agent a;
-    a.sa.name = "w" + std::to_string(f.spec->id) + ".r" + std::to_string(f.round) + ".b" + std::to_string(b);
-    a.sa.agent = int(b);
-    a.sa.origin = int(b);
-    a.sa.seq = w_.scheduler.share_prefix
-                   ? pages.fork(f.parent.sa.seq)
-                   : pages.fork_copy(f.parent.sa.seq, [&f](const KvPageManager& kv, SeqId s) { return f.placer(kv, s); });
-    a.sa.length = pages.length(a.sa.seq);
-    a.prefill_left = round[b].new_tokens;
-    a.decode_left = round[b].decode_tokens;
-    a.request = new_request(f, f.round, int(b), round[b].new_tokens, round[b].decode_tokens);
-    f.branches.push_back(a);
-  }
-}
-
-void Engine::join(Flow& f) {
-  // Every branch is released (the run's join releases them too); those a "first" join does not
-  // wait for are cancelled where they stand.
-  double last_token = -1;
-  for (Agent& b : f.branches) {
-    RequestRecord& r = res_.requests[size_t(b.request)];
-    if (b.state != AgentState::done) {
-      r.cancelled = true;
-      r.done_ns = now_;
-      ++r.finished;
-      f.remaining -= b.prefill_left + b.decode_left;
-    } else {
-      last_token = std::max(last_token, r.last_token_ns);
-    }
-    kv(f).release(b.sa.seq);
-  }
-  if (last_token >= 0) res_.workflows[size_t(f.record)].tool_wait_ns += std::max(0.0, now_ - last_token);
-  f.branches.clear();
-  f.in_round = false;
-  ++f.round;
-  f.parent.sa.origin = int(f.spec->rounds[size_t(f.round - 1)].size());  // the parent after the fork
-  f.parent.prefill_left = f.spec->join_tokens;
-  if (f.parent.prefill_left == 0) advance(f);
-}
-
-void Engine::advance(Flow& f) {
-  if (f.round < int(f.spec->rounds.size())) return start_round(f);
-  if (!f.answering) {
-    f.answering = true;
-    f.parent.decode_left = f.spec->answer_tokens;
-    if (f.parent.decode_left > 0) return;
-  }
-  // Done: the parent's pages go back to the pool with its reservation.
-  RequestRecord& r = res_.requests[size_t(f.parent.request)];
-  r.done_ns = now_;
-  ++r.finished;
-  kv(f).release(f.parent.sa.seq);
-  f.done = true;
-  pools_[size_t(f.pool)]->reserved -= f.held;
-  --active_;
-  res_.workflows[size_t(f.record)].done_ns = now_;
-}
-
-void Engine::branch_done(Flow& f, Agent& b, double at_ns) {
-  b.state = AgentState::done;
-  RequestRecord& r = res_.requests[size_t(b.request)];
-  r.done_ns = at_ns;
-  ++r.finished;
-  if (++f.branches_done >= f.spec->join_first) join(f);
-}
-
-void Engine::finish_agent(Flow& f, Agent& a, bool is_parent) {
-  if (is_parent) return f.stage == Stage::prefill ? to_buffer(f) : advance(f);
-  if (f.spec->tool_ns > 0) {
-    a.state = AgentState::tool;
-    a.tool_until = now_ + f.spec->tool_ns;
-    res_.requests[size_t(a.request)].tool_ns = f.spec->tool_ns;
-    return;
-  }
-  branch_done(f, a, now_);
+  log_.admitted(f.record, now_, pool);
+  const int pages = int(ceil_div(uint64_t(f.spec->prompt_tokens), uint64_t(kv(f).page_tokens())));
+  life_.start(f, kv(f), prefix_placer(w_.scenario.kv.prefix_placement, pages), now_, bool(pbd_));
 }
 
 // P-B-D: the prompt is prefilled; its KV waits on the prefill pool for the decode pool to pull it.
@@ -586,18 +383,16 @@ void Engine::to_buffer(Flow& f) {
 void Engine::pull(Pool& to) {
   uint64_t bytes = 0;
   size_t n = 0;
-  int64_t free = preempt_ ? free_for_new()[size_t(to.index)] : 0;  // on_demand: pages the pool has for prompts now
+  PoolRoom room = room_of(to, admission_->grows_on_demand() ? free_for_new()[size_t(to.index)] : 0, 0);
   while (n < buffer_.size() && int(transfer_.size()) < pbd_->micro_batch) {
     Flow& f = *buffer_[n];
     const WorkflowSpec& s = *f.spec;
-    if (preempt_) {  // on_demand: while its prompt's pages fit now (later growth preempts)
-      const int64_t need = prompt_pages(s, to.kv->page_tokens());
-      if (need > free || !prompt_fits(s, to)) break;
-      free -= need;
-    } else {  // reserve: while its whole reservation fits (and its cached prefix's PEs have room)
-      if (to.reserved + f.reserved > to.kv->pages_per_pe() * to.kv->pes() || !prompt_fits(s, to)) break;
-      to.reserved += f.reserved;
-    }
+    // While what the rule needs of it fits (and its cached prefix's PEs have room).
+    const int64_t need = admission_->pull_need(candidate(f));
+    if (!admission_->fits(need, room) || !prompt_fits(s, to)) break;
+    room.promised += need;
+    to.reserved += admission_->held(f.reserved);
+    room.reserved = to.reserved;
     // The prompt lands as a run's session places it: the cached part by the prefix rule, the
     // rest on the least-loaded PE (as the co-located prefill step appends it).
     f.prefill_seq = f.parent.sa.seq;
@@ -641,13 +436,13 @@ void Engine::finish_transfer() {
     from.reserved -= f->held;
     f->prefill_seq = -1;
     f->pool = transfer_to_;
-    f->held = preempt_ ? 0 : f->reserved;  // on_demand holds no reservation
+    f->held = admission_->held(f->reserved);
     f->stage = Stage::decode;
   }
   std::vector<Flow*> moved;
   moved.swap(transfer_);
   buffer_changed();
-  for (Flow* f : moved) advance(*f);
+  for (Flow* f : moved) life_.advance(*f, kv(*f), now_);
 }
 
 // on_demand: the pages a waiting workflow needs now: a new one its prompt's, a preempted one what
@@ -671,6 +466,12 @@ int64_t Engine::pages_needed_now(const Flow& f) const {
     return need;
   }
   return prompt_pages(*f.spec, pt);
+}
+
+// What the admission rule sees of a waiting workflow.
+AdmissionCandidate Engine::candidate(const Flow& f) const {
+  const int64_t prompt = prompt_pages(*f.spec, w_.scenario.kv.page_tokens);
+  return {f.reserved, prompt, admission_->grows_on_demand() ? pages_needed_now(f) : prompt, bool(pbd_)};
 }
 
 // A new workflow's cached prompt pages go where the prefix rule names at admission: each of
@@ -707,22 +508,6 @@ std::vector<int64_t> Engine::free_for_new() {
   return free;
 }
 
-// Distinct pages the workflow's sequences hold; `running_only`: its parent's and those of the
-// branches still on the chip (a branch in a tool call or done never reads its KV again).
-int64_t Engine::pages_held(const Flow& f, bool running_only) const {
-  const KvPageManager& pages = *pools_[size_t(f.pool)]->kv;
-  std::vector<PageId> ids;
-  const auto add = [&](SeqId q) {
-    if (pages.live(q)) ids.insert(ids.end(), pages.table(q).begin(), pages.table(q).end());
-  };
-  add(f.parent.sa.seq);
-  if (!f.fork_pending)
-    for (const Agent& b : f.branches)
-      if (!running_only || b.state == AgentState::run) add(b.sa.seq);
-  std::sort(ids.begin(), ids.end());
-  return int64_t(std::unique(ids.begin(), ids.end()) - ids.begin());
-}
-
 // vLLM's rule: when the part of `f` (order[at]) cannot get its pages, the workflows last in the
 // policy's order after it are preempted, the last first, until it fits; with none left that
 // holds pages, `f` itself is preempted (false: it leaves the step). Workflows before it in the
@@ -736,7 +521,7 @@ bool Engine::make_room(Flow& f, const std::vector<Agent*>& in, const std::vector
   size_t victim = order.size();
   while (need > total - pages.in_use()) {
     while (victim > at + 1 && (!order[victim - 1]->admitted || order[victim - 1]->pool != f.pool ||
-                               pages_held(*order[victim - 1], false) == 0))
+                               pages_held(*order[victim - 1], pages, false) == 0))
       --victim;
     if (victim <= at + 1) {
       preempt(f);
@@ -748,52 +533,26 @@ bool Engine::make_room(Flow& f, const std::vector<Agent*>& in, const std::vector
 }
 
 // Preemption (at a step boundary, nothing of the workflow in flight): its pages go back to the
-// pool and it waits for admission again, keeping its progress (rounds, branches, tokens out).
-// recompute: the KV it drops (its parent's sequence, the running branches' own tokens) is added to
-// their prefill. swap: the pages of its parent and running branches go out over the host link.
+// pool and it waits for admission again, keeping its progress (rounds, branches, tokens out). The
+// preemption rule keeps what it needs to restore (recompute: the tokens to prefill again; swap:
+// the pages sent to host memory).
 void Engine::preempt(Flow& f) {
   KvPageManager& pages = kv(f);
   PreemptionResult& p = *preempt_;
-  WorkflowRecord& wr = res_.workflows[size_t(f.record)];
+  WorkflowRecord& wr = log_.workflow(f.record);
   p.workflows_preempted += wr.preemptions == 0;
   ++wr.preemptions;
   ++p.preemptions;
-  ++res_.requests[size_t(f.parent.request)].preemptions;
+  log_.preempted(f.parent.request);
   for (const Agent& b : f.branches)
-    if (b.state != AgentState::done) ++res_.requests[size_t(b.request)].preemptions;
+    if (b.state != AgentState::done) log_.preempted(b.request);
   const int parent_tokens = pages.live(f.parent.sa.seq) ? pages.length(f.parent.sa.seq) : 0;
   PreemptionEvent e;
   e.at_ns = now_;
   e.workflow = f.spec->id;
   const int64_t in_use = pages.in_use();
-  if (p.mode == "swap") {
-    const uint64_t bytes = uint64_t(pages_held(f, true)) * p.page_bytes;
-    e.bytes = bytes;
-    e.ns = host_link_ns(hw_.host, bytes);
-    f.parent.swapped_tokens = parent_tokens;
-    for (Agent& b : f.branches)
-      b.swapped_tokens = b.state == AgentState::run ? pages.length(b.sa.seq) - parent_tokens : 0;
-    pools_[size_t(f.pool)]->swap_pending_ns += e.ns;
-    pools_[size_t(f.pool)]->swap_pending_bytes += bytes;
-    p.swap_out_bytes += bytes;
-    ++p.swap_outs;
-    wr.swapped_bytes += bytes;
-  } else {
-    int64_t tokens = parent_tokens;
-    f.parent.prefill_left += parent_tokens;
-    if (f.in_round && !f.fork_pending)
-      for (Agent& b : f.branches)
-        if (b.state == AgentState::run) {
-          const int own = pages.length(b.sa.seq) - parent_tokens;
-          b.prefill_left += own;
-          tokens += own;
-        }
-    f.fork_pending = f.in_round;
-    f.remaining += tokens;
-    p.recomputed_tokens += tokens;
-    wr.recomputed_tokens += tokens;
-    e.tokens = tokens;
-  }
+  PreemptionSink out = sink(f);
+  preemption_->preempt(f, pages, parent_tokens, out, e);
   if (pages.live(f.parent.sa.seq)) pages.release(f.parent.sa.seq);
   for (Agent& b : f.branches)
     if (pages.live(b.sa.seq)) pages.release(b.sa.seq);
@@ -805,47 +564,26 @@ void Engine::preempt(Flow& f) {
   --active_;
 }
 
-// A preempted workflow is admitted again. swap: its pages come back over the host link (placed
-// by the balanced rule, as its pages after the prompt); recompute: its parent starts an empty
-// sequence whose prefill (in prefill_left) runs in its next step, and its branches fork after it.
+// A preempted workflow is admitted again: its parent starts a new sequence, and the preemption
+// rule restores the rest.
 void Engine::readmit(Flow& f) {
   KvPageManager& pages = kv(f);
   f.admitted = true;
   ++active_;
-  const PlacePage place = [&f](const KvPageManager& kv, SeqId q) { return f.placer(kv, q); };
   f.parent.sa.seq = pages.create();
-  if (preempt_->mode == "swap") {
-    const int64_t before = pages.in_use();
-    pages.append(f.parent.sa.seq, f.parent.sa.origin, f.parent.swapped_tokens, place, /*cached=*/true);
-    f.parent.swapped_tokens = 0;
-    for (Agent& b : f.branches) {
-      b.sa.seq = pages.fork(f.parent.sa.seq);
-      pages.append(b.sa.seq, b.sa.origin, b.swapped_tokens, place, /*cached=*/true);
-      b.sa.length = pages.length(b.sa.seq);
-      b.swapped_tokens = 0;
-    }
-    // Restored K/V arrive by the swap (timed here), so no step is charged their writes.
-    f.kv_since = pages.writes();
-    PreemptionEvent e;
-    e.at_ns = now_;
-    e.workflow = f.spec->id;
-    e.restore = true;
-    e.pages = pages.in_use() - before;
-    e.bytes = uint64_t(e.pages) * preempt_->page_bytes;
-    e.ns = host_link_ns(hw_.host, e.bytes);
-    pools_[size_t(f.pool)]->swap_pending_ns += e.ns;
-    pools_[size_t(f.pool)]->swap_pending_bytes += e.bytes;
-    preempt_->swap_in_bytes += e.bytes;
-    ++preempt_->swap_ins;
-    preempt_->events.push_back(e);
-  } else {
-    PreemptionEvent e;
-    e.at_ns = now_;
-    e.workflow = f.spec->id;
-    e.restore = true;
-    preempt_->events.push_back(e);
-  }
+  PreemptionEvent e;
+  e.at_ns = now_;
+  e.workflow = f.spec->id;
+  e.restore = true;
+  PreemptionSink out = sink(f);
+  preemption_->readmit(f, pages, out, e);
+  preempt_->events.push_back(e);
   f.parent.sa.length = pages.length(f.parent.sa.seq);
+}
+
+PreemptionSink Engine::sink(const Flow& f) {
+  Pool& pool = *pools_[size_t(f.pool)];
+  return {*preempt_, log_.workflow(f.record), pool.swap_pending_ns, pool.swap_pending_bytes, hw_.host};
 }
 
 // recompute: the parent's sequence is back; the round's branches fork it again (those still
@@ -857,51 +595,6 @@ void Engine::refork(Flow& f) {
     b.sa.seq = pages.fork(f.parent.sa.seq);
     b.sa.length = pages.length(b.sa.seq);
   }
-}
-
-// A whole model's step: every layer's operators around the step's attention (the cached or
-// simulated cost above, one layer's), then the LM head (ModelSteps::step_ns). Its time, the HBM
-// bytes (the attention's in every layer and the weights the operators read) and energy (every
-// layer's attention and operators, dynamic; static power over the whole step) follow.
-StepCost Engine::time_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
-  StepCost c = attention_step(pool, parts, reused);
-  if (!pool.model) return c;
-  ModelSteps& operators = *pool.model->steps;
-  Step all;  // the step's rows, every part's (selective batching: one GEMM for every workflow)
-  all.phase = parts.front().phase;
-  for (const Step& part : parts) all.agents.insert(all.agents.end(), part.agents.begin(), part.agents.end());
-  const int layers = operators.layers();
-  const ModelSteps::Accounted ops = operators.account(all, c.ns);
-  const double static_w = c.ns > 0 ? c.static_j / c.ns : 0.0;  // J per ns
-  StepCost out;
-  out.ns = ops.ns;
-  out.hbm_bytes = c.hbm_bytes * uint64_t(layers) + ops.w_bytes_read;
-  out.static_j = static_w * ops.ns;
-  out.energy_j = (c.energy_j - c.static_j) * layers + operators.operators_energy(all).dynamic_j() + out.static_j;
-  return out;
-}
-
-StepCost Engine::attention_step(Pool& pool, const std::vector<Step>& parts, bool& reused) {
-  std::vector<Layout> layouts;
-  const std::vector<AttentionJob> jobs = pool.runner->batch_jobs(*pool.kv, parts, &layouts);
-  for (const Layout& l : layouts) ++res_.parts_by_policy[policy_name(l.policy)];
-  const auto simulate = [&] {
-    ++res_.steps_simulated;
-    const SimResult sim = pool.runner->simulate_quiet(jobs);
-    const EnergyReading e = read_energy(sim.stats, pool.hw, w_.scenario.model.dtype, sim.end_ns);
-    return StepCost{sim.end_ns, hbm_bytes_read(sim), e.total_j(), e.static_j()};
-  };
-  reused = false;
-  if (!w_.scheduler.step_cache) return simulate();
-  std::string key = step_key(jobs, pool.hw_key);
-  if (const StepCost* hit = cache_.find(key)) {
-    reused = true;
-    ++res_.steps_reused;
-    return *hit;
-  }
-  const StepCost c = simulate();
-  cache_.insert(std::move(key), c);
-  return c;
 }
 
 // The agents of `f` with work in its pool's next step: its branches that prefill or decode
@@ -994,7 +687,7 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   sample.active = active_;
   for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
   // A boundary's swaps run before the step's jobs (alone when no workflow has a part).
-  const StepCost cost = b.parts.empty() ? StepCost{} : time_step(pool, b.parts, sample.reused);
+  const StepCost cost = b.parts.empty() ? StepCost{} : timer_.time(pool, b.parts, sample.reused);
   sample.swap_ns = pool.swap_pending_ns;
   sample.swap_bytes = pool.swap_pending_bytes;
   pool.swap_pending_ns = 0;
@@ -1023,9 +716,8 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   for (auto& [f, in] : pool.members)
     for (Agent* a : in)
       if (a->request >= 0) {
-        RequestRecord& r = res_.requests[size_t(a->request)];
-        if (r.scheduled_ns < 0) r.scheduled_ns = now_;
-        if (step_tokens > 0) r.energy_j += cost.energy_j * double(a->sa.new_tokens) / double(step_tokens);
+        log_.scheduled(a->request, now_);
+        if (step_tokens > 0) log_.add_energy(a->request, cost.energy_j * double(a->sa.new_tokens) / double(step_tokens));
       }
 }
 
@@ -1040,32 +732,27 @@ void Engine::complete_step(Pool& pool) {
       } else {
         --a->decode_left;
         --f->remaining;
-        RequestRecord& r = res_.requests[size_t(a->request)];
-        ++r.generated_tokens;
-        if (r.first_token_ns < 0) r.first_token_ns = now_;
-        r.last_token_ns = now_;
-        WorkflowRecord& wr = res_.workflows[size_t(f->record)];
-        ++wr.generated_tokens;
-        if (wr.first_token_ns < 0) wr.first_token_ns = now_;
+        log_.token(a->request, f->record, now_);
       }
     }
     // Agents that finished their work (the parent last: its next stage may fork new branches).
     const bool parent_in = in.size() == 1 && in[0] == &f->parent;
     if (parent_in) {
       if (f->fork_pending) refork(*f);
-      else if (!f->parent.has_work()) finish_agent(*f, f->parent, true);
+      else if (!f->parent.has_work()) life_.finish_agent(*f, f->parent, true, kv(*f), now_);
     } else {
       const int round = f->round;  // a join ends the round (and may start the next): stop there
       for (Agent* a : in) {
         if (f->round != round) break;
-        if (!a->has_work() && a->state == AgentState::run) finish_agent(*f, *a, false);
+        if (!a->has_work() && a->state == AgentState::run) life_.finish_agent(*f, *a, false, kv(*f), now_);
       }
     }
   }
   pool.members.clear();
 }
 
-ServeResult Engine::run() {
+// The results' totals known before the first step: the scheduler, the pools' pages.
+void Engine::start_results() {
   res_.scheduler = policy_.name;
   res_.kv_copies = kv_copies();
   res_.pes = prefill_pool().kv->pes();
@@ -1073,6 +760,10 @@ ServeResult Engine::run() {
     res_.pages_per_pe = p->kv->pages_per_pe();  // co-located: the chip's; P-B-D: the decode pool's
     res_.pages_total += p->kv->pages_per_pe() * p->kv->pes();
   }
+}
+
+// Every workflow's state and record; one that cannot fit its pools even alone is an input error.
+void Engine::start_flows() {
   // Every slice has the pages of decode_pool() (the last): a workflow that fits one fits each.
   const int64_t admit_total = pages_total(prefill_pool()), decode_total = pages_total(decode_pool());
   flows_.resize(specs_.size());
@@ -1097,110 +788,137 @@ ServeResult Engine::run() {
     wr.arrival_ns = specs_[i].arrival_ns;
     wr.requested_tokens = specs_[i].requested_tokens();
     wr.reserved_pages = f.reserved;
-    res_.workflows.push_back(wr);
+    log_.add_workflow(wr);
   }
-  constexpr double kNever = std::numeric_limits<double>::infinity();
-  size_t next_arrival = 0;  // specs_ are in arrival order
-  size_t finished = 0;
-  while (true) {
-    // Steps that ended by now (a pool runs its steps back to back; the pools run at once).
-    for (auto& p : pools_)
-      if (p->stepping && p->step_end <= now_) complete_step(*p);
-    // Arrivals up to now, tool calls that returned by now (in pools at a step boundary).
-    while (next_arrival < flows_.size() && flows_[next_arrival].spec->arrival_ns <= now_)
-      flows_[next_arrival++].arrived = true;
-    for (Flow& f : flows_) {
-      if (!f.admitted || f.done || !f.in_round || f.fork_pending || pools_[size_t(f.pool)]->stepping) continue;
-      const int round = f.round;  // a join ends the round (and may start the next): stop there
-      for (size_t b = 0; b < f.branches.size() && f.round == round; ++b)
-        if (f.branches[b].state == AgentState::tool && f.branches[b].tool_until <= now_)
-          branch_done(f, f.branches[b], f.branches[b].tool_until);
-    }
-    if (!transfer_.empty() && transfer_end_ <= now_) finish_transfer();
-    // Admission in the policy's order, under the KV reservation and the workflow limit
-    // (P-B-D: into the prefill pool, reserving the prompt's pages; prefix_affinity: into the
-    // least-loaded slice it fits, where all its rounds and branches then run).
-    const size_t entries = pbd_ ? size_t(prefill_pools_) : pools_.size();  // where a new workflow may enter
-    // on_demand: the admitted workflows' next parts come first (free_for_new), then what the
-    // workflows admitted at this boundary need now is promised to them (a new one's prompt and a
-    // recompute's prefill take their pages only in the step).
-    std::vector<int64_t> promised(pools_.size(), 0),
-        free_now = preempt_ ? free_for_new() : std::vector<int64_t>(pools_.size(), 0);
-    // A slice's load: the pages its workflows reserved (reserve) or hold and were promised now
-    // (on_demand).
-    const auto load = [&](size_t i) { return preempt_ ? pools_[i]->kv->in_use() + promised[i] : pools_[i]->reserved; };
-    for (Flow* f : ordered(false)) {
-      if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
-      // on_demand: admitted when the pages it needs now fit; reserve: when its reservation does.
-      const int64_t need = preempt_ ? pages_needed_now(*f)
-                           : pbd_   ? prompt_pages(*f->spec, w_.scenario.kv.page_tokens)
-                                    : f->reserved;
-      std::optional<size_t> to;
-      // A new workflow enters a pool of [0, entries); a preempted one comes back to its own (its
-      // slice; P-B-D: the pool it was preempted from).
-      const size_t first = f->started ? size_t(f->pool) : 0, end = f->started ? first + 1 : entries;
-      for (size_t i = first; i < end; ++i) {
-        // Either way its cached prefix's pages, placed by the prefix rule on given PEs, must fit
-        // those PEs now (the rest goes where there is room).
-        const bool fits = (preempt_ ? need <= free_now[i] - promised[i]
-                                    : pools_[i]->reserved + need <= pages_total(*pools_[i])) &&
-                          prefix_fits(*f, *pools_[i]);
-        if (fits && (!to || load(i) < load(*to))) to = i;
-      }
-      if (!to) {
-        if (policy_.head_of_line) break;
-        continue;
-      }
-      promised[*to] += need;
-      f->started ? readmit(*f) : admit(*f, int(*to));
-    }
-    // P-B-D: an idle decode pool pulls (the lowest first; one transfer at a time).
-    const auto pull_idle = [&] {
-      for (size_t i = size_t(prefill_pools_); pbd_ && i < pools_.size() && transfer_.empty(); ++i)
-        if (!pools_[i]->stepping) pull(*pools_[i]);
-    };
-    pull_idle();
-    finished = 0;
-    for (const Flow& f : flows_) finished += f.done;
-    if (finished == flows_.size()) break;
+}
 
-    for (auto& p : pools_)
-      if (!p->stepping) {
-        StepBuild b = build_step(*p);
-        if (!b.parts.empty() || p->swap_pending_ns > 0) start_step(*p, std::move(b));
-      }
+// What happened by now: steps that ended (a pool runs its steps back to back; the pools run at
+// once), arrivals, tool calls that returned (in pools at a step boundary), a KV transfer's end.
+void Engine::take_events() {
+  for (auto& p : pools_)
+    if (p->stepping && p->step_end <= now_) complete_step(*p);
+  while (next_arrival_ < flows_.size() && flows_[next_arrival_].spec->arrival_ns <= now_)
+    flows_[next_arrival_++].arrived = true;
+  for (Flow& f : flows_) {
+    if (!f.admitted || f.done || !f.in_round || f.fork_pending || pools_[size_t(f.pool)]->stepping) continue;
+    const int round = f.round;  // a join ends the round (and may start the next): stop there
+    for (size_t b = 0; b < f.branches.size() && f.round == round; ++b)
+      if (f.branches[b].state == AgentState::tool && f.branches[b].tool_until <= now_)
+        life_.branch_done(f, f.branches[b], kv(f), f.branches[b].tool_until, now_);
+  }
+  if (!transfer_.empty() && transfer_end_ <= now_) finish_transfer();
+}
+
+// Admission in the policy's order, by the admission rule and under the workflow limit (P-B-D:
+// into a prefill pool, for the prompt's pages; prefix_affinity: into the least-loaded slice it
+// fits, where all its rounds and branches then run).
+void Engine::admit_waiting() {
+  const size_t entries = pbd_ ? size_t(prefill_pools_) : pools_.size();  // where a new workflow may enter
+  // A rule that grows on demand: the admitted workflows' next parts come first (free_for_new),
+  // then what the workflows admitted at this boundary need now is promised to them (a new one's
+  // prompt and a recompute's prefill take their pages only in the step).
+  std::vector<int64_t> promised(pools_.size(), 0),
+      free_now = admission_->grows_on_demand() ? free_for_new() : std::vector<int64_t>(pools_.size(), 0);
+  const auto room = [&](size_t i) { return room_of(*pools_[i], free_now[i], promised[i]); };
+  for (Flow* f : ordered(false)) {
+    if (w_.scheduler.max_workflows > 0 && active_ >= w_.scheduler.max_workflows) break;
+    const int64_t need = admission_->need(candidate(*f));
+    std::optional<size_t> to;
+    // A new workflow enters a pool of [0, entries); a preempted one comes back to its own (its
+    // slice; P-B-D: the pool it was preempted from).
+    const size_t first = f->started ? size_t(f->pool) : 0, end = f->started ? first + 1 : entries;
+    for (size_t i = first; i < end; ++i) {
+      // Either way its cached prefix's pages, placed by the prefix rule on given PEs, must fit
+      // those PEs now (the rest goes where there is room).
+      const bool fits = admission_->fits(need, room(i)) && prefix_fits(*f, *pools_[i]);
+      if (fits && (!to || admission_->load(room(i)) < admission_->load(room(*to)))) to = i;
+    }
+    if (!to) {
+      if (policy_.head_of_line) break;
+      continue;
+    }
+    promised[*to] += need;
+    f->started ? readmit(*f) : admit(*f, int(*to));
+  }
+}
+
+// P-B-D: an idle decode pool pulls (the lowest first; one transfer at a time).
+void Engine::pull_idle() {
+  for (size_t i = size_t(prefill_pools_); pbd_ && i < pools_.size() && transfer_.empty(); ++i)
+    if (!pools_[i]->stepping) pull(*pools_[i]);
+}
+
+size_t Engine::finished() const {
+  size_t n = 0;
+  for (const Flow& f : flows_) n += f.done;
+  return n;
+}
+
+void Engine::start_steps() {
+  for (auto& p : pools_)
+    if (!p->stepping) {
+      StepBuild b = build_step(*p);
+      if (!b.parts.empty() || p->swap_pending_ns > 0) start_step(*p, std::move(b));
+    }
+}
+
+// The next event: a step's end; for an idle pool, what could give it work (an arrival, a tool
+// call's return, a transfer's end).
+double Engine::next_event() const {
+  double next = kNever;
+  bool idle = false;
+  for (const auto& p : pools_) {
+    if (p->stepping) next = std::min(next, p->step_end);
+    else idle = true;
+  }
+  // An arrival can give work to the pool it enters: an idle P-B-D prefill pool, or any idle slice.
+  bool prefill_idle = false;
+  for (const auto& p : pools_) prefill_idle = prefill_idle || (is_prefill(*p) && !p->stepping);
+  if ((pbd_ ? prefill_idle : idle) && next_arrival_ < flows_.size())
+    next = std::min(next, flows_[next_arrival_].spec->arrival_ns);
+  for (const Flow& f : flows_)
+    if (f.admitted && !f.done && !f.fork_pending && !pools_[size_t(f.pool)]->stepping)
+      for (const Agent& b : f.branches)
+        if (b.state == AgentState::tool) next = std::min(next, b.tool_until);
+  if (idle && !transfer_.empty()) next = std::min(next, transfer_end_);
+  return next;
+}
+
+// The clock moves to the next event; with none while workflows are unfinished, the engine has a bug.
+void Engine::advance_clock() {
+  const double next = next_event();
+  if (!(next > now_) || next == kNever)
+    throw std::logic_error("serve: no work, no arrival and no tool call pending with " +
+                           std::to_string(flows_.size() - finished()) + " workflows unfinished");
+  for (const auto& p : pools_)  // P-B-D: each prefill pool's time idle with prompts the bound stopped
+    if (is_prefill(*p) && p->blocked && !p->stepping) pbd_->backpressure_ns += next - now_;
+  now_ = next;
+}
+
+// The event loop: at every boundary take what happened, admit, start the idle pools' steps, and
+// move the clock to the next event.
+ServeResult Engine::run() {
+  start_results();
+  start_flows();
+  while (true) {
+    take_events();
+    admit_waiting();
+    pull_idle();
+    if (finished() == flows_.size()) break;
+    start_steps();
     // A prompt cached whole enters the buffer while its prefill pool builds a step, without one:
     // an idle decode pool pulls it now (no step's end would wake it).
     pull_idle();
-    // The next event: a step's end; for an idle pool, what could give it work (an arrival, a
-    // tool call's return, a transfer's end).
-    double next = kNever;
-    bool idle = false;
-    for (const auto& p : pools_) {
-      if (p->stepping) next = std::min(next, p->step_end);
-      else idle = true;
-    }
-    // An arrival can give work to the pool it enters: an idle P-B-D prefill pool, or any idle slice.
-    bool prefill_idle = false;
-    for (const auto& p : pools_) prefill_idle = prefill_idle || (is_prefill(*p) && !p->stepping);
-    if ((pbd_ ? prefill_idle : idle) && next_arrival < flows_.size())
-      next = std::min(next, flows_[next_arrival].spec->arrival_ns);
-    for (const Flow& f : flows_)
-      if (f.admitted && !f.done && !f.fork_pending && !pools_[size_t(f.pool)]->stepping)
-        for (const Agent& b : f.branches)
-          if (b.state == AgentState::tool) next = std::min(next, b.tool_until);
-    if (idle && !transfer_.empty()) next = std::min(next, transfer_end_);
-    if (!(next > now_) || next == kNever)
-      throw std::logic_error("serve: no work, no arrival and no tool call pending with " +
-                             std::to_string(flows_.size() - finished) + " workflows unfinished");
-    for (const auto& p : pools_)  // P-B-D: each prefill pool's time idle with prompts the bound stopped
-      if (is_prefill(*p) && p->blocked && !p->stepping) pbd_->backpressure_ns += next - now_;
-    now_ = next;
+    advance_clock();
   }
-  res_.end_ns = now_;
-  // A whole model: each copy's operators and memory map (the KV pool's peak per PE over the pools
-  // that hold the copy). Co-located and prefix_affinity: the summary's; P-B-D: each pool's.
-  std::vector<Json> operators(models_.size()), memory_maps(models_.size());
+  return finish();
+}
+
+// A whole model: each copy's operators and memory map (the KV pool's peak per PE over the pools
+// that hold the copy). Co-located and prefix_affinity: the summary's; P-B-D: each pool's.
+void Engine::finish_models(std::vector<Json>& operators, std::vector<Json>& memory_maps) const {
+  operators.resize(models_.size());
+  memory_maps.resize(models_.size());
   for (size_t m = 0; m < models_.size(); ++m) {
     operators[m] = models_[m]->steps->json();
     operators[m].erase("by_step");  // a run's per-step breakdown; serve's steps are in requests.csv and the samples
@@ -1215,6 +933,44 @@ ServeResult Engine::run() {
     memory_maps[m] = memory_map_json(models_[m]->weights, w_.scenario.model.config_file,
                                      kv_slot_bytes(models_[m]->hw.groups), pages_per_pe, peak);
   }
+}
+
+// P-B-D: each stage (prefill, decode): its pools' totals (one pool: that pool), and each pool's
+// own when it has several (DP > 1); a whole model's copy per stage.
+void Engine::finish_pbd(std::vector<Json>& operators, std::vector<Json>& memory_maps) {
+  const auto stage = [&](const std::string& name, size_t first, size_t end, PoolStats& sum,
+                         std::vector<PoolStats>& each) {
+    for (size_t i = first; i < end; ++i) {
+      const Pool& p = *pools_[i];
+      const PoolStats s{p.name, p.hw.groups, pages_total(p), p.kv->peak_total(), p.steps, p.busy_ns, 0, {}, {}};
+      if (end - first > 1) each.push_back(s);
+      sum.groups += s.groups;
+      sum.pages_total += s.pages_total;
+      sum.peak_pages += s.peak_pages;
+      sum.steps += s.steps;
+      sum.busy_ns += s.busy_ns;
+    }
+    sum.name = name;
+  };
+  stage("prefill", 0, size_t(prefill_pools_), pbd_->prefill, pbd_->prefill_pools);
+  stage("decode", size_t(prefill_pools_), pools_.size(), pbd_->decode, pbd_->decode_pools);
+  if (models_.size() == 2) {  // a whole model: the stages' copies (each stage's pools share one plan)
+    pbd_->prefill.operators = std::move(operators[0]);
+    pbd_->prefill.memory_map = std::move(memory_maps[0]);
+    pbd_->decode.operators = std::move(operators[1]);
+    pbd_->decode.memory_map = std::move(memory_maps[1]);
+  }
+  res_.pbd = std::move(pbd_);
+}
+
+ServeResult Engine::finish() {
+  res_.end_ns = now_;
+  log_.move_to(res_);
+  res_.steps_simulated = timer_.simulated();
+  res_.steps_reused = timer_.reused();
+  res_.parts_by_policy = timer_.parts_by_policy();
+  std::vector<Json> operators, memory_maps;
+  finish_models(operators, memory_maps);
   if (models_.size() == 1) {
     res_.operators = std::move(operators[0]);
     res_.memory_map = std::move(memory_maps[0]);
@@ -1226,33 +982,7 @@ ServeResult Engine::run() {
     res_.frees += p->kv->frees();
     p->kv->check_invariants();
   }
-  if (pbd_) {
-    // A stage (prefill, decode): its pools' totals (one pool: that pool), and each pool's own
-    // when it has several (DP > 1).
-    const auto stage = [&](const std::string& name, size_t first, size_t end, PoolStats& sum,
-                           std::vector<PoolStats>& each) {
-      for (size_t i = first; i < end; ++i) {
-        const Pool& p = *pools_[i];
-        const PoolStats s{p.name, p.hw.groups, pages_total(p), p.kv->peak_total(), p.steps, p.busy_ns, 0, {}, {}};
-        if (end - first > 1) each.push_back(s);
-        sum.groups += s.groups;
-        sum.pages_total += s.pages_total;
-        sum.peak_pages += s.peak_pages;
-        sum.steps += s.steps;
-        sum.busy_ns += s.busy_ns;
-      }
-      sum.name = name;
-    };
-    stage("prefill", 0, size_t(prefill_pools_), pbd_->prefill, pbd_->prefill_pools);
-    stage("decode", size_t(prefill_pools_), pools_.size(), pbd_->decode, pbd_->decode_pools);
-    if (models_.size() == 2) {  // a whole model: the stages' copies (each stage's pools share one plan)
-      pbd_->prefill.operators = std::move(operators[0]);
-      pbd_->prefill.memory_map = std::move(memory_maps[0]);
-      pbd_->decode.operators = std::move(operators[1]);
-      pbd_->decode.memory_map = std::move(memory_maps[1]);
-    }
-    res_.pbd = std::move(pbd_);
-  }
+  if (pbd_) finish_pbd(operators, memory_maps);
   res_.preemption = std::move(preempt_);
   res_.placement = w_.scheduler.placement;
   if (w_.scheduler.sliced())

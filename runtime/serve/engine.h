@@ -14,14 +14,27 @@
 #include "hw/chip/simulate.h"
 #include "hw/common/gemm_job.h"
 #include "hw/common/hw_config.h"
+#include "runtime/serve/admission.h"
 #include "runtime/serve/workload.h"
 
 namespace ahbm::serve {
+
+class PreemptionRule;
+class Topology;
+using PreemptionRegistry = Registry<PolicyEntry<PreemptionRule>>;
+using TopologyRegistry = Registry<PolicyEntry<Topology>>;
 
 struct ServeOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scheduler;  // overrides the workload's scheduler.policy ("" = keep)
   const NocRegistry* nocs = nullptr;
+  // The admission rules scheduler.admission names (admission.h); null: builtin_admission_rules().
+  const AdmissionRegistry* admissions = nullptr;
+  // The preemption rules scheduler.preemption names (preemption.h); null: builtin_preemption_rules().
+  const PreemptionRegistry* preemptions = nullptr;
+  // The topologies scheduler.placement (or a scheduler.pbd block: pbd) names (topology.h); null:
+  // builtin_topologies().
+  const TopologyRegistry* topologies = nullptr;
   SimulatorPool* sims = nullptr;  // null: a pool of the run's own
   // A whole model's weight GEMMs (gemm_job.h; ahbm-sim serve --gemm-mapping, as run's). An
   // attention-only workload refuses x_stationary: it has no weight GEMM.

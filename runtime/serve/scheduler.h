@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/serve/registry.h"
+
 namespace ahbm::serve {
 
 // What a policy sees of a workflow.
@@ -26,19 +28,10 @@ struct SchedulerPolicy {
   // true: admission stops at the first waiting workflow that does not fit (strict order); false:
   // a later one that fits is admitted past it.
   bool head_of_line = true;
+  static constexpr const char* kKind = "scheduler";
 };
 
-class SchedulerRegistry {
- public:
-  // Names are unique; adding one twice is a programming error (std::logic_error).
-  void add(SchedulerPolicy p);
-  // Unknown name -> InputError naming `where` (file and field), the value and the known names.
-  const SchedulerPolicy& get(const std::string& name, const std::string& where) const;
-  std::vector<std::string> names() const;  // in registration order
-
- private:
-  std::vector<SchedulerPolicy> list_;
-};
+using SchedulerRegistry = Registry<SchedulerPolicy>;
 
 // fcfs: arrival order, strict. srf: shortest remaining work (tokens) first, no head-of-line blocking.
 SchedulerRegistry builtin_schedulers();

@@ -153,16 +153,10 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
   return out;
 }
 
-}  // namespace
-
-Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) {
-  Json s;
-  s["workload"] = to_json(w);
-  s["hw"] = to_json(hw);
-  s["scheduler"] = r.scheduler;
-  // Per request.
-  std::vector<double> ttft, tpot, e2e, queue, tool;
-  int64_t requested = 0, generated = 0;
+// Per request: the latency distributions (`ttft`, `tpot` kept for the SLO) and token counts.
+Json requests_json(const ServeResult& r, std::vector<double>& ttft, std::vector<double>& tpot, int64_t& generated) {
+  std::vector<double> e2e, queue, tool;
+  int64_t requested = 0;
   int cancelled = 0;
   for (const RequestRecord& q : r.requests) {
     generated += q.generated_tokens;
@@ -177,18 +171,21 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     e2e.push_back(q.done_ns - q.ready_ns);
     tool.push_back(q.tool_ns);
   }
-  s["requests"] = {{"count", r.requests.size()},
-                   {"cancelled", cancelled},
-                   {"ttft", report::distribution(ttft)},
-                   {"tpot", report::distribution(tpot)},
-                   {"end_to_end", report::distribution(e2e)},
-                   {"queueing", report::distribution(queue)},
-                   {"tool", report::distribution(tool)},
-                   {"tokens_requested", requested},
-                   {"tokens_generated", generated}};
-  // Per workflow.
+  return {{"count", r.requests.size()},
+          {"cancelled", cancelled},
+          {"ttft", report::distribution(ttft)},
+          {"tpot", report::distribution(tpot)},
+          {"end_to_end", report::distribution(e2e)},
+          {"queueing", report::distribution(queue)},
+          {"tool", report::distribution(tool)},
+          {"tokens_requested", requested},
+          {"tokens_generated", generated}};
+}
+
+// Per workflow; `first_arrival`: the earliest arrival (the span's start).
+Json workflows_json(const ServeResult& r, double& first_arrival) {
   std::vector<double> w_ttft, w_e2e, w_queue, w_tool;
-  double first_arrival = r.workflows.empty() ? 0 : r.workflows.front().arrival_ns;
+  first_arrival = r.workflows.empty() ? 0 : r.workflows.front().arrival_ns;
   for (const WorkflowRecord& f : r.workflows) {
     if (f.first_token_ns >= 0) w_ttft.push_back(f.first_token_ns - f.arrival_ns);
     w_e2e.push_back(f.done_ns - f.arrival_ns);
@@ -196,15 +193,14 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     w_tool.push_back(f.tool_wait_ns);
     first_arrival = std::min(first_arrival, f.arrival_ns);
   }
-  s["workflows"] = {{"count", r.workflows.size()},
-                    {"ttft", report::distribution(w_ttft)},
-                    {"end_to_end", report::distribution(w_e2e)},
-                    {"queueing", report::distribution(w_queue)},
-                    {"tool_wait", report::distribution(w_tool)}};
-  const double span_ns = r.end_ns - first_arrival;
-  s["throughput"] = {{"span_ns", span_ns},
-                     {"tokens_per_s", span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0},
-                     {"workflows_per_s", span_ns > 0 ? double(r.workflows.size()) / span_ns * 1e9 : 0.0}};
+  return {{"count", r.workflows.size()},
+          {"ttft", report::distribution(w_ttft)},
+          {"end_to_end", report::distribution(w_e2e)},
+          {"queueing", report::distribution(w_queue)},
+          {"tool_wait", report::distribution(w_tool)}};
+}
+
+Json slo_json(const Workload& w, const ServeResult& r, const std::vector<double>& ttft, const std::vector<double>& tpot) {
   Json slo = Json::object();
   if (w.slo.ttft_ns) slo["ttft_attained"] = attained(ttft, *w.slo.ttft_ns);
   if (w.slo.tpot_ns) slo["tpot_attained"] = attained(tpot, *w.slo.tpot_ns);
@@ -220,18 +216,12 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     }
     slo["both_attained"] = n ? double(met) / double(n) : 1.0;
   }
-  s["slo"] = slo;
-  std::vector<double> busy_ns, tokens, parts, pages, waiting;
-  double busy = 0;
-  uint64_t hbm = 0;
-  for (const StepSample& st : r.steps) {
-    busy += st.ns;
-    hbm += st.hbm_bytes;
-    tokens.push_back(st.tokens);
-    parts.push_back(st.workflows);
-    pages.push_back(double(st.kv_pages));
-    waiting.push_back(st.waiting);
-  }
+  return slo;
+}
+
+// The chip's busy fraction over the span: the steps' time, or (P-B-D, prefix_affinity) the pools'
+// busy fractions weighted by groups.
+double chip_busy_fraction(const HwConfig& hw, const ServeResult& r, double busy, double span_ns) {
   // P-B-D: the pools run at once, each on its share of the groups: the chip's busy fraction is
   // their busy fractions weighted by groups.
   double chip_busy = span_ns > 0 ? busy / span_ns : 0.0;
@@ -246,32 +236,54 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     for (const PoolStats& p : r.slices) group_ns += double(p.groups) * p.busy_ns;
     chip_busy = group_ns / (double(hw.groups) * span_ns);
   }
-  s["steps"] = {{"count", r.steps.size()},
-                {"simulated", r.steps_simulated},
-                {"reused", r.steps_reused},
-                {"parts_by_policy", r.parts_by_policy},
-                {"busy_ns", busy},
-                {"chip_busy_fraction", chip_busy},
-                {"hbm_bytes_read", hbm},
-                // While a step runs: the HBM bandwidth drawn against every slice's peak (a value
-                // near 1 names the HBM as the bottleneck of a saturated chip).
-                {"hbm_gbps_while_busy", busy > 0 ? double(hbm) / busy : 0.0},
-                {"hbm_peak_gbps", hw.pe.hbm.bandwidth_gbps * double(hw.groups * hw.pes_per_group())},
-                {"batch_tokens", over_time(tokens)},
-                {"batch_workflows", over_time(parts)},
-                {"queue_length", over_time(waiting)}};
-  s["kv"] = {{"pes", r.pes},
-             {"pages_per_pe", r.pages_per_pe},
-             {"copies_per_page", r.kv_copies},
-             {"pages_total", r.pages_total},
-             {"peak_pages", r.peak_pages},
-             {"peak_fraction", r.pages_total ? double(r.peak_pages) / double(r.pages_total) : 0.0},
-             {"pages_over_steps", over_time(pages)},
-             {"allocations", r.allocations},
-             {"frees", r.frees},
-             {"in_use_end", r.in_use_end}};
-  // Energy: each step's reading, shared among its requests by new tokens (engine.h RequestRecord).
-  // A workflow's energy is the sum of its requests' (its branches and its answer).
+  return chip_busy;
+}
+
+// The steps' totals; `busy`: their time summed.
+Json steps_json(const HwConfig& hw, const ServeResult& r, double span_ns, double& busy) {
+  std::vector<double> tokens, parts, waiting;
+  uint64_t hbm = 0;
+  for (const StepSample& st : r.steps) {
+    busy += st.ns;
+    hbm += st.hbm_bytes;
+    tokens.push_back(st.tokens);
+    parts.push_back(st.workflows);
+    waiting.push_back(st.waiting);
+  }
+  return {{"count", r.steps.size()},
+          {"simulated", r.steps_simulated},
+          {"reused", r.steps_reused},
+          {"parts_by_policy", r.parts_by_policy},
+          {"busy_ns", busy},
+          {"chip_busy_fraction", chip_busy_fraction(hw, r, busy, span_ns)},
+          {"hbm_bytes_read", hbm},
+          // While a step runs: the HBM bandwidth drawn against every slice's peak (a value
+          // near 1 names the HBM as the bottleneck of a saturated chip).
+          {"hbm_gbps_while_busy", busy > 0 ? double(hbm) / busy : 0.0},
+          {"hbm_peak_gbps", hw.pe.hbm.bandwidth_gbps * double(hw.groups * hw.pes_per_group())},
+          {"batch_tokens", over_time(tokens)},
+          {"batch_workflows", over_time(parts)},
+          {"queue_length", over_time(waiting)}};
+}
+
+Json kv_json(const ServeResult& r) {
+  std::vector<double> pages;
+  for (const StepSample& st : r.steps) pages.push_back(double(st.kv_pages));
+  return {{"pes", r.pes},
+          {"pages_per_pe", r.pages_per_pe},
+          {"copies_per_page", r.kv_copies},
+          {"pages_total", r.pages_total},
+          {"peak_pages", r.peak_pages},
+          {"peak_fraction", r.pages_total ? double(r.peak_pages) / double(r.pages_total) : 0.0},
+          {"pages_over_steps", over_time(pages)},
+          {"allocations", r.allocations},
+          {"frees", r.frees},
+          {"in_use_end", r.in_use_end}};
+}
+
+// Energy: each step's reading, shared among its requests by new tokens (engine.h RequestRecord).
+// A workflow's energy is the sum of its requests' (its branches and its answer).
+Json energy_json(const HwConfig& hw, const ServeResult& r, double busy, int64_t generated) {
   std::vector<double> req_j, workflow_j(r.workflows.size(), 0.0);
   double steps_j = 0, requests_j = 0, steps_static_j = 0;
   for (const StepSample& st : r.steps) {
@@ -287,64 +299,92 @@ Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) 
     req_j.push_back(q.energy_j);
     workflow_j[size_t(q.workflow)] += q.energy_j;
   }
-  s["energy"] = {{"steps_j", steps_j},
-                 {"requests_j", requests_j},
-                 {"per_request", report::distribution(req_j, "_j")},
-                 {"per_workflow", report::distribution(workflow_j, "_j")},
-                 {"j_per_request", r.requests.empty() ? 0.0 : steps_j / double(r.requests.size())},
-                 {"j_per_workflow", r.workflows.empty() ? 0.0 : steps_j / double(r.workflows.size())},
-                 {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
-                 {"average_power_while_busy_w", busy > 0 ? steps_j / (busy * 1e-9) : 0.0},
-                 {"idle_static_j", idle_static_j},
-                 {"total_j", steps_j + idle_static_j},
-                 {"average_power_w", r.end_ns > 0 ? (steps_j + idle_static_j) / (r.end_ns * 1e-9) : 0.0},
-                 {"note", "steps_j: the chip's energy while steps run (docs/energy.md: each step's activity with the "
-                          "energy.* costs plus static power over the step), shared among its requests by the new "
-                          "tokens each brings (prefill tokens, 1 per decode); idle_static_j: the chip's static power "
-                          "over the rest of the span (between steps, idle pools and groups, swaps), in total_j only"}};
-  if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
-  if (!r.slices.empty()) {  // prefix_affinity only: a spread run's summary is as before
-    Json slices = Json::array();
-    for (const PoolStats& p : r.slices) {
-      Json j = pool_json(p, span_ns);
-      j["name"] = p.name;
-      j["workflows"] = p.workflows;
-      j["peak_fraction"] = p.pages_total ? double(p.peak_pages) / double(p.pages_total) : 0.0;
-      slices.push_back(j);
-    }
-    s["placement"] = {{"rule", r.placement}, {"slices", slices}};
+  return {{"steps_j", steps_j},
+          {"requests_j", requests_j},
+          {"per_request", report::distribution(req_j, "_j")},
+          {"per_workflow", report::distribution(workflow_j, "_j")},
+          {"j_per_request", r.requests.empty() ? 0.0 : steps_j / double(r.requests.size())},
+          {"j_per_workflow", r.workflows.empty() ? 0.0 : steps_j / double(r.workflows.size())},
+          {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
+          {"average_power_while_busy_w", busy > 0 ? steps_j / (busy * 1e-9) : 0.0},
+          {"idle_static_j", idle_static_j},
+          {"total_j", steps_j + idle_static_j},
+          {"average_power_w", r.end_ns > 0 ? (steps_j + idle_static_j) / (r.end_ns * 1e-9) : 0.0},
+          {"note", "steps_j: the chip's energy while steps run (docs/energy.md: each step's activity with the "
+                   "energy.* costs plus static power over the step), shared among its requests by the new "
+                   "tokens each brings (prefill tokens, 1 per decode); idle_static_j: the chip's static power "
+                   "over the rest of the span (between steps, idle pools and groups, swaps), in total_j only"}};
+}
+
+// prefix_affinity only: each slice's totals.
+Json placement_json(const ServeResult& r, double span_ns) {
+  Json slices = Json::array();
+  for (const PoolStats& p : r.slices) {
+    Json j = pool_json(p, span_ns);
+    j["name"] = p.name;
+    j["workflows"] = p.workflows;
+    j["peak_fraction"] = p.pages_total ? double(p.peak_pages) / double(p.pages_total) : 0.0;
+    slices.push_back(j);
   }
+  return {{"rule", r.placement}, {"slices", slices}};
+}
+
+// on_demand admission only: what preemption did, and its swaps' share of the busy time.
+Json preemption_json(const Workload& w, const ServeResult& r, double busy) {
+  const PreemptionResult& p = *r.preemption;
+  double swap_ns = 0, wait_ns = 0;
+  int64_t swap_steps = 0;
+  std::vector<double> per_workflow;
+  for (const StepSample& st : r.steps) {
+    swap_ns += st.swap_ns;
+    wait_ns += st.host_wait_ns;
+    swap_steps += st.swap_ns > 0;
+  }
+  for (const WorkflowRecord& f : r.workflows) per_workflow.push_back(f.preemptions);
+  return {{"admission", w.scheduler.admission},
+          {"mode", p.mode},
+          {"count", p.preemptions},
+          {"workflows_preempted", p.workflows_preempted},
+          {"per_workflow", report::distribution(per_workflow, "")},
+          {"recomputed_tokens", p.recomputed_tokens},
+          {"swap", {{"page_bytes", p.page_bytes},
+                    {"out_count", p.swap_outs},
+                    {"out_bytes", p.swap_out_bytes},
+                    {"in_count", p.swap_ins},
+                    {"in_bytes", p.swap_in_bytes},
+                    {"ns", swap_ns},
+                    {"steps", swap_steps},
+                    {"host_link_wait_ns", wait_ns},
+                    {"fraction_of_busy", busy > 0 ? swap_ns / busy : 0.0}}}};
+}
+
+}  // namespace
+
+Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) {
+  Json s;
+  s["workload"] = to_json(w);
+  s["hw"] = to_json(hw);
+  s["scheduler"] = r.scheduler;
+  std::vector<double> ttft, tpot;
+  int64_t generated = 0;
+  double first_arrival = 0, busy = 0;
+  s["requests"] = requests_json(r, ttft, tpot, generated);
+  s["workflows"] = workflows_json(r, first_arrival);
+  const double span_ns = r.end_ns - first_arrival;
+  s["throughput"] = {{"span_ns", span_ns},
+                     {"tokens_per_s", span_ns > 0 ? double(generated) / span_ns * 1e9 : 0.0},
+                     {"workflows_per_s", span_ns > 0 ? double(r.workflows.size()) / span_ns * 1e9 : 0.0}};
+  s["slo"] = slo_json(w, r, ttft, tpot);
+  s["steps"] = steps_json(hw, r, span_ns, busy);
+  s["kv"] = kv_json(r);
+  s["energy"] = energy_json(hw, r, busy, generated);
+  if (r.pbd) s["pbd"] = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
+  if (!r.slices.empty()) s["placement"] = placement_json(r, span_ns);  // prefix_affinity only: a spread run's summary is as before
   if (!r.operators.is_null()) {  // a whole model only: an attention-only summary is as before
     s["operators"] = r.operators;
     s["memory_map"] = r.memory_map;
   }
-  if (r.preemption) {  // on_demand admission only: a reserve run's summary is as before
-    const PreemptionResult& p = *r.preemption;
-    double swap_ns = 0, wait_ns = 0;
-    int64_t swap_steps = 0;
-    std::vector<double> per_workflow;
-    for (const StepSample& st : r.steps) {
-      swap_ns += st.swap_ns;
-      wait_ns += st.host_wait_ns;
-      swap_steps += st.swap_ns > 0;
-    }
-    for (const WorkflowRecord& f : r.workflows) per_workflow.push_back(f.preemptions);
-    s["preemption"] = {{"admission", "on_demand"},
-                       {"mode", p.mode},
-                       {"count", p.preemptions},
-                       {"workflows_preempted", p.workflows_preempted},
-                       {"per_workflow", report::distribution(per_workflow, "")},
-                       {"recomputed_tokens", p.recomputed_tokens},
-                       {"swap", {{"page_bytes", p.page_bytes},
-                                 {"out_count", p.swap_outs},
-                                 {"out_bytes", p.swap_out_bytes},
-                                 {"in_count", p.swap_ins},
-                                 {"in_bytes", p.swap_in_bytes},
-                                 {"ns", swap_ns},
-                                 {"steps", swap_steps},
-                                 {"host_link_wait_ns", wait_ns},
-                                 {"fraction_of_busy", busy > 0 ? swap_ns / busy : 0.0}}}};
-  }
+  if (r.preemption) s["preemption"] = preemption_json(w, r, busy);  // on_demand admission only: a reserve run's summary is as before
   s["end_ns"] = r.end_ns;
   s["simulator"] = simulator_json(hw);
   return s;

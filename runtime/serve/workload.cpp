@@ -9,6 +9,8 @@
 #include "hw/common/error.h"
 #include "hw/common/recorded_schema.h"
 #include "runtime/policy/apply_policy.h"
+#include "runtime/serve/admission.h"
+#include "runtime/serve/preemption.h"
 #include "runtime/serve/scheduler.h"
 
 namespace ahbm::serve {
@@ -191,14 +193,15 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     policies.push_back("auto");
     w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
     w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
-    w.scheduler.admission = s.string("admission", "reserve", {"reserve", "on_demand"});
+    // The built-in rules (admission.h); a caller's own registry is checked by the engine.
+    w.scheduler.admission = s.string("admission", "reserve", builtin_admission_rules().names());
     if (w.scheduler.on_demand() && !w.scheduler.share_prefix)
       s.fail("admission", "value \"on_demand\" is not allowed with share_prefix = false (allowed: \"reserve\"): the "
                           "no-sharing baseline copies the parent's pages at the fan-out, outside a step's page check");
     // Preemption only happens under on_demand admission: a preemption mode given with reserve
     // would describe a run that never preempts, so it is refused rather than ignored.
     if (s.has("preemption")) {
-      w.scheduler.preemption = s.string("preemption", "recompute", {"recompute", "swap"});
+      w.scheduler.preemption = s.string("preemption", "recompute", builtin_preemption_rules().names());
       if (!w.scheduler.on_demand())
         s.fail("preemption", "value \"" + w.scheduler.preemption + "\" needs scheduler.admission = \"on_demand\" "
                              "(admission \"reserve\" never runs out of KV, so nothing is preempted)");

@@ -10,7 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/serve/admission.h"
 #include "runtime/serve/engine.h"
+#include "runtime/serve/preemption.h"
 #include "runtime/serve/serve_report.h"
 #include "runtime/serve/workload.h"
 #include "test_runtime_support.h"
@@ -1456,6 +1458,79 @@ TEST(ServeRandom, SeededConfigurationsFinishAndConserve) {
                     << h.pe.hbm.capacity_bytes;
     }
   }
+}
+
+// A caller's own admission rule, injected through ServeOptions::admissions: one workflow per pool
+// at a time (its whole reservation, and only into an empty pool).
+class OneAtATime final : public serve::AdmissionRule {
+ public:
+  int64_t need(const serve::AdmissionCandidate& c) const override { return c.reservation; }
+  bool fits(int64_t, const serve::PoolRoom& room) const override { return room.reserved == 0; }
+  int64_t load(const serve::PoolRoom& room) const override { return room.reserved; }
+  int64_t held(int64_t reservation) const override { return reservation; }
+  int64_t pull_need(const serve::AdmissionCandidate& c) const override { return c.reservation; }
+  bool grows_on_demand() const override { return false; }
+};
+
+serve::AdmissionRegistry with_one_at_a_time() {
+  serve::AdmissionRegistry r = serve::builtin_admission_rules();
+  r.add({"one_at_a_time", "one workflow per pool", std::make_shared<OneAtATime>()});
+  return r;
+}
+
+TEST(ServeAdmission, ACustomRuleInjectedThroughTheOptionsDecidesAdmission) {
+  // Both plain requests fit a pool of 16 pages per PE by reservation (5 + 5 pages): reserve
+  // admits both at 0.
+  Workload w = two_requests("");
+  w.scheduler.admission = "reserve";
+  const ServeResult reserve = serve::serve(w, pool_of(16), {});
+  expect_conserved(w, reserve);
+  EXPECT_EQ(reserve.workflows[0].admitted_ns, 0.0);
+  EXPECT_EQ(reserve.workflows[1].admitted_ns, 0.0);
+  // A's 64 + 16 tokens take 5 pages, B's 40 + 30 take 5 pages: at once, more than either alone.
+  EXPECT_GT(reserve.peak_pages, 5);
+  // The injected rule admits B only once A is done, so only one workflow's pages are ever in use.
+  const serve::AdmissionRegistry rules = with_one_at_a_time();
+  serve::ServeOptions opt;
+  opt.admissions = &rules;
+  w.scheduler.admission = "one_at_a_time";
+  const ServeResult one = serve::serve(w, pool_of(16), opt);
+  expect_conserved(w, one);
+  EXPECT_EQ(one.workflows[0].admitted_ns, 0.0);
+  EXPECT_GE(one.workflows[1].admitted_ns, one.workflows[0].done_ns);
+  EXPECT_GT(one.workflows[0].done_ns, 0.0);
+  EXPECT_EQ(one.peak_pages, 5);                      // one workflow's pages at a time
+  EXPECT_FALSE(one.preemption);                      // it does not grow on demand: nothing to preempt
+  // Without the registry the name is unknown.
+  EXPECT_THROW(serve::serve(w, pool_of(16), {}), InputError);
+}
+
+TEST(ServeAdmission, AnUnknownRuleNamesTheFieldTheValueAndTheAllowedNames) {
+  const auto error_of = [](const Workload& w, const serve::ServeOptions& opt) {
+    try {
+      serve::serve(w, pool_of(16), opt);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Workload w = two_requests("");
+  w.scheduler.admission = "lazy";
+  std::string e = error_of(w, {});
+  for (const char* part : {"workload.json: scheduler.admission", "\"lazy\"", "allowed: reserve, on_demand"})
+    EXPECT_NE(e.find(part), std::string::npos) << e;
+  // A caller's registry: its names are the allowed ones.
+  const serve::AdmissionRegistry rules = with_one_at_a_time();
+  serve::ServeOptions opt;
+  opt.admissions = &rules;
+  e = error_of(w, opt);
+  EXPECT_NE(e.find("allowed: reserve, on_demand, one_at_a_time"), std::string::npos) << e;
+  // Likewise the preemption rule of on_demand admission.
+  w.scheduler.admission = "on_demand";
+  w.scheduler.preemption = "drop";
+  e = error_of(w, {});
+  for (const char* part : {"workload.json: scheduler.preemption", "\"drop\"", "allowed: recompute, swap"})
+    EXPECT_NE(e.find(part), std::string::npos) << e;
 }
 
 }  // namespace
