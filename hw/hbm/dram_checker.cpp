@@ -24,7 +24,7 @@ DramCheckResult check_dram_commands(const DramSpec& spec, const std::vector<Dram
   const int groups = banks / per_group;
   std::vector<BankHistory> bank(static_cast<size_t>(banks), BankHistory{});
   std::vector<int64_t> grp_act(size_t(groups), kLongAgo), grp_rd(size_t(groups), kLongAgo), grp_wr(size_t(groups), kLongAgo);
-  std::deque<int64_t> acts;  // the last four ACTs
+  std::vector<std::deque<int64_t>> acts(size_t(spec.act_scopes()));  // the last four ACTs of each ACT scope
   int64_t any_rd = kLongAgo;
   std::map<int64_t, int> row_cmds, col_cmds;  // per cycle
   std::vector<std::pair<int64_t, int64_t>> bursts;  // data on the bus [start, end)
@@ -61,10 +61,15 @@ DramCheckResult check_dram_commands(const DramSpec& spec, const std::vector<Dram
         if (c.cycle < k.ref_end) fail(c, "tRFC: bank still refreshing");
         spacing(c, k.pre, t.rp, "tRP");
         spacing(c, k.act, t.rc, "tRC");
-        for (int gi = 0; gi < groups; ++gi) spacing(c, grp_act[size_t(gi)], gi == g ? t.rrd_l : t.rrd_s, gi == g ? "tRRD_L" : "tRRD_S");
-        if (acts.size() == 4) spacing(c, acts.front(), t.faw, "tFAW");
-        acts.push_back(c.cycle);
-        if (acts.size() > 4) acts.pop_front();
+        for (int gi = 0; gi < groups; ++gi)
+          if (gi == g || spec.act_scope_of(gi / groups_per_sid) == spec.act_scope_of(sid))
+            spacing(c, grp_act[size_t(gi)], gi == g ? t.rrd_l : t.rrd_s, gi == g ? "tRRD_L" : "tRRD_S");
+        {
+          std::deque<int64_t>& window = acts[size_t(spec.act_scope_of(sid))];
+          if (window.size() == 4) spacing(c, window.front(), t.faw, "tFAW");
+          window.push_back(c.cycle);
+          if (window.size() > 4) window.pop_front();
+        }
         k.open = true;
         k.row = c.row;
         k.act = grp_act[size_t(g)] = c.cycle;

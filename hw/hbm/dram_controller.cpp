@@ -23,6 +23,8 @@ DramController::DramController(const DramSpec& spec, bool log)
       banks_(size_t(spec.org.banks())),
       wanted_(size_t(spec.org.banks()), 0),
       group_act_(size_t(spec.org.stack_ids * spec.org.bank_groups), kNever),
+      act_window_(size_t(spec.act_scopes()), {kNever, kNever, kNever, kNever}),
+      last_act_(size_t(spec.act_scopes()), kNever),
       group_rd_(group_act_),
       group_wr_(group_act_),
       cas_floor_(group_act_.size() * 2, 0),
@@ -39,8 +41,9 @@ void DramController::enqueue(const DramRequest& r) {
 int64_t DramController::earliest_act(int b) const {
   const DramTiming& t = spec_.t;
   const Bank& k = banks_[size_t(b)];
-  return std::max({k.pre + t.rp, k.act + t.rc, group_act_[size_t(group_of(b))] + t.rrd_l, last_act_ + t.rrd_s,
-                   act_window_[0] + t.faw, k.ref_until});
+  const size_t scope = size_t(spec_.act_scope_of(sid_of(b)));
+  return std::max({k.pre + t.rp, k.act + t.rc, group_act_[size_t(group_of(b))] + t.rrd_l, last_act_[scope] + t.rrd_s,
+                   act_window_[scope][0] + t.faw, k.ref_until});
 }
 
 int64_t DramController::earliest_pre(int b) const {
@@ -108,9 +111,10 @@ void DramController::issue(DramCmd c, int b, uint64_t row) {
       k.open_row = int64_t(row);
       k.act = now_;
       group_act_[size_t(group_of(b))] = now_;
-      last_act_ = now_;
-      std::rotate(act_window_, act_window_ + 1, act_window_ + 4);
-      act_window_[3] = now_;
+      const size_t scope = size_t(spec_.act_scope_of(sid_of(b)));
+      last_act_[scope] = now_;
+      std::rotate(act_window_[scope].begin(), act_window_[scope].begin() + 1, act_window_[scope].end());
+      act_window_[scope][3] = now_;
       ++stats_.acts;
       break;
     }

@@ -17,6 +17,7 @@
 // A read completes when its last data beat is out (RD + RL + burst), a write when its data is in
 // (WR + WL + burst).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -122,8 +123,10 @@ class DramController {
   // cas_bus_floor per (group, kind), and the cycle it was computed at (valid while now_ is that
   // cycle and no column command has issued since: issue() invalidates it).
   mutable std::vector<int64_t> cas_floor_, cas_floor_at_;
-  int64_t act_window_[4] = {kNever, kNever, kNever, kNever};  // the last four ACTs, oldest first
-  int64_t last_act_ = kNever, last_rd_ = kNever;
+  // Per ACT scope (DramSpec::act_scope_of): the last four ACTs, oldest first, and the last ACT.
+  std::vector<std::array<int64_t, 4>> act_window_;
+  std::vector<int64_t> last_act_;
+  int64_t last_rd_ = kNever;
   std::deque<Queued> queue_;
   // Refresh: the next due cycle, and (per-bank) the bank it is for.
   int64_t ref_due_;

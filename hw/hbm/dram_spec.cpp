@@ -40,6 +40,50 @@ DramSpec hbm3_6400() {
   return s;
 }
 
+DramSpec hbm3_5200() {
+  DramSpec s;
+  // The artifact's preset row, in its tCK (HBM3-PIM.cpp, timing_presets["HBM3_5.2Gbps"]).
+  DramTiming& t = s.t;
+  t.tck_ns = 1.0 / 1.3;  // rate 5200 MT/s, QDR: CK = 1.3 GHz (the reference's cycle x 0.76923 ns)
+  t.burst = 2;           // nBL
+  t.rcd_rd = t.rcd_wr = t.rp = 19;  // nRCDRD, nRCDWR, nRP
+  t.rl = 19;                        // nCL
+  t.ras = 45;                       // nRAS
+  // nRC is 63, one below nRAS + nRP: the artifact's same-bank ACT -> PRE -> ACT takes 64 anyway,
+  // and this model keeps tRC >= tRAS + tRP.
+  t.rc = t.ras + t.rp;
+  t.ccd_s = 2;  // nCCDS
+  t.ccd_l = 4;  // nCCDL
+  t.ccd_r = 2;  // the artifact has no rank-switch gap beyond the data bus (nBL)
+  t.rrd_s = 2;  // nRRDS
+  t.rrd_l = 4;  // nRRDL
+  t.faw = 39;   // nFAW
+  t.rtp = 8;    // nRTPL (RD -> PRE of the same bank)
+  t.wr = 21;    // nWR
+  t.wl = 6;     // nCWL
+  t.wtr_s = 8;  // nWTRS
+  t.wtr_l = 11; // nWTRL
+  t.rtw = t.rl + t.burst + 2 - t.wl;  // the artifact's RD -> WR rule: nCL + nBL + 2 - nCWL
+  t.refi = 5070;  // nREFI
+  t.rfc_ab = 456;  // tRFC table, 8 Gb die: 350 ns / 0.769 ns, rounded up
+  t.rfc_pb = 260;  // nRFCSB
+  s.mapping = mapping_preset("bg_interleaved", s.org);
+  return s;
+}
+
+const std::vector<std::string>& dram_preset_names() {
+  static const std::vector<std::string> names = {"HBM3_6400", "HBM3_5.2Gbps"};
+  return names;
+}
+
+DramSpec dram_preset(const std::string& name) {
+  if (name == "HBM3_6400") return hbm3_6400();
+  if (name == "HBM3_5.2Gbps") return hbm3_5200();
+  std::string all;
+  for (const std::string& n : dram_preset_names()) all += (all.empty() ? "" : ", ") + n;
+  throw InputError("dram preset \"" + name + "\": not a preset (allowed: " + all + ")");
+}
+
 const std::vector<std::string>& mapping_preset_names() {
   static const std::vector<std::string> names = {"bg_interleaved", "row_interleaved", "bank_above_row"};
   return names;
@@ -158,6 +202,7 @@ void DramSpec::validate(const std::string& where) const {
 }
 
 DramSpec read_dram_spec(JsonReader r, DramSpec s) {
+  if (r.has("preset")) s = dram_preset(r.string("preset", dram_preset_names()));
   if (r.has_object("org")) {
     JsonReader o = r.object("org");
     s.org.stack_ids = int(o.integer("stack_ids", s.org.stack_ids, 1, 16));
@@ -188,6 +233,8 @@ DramSpec read_dram_spec(JsonReader r, DramSpec s) {
                : PagePolicy::closed;
   parse_refresh(r.string("refresh", refresh_name(s.refresh), {"all", "per-bank", "off"}), &s.refresh);
   s.queue_depth = int(r.integer("queue_depth", s.queue_depth, 1, 4096));
+  s.act_limits_per_sid =
+      r.string("act_scope", s.act_limits_per_sid ? "sid" : "pseudo_channel", {"pseudo_channel", "sid"}) == "sid";
   r.finish();
   s.validate(r.file() + (r.path().empty() ? "" : " " + r.path()));
   return s;

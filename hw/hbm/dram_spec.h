@@ -79,6 +79,12 @@ struct DramSpec {
   PagePolicy page = PagePolicy::open;
   RefreshPolicy refresh = RefreshPolicy::all_bank;
   int queue_depth = 32;  // requests the controller holds (FR-FCFS picks among them)
+  // Scope of tRRD_S and tFAW: the whole pseudo-channel (false; JESD238 counts array-access timings
+  // per pseudo-channel) or each stack ID on its own (true; AttAcc's Ramulator2 HBM3-PIM model
+  // applies them at its "rank" = SID level). JSON "act_scope": "pseudo_channel" | "sid".
+  bool act_limits_per_sid = false;
+  int act_scope_of(int sid) const { return act_limits_per_sid ? sid : 0; }
+  int act_scopes() const { return act_limits_per_sid ? org.stack_ids : 1; }
 
   // Peak data rate of one pseudo-channel, GB/s: burst_bytes every `burst` tCK.
   double peak_gbps() const { return org.burst_bytes / (t.burst * t.tck_ns); }
@@ -93,6 +99,13 @@ struct DramSpec {
 
 // The HBM3 6.4 Gb/s pseudo-channel (JESD238 speed bin; docs/hbm.md): 25.6 GB/s peak.
 DramSpec hbm3_6400();
+// AttAcc's Ramulator2 HBM3-PIM timing preset "HBM3_5.2Gbps" (organisation HBM3_8Gb_2R, the same as
+// hbm3_6400's): tCK 1/1.3 GHz, 20.8 GB/s per pseudo-channel; every value's source in docs/hbm.md.
+DramSpec hbm3_5200();
+// A timing preset by name: "HBM3_6400" | "HBM3_5.2Gbps" (dram_preset_names()). Throws InputError
+// naming the allowed presets for another name.
+DramSpec dram_preset(const std::string& name);
+const std::vector<std::string>& dram_preset_names();
 // "bg_interleaved" (consecutive bursts rotate over bank groups), "row_interleaved" (consecutive
 // bursts fill a row of one bank, then the next bank group), "bank_above_row" (a bank's rows are
 // consecutive in the address space). Throws InputError for another name.
@@ -102,7 +115,7 @@ const std::vector<std::string>& mapping_preset_names();
 AddressMapping parse_mapping(const std::string& layout);
 std::string mapping_string(const AddressMapping& m);
 
-// Reads a "dram" object over `base`: any of org.{stack_ids, bank_groups, banks_per_group, rows,
+// Reads a "dram" object over `base`: "preset" (dram_preset_names(); replaces `base` first), any of org.{stack_ids, bank_groups, banks_per_group, rows,
 // page_bytes, burst_bytes}, timing.{tck_ns, burst, rcd_rd, ...} (DramTiming's names, tCK),
 // mapping (a preset name or a "field:bits ..." layout), page ("open" | "closed"), refresh
 // ("all" | "per-bank" | "off"), queue_depth. Validated; errors name the field.

@@ -49,6 +49,7 @@ int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
 int cmd_hbm_bench(int argc, char** argv);
 int cmd_schema(int argc, char** argv);
+int cmd_validate(int argc, char** argv);
 
 inline auto without_context(int (*f)(int, char**)) {
   return [f](int argc, char** argv, const CommandContext&) { return f(argc, argv); };
@@ -67,6 +68,8 @@ inline const std::vector<Command>& commands() {
        without_context(cmd_noc_bench)},
       {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
        without_context(cmd_hbm_bench)},
+      {"validate", "compare the model with a published reference (attacc: attention per HBM3-PIM stack)",
+       without_context(cmd_validate)},
       {"schema", "print the JSON Schema of an input format (scenario, model-config, join-input, serve-workload)", without_context(cmd_schema)},
   };
   return list;

@@ -1,0 +1,200 @@
+#include "runtime/validate/attacc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "hw/common/error.h"
+#include "hw/common/json_reader.h"
+#include "hw/hbm/channel_array.h"
+
+#ifndef AHBM_PRESET_DIR
+#define AHBM_PRESET_DIR "hw/configs"
+#endif
+
+namespace ahbm::validate {
+
+namespace {
+
+const std::vector<std::string> kPimTypes = {"BG", "BANK", "BUFFER"};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::stringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+std::string default_preset_dir() { return AHBM_PRESET_DIR; }
+
+std::string attacc_preset_file(const std::string& pim_type, bool power_constraint) {
+  std::string level = pim_type;
+  std::transform(level.begin(), level.end(), level.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return "attacc-" + level + (power_constraint ? "" : "-npc") + ".json";
+}
+
+AttaccPreset read_attacc_preset(const std::string& path) {
+  const Json file = load_json_file(path);
+  JsonReader root(file, path);
+  AttaccPreset p;
+  p.file = path;
+  JsonReader a = root.object("attacc");
+  p.pim_type = a.string("pim_type", kPimTypes);
+  p.power_constraint = a.boolean("power_constraint", true);
+  p.channels = int(a.integer("channels", 16, 1, 1024));
+  p.token_split = int(a.integer("token_split", 16, 1, 4096));
+  p.dim_split = int(a.integer("dim_split", 1, 1, 64));
+  a.finish();
+  p.dram = hbm::read_dram_spec(root.object("dram"), hbm::hbm3_6400());
+  root.finish();
+  return p;
+}
+
+AttaccTiming simulate_attacc(const AttaccPreset& p, const AttaccPoint& pt) {
+  const int64_t burst = p.dram.org.burst_bytes;
+  // One unit's share of a pair, per phase (Q·Kᵀ over K, then P·V over V): its tokens, each token's
+  // slice of head_dim in whole 32 B column accesses (one MAC command each, as the artifact's
+  // trace generators count them: ceil(L / token units) x ceil(dhead / (dim units x MACs per access))).
+  const int64_t phase = ceil_div(pt.L, p.token_split) * ceil_div(pt.dhead * pt.dbyte, burst * p.dim_split);
+  AttaccTiming t;
+  t.unit_bursts_per_round = uint64_t(2 * phase);
+  t.rounds = ceil_div(pt.nhead, p.channels);
+  t.rounds_simulated = std::min<int64_t>(t.rounds, std::max<int64_t>(1, int64_t(kMaxSimulatedBursts / t.unit_bursts_per_round)));
+  // A round's K shard and V shard lie in consecutive rows of the unit, rounds one after another
+  // (wrapping around the unit's capacity: the row pattern, hence the timing, is the same).
+  hbm::ChannelArray unit(p.dram, 1);
+  const uint64_t capacity = unit.bytes(), page = uint64_t(p.dram.org.page_bytes);
+  const uint64_t round_bytes = t.unit_bursts_per_round * uint64_t(burst);
+  const uint64_t stride = (round_bytes + page - 1) / page * page;
+  int64_t end = 0;
+  // Arrival 0: the unit is never idle between rounds; a round starts when the previous one's MACs
+  // have issued (the artifact pipelines the next head's scores under a head's softmax).
+  for (int64_t r = 0; r < t.rounds_simulated; ++r) end = unit.transfer(0, (uint64_t(r) * stride) % capacity, round_bytes, false);
+  t.cycles = t.rounds_simulated == t.rounds ? end : int64_t(std::llround(double(end) * double(t.rounds) / double(t.rounds_simulated)));
+  t.ns = double(t.cycles) * p.dram.t.tck_ns;
+  return t;
+}
+
+AttaccReport validate_attacc_csv(const std::string& points_path, const std::string& preset_dir) {
+  std::ifstream in(points_path);
+  if (!in) throw InputError(points_path + ": cannot read");
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(points_path + ": empty (needs a header row)");
+  const std::vector<std::string> header = split_csv_line(trim(line));
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[trim(header[i])] = i;
+  for (const char* need : {"L", "nhead", "dhead", "dbyte", "pim_type", "power_constraint"})
+    if (!col.count(need)) throw InputError(points_path + ": column " + need + " missing (needed: L, nhead, dhead, dbyte, pim_type, power_constraint)");
+  const bool has_cycle = col.count("cycle") > 0;
+
+  struct Row {
+    std::vector<std::string> cells;
+    AttaccPoint pt;
+    double cycle = 0;
+  };
+  std::vector<Row> rows;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    line = trim(line);
+    if (line.empty()) continue;
+    Row row;
+    row.cells = split_csv_line(line);
+    const std::string where = points_path + " line " + std::to_string(line_no);
+    if (row.cells.size() != header.size())
+      throw InputError(where + ": " + std::to_string(row.cells.size()) + " cells, the header has " + std::to_string(header.size()));
+    auto cell = [&](const std::string& c) { return trim(row.cells[col.at(c)]); };
+    auto integer = [&](const std::string& c, int64_t lo, int64_t hi) {
+      const std::string v = cell(c);
+      size_t used = 0;
+      int64_t x = 0;
+      try {
+        x = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != v.size() || x < lo || x > hi)
+        throw InputError(where + ": column " + c + " = \"" + v + "\" (allowed: an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
+      return x;
+    };
+    row.pt.L = integer("L", 1, 65536);
+    row.pt.nhead = integer("nhead", 1, 4096);
+    row.pt.dhead = integer("dhead", 64, 256);
+    row.pt.dbyte = integer("dbyte", 1, 2);
+    row.pt.pim_type = cell("pim_type");
+    if (std::find(kPimTypes.begin(), kPimTypes.end(), row.pt.pim_type) == kPimTypes.end())
+      throw InputError(where + ": column pim_type = \"" + row.pt.pim_type + "\" (allowed: BG, BANK, BUFFER)");
+    const std::string pc = cell("power_constraint");
+    if (pc == "True" || pc == "true" || pc == "1") row.pt.power_constraint = true;
+    else if (pc == "False" || pc == "false" || pc == "0") row.pt.power_constraint = false;
+    else throw InputError(where + ": column power_constraint = \"" + pc + "\" (allowed: True, False)");
+    if (has_cycle) {
+      const std::string v = cell("cycle");
+      size_t used = 0;
+      try {
+        row.cycle = std::stod(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != v.size() || !(row.cycle > 0) || !std::isfinite(row.cycle))
+        throw InputError(where + ": column cycle = \"" + v + "\" (allowed: a number > 0)");
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw InputError(points_path + ": no rows after the header");
+
+  // Every preset a row needs is read (and checked) before anything is simulated.
+  std::map<std::string, AttaccPreset> presets;
+  for (const Row& r : rows) {
+    const std::string f = attacc_preset_file(r.pt.pim_type, r.pt.power_constraint);
+    if (!presets.count(f)) presets.emplace(f, read_attacc_preset(preset_dir + "/" + f));
+  }
+
+  AttaccReport rep;
+  std::ostringstream out;
+  for (size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  out << ",ahbm_ns" << (has_cycle ? ",ref_ns,err" : "") << "\n";
+  double sum = 0, worst = 0;
+  for (const Row& r : rows) {
+    const AttaccPreset& p = presets.at(attacc_preset_file(r.pt.pim_type, r.pt.power_constraint));
+    const AttaccTiming t = simulate_attacc(p, r.pt);
+    for (size_t i = 0; i < r.cells.size(); ++i) out << (i ? "," : "") << trim(r.cells[i]);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ",%.1f", t.ns);
+    out << buf;
+    if (has_cycle) {
+      // The reference's cycles are tCK of its HBM3_5.2Gbps preset: 1 / 1.3 GHz.
+      const double ref_ns = r.cycle * hbm::hbm3_5200().t.tck_ns, err = (t.ns - ref_ns) / ref_ns;
+      std::snprintf(buf, sizeof buf, ",%.1f,%.5f", ref_ns, err);
+      out << buf;
+      sum += std::fabs(err);
+      worst = std::max(worst, std::fabs(err));
+    }
+    out << "\n";
+  }
+  rep.csv = out.str();
+  rep.rows = rows.size();
+  if (has_cycle) {
+    rep.mean_abs_err = sum / double(rows.size());
+    rep.max_abs_err = worst;
+  }
+  return rep;
+}
+
+}  // namespace ahbm::validate
