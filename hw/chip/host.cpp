@@ -1,6 +1,7 @@
 #include "hw/chip/host.h"
 
 #include "hw/common/component.h"
+#include "hw/common/resource_times.h"
 #include "hw/common/engines.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/common/storage_type.h"
@@ -79,9 +80,9 @@ void Host::send_tiles() {
 
 void Host::noc_receive(int, const NocPacket& p) {
   // O reached the chip's host port: the link sends it after the O tiles before it.
-  const auto [start, end] = o_link_.reserve(transfer_time(p.bytes, sh_.cfg.host.bandwidth_gbps));
+  const auto [start, end] = o_link_.reserve(host_transfer<sc_time>(sh_.cfg.host, p.bytes));
   o_bytes_ += p.bytes;
-  const sc_core::sc_time landed = end + sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS);
+  const sc_core::sc_time landed = end + host_latency<sc_time>(sh_.cfg.host);
   landed_.push({p.tag, p.payload, start}, landed - sc_core::sc_time_stamp());
 }
 

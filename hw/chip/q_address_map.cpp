@@ -8,7 +8,7 @@ void QAddressMap::build(const SimShared& sh) {
   start_.assign(1, 0);
   for (const TileRef& t : sh.tiles) {
     const AttentionJob& job = sh.jobs[size_t(t.job)];
-    start_.push_back(start_.back() + uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes());
+    start_.push_back(start_.back() + q_tile_bytes(job, t.rows()));
   }
   for (const GemmXChunk& c : sh.gemm.x_chunks) start_.push_back(start_.back() + c.bytes);
 }

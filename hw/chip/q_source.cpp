@@ -1,6 +1,7 @@
 #include "hw/chip/q_source.h"
 
 #include "hw/common/component.h"
+#include "hw/common/resource_times.h"
 #include "hw/common/tlm_payload.h"
 #include "hw/common/storage_type.h"
 
@@ -62,8 +63,7 @@ void QSource::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
     decode(job.dtype, trans.get_data_ptr(), q->size(), q->data());
     data = std::move(q);
   }
-  delay += sc_core::sc_time(sh_.cfg.host.latency_ns, sc_core::SC_NS) +
-           transfer_time(bytes, sh_.cfg.host.bandwidth_gbps);
+  delay += host_upload<sc_time>(sh_.cfg.host, bytes);
   staging_.push({tile, bytes, std::move(data)}, delay);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -37,7 +37,7 @@ void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, cons
                          std::to_string(t.rows()) + "-row Q tile with pe.dma.kv_tile_tokens = " +
                          std::to_string(cfg.pe.dma.kv_tile_tokens) + " and pe.dma.buffers = " +
                          std::to_string(cfg.pe.dma.buffers) + " in " + dtype_name(job.dtype) + ": needs " + b.describe());
-      const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(job.head_dim) * job.elem_bytes();
+      const uint64_t qbytes = q_tile_bytes(job, t.rows());
       if (qbytes > cfg.cube.q_buffer.bytes)
         throw InputError(hw_file + ": cube.q_buffer.bytes = " + std::to_string(cfg.cube.q_buffer.bytes) +
                          " cannot hold a " + std::to_string(t.rows()) + "-row Q tile (" + std::to_string(qbytes) +

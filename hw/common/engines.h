@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hw/common/hw_config.h"
+#include "hw/common/resource_times.h"
 #include "hw/common/timing.h"
 #include "hw/common/storage_type.h"
 
@@ -295,8 +296,6 @@ struct TileScratch {
 // One transfer over the host link (host <-> chip, either direction; the link is full duplex):
 // host.latency_ns, then the bytes at host.bandwidth_gbps. The cost model's Q upload and serve's
 // KV swaps are timed by it (the SystemC host waits the same sum as an sc_time, hw/chip/q_source.cpp).
-inline double host_link_ns(const HostConfig& h, uint64_t bytes) {
-  return h.latency_ns + to_ns(transfer_time(bytes, h.bandwidth_gbps));
-}
+inline double host_link_ns(const HostConfig& h, uint64_t bytes) { return host_upload<double>(h, bytes); }
 
 }  // namespace ahbm

@@ -22,25 +22,28 @@ int find_replica(const AttentionJob& j, int pe, int src, int first, int count) {
   return -1;
 }
 
+// A field's value as timing reads it: the shards without their K and V, everything else whole.
+template <class T>
+const T& timing_part(const T& v) {
+  return v;
+}
+std::vector<KvShard> timing_part(const std::vector<KvShard>& shards) {
+  std::vector<KvShard> out(shards.size());
+  for (size_t p = 0; p < shards.size(); ++p) {
+    out[p].tokens = shards[p].tokens;
+    out[p].info = shards[p].info;
+  }
+  return out;
+}
+
 }  // namespace
 
 AttentionJob timing_copy(const AttentionJob& j) {
   AttentionJob t;
-  t.phase = j.phase;
-  t.group = j.group;
-  t.head_dim = j.head_dim;
-  t.dtype = j.dtype;
-  t.scale = j.scale;
-  t.rows = j.rows;
-  t.agents = j.agents;
-  t.shards.resize(j.shards.size());
-  for (size_t p = 0; p < j.shards.size(); ++p) {
-    t.shards[p].tokens = j.shards[p].tokens;
-    t.shards[p].info = j.shards[p].info;
-  }
-  t.kv_writes = j.kv_writes;
+#define AHBM_COPY_TIMING_FIELD(field, kind) t.field = timing_part(j.field);
+  AHBM_JOB_TIMING_FIELDS(AHBM_COPY_TIMING_FIELD)
+#undef AHBM_COPY_TIMING_FIELD
   t.values = false;
-  copy_dataflow(t, j);
   return t;
 }
 

@@ -129,8 +129,52 @@ struct AttentionJob {
   uint64_t kv_bytes(int p) const { return 2 * uint64_t(shards[size_t(p)].tokens) * uint64_t(head_dim) * elem_bytes(); }
 };
 
+// THE TIMING FIELDS OF A JOB, listed once: everything but its tensors (q, the shards' K and V) and
+// `values`. X(field, kind): kind `shape` when the cost model's per-shape work reads the field
+// (runtime/policy/cost_model.cpp JobShape: jobs equal on every shape field share one), `step`
+// when only the step's timing does (launch order, spans, the group a job runs on). Three
+// projections read this list: timing_copy copies every field, the cost model's same_shape compares
+// the shape fields, serve's step_key keys every field (runtime/serve/engine.cpp). A new timing
+// field of AttentionJob is one line here.
+#define AHBM_JOB_TIMING_FIELDS(X)                                                                  \
+  X(phase, step) X(group, step) X(head_dim, shape) X(dtype, shape) X(scale, step) X(rows, shape) \
+  X(agents, shape) X(tiles, shape) X(shards, shape) X(segments, shape) X(replicas, shape)        \
+  X(remap, shape) X(kv_broadcast, shape) X(kv_writes, shape) X(kernel, step) X(scores_in_hbm, step)
+enum class JobFieldKind { shape, step };
+
+// Timing equality of one field's values (timing_equal), for same_shape: a shard by its tokens and
+// their info (not its K, V), the agents by their count (timing reads rows' agent indices, never
+// the names), everything else field by field.
+inline bool timing_equal(const RowInfo& a, const RowInfo& b) { return a.agent == b.agent && a.pos == b.pos; }
+inline bool timing_equal(const KvInfo& a, const KvInfo& b) { return a.owner == b.owner && a.pos == b.pos; }
+inline bool timing_equal(const KvSegment& a, const KvSegment& b) {
+  return a.src_pe == b.src_pe && a.first == b.first && a.count == b.count && a.remote == b.remote;
+}
+inline bool timing_equal(const KvReplica& a, const KvReplica& b) {
+  return a.src_pe == b.src_pe && a.first == b.first && a.count == b.count;
+}
+inline bool timing_equal(const KvWrite& a, const KvWrite& b) { return a == b; }
+inline bool timing_equal(const std::vector<std::string>& a, const std::vector<std::string>& b) { return a.size() == b.size(); }
+template <class T>
+bool timing_equal(const T& a, const T& b) {
+  return a == b;
+}
+template <class T>
+bool timing_equal(const std::vector<T>& a, const std::vector<T>& b);
+inline bool timing_equal(const QTile& a, const QTile& b) {
+  return a.row_begin == b.row_begin && a.row_end == b.row_end && timing_equal(a.pes, b.pes);
+}
+inline bool timing_equal(const KvShard& a, const KvShard& b) { return a.tokens == b.tokens && timing_equal(a.info, b.info); }
+template <class T>
+bool timing_equal(const std::vector<T>& a, const std::vector<T>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const T& x, const T& y) { return timing_equal(x, y); });
+}
+
 // Bytes of one K (or V) row in HBM and on the wire (the job's storage type).
 inline uint64_t kv_row_bytes(const AttentionJob& j) { return uint64_t(j.head_dim) * j.elem_bytes(); }
+// Bytes of a Q tile of `rows` rows of `j` in host memory, on the host link, the NoC and in the Q
+// buffer (the job's storage type; the PEs widen it to fp32 only when they read it).
+inline uint64_t q_tile_bytes(const AttentionJob& j, int rows) { return uint64_t(rows) * kv_row_bytes(j); }
 
 // The KV writes of PE `pe` (none when the job lists none for it).
 inline const std::vector<KvWrite>& pe_kv_writes(const AttentionJob& j, int pe) {
@@ -226,10 +270,9 @@ inline double kernel_start_ns(const std::vector<AttentionJob>& jobs, size_t j, d
 struct HwConfig;
 void check_job_dataflow(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& where);
 
-// The job without its tensors (Q, K, V), values = false: everything timing, the dataflow
-// checks and the policy cost model read, without copying the tensors. A new field of
-// AttentionJob must be copied here too (test_perf_timing_only checks that a timing copy
-// simulates to the same times as the job itself).
+// The job without its tensors (Q, K, V), values = false: every field of AHBM_JOB_TIMING_FIELDS,
+// which is everything timing, the dataflow checks and the policy cost model read
+// (test_perf_timing_only checks that a timing copy simulates to the same times as the job itself).
 AttentionJob timing_copy(const AttentionJob& j);
 // Copies the dataflow a policy layout sets (tiles, segments, replicas, remap, KV broadcast,
 // kernel) from `src` into `dst`: what timing_copy keeps of it, and what re-laying a job out from

@@ -1,6 +1,7 @@
 #include "hw/cube/cube_reducer.h"
 
 #include "hw/common/component.h"
+#include "hw/common/resource_times.h"
 #include "hw/common/engines.h"
 
 namespace ahbm {
@@ -36,7 +37,7 @@ void CubeReducer::begin_run() {
 void CubeReducer::send_state(int local_pe, int tile, StatePtr state, int pe_component) {
   const TileRef& t = sh_.tiles[size_t(tile)];
   const uint64_t bytes = AttnState::wire_bytes(t.rows(), sh_.jobs[size_t(t.job)].head_dim);
-  auto [start, end] = bus_.reserve(sh_.cycles(ceil_div(bytes, sh_.cfg.cube.reducer.bus_bytes_per_cycle)));
+  auto [start, end] = bus_.reserve(reducer_bus(TimeUnits<sc_time>(sh_.clock), sh_.cfg.cube.reducer, bytes));
   sc_core::wait(end - sc_core::sc_time_stamp());
   sh_.span(start, end, pe_component, "send_state", t, t.rows(), int64_t(bytes));
   state_bytes_ += bytes;

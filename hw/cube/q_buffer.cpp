@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hw/common/component.h"
+#include "hw/common/resource_times.h"
 
 namespace ahbm {
 
@@ -78,7 +79,7 @@ void QBuffer::x_written(int chunk) {
 void QBuffer::write_loop() {
   for (;;) {
     Arrival a = arrivals_.pop();
-    auto [start, end] = write_port_.reserve(sh_.cycles(ceil_div(a.bytes, cfg_.write_bytes_per_cycle)));
+    auto [start, end] = write_port_.reserve(q_buffer_write(TimeUnits<sc_time>(sh_.clock), cfg_, a.bytes));
     sc_core::wait(end - sc_core::sc_time_stamp());
     if (a.x) {
       const GemmXChunk& c = sh_.gemm.x_chunks[size_t(a.tile)];
@@ -105,7 +106,7 @@ TileData QBuffer::read_q(int tile, int component_id) {
     sc_core::wait(tile_ready_);
   }
   Entry& e = entries_[tile];
-  auto [start, end] = ports_.reserve(sh_.cycles(ceil_div(e.bytes, cfg_.port_bytes_per_cycle)));
+  auto [start, end] = ports_.reserve(q_buffer_read(TimeUnits<sc_time>(sh_.clock), cfg_, e.bytes));
   sc_core::wait(end - sc_core::sc_time_stamp());
   const TileRef& t = sh_.tiles[size_t(tile)];
   sh_.span(start, end, component_id, "q_read", t, t.rows(), int64_t(e.bytes));

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hw/common/component.h"
+#include "hw/common/resource_times.h"
 #include "hw/common/engines.h"
 
 namespace ahbm {
@@ -114,14 +115,14 @@ void ReductionNetwork::node_loop(int cube) {
     const int parent = tree.parent[size_t(cube)];
     if (parent >= 0) {
       const uint64_t bytes = AttnState::wire_bytes(t.rows(), d);
-      auto [start, end] = uplink_[size_t(cube)].reserve(transfer_time(bytes, sh_.cfg.group.link.bandwidth_gbps));
+      auto [start, end] = uplink_[size_t(cube)].reserve(link_transfer<sc_time>(sh_.cfg.group.link, bytes));
       sc_core::wait(start - sc_core::sc_time_stamp());
       sh_.trace.set(sig_link_busy_[size_t(cube)], 1);
       sc_core::wait(end - start);
       sh_.trace.set(sig_link_busy_[size_t(cube)], 0);
       link_busy_[size_t(cube)] += end - start;
       link_bytes_[size_t(cube)] += bytes;
-      const sc_core::sc_time latency(sh_.cfg.group.link.latency_ns, sc_core::SC_NS);
+      const sc_core::sc_time latency = link_latency<sc_time>(sh_.cfg.group.link);
       sh_.span(start, end + latency, link_component_[size_t(cube)], "link_xfer", t, t.rows(), int64_t(bytes));
       inbox_[size_t(parent)]->push({cube, a.tile, std::move(merged)}, latency);
       continue;

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 
+#include "hw/common/resource_times.h"
 #include "hw/common/timing.h"
 
 namespace ahbm {
@@ -33,7 +34,7 @@ void HbmSlice::add_signals(TraceSink& trace, const std::string& prefix) {
 sc_core::sc_time HbmSlice::book(const sc_core::sc_time& at, uint64_t addr, uint64_t len, bool write) {
   if (!banked_) {
     // Closed form: the array streams the burst after the bursts booked before it.
-    free_at_ = sum_sat(std::max(at, free_at_), transfer_time(len, cfg_.bandwidth_gbps * cfg_.efficiency));
+    free_at_ = sum_sat(std::max(at, free_at_), hbm_burst<sc_time>(cfg_, len));
     return free_at_;
   }
   // Banked: cycle = tCK since begin_run; the request arrives at the first edge at or after `at`.
@@ -133,7 +134,7 @@ void HbmSlice::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_tim
     const sc_core::sc_time done = book(now + delay, addr, len, false);
     // Data out. Simple: the array has streamed the burst and the first-byte latency has passed;
     // banked: the last DRAM burst's data is out (its latency is in the bank timing).
-    delay = (banked_ ? done : done + sc_core::sc_time(cfg_.latency_ns, sc_core::SC_NS)) - now;
+    delay = (banked_ ? done : done + TimeUnits<sc_time>::ns(cfg_.latency_ns)) - now;
     bytes_read_ += len;
     ++bursts_;
   } else {

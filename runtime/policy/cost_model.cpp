@@ -11,13 +11,16 @@
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
 #include "hw/common/merge_tree.h"
+#include "hw/common/resource_times.h"
 #include "hw/link/reduction_network.h"
 
 namespace ahbm {
 
 Json PolicyEstimate::to_json() const {
-  return Json{{"policy", policy_name(policy)}, {"total_ns", total_ns}, {"q_ns", q_ns},   {"remap_ns", remap_ns},
-              {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns}};
+  Json j{{"policy", policy_name(policy)}, {"total_ns", total_ns}, {"q_ns", q_ns},   {"remap_ns", remap_ns},
+         {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns}};
+  if (!hbm_assumed.empty()) j["hbm_assumed"] = hbm_assumed;
+  return j;
 }
 
 NocEstimate noc_estimate(const HwConfig& hw, const NocRegistry* nocs, const std::string& hw_file) {
@@ -35,7 +38,10 @@ struct Model {
   const HwConfig& hw;
   NocEstimate noc;
   double cyc;
-  Model(const HwConfig& h, const NocEstimate& n) : hw(h), noc(n), cyc(1.0 / h.clock_ghz) {}
+  TimeUnits<double> units;
+  HbmSliceConfig hbm;  // the slice's closed form (hbm_closed_form: banked as its calibrated simple slice)
+  Model(const HwConfig& h, const NocEstimate& n)
+      : hw(h), noc(n), cyc(1.0 / h.clock_ghz), units(h.clock_ghz), hbm(hbm_closed_form(h.pe.hbm)) {}
 
   // The engines' work on one KV block of n tokens (engines.h), in ns.
   KvBlockPipeline<double>::Durations block_ns(int rows, int n, int d, DType t) const {
@@ -43,7 +49,9 @@ struct Model {
     return {double(w.qk) * cyc, double(w.softmax) * cyc, double(w.pv) * cyc};
   }
   // K and V bursts of n tokens from one slice: latencies overlap, transfers do not.
-  double slice_ns(uint64_t kv_bytes) const { return hw.pe.hbm.latency_ns + to_ns(transfer_time(kv_bytes, hw.pe.hbm.bandwidth_gbps)); }
+  double slice_ns(uint64_t kv_bytes) const { return hbm_read<double>(hbm, kv_bytes); }
+  // The array's time for a burst alone (a write, or a slice's share of the step's reads).
+  double burst_ns(uint64_t bytes) const { return hbm_burst<double>(hbm, bytes); }
   double remote_ns(uint64_t kv_bytes) const {
     return noc.time_ns(uint64_t(hw.remote.request_bytes)) + hw.remote.overhead_ns + slice_ns(kv_bytes) + noc.time_ns(kv_bytes);
   }
@@ -129,126 +137,167 @@ struct JobShape {
   std::vector<double> write_ns;                          // per PE: its KV writes before it streams, ns
 };
 
-JobShape shape_of(const Model& m, const AttentionJob& job) {
+// The stages of shape_of, each named after the module whose work it costs.
+
+// Pe::remap (B1): owners read each copied range once, the NoC multicasts it, the keepers write it;
+// then each PE rebuilds its page table.
+void pe_remap(const Model& m, const AttentionJob& job, JobShape& js) {
   const HwConfig& hw = m.hw;
-  const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
+  const int pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
   const int kv_tile = hw.pe.dma.kv_tile_tokens;
   const uint64_t row = kv_row_bytes(job);
-  JobShape js;
-
-  // T_remap (B1): owners read each copied range once, the NoC multicasts it, the keepers write
-  // it; then each PE rebuilds its page table.
-  if (job.remap) {
-    std::vector<double> src_busy(size_t(pes), 0), dst_busy(size_t(pes), 0);
-    std::map<std::tuple<int, int, int>, int> copies;
-    double pages_max = 0;
-    for (size_t p = 0; p < job.replicas.size(); ++p) {
-      double pages = 0;
-      for (const KvReplica& r : job.replicas[p]) {
-        copies[{r.src_pe, r.first, r.count}]++;
-        dst_busy[p] += to_ns(transfer_time(2 * uint64_t(r.count) * row, hw.pe.hbm.bandwidth_gbps));
-        pages += double(ceil_div(uint64_t(r.count), uint64_t(hw.remote.page_tokens)));
-      }
-      pages_max = std::max(pages_max, pages);
+  std::vector<double> src_busy(size_t(pes), 0), dst_busy(size_t(pes), 0);
+  std::map<std::tuple<int, int, int>, int> copies;
+  double pages_max = 0;
+  for (size_t p = 0; p < job.replicas.size(); ++p) {
+    double pages = 0;
+    for (const KvReplica& r : job.replicas[p]) {
+      copies[{r.src_pe, r.first, r.count}]++;
+      dst_busy[p] += m.burst_ns(2 * uint64_t(r.count) * row);
+      pages += double(ceil_div(uint64_t(r.count), uint64_t(hw.remote.page_tokens)));
     }
-    double copied = 0;
-    for (const auto& [range, n] : copies) {
-      const int src = std::get<0>(range), count = std::get<2>(range);
-      src_busy[size_t(src)] += to_ns(transfer_time(2 * uint64_t(count) * row, hw.pe.hbm.bandwidth_gbps));
-      copied = std::max(copied, src_busy[size_t(src)] + hw.pe.hbm.latency_ns +
-                                    m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
-    }
-    for (double b : dst_busy) copied = std::max(copied, b);
-    if (m.noc.bandwidth_gbps > 0) {
-      // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
-      std::vector<double> eject(size_t(cubes), 0);
-      std::set<std::tuple<int, int, int, int>> seen;
-      for (size_t p = 0; p < job.replicas.size(); ++p)
-        for (const KvReplica& r : job.replicas[p])
-          if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
-            eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
-      for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
-    }
-    js.remap_copied = copied;
-    js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
+    pages_max = std::max(pages_max, pages);
   }
+  double copied = 0;
+  for (const auto& [range, n] : copies) {
+    const int src = std::get<0>(range), count = std::get<2>(range);
+    src_busy[size_t(src)] += m.burst_ns(2 * uint64_t(count) * row);
+    copied = std::max(copied, src_busy[size_t(src)] + m.hbm.latency_ns +
+                                  m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
+  }
+  for (double b : dst_busy) copied = std::max(copied, b);
+  if (m.noc.bandwidth_gbps > 0) {
+    // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
+    std::vector<double> eject(size_t(cubes), 0);
+    std::set<std::tuple<int, int, int, int>> seen;
+    for (size_t p = 0; p < job.replicas.size(); ++p)
+      for (const KvReplica& r : job.replicas[p])
+        if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
+          eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
+    for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
+  }
+  js.remap_copied = copied;
+  js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
+}
 
-  // The step's KV writes (Pe::write_kv), one after another before the PE streams: a copy's read
-  // (its own slice, or a remote read over the NoC), then the K and V bursts written (a write's
-  // latency is hidden: the slice has it stored once the bytes have streamed in).
+// Pe::write_kv: the step's KV writes, one after another before the PE streams: a copy's read (its
+// own slice, or a remote read over the NoC), then the K and V bursts written (a write's latency is
+// hidden: the slice has it stored once the bytes have streamed in).
+void pe_write_kv(const Model& m, const AttentionJob& job, JobShape& js) {
+  const int pes = m.hw.pes_per_group();
+  const uint64_t row = kv_row_bytes(job);
   js.write_ns.assign(size_t(pes), 0);
-  if (hw.pe.dma.kv_writes == "timed")
-    for (int p = 0; p < pes; ++p)
-      for (const KvWrite& w : pe_kv_writes(job, p)) {
-        const uint64_t b = 2 * uint64_t(w.count) * row;
-        if (w.copy()) js.write_ns[size_t(p)] += w.src_pe == p ? m.slice_ns(b) : m.remote_ns(b);
-        js.write_ns[size_t(p)] += to_ns(transfer_time(b, hw.pe.hbm.bandwidth_gbps));
-      }
+  if (m.hw.pe.dma.kv_writes != "timed") return;
+  for (int p = 0; p < pes; ++p)
+    for (const KvWrite& w : pe_kv_writes(job, p)) {
+      const uint64_t b = 2 * uint64_t(w.count) * row;
+      if (w.copy()) js.write_ns[size_t(p)] += w.src_pe == p ? m.slice_ns(b) : m.remote_ns(b);
+      js.write_ns[size_t(p)] += m.burst_ns(b);
+    }
+}
 
-  // The KV tiles each PE streams for each Q tile, as its DMA streams them (pe_kv_blocks:
-  // pe.dma.masked_tiles), and the tokens that leaves of each of its segments.
-  const bool skip = hw.pe.dma.masked_tiles == "skip";
-  std::vector<std::vector<std::vector<KvBlock>>> streamed(job.tiles.size(), std::vector<std::vector<KvBlock>>(size_t(pes)));
+// The PE's DMA: the KV tiles each PE streams for each Q tile, as it streams them (pe_kv_blocks:
+// pe.dma.masked_tiles); none for a KV-broadcast job (the KV mover streams the owners' shards).
+using Streamed = std::vector<std::vector<std::vector<KvBlock>>>;  // [tile][pe]
+Streamed pe_dma_blocks(const Model& m, const AttentionJob& job) {
+  const int pes = m.hw.pes_per_group();
+  const bool skip = m.hw.pe.dma.masked_tiles == "skip";
+  Streamed streamed(job.tiles.size(), std::vector<std::vector<KvBlock>>(size_t(pes)));
   if (!job.kv_broadcast)
     for (size_t i = 0; i < job.tiles.size(); ++i)
       for (int p = 0; p < pes; ++p)
-        if (tile_has_pe(job.tiles[i], p)) streamed[i][size_t(p)] = pe_kv_blocks(job, p, job.tiles[i], kv_tile, skip);
-  const auto segment_tokens = [&](size_t i, int p, size_t segments) {
-    std::vector<uint64_t> n(segments, 0);
-    for (const KvBlock& b : streamed[i][size_t(p)]) n[size_t(b.segment)] += uint64_t(b.n);
-    return n;
-  };
+        if (tile_has_pe(job.tiles[i], p))
+          streamed[i][size_t(p)] = pe_kv_blocks(job, p, job.tiles[i], m.hw.pe.dma.kv_tile_tokens, skip);
+  return streamed;
+}
+// The tokens the blocks of (tile i, PE p) take from each of the PE's segments.
+std::vector<uint64_t> segment_tokens(const Streamed& streamed, size_t i, int p, size_t segments) {
+  std::vector<uint64_t> n(segments, 0);
+  for (const KvBlock& b : streamed[i][size_t(p)]) n[size_t(b.segment)] += uint64_t(b.n);
+  return n;
+}
 
-  // Load each slice serves for each Q tile (own DMA + remote readers, B2). By the end of tile i
-  // a PE's slice has served tiles 0..i (slice_served in estimate_job): a DMA-path lower bound
-  // for the end of tile i on that PE. (A bound on the whole step's load at every tile would hold
-  // each early tile back until the last tile's KV was read.)
+// The HBM slices: load each serves for each Q tile (own DMA + remote readers, B2). By the end of
+// tile i a PE's slice has served tiles 0..i (slice_served in estimate_job): a DMA-path lower bound
+// for the end of tile i on that PE. (A bound on the whole step's load at every tile would hold
+// each early tile back until the last tile's KV was read.)
+void hbm_slice_loads(const Model& m, const AttentionJob& job, const Streamed& streamed, JobShape& js) {
+  const int pes = m.hw.pes_per_group();
+  const uint64_t row = kv_row_bytes(job);
   js.slice_load.assign(job.tiles.size(), std::vector<double>(size_t(pes), 0));
-  if (!job.kv_broadcast)
+  if (job.kv_broadcast) return;
+  for (size_t i = 0; i < job.tiles.size(); ++i)
+    for (int p = 0; p < pes; ++p)
+      if (tile_has_pe(job.tiles[i], p)) {
+        const std::vector<KvSegment> segs = pe_segments(job, p);
+        const std::vector<uint64_t> n = segment_tokens(streamed, i, p, segs.size());
+        for (size_t k = 0; k < segs.size(); ++k) js.slice_load[i][size_t(segs[k].src_pe)] += m.burst_ns(2 * n[k] * row);
+      }
+}
+
+// The NoC's ports (flit-level models): bytes each CUBE must receive (and send) for KV moved during
+// the step; no PE of the CUBE finishes streaming before its port has carried them.
+void noc_port_loads(const Model& m, const AttentionJob& job, const Streamed& streamed, JobShape& js) {
+  const int pes = m.hw.pes_per_group(), per_cube = m.hw.cube.pes, cubes = m.hw.group.cubes;
+  const uint64_t row = kv_row_bytes(job);
+  js.port_ns.assign(size_t(cubes), 0);
+  if (m.noc.bandwidth_gbps <= 0) return;
+  std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
+  if (job.kv_broadcast) {
+    std::map<int, int> passes;
+    for (const QTile& t : job.tiles) passes[t.pes[0]]++;
+    int most = 0;
+    for (const auto& [p, n] : passes) most = std::max(most, n);
+    for (int c = 0; c < cubes; ++c)
+      for (int p = 0; p < pes; ++p) {
+        const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
+        in[size_t(c)] += b;
+        if (c == 0) out[size_t(p / per_cube)] += b;
+      }
+  } else {
     for (size_t i = 0; i < job.tiles.size(); ++i)
       for (int p = 0; p < pes; ++p)
         if (tile_has_pe(job.tiles[i], p)) {
           const std::vector<KvSegment> segs = pe_segments(job, p);
-          const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
+          const std::vector<uint64_t> n = segment_tokens(streamed, i, p, segs.size());
           for (size_t k = 0; k < segs.size(); ++k)
-            js.slice_load[i][size_t(segs[k].src_pe)] += to_ns(transfer_time(2 * n[k] * row, hw.pe.hbm.bandwidth_gbps));
+            if (segs[k].remote) {
+              in[size_t(p / per_cube)] += double(2 * n[k] * row);
+              out[size_t(segs[k].src_pe / per_cube)] += double(2 * n[k] * row);
+            }
         }
-
-  // NoC port load (flit-level models): bytes each CUBE must receive (and send) for KV moved
-  // during the step; no PE of the CUBE finishes streaming before its port has carried them.
-  js.port_ns.assign(size_t(cubes), 0);
-  if (m.noc.bandwidth_gbps > 0) {
-    std::vector<double> in(size_t(cubes), 0), out(size_t(cubes), 0);
-    if (job.kv_broadcast) {
-      std::map<int, int> passes;
-      for (const QTile& t : job.tiles) passes[t.pes[0]]++;
-      int most = 0;
-      for (const auto& [p, n] : passes) most = std::max(most, n);
-      for (int c = 0; c < cubes; ++c)
-        for (int p = 0; p < pes; ++p) {
-          const double b = double(2 * uint64_t(job.shards[size_t(p)].tokens) * row) * most;
-          in[size_t(c)] += b;
-          if (c == 0) out[size_t(p / per_cube)] += b;
-        }
-    } else {
-      for (size_t i = 0; i < job.tiles.size(); ++i)
-        for (int p = 0; p < pes; ++p)
-          if (tile_has_pe(job.tiles[i], p)) {
-            const std::vector<KvSegment> segs = pe_segments(job, p);
-            const std::vector<uint64_t> n = segment_tokens(i, p, segs.size());
-            for (size_t k = 0; k < segs.size(); ++k)
-              if (segs[k].remote) {
-                in[size_t(p / per_cube)] += double(2 * n[k] * row);
-                out[size_t(segs[k].src_pe / per_cube)] += double(2 * n[k] * row);
-              }
-          }
-    }
-    for (int c = 0; c < cubes; ++c) js.port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
   }
+  for (int c = 0; c < cubes; ++c) js.port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
+}
 
-  // Each (tile, PE): its blocks as (compute, transfer) pairs, and the compute term: the same
-  // blocks placed on the PE's engines (engines.h KvBlockPipeline) with their KV in SRAM. A list
-  // is known by the tile's rows and its blocks' sizes and sources (all its costs depend on).
+// One (tile, PE)'s blocks as (compute, transfer) pairs: the PE's engines' work and the transfer
+// that brings each block (its slice, a remote read, or the KV mover's broadcast).
+std::vector<BlockCost> pe_block_costs(const Model& m, const AttentionJob& job, int rows, const std::vector<KvBlock>& streamed) {
+  const int d = job.head_dim, kv_tile = m.hw.pe.dma.kv_tile_tokens;
+  const uint64_t row = kv_row_bytes(job);
+  std::vector<BlockCost> blocks;
+  if (job.kv_broadcast) {
+    // Owners read and multicast; reads of different owners overlap, so only slots limit it.
+    for (const KvShard& s : job.shards)
+      for (int f = 0; f < s.tokens; f += kv_tile) {
+        const int n = std::min(kv_tile, s.tokens - f);
+        const uint64_t b = 2 * uint64_t(n) * row;
+        blocks.push_back({m.block_ns(rows, n, d, job.dtype), m.slice_ns(b) + m.noc.time_ns(b)});
+      }
+    return blocks;
+  }
+  for (const KvBlock& s : streamed) {
+    const uint64_t b = 2 * uint64_t(s.n) * row;
+    blocks.push_back({m.block_ns(rows, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
+  }
+  return blocks;
+}
+
+// The PE's engines: each (tile, PE)'s blocks with their costs, and the compute term: the same
+// blocks placed on the engines (engines.h KvBlockPipeline) with their KV in SRAM. A list is known
+// by the tile's rows and its blocks' sizes and sources (all its costs depend on).
+void pe_engine_lists(const Model& m, const AttentionJob& job, const Streamed& streamed, JobShape& js) {
+  const int pes = m.hw.pes_per_group();
   js.list_of.assign(job.tiles.size(), std::vector<int>(size_t(pes), -1));
   std::map<std::vector<int>, int> known;
   std::vector<int> key;
@@ -264,57 +313,35 @@ JobShape shape_of(const Model& m, const AttentionJob& job) {
       js.list_of[i][size_t(p)] = it->second;
       if (!fresh) continue;
       js.lists.emplace_back();
-      std::vector<BlockCost>& blocks = js.lists.back().blocks;
-      if (job.kv_broadcast) {
-        // Owners read and multicast; reads of different owners overlap, so only slots limit it.
-        for (const KvShard& s : job.shards)
-          for (int f = 0; f < s.tokens; f += kv_tile) {
-            const int n = std::min(kv_tile, s.tokens - f);
-            blocks.push_back({m.block_ns(R, n, d, job.dtype), m.slice_ns(2 * uint64_t(n) * row) + m.noc.time_ns(2 * uint64_t(n) * row)});
-          }
-      } else {
-        for (const KvBlock& s : streamed[i][size_t(p)]) {
-          const uint64_t b = 2 * uint64_t(s.n) * row;
-          blocks.push_back({m.block_ns(R, s.n, d, job.dtype), s.remote ? m.remote_ns(b) : m.slice_ns(b)});
-        }
-      }
-      KvBlockPipeline<double> alone(hw.pe.ping_pong());
+      js.lists.back().blocks = pe_block_costs(m, job, R, streamed[i][size_t(p)]);
+      KvBlockPipeline<double> alone(m.hw.pe.ping_pong());
       alone.begin(0.0);
-      for (const BlockCost& blk : blocks) alone.add(0, 0.0, blk.work, ignore);
+      for (const BlockCost& blk : js.lists.back().blocks) alone.add(0, 0.0, blk.work, ignore);
       alone.flush(ignore);
       js.lists.back().alone_end = alone.end();
     }
   }
+}
+
+JobShape shape_of(const Model& m, const AttentionJob& job) {
+  JobShape js;
+  if (job.remap) pe_remap(m, job, js);
+  pe_write_kv(m, job, js);
+  const Streamed streamed = pe_dma_blocks(m, job);
+  hbm_slice_loads(m, job, streamed, js);
+  noc_port_loads(m, job, streamed, js);
+  pe_engine_lists(m, job, streamed, js);
   return js;
 }
 
-// Whether two jobs have the same JobShape: every field shape_of reads.
+// Whether two jobs have the same JobShape: equal on every shape field of the job's timing fields
+// (job.h AHBM_JOB_TIMING_FIELDS), which are the fields shape_of reads.
 bool same_shape(const AttentionJob& a, const AttentionJob& b) {
-  const auto rows_eq = [](const RowInfo& x, const RowInfo& y) { return x.agent == y.agent && x.pos == y.pos; };
-  const auto info_eq = [](const KvInfo& x, const KvInfo& y) { return x.owner == y.owner && x.pos == y.pos; };
-  const auto tile_eq = [](const QTile& x, const QTile& y) {
-    return x.row_begin == y.row_begin && x.row_end == y.row_end && x.pes == y.pes;
-  };
-  const auto seg_eq = [](const KvSegment& x, const KvSegment& y) {
-    return x.src_pe == y.src_pe && x.first == y.first && x.count == y.count && x.remote == y.remote;
-  };
-  const auto rep_eq = [](const KvReplica& x, const KvReplica& y) {
-    return x.src_pe == y.src_pe && x.first == y.first && x.count == y.count;
-  };
-  const auto shard_eq = [&](const KvShard& x, const KvShard& y) {
-    return x.tokens == y.tokens && std::equal(x.info.begin(), x.info.end(), y.info.begin(), y.info.end(), info_eq);
-  };
-  const auto nested_eq = [](const auto& x, const auto& y, const auto& eq) {
-    return std::equal(x.begin(), x.end(), y.begin(), y.end(),
-                      [&](const auto& u, const auto& v) { return std::equal(u.begin(), u.end(), v.begin(), v.end(), eq); });
-  };
-  return a.head_dim == b.head_dim && a.dtype == b.dtype && a.remap == b.remap && a.kv_broadcast == b.kv_broadcast &&
-         a.agents.size() == b.agents.size() &&
-         std::equal(a.rows.begin(), a.rows.end(), b.rows.begin(), b.rows.end(), rows_eq) &&
-         std::equal(a.tiles.begin(), a.tiles.end(), b.tiles.begin(), b.tiles.end(), tile_eq) &&
-         std::equal(a.shards.begin(), a.shards.end(), b.shards.begin(), b.shards.end(), shard_eq) &&
-         nested_eq(a.segments, b.segments, seg_eq) && nested_eq(a.replicas, b.replicas, rep_eq) &&
-         a.kv_writes == b.kv_writes;
+#define AHBM_SAME_SHAPE_FIELD(field, kind) \
+  if (JobFieldKind::kind == JobFieldKind::shape && !timing_equal(a.field, b.field)) return false;
+  AHBM_JOB_TIMING_FIELDS(AHBM_SAME_SHAPE_FIELD)
+#undef AHBM_SAME_SHAPE_FIELD
+  return true;
 }
 
 // The shapes of one job set, computed once per distinct shape (a step's KV heads are alike): a
@@ -334,199 +361,248 @@ class ShapeMemo {
   std::vector<std::pair<const AttentionJob*, std::unique_ptr<JobShape>>> known_;
 };
 
+// The stages of estimate_job, each named after the module whose timing it follows.
+
+// The host link's and the CUBEs' Q-buffer state that Q delivery reads and advances.
+struct QPath {
+  std::vector<double>& host;                // [0]: when the host link's chip-bound direction is free
+  std::vector<double>& qwrite;              // per CUBE: its Q buffer's write port
+  std::vector<std::vector<double>>& ports;  // per CUBE: its Q buffer's read ports
+};
+
+// QSource then the CUBEs' QBuffers: Q delivery of one tile over the host link (shared by all jobs,
+// tiles in send order), the NoC multicast to the participating CUBEs, the CUBE's write port, then
+// one read per PE through the read ports once the PE is free. Returns when each participating PE
+// holds the tile.
+std::map<int, double> q_source_to_buffers(const Model& m, const AttentionJob& job, const QTile& t, double launch, QPath q,
+                                          const std::vector<double>& pe_free) {
+  const HwConfig& hw = m.hw;
+  const int per_cube = hw.cube.pes;
+  const uint64_t qbytes = q_tile_bytes(job, t.rows());
+  q.host[0] += host_upload<double>(hw.host, qbytes);
+  const double arrive = std::max(q.host[0], launch) + m.noc.time_ns(qbytes);
+  std::map<int, double> in_hand;
+  for (int c : tile_cubes(t, hw.group.cubes, per_cube)) {
+    const double written = std::max(arrive, q.qwrite[size_t(c)]) + q_buffer_write(m.units, hw.cube.q_buffer, qbytes);
+    q.qwrite[size_t(c)] = written;
+    for (int p = c * per_cube; p < (c + 1) * per_cube; ++p) {
+      if (!tile_has_pe(t, p)) continue;
+      auto port = std::min_element(q.ports[size_t(c)].begin(), q.ports[size_t(c)].end());
+      const double start = std::max({written, *port, pe_free[size_t(p)]});
+      *port = start + q_buffer_read(m.units, hw.cube.q_buffer, qbytes);
+      in_hand[p] = *port;
+    }
+  }
+  return in_hand;
+}
+
+// KvMover (B5): the receivers of a pass advance in lockstep (the owner broadcasts a block only
+// when every receiver has a free slot), so each starts computing when the slowest holds its Q.
+// A PE reads its first Q tile once the group's previous head has left it (0 for the first).
+// Delivery is rehearsed on copies: the tile loop delivers for real.
+std::vector<double> kv_mover_pass_ready(const Model& m, const AttentionJob& job, double launch,
+                                        const std::vector<double>& host_free, const GroupState& group,
+                                        const std::vector<int>& pass_of_tile) {
+  std::vector<double> pass_ready;
+  std::vector<double> host(host_free), qw(group.qwrite_free), busy;
+  for (const auto& x : group.pe) busy.push_back(x.free);
+  auto prt = group.ports;
+  for (size_t i = 0; i < job.tiles.size(); ++i) {
+    const size_t pass = size_t(pass_of_tile[i]);
+    if (pass >= pass_ready.size()) pass_ready.resize(pass + 1, 0.0);
+    for (const auto& [p, at] : q_source_to_buffers(m, job, job.tiles[i], launch, {host, qw, prt}, busy))
+      pass_ready[pass] = std::max(pass_ready[pass], at);
+  }
+  return pass_ready;
+}
+
+// The Pe's attention on one tile: the double-buffered pipeline as a max-plus recurrence over the
+// blocks (JobShape). A transfer needs a free SRAM slot (released when compute finished the block
+// that used it) and, for the PE's own DMA, the previous transfer done; compute needs Q, the
+// previous block and this block's data. The engines place each block as the PE does (engines.h
+// KvBlockPipeline): a block's slot is released when its P V ends; with ping_pong a pending P V
+// (slot held, time unknown: +inf) goes first when no other slot is free or its next block comes
+// too late. Returns when the compute path ends.
+double pe_attention(const Model& m, bool kv_broadcast, const std::vector<BlockCost>& blocks, PeTrack& x, double start) {
+  KvBlockPipeline<double> engines(m.hw.pe.ping_pong());
+  engines.begin(start);
+  const auto release = [&x](EngineOp op, int tag, double, double end) {
+    if (op == EngineOp::gemm_pv) x.slot_free[size_t(tag)] = end;
+  };
+  constexpr double kHeld = std::numeric_limits<double>::infinity();
+  for (const BlockCost& blk : blocks) {
+    auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+    if (*slot == kHeld) {
+      engines.flush(release);
+      slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
+    }
+    const double ds = kv_broadcast ? *slot : std::max(x.dma, *slot);
+    const double de = ds + blk.dma;
+    x.dma = std::max(x.dma, de);
+    *slot = kHeld;
+    engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, release);
+  }
+  engines.flush(release);
+  return engines.end();
+}
+
+// CubeReducer of CUBE c: the states go over the CUBE bus (`bus` each) in the order the PEs finish
+// and merge (`merge` each) on the reducer's units in the configured order (hw/common/merge_tree.h,
+// as the reducer schedules them). Returns when the CUBE's merged state is ready; each PE is free
+// once its state is sent.
+double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int>& tpes, const std::map<int, double>& local_end,
+                    GroupState& group, double bus, double merge) {
+  const int per_cube = m.hw.cube.pes;
+  const MergeOrder merging = merge_order(m.hw.cube.reducer);
+  std::vector<std::pair<double, int>> order;
+  for (int p : tpes)
+    if (p / per_cube == c) order.push_back({local_end.at(p), p});
+  std::sort(order.begin(), order.end());
+  std::vector<std::pair<int, double>> arrivals;  // (rank in the CUBE, when its state is at the reducer)
+  for (auto [end, p] : order) {
+    const double sent = std::max(end, group.bus_free[size_t(c)]) + bus;
+    group.bus_free[size_t(c)] = sent;
+    group.pe[size_t(p)].free = sent;
+    arrivals.push_back({tile_pe_rank_in_cube(t, p, per_cube), sent});
+  }
+  // Serial merges go one at a time (the reducer waits for each), tree merges on any free unit.
+  std::vector<double>& units = group.red_units[size_t(c)];
+  return MergeSchedule<double>::run(int(order.size()), merging, arrivals, [&](double ready) {
+    if (merging == MergeOrder::tree) return Model::book(units, ready, merge);
+    return group.red_next[size_t(c)] = Model::book(units, std::max(ready, group.red_next[size_t(c)]), merge);
+  });
+}
+
+// ReductionNetwork: the inter-CUBE tree over the tile's CUBEs (hw/link's shape), each link busy for
+// a state's bytes, then the root normalises. Returns when the root's O is ready.
+double reduction_network(const Model& m, const QTile& t, int d, const std::vector<int>& tcubes,
+                         const std::vector<double>& cube_done, GroupState& group, double merge) {
+  const HwConfig& hw = m.hw;
+  const bool shared_units = hw.cube.reducer.inter_cube == "shared";
+  const uint64_t sbytes = AttnState::wire_bytes(t.rows(), d);
+  const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
+  std::vector<double> ready(tcubes.size(), 0);
+  for (size_t i = 0; i < tcubes.size(); ++i) ready[i] = cube_done[size_t(tcubes[i])];
+  // Children have larger indices than their parents in every shape: fold from the back.
+  for (size_t i = tcubes.size(); i-- > 1;) {
+    const int up = shape[i];
+    const int c = tcubes[i];
+    const double sent = std::max(ready[i], group.link_free[size_t(c)]) + link_transfer<double>(hw.group.link, sbytes);
+    group.link_free[size_t(c)] = sent;
+    // The node's own merge unit (inter_cube = own_unit), or its CUBE reducer's units (shared).
+    const double in = std::max(ready[size_t(up)], sent + link_latency<double>(hw.group.link));
+    ready[size_t(up)] = shared_units ? Model::book(group.red_units[size_t(tcubes[size_t(up)])], in, merge) : in + merge;
+  }
+  const double normalise = double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(t.rows()), uint64_t(d))) * m.cyc;
+  return shared_units ? Model::book(group.red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise;
+}
+
+// Host (O return): O over the NoC to the host port, then the host link's chip-to-host direction
+// (tiles one after another at its bandwidth, each landing host.latency_ns later; hw/chip/host.cpp).
+// Returns when the tile's O has landed.
+double host_o_return(const Model& m, const QTile& t, int d, double root_done, double& o_link_free) {
+  const uint64_t obytes = o_tile_bytes(uint64_t(t.rows()), uint64_t(d));
+  const double at_port = root_done + m.noc.time_ns(obytes);
+  o_link_free = std::max(at_port, o_link_free) + host_transfer<double>(m.hw.host, obytes);
+  return o_link_free + host_latency<double>(m.hw.host);
+}
+
+// Where one job's estimate is: the resources it shares and its critical path so far.
+struct JobRun {
+  const Model& m;
+  const AttentionJob& job;
+  const JobShape& shape;
+  double launch, dma_start;
+  std::vector<double>& host_free;
+  double& o_link_free;
+  GroupState& group;
+  std::vector<double> slice_served, pass_ready;
+  std::vector<int> pass_of_tile;
+  int crit_pe = 0;
+  double crit_end = -1, crit_local_end = 0;
+};
+
+// One Q tile of the job through every stage: Q delivery, each PE's local attention (the later of
+// the compute path and the DMA path), the CUBE reducers, the reduction network, the O return.
+void estimate_tile(JobRun& r, size_t ti) {
+  const Model& m = r.m;
+  const QTile& t = r.job.tiles[ti];
+  const int d = r.job.head_dim, pes = m.hw.pes_per_group(), per_cube = m.hw.cube.pes;
+  GroupState& g = r.group;
+  const std::vector<int> tcubes = tile_cubes(t, m.hw.group.cubes, per_cube);
+  std::vector<int> tpes;
+  for (int p = 0; p < pes; ++p)
+    if (tile_has_pe(t, p)) tpes.push_back(p);
+  std::vector<double> pe_free;
+  for (const auto& x : g.pe) pe_free.push_back(x.free);
+  std::map<int, double> q_in_hand = q_source_to_buffers(m, r.job, t, r.launch, {r.host_free, g.qwrite_free, g.ports}, pe_free);
+  for (int p = 0; p < pes; ++p) r.slice_served[size_t(p)] += r.shape.slice_load[ti][size_t(p)];
+  const double lockstep = r.job.kv_broadcast ? r.pass_ready[size_t(r.pass_of_tile[ti])] : 0.0;
+  std::map<int, double> local_end;
+  for (int p : tpes) {
+    PeTrack& x = g.pe[size_t(p)];
+    if (x.first_q < 0) x.first_q = q_in_hand[p];
+    const JobShape::BlockList& list = r.shape.at(ti, p);
+    const double c = pe_attention(m, r.job.kv_broadcast, list.blocks, x, std::max(q_in_hand[p], lockstep));
+    x.gemm += list.alone_end;  // the compute term
+    const BlockCost* last = list.blocks.empty() ? nullptr : &list.blocks.back();
+    const double last_comp = last ? last->work.qk + last->work.softmax + last->work.pv : 0.0;
+    // An owner's slice also serves remote readers (B2): it cannot finish before its load.
+    local_end[p] = std::max({c, r.dma_start + r.shape.write_ns[size_t(p)] + r.slice_served[size_t(p)] + last_comp,
+                             r.dma_start + r.shape.port_ns[size_t(p / per_cube)] + last_comp});
+  }
+  const double bus = reducer_bus(m.units, m.hw.cube.reducer, AttnState::wire_bytes(t.rows(), d));
+  const double merge = m.merge_ns(t.rows(), d);
+  std::vector<double> cube_done(size_t(m.hw.group.cubes), 0);
+  for (int c : tcubes) cube_done[size_t(c)] = cube_reducer(m, t, c, tpes, local_end, g, bus, merge);
+  const double root_done = reduction_network(m, t, d, tcubes, cube_done, g, merge);
+  const double done = host_o_return(m, t, d, root_done, r.o_link_free);
+  if (done > r.crit_end) {
+    r.crit_end = done;
+    r.crit_pe = tpes.back();
+    r.crit_local_end = local_end[r.crit_pe];
+    for (int p : tpes)
+      if (local_end[p] >= r.crit_local_end) r.crit_local_end = local_end[p], r.crit_pe = p;
+  }
+}
+
+// The §4.5 terms along the critical path (the PE and tile that finish last).
+PolicyEstimate critical_path_terms(const JobRun& r) {
+  const PeTrack& x = r.group.pe[size_t(r.crit_pe)];
+  PolicyEstimate e;
+  e.q_ns = std::max(0.0, x.first_q);
+  e.gemm_ns = x.gemm;
+  // Only the part of the remap beyond Q delivery is on the critical path.
+  e.remap_ns = r.job.remap ? std::max(0.0, r.dma_start - e.q_ns) : 0.0;
+  e.reduce_ns = r.crit_end - r.crit_local_end;
+  // KV transfer (and waits between tiles) not hidden behind the PE's compute.
+  e.kv_ns = std::max(0.0, r.crit_local_end - (e.q_ns + e.remap_ns) - x.gemm);
+  e.other_ns = r.crit_end - (e.q_ns + e.remap_ns + e.gemm_ns + e.kv_ns + e.reduce_ns);
+  e.total_ns = r.crit_end;
+  return e;
+}
+
 JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& shape, const std::vector<AttentionJob>& jobs,
                        size_t ji, std::vector<double>& host_free, double& o_link_free, GroupState& group) {
-  const HwConfig& hw = m.hw;
-  const int d = job.head_dim, pes = hw.pes_per_group(), per_cube = hw.cube.pes, cubes = hw.group.cubes;
-  const double launch = kernel_start_ns(jobs, ji, hw.host.kernel_launch_ns);
-  JobResult res;
-
-  double dma_start = launch;
-  if (job.remap) {
-    res.parts.remap_ns = shape.remap_copied + shape.remap_rebuild;
-    dma_start = launch + shape.remap_copied + shape.remap_rebuild;
-  }
-  const std::vector<std::vector<double>>& slice_load = shape.slice_load;
-  const std::vector<double>& port_ns = shape.port_ns;
-  std::vector<double> slice_served(size_t(pes), 0);
-
-  // Q delivery of one tile: host link (shared by all jobs, tiles in send order), NoC multicast
-  // to the participating CUBEs, the CUBE's write port, then one read per PE through the read
-  // ports once the PE is free. Returns when each participating PE holds the tile.
-  auto deliver_q = [&](const QTile& t, std::vector<double>& host, std::vector<double>& qw,
-                       std::vector<std::vector<double>>& prt, const std::vector<double>& pe_free) {
-    const uint64_t qbytes = uint64_t(t.rows()) * uint64_t(d) * 4;
-    host[0] += host_link_ns(hw.host, qbytes);
-    const double arrive = std::max(host[0], launch) + m.noc.time_ns(qbytes);
-    std::map<int, double> in_hand;
-    for (int c : tile_cubes(t, cubes, per_cube)) {
-      const double written = std::max(arrive, qw[size_t(c)]) +
-                             double(ceil_div(qbytes, uint64_t(hw.cube.q_buffer.write_bytes_per_cycle))) * m.cyc;
-      qw[size_t(c)] = written;
-      for (int p = c * per_cube; p < (c + 1) * per_cube; ++p) {
-        if (!tile_has_pe(t, p)) continue;
-        auto port = std::min_element(prt[size_t(c)].begin(), prt[size_t(c)].end());
-        const double start = std::max({written, *port, pe_free[size_t(p)]});
-        *port = start + double(ceil_div(qbytes, uint64_t(hw.cube.q_buffer.port_bytes_per_cycle))) * m.cyc;
-        in_hand[p] = *port;
-      }
-    }
-    return in_hand;
-  };
-  std::vector<double>& qwrite_free = group.qwrite_free;
-  std::vector<std::vector<double>>& ports = group.ports;
-  std::vector<PeTrack>& pe = group.pe;
-  for (size_t p = 0; p < pe.size(); ++p) {
-    PeTrack& x = pe[p];
+  const double launch = kernel_start_ns(jobs, ji, m.hw.host.kernel_launch_ns);
+  const double dma_start = job.remap ? launch + shape.remap_copied + shape.remap_rebuild : launch;
+  JobRun r{m, job, shape, launch, dma_start, host_free, o_link_free, group,
+           std::vector<double>(size_t(m.hw.pes_per_group()), 0), {}, {}};
+  for (size_t p = 0; p < group.pe.size(); ++p) {
+    PeTrack& x = group.pe[p];
     x.dma = std::max(x.dma, dma_start) + shape.write_ns[p];
     for (double& s : x.slot_free) s = std::max(s, dma_start);
     x.first_q = -1;  // per-job attribution
     x.gemm = 0;
   }
-  std::vector<double>& bus_free = group.bus_free;
-  std::vector<std::vector<double>>& red_units = group.red_units;
-  const MergeOrder merging = merge_order(hw.cube.reducer);
-  const bool shared_units = hw.cube.reducer.inter_cube == "shared";
-  std::vector<double>& link_free = group.link_free;
-  // B5: the receivers of a pass advance in lockstep (the owner broadcasts a block only when
-  // every receiver has a free slot), so each starts computing when the slowest holds its Q.
-  std::vector<double> pass_ready;
-  std::vector<int> pass_of_tile;
   if (job.kv_broadcast) {
-    pass_of_tile = broadcast_pass_of_tiles(job);  // the passes the simulator's KV mover serves
-    // A PE reads its first Q tile once the group's previous head has left it (0 for the first).
-    std::vector<double> host(host_free), qw(qwrite_free), busy;
-    for (const auto& x : pe) busy.push_back(x.free);
-    auto prt = ports;
-    for (size_t i = 0; i < job.tiles.size(); ++i) {
-      const size_t pass = size_t(pass_of_tile[i]);
-      if (pass >= pass_ready.size()) pass_ready.resize(pass + 1, 0.0);
-      for (const auto& [p, at] : deliver_q(job.tiles[i], host, qw, prt, busy)) pass_ready[pass] = std::max(pass_ready[pass], at);
-    }
+    r.pass_of_tile = broadcast_pass_of_tiles(job);  // the passes the simulator's KV mover serves
+    r.pass_ready = kv_mover_pass_ready(m, job, launch, host_free, group, r.pass_of_tile);
   }
-  size_t tile_no = 0;
-  int crit_pe = 0;
-  double crit_end = -1, crit_local_end = 0;
-
-  for (const QTile& t : job.tiles) {
-    const int R = t.rows();
-    const std::vector<int> tcubes = tile_cubes(t, cubes, per_cube);
-    std::vector<double> cube_done(size_t(cubes), 0);
-    std::vector<int> tpes;
-    for (int p = 0; p < pes; ++p)
-      if (tile_has_pe(t, p)) tpes.push_back(p);
-    std::vector<double> pe_free;
-    for (const auto& x : pe) pe_free.push_back(x.free);
-    std::map<int, double> q_in_hand = deliver_q(t, host_free, qwrite_free, ports, pe_free);
-    const size_t ti = tile_no++;
-    for (int p = 0; p < pes; ++p) slice_served[size_t(p)] += slice_load[ti][size_t(p)];
-    const double lockstep = job.kv_broadcast ? pass_ready[size_t(pass_of_tile[ti])] : 0.0;
-    // Local attention per PE: the later of the compute path and the DMA path.
-    std::map<int, double> local_end;
-    for (int p : tpes) {
-      PeTrack& x = pe[size_t(p)];
-      if (x.first_q < 0) x.first_q = q_in_hand[p];
-      // The double-buffered pipeline as a max-plus recurrence over the blocks (JobShape): a
-      // transfer needs a free SRAM slot (released when compute finished the block that used it)
-      // and, for the PE's own DMA, the previous transfer done; compute needs Q, the previous
-      // block and this block's data.
-      const JobShape::BlockList& list = shape.at(ti, p);
-      const std::vector<BlockCost>& blocks = list.blocks;
-      // The PE's engines place each block as the PE does (engines.h KvBlockPipeline): a block's
-      // SRAM slot is released when its P V ends; with ping_pong a pending P V (slot held, time
-      // unknown: +inf) goes first when no other slot is free or its next block comes too late.
-      const double start = std::max(q_in_hand[p], lockstep);
-      KvBlockPipeline<double> engines(hw.pe.ping_pong());
-      engines.begin(start);
-      const auto release = [&x](EngineOp op, int tag, double, double end) {
-        if (op == EngineOp::gemm_pv) x.slot_free[size_t(tag)] = end;
-      };
-      constexpr double kHeld = std::numeric_limits<double>::infinity();
-      for (const BlockCost& blk : blocks) {
-        auto slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
-        if (*slot == kHeld) {
-          engines.flush(release);
-          slot = std::min_element(x.slot_free.begin(), x.slot_free.end());
-        }
-        const double ds = job.kv_broadcast ? *slot : std::max(x.dma, *slot);
-        const double de = ds + blk.dma;
-        x.dma = std::max(x.dma, de);
-        *slot = kHeld;
-        engines.add(int(slot - x.slot_free.begin()), std::max(de, start), blk.work, release);
-      }
-      engines.flush(release);
-      const double c = engines.end();
-      x.gemm += list.alone_end;  // the compute term
-      const double last_comp = blocks.empty() ? 0.0 : blocks.back().work.qk + blocks.back().work.softmax + blocks.back().work.pv;
-      // An owner's slice also serves remote readers (B2): it cannot finish before its load.
-      local_end[p] = std::max({c, dma_start + shape.write_ns[size_t(p)] + slice_served[size_t(p)] + last_comp,
-                               dma_start + port_ns[size_t(p / per_cube)] + last_comp});
-    }
-    // Send states over the CUBE bus in the order the PEs finish, merge them on the reducer's
-    // units in the configured order (hw/common/merge_tree.h, as the reducer schedules them).
-    const uint64_t sbytes = AttnState::wire_bytes(R, d);
-    const double bus = double(ceil_div(sbytes, uint64_t(hw.cube.reducer.bus_bytes_per_cycle))) * m.cyc;
-    const double merge = m.merge_ns(R, d);
-    for (int c : tcubes) {
-      std::vector<std::pair<double, int>> order;
-      for (int p : tpes)
-        if (p / per_cube == c) order.push_back({local_end[p], p});
-      std::sort(order.begin(), order.end());
-      std::vector<std::pair<int, double>> arrivals;  // (rank in the CUBE, when its state is at the reducer)
-      for (auto [end, p] : order) {
-        const double sent = std::max(end, bus_free[size_t(c)]) + bus;
-        bus_free[size_t(c)] = sent;
-        pe[size_t(p)].free = sent;
-        arrivals.push_back({tile_pe_rank_in_cube(t, p, per_cube), sent});
-      }
-      // Serial merges go one at a time (the reducer waits for each), tree merges on any free unit.
-      cube_done[size_t(c)] = MergeSchedule<double>::run(int(order.size()), merging, arrivals, [&](double ready) {
-        if (merging == MergeOrder::tree) return Model::book(red_units[size_t(c)], ready, merge);
-        return group.red_next[size_t(c)] = Model::book(red_units[size_t(c)], std::max(ready, group.red_next[size_t(c)]), merge);
-      });
-    }
-    // Inter-CUBE tree over the participating CUBEs (hw/link's shape), root normalises, O to host.
-    const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
-    std::vector<double> ready(tcubes.size(), 0);
-    for (size_t i = 0; i < tcubes.size(); ++i) ready[i] = cube_done[size_t(tcubes[i])];
-    // Children have larger indices than their parents in every shape: fold from the back.
-    for (size_t i = tcubes.size(); i-- > 1;) {
-      const int up = shape[i];
-      const int c = tcubes[i];
-      const double sent = std::max(ready[i], link_free[size_t(c)]) + to_ns(transfer_time(sbytes, hw.group.link.bandwidth_gbps));
-      link_free[size_t(c)] = sent;
-      // The node's own merge unit (inter_cube = own_unit), or its CUBE reducer's units (shared).
-      const double in = std::max(ready[size_t(up)], sent + hw.group.link.latency_ns);
-      ready[size_t(up)] = shared_units ? Model::book(red_units[size_t(tcubes[size_t(up)])], in, merge) : in + merge;
-    }
-    const double normalise = double(normalise_cycles(hw.cube.reducer.lanes, uint64_t(R), uint64_t(d))) * m.cyc;
-    // O over the NoC to the host port, then the host link's chip-to-host direction (tiles one
-    // after another at its bandwidth, each landing host.latency_ns later; hw/chip/host.cpp).
-    const uint64_t obytes = o_tile_bytes(uint64_t(R), uint64_t(d));
-    const double at_port = (shared_units ? Model::book(red_units[size_t(tcubes[0])], ready[0], normalise) : ready[0] + normalise) +
-                           m.noc.time_ns(obytes);
-    o_link_free = std::max(at_port, o_link_free) + to_ns(transfer_time(obytes, hw.host.bandwidth_gbps));
-    const double done = o_link_free + hw.host.latency_ns;
-    if (done > crit_end) {
-      crit_end = done;
-      crit_pe = tpes.back();
-      crit_local_end = local_end[crit_pe];
-      for (int p : tpes)
-        if (local_end[p] >= crit_local_end) crit_local_end = local_end[p], crit_pe = p;
-    }
-  }
-  const PeTrack& x = pe[size_t(crit_pe)];
-  res.end = crit_end;
-  PolicyEstimate& e = res.parts;
-  e.q_ns = std::max(0.0, x.first_q);
-  e.gemm_ns = x.gemm;
-  // Only the part of the remap beyond Q delivery is on the critical path.
-  e.remap_ns = job.remap ? std::max(0.0, dma_start - e.q_ns) : 0.0;
-  e.reduce_ns = crit_end - crit_local_end;
-  // KV transfer (and waits between tiles) not hidden behind the PE's compute.
-  e.kv_ns = std::max(0.0, crit_local_end - (e.q_ns + e.remap_ns) - x.gemm);
-  e.other_ns = crit_end - (e.q_ns + e.remap_ns + e.gemm_ns + e.kv_ns + e.reduce_ns);
-  e.total_ns = crit_end;
+  for (size_t ti = 0; ti < job.tiles.size(); ++ti) estimate_tile(r, ti);
+  JobResult res;
+  res.end = r.crit_end;
+  res.parts = critical_path_terms(r);
   return res;
 }
 
@@ -536,6 +612,7 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   double o_link_free = 0;  // the host link's chip-to-host direction (its own resource: full duplex)
   PolicyEstimate best;
   best.policy = p;
+  best.hbm_assumed = hbm_assumption(hw.pe.hbm);
   // Jobs' tiles share the host link in the Q source's round-robin order; approximating it
   // job by job keeps the estimate simple (the heads of a GQA step are alike). KV-broadcast
   // heads of one group run one after another (GroupState).
@@ -550,6 +627,7 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
       end = r.end;
       best = r.parts;
       best.policy = p;
+      best.hbm_assumed = hbm_assumption(hw.pe.hbm);
     }
   }
   return best;

@@ -31,6 +31,9 @@ struct PolicyEstimate {
   double reduce_ns = 0;   // T_hierarchical_reduce / T_group_reduce: last local result to O at the host
   double other_ns = 0;    // rest of the critical path (0 unless a term above had to be clipped)
   double total_ns = 0;    // = sum of the above
+  // What the estimate assumed of a slice without a closed form (pe.hbm.model = banked:
+  // resource_times.h hbm_assumption); empty when the slice is simple.
+  std::string hbm_assumed;
   Json to_json() const;
 };
 

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "hw/common/engines.h"
 #include "hw/common/error.h"
@@ -994,49 +995,53 @@ ServeResult Engine::finish() {
 
 }  // namespace
 
+namespace {
+
+// One timing field's bytes in a step key: padding-free element arrays in one append, the rest
+// part by part (KvSegment has padding bytes), the agents by their count (timing_equal, job.h).
+template <class T>
+void put_key(KeyWriter& k, const T& v) {
+  k.put(v);
+}
+void put_key(KeyWriter& k, const std::string& v) { k.str(v); }
+void put_key(KeyWriter& k, const std::vector<std::string>& agents) { k.put(agents.size()); }
+template <class T>
+void put_key(KeyWriter& k, const std::vector<T>& v);
+void put_key(KeyWriter& k, const QTile& t) {
+  k.put(t.row_begin);
+  k.put(t.row_end);
+  put_key(k, t.pes);
+}
+void put_key(KeyWriter& k, const KvShard& s) {
+  k.put(s.tokens);
+  put_key(k, s.info);
+}
+void put_key(KeyWriter& k, const KvSegment& g) {
+  k.put(g.src_pe);
+  k.put(g.first);
+  k.put(g.count);
+  k.put(g.remote);
+}
+template <class T>
+void put_key(KeyWriter& k, const std::vector<T>& v) {
+  if constexpr (std::is_trivially_copyable_v<T> && std::has_unique_object_representations_v<T>) {
+    k.vec(v);
+  } else {
+    k.put(v.size());
+    for (const T& x : v) put_key(k, x);
+  }
+}
+
+}  // namespace
+
 std::string step_key(const std::vector<AttentionJob>& jobs, const std::string& prefix) {
-  static_assert(sizeof(RowInfo) == 2 * sizeof(int32_t) && sizeof(KvInfo) == 2 * sizeof(int32_t) &&
-                    sizeof(KvReplica) == 3 * sizeof(int) && sizeof(KvWrite) == 3 * sizeof(int),
-                "key bytes must have no padding");
   KeyWriter k{prefix};
   k.put(jobs.size());
   for (const AttentionJob& j : jobs) {
-    k.str(j.phase);
-    k.put(j.group);
-    k.put(j.head_dim);
-    k.put(j.dtype);
-    k.put(j.scale);
     k.put(j.values);
-    k.put(j.remap);
-    k.put(j.kv_broadcast);
-    k.put(j.kernel);
-    k.put(j.agents.size());
-    k.vec(j.rows);
-    k.put(j.tiles.size());
-    for (const QTile& t : j.tiles) {
-      k.put(t.row_begin);
-      k.put(t.row_end);
-      k.vec(t.pes);
-    }
-    k.put(j.shards.size());
-    for (const KvShard& s : j.shards) {
-      k.put(s.tokens);
-      k.vec(s.info);
-    }
-    k.put(j.segments.size());
-    for (const auto& segs : j.segments) {  // field by field: KvSegment has padding bytes
-      k.put(segs.size());
-      for (const KvSegment& g : segs) {
-        k.put(g.src_pe);
-        k.put(g.first);
-        k.put(g.count);
-        k.put(g.remote);
-      }
-    }
-    k.put(j.replicas.size());
-    for (const auto& reps : j.replicas) k.vec(reps);
-    k.put(j.kv_writes.size());
-    for (const auto& writes : j.kv_writes) k.vec(writes);
+#define AHBM_KEY_TIMING_FIELD(field, kind) put_key(k, j.field);
+    AHBM_JOB_TIMING_FIELDS(AHBM_KEY_TIMING_FIELD)
+#undef AHBM_KEY_TIMING_FIELD
   }
   return k.s;
 }
