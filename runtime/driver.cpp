@@ -25,18 +25,6 @@
 
 namespace ahbm {
 
-double storage_tolerance(DType t) {
-  // 8 units of roundoff of the storage type (fp16 u = 2^-11, bf16 u = 2^-8; values are standard
-  // normal): the worst case is a row that sees a single key, whose O is that key's V row rounded
-  // (|v| up to ~8 u-units of error); scores perturbed by the rounded Q and K move O by a
-  // similar relative amount, and longer contexts average both down. fp32 rounds nothing.
-  switch (t) {
-    case DType::fp16: return 8.0 / 2048.0;
-    case DType::bf16: return 8.0 / 256.0;
-    default: return 1e-4;
-  }
-}
-
 namespace {
 
 // Pages one PE can hold: its HBM capacity, less the weights of a full model on the most loaded

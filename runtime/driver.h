@@ -2,77 +2,14 @@
 // The runtime's one door to the hardware model: runs a scenario's phases over the paged KV
 // cache, simulates every step, checks the numbers against the float64 reference and assembles
 // the summary; writes the run directory.
-#include <cstdint>
-#include <filesystem>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include <Eigen/Core>
-
-#include "hw/chip/simulate.h"
+#include "hw/common/hw_config.h"
 #include "runtime/output_dir.h"
-#include "runtime/planner.h"
-#include "runtime/report/power.h"
-#include "runtime/report/trace_level.h"
+#include "runtime/run_types.h"
 #include "runtime/scenario.h"
-#include "runtime/session.h"
-#include "runtime/step_runner.h"
 
 namespace ahbm {
-
-struct RunOptions {
-  std::optional<uint64_t> seed;  // overrides the scenario's seed
-  std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
-  std::string launch = "unified";  // kernel launches per step: unified | per-head (docs/policies.md)
-  bool vcd = true;
-  bool dump_tensors = false;
-  report::TraceLevel trace = report::TraceLevel::automatic;  // what latency.csv and trace.json hold
-  bool trace_gz = false;         // trace.json.gz (gzip) instead of trace.json
-  // Window of the power trace (summary.json power, power.csv, waves.vcd chip.power_w, trace.json
-  // counters), ns; 0: report::auto_power_window_ns of the run's time.
-  double power_window_ns = 0;
-  bool values = true;            // false: timing only (no tensors, no numeric check)
-  double tolerance = 1e-4;       // max_abs_err allowed against the float64 reference on the stored tensors
-  bool compare_unbatched = false;  // also simulate every step unbatched (one job per agent) and compare
-  bool keep_steps = false;       // keep every step's plan and outputs in RunOutput::steps
-  bool join_compare = false;     // run every join strategy side by side (as the scenario's join.compare)
-  // A whole dense model: simulate the operators of every layer, not once per distinct layer
-  // (runtime/model/model_steps.h; the results are the same, tested).
-  bool every_layer = false;
-  // A whole model: the weight GEMMs' mapping (hw/common/gemm_job.h; summary operators.mapping).
-  GemmMapping gemm_mapping = GemmMapping::w_stationary;
-  std::string hw_file = "(built-in defaults)";
-  std::string scenario_file = "(scenario)";
-  const NocRegistry* nocs = nullptr;
-  std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
-  double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
-  // Elaborated chips to simulate on, kept by the caller across runs (the Python module's
-  // in-process sweeps); nullptr: a pool of the run's own. Results are the same either way.
-  SimulatorPool* sims = nullptr;
-};
-
-struct StepOutput {
-  Step step;
-  Plan plan;
-  std::vector<MatrixRM> outputs;  // per job
-  StatsNode stats;                // per-module statistics of this step alone
-};
-
-struct RunOutput {
-  Plan plan;      // the fan-out step (what tensors/ holds)
-  SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
-                  // statistics summed over the steps; outputs of the fan-out step
-  Json summary;
-  report::PowerTrace power;  // the run's power over time (runtime/report/power.h)
-  std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
-  std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv
-  StageCalls stage_calls;  // how often the run's steps entered each stage (join strategies compared aside excluded)
-};
-
-// Documented tolerance of O against the float64 reference on the tensors before rounding to
-// the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
-double storage_tolerance(DType t);
 
 // Throws InputError (bad or inconsistent input, checked before planning and simulating; e.g. an
 // x_stationary GEMM mapping without a whole model),

@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "runtime/driver.h"
+#include "runtime/run_types.h"
 
 namespace ahbm {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/driver.h"
+#include "runtime/run_types.h"
 #include "runtime/host_limits.h"
 
 namespace ahbm {

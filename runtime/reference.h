@@ -37,4 +37,8 @@ NumericCheck compare_to_reference(const MatrixRM& o, const Eigen::MatrixXd& ref)
 // Each field's maximum over two checks (several jobs, several steps).
 NumericCheck worst_of(const NumericCheck& a, const NumericCheck& b);
 
+// Documented tolerance of O against the float64 reference on the tensors before rounding to
+// the storage type (docs/scenarios.md): what storing Q, K, V in `t` may cost.
+double storage_tolerance(DType t);
+
 }  // namespace ahbm

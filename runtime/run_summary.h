@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/driver.h"
+#include "runtime/run_types.h"
 #include "runtime/step_runner.h"
 
 namespace ahbm {

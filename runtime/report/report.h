@@ -4,7 +4,8 @@
 // waves.gtkw + GTKWave filters (when the VCD is enabled), stats.json, power.csv.
 #include <string>
 
-#include "runtime/driver.h"
+#include "runtime/output_dir.h"
+#include "runtime/run_types.h"
 
 namespace ahbm::report {
 
