@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes the checked-in artefacts generated from the hardware parameter table
-# (hw/common/hw_config.h): hw/configs/default.json, docs/schema/hw_config.schema.json and the
+# (hw/common/config/hw_config.h): hw/configs/default.json, docs/schema/hw_config.schema.json and the
 # parameter table of docs/model.md (between its BEGIN/END markers). Run it after adding or
 # changing a parameter; the unit tests (HwConfigTable.*) fail until the files match.
 #   usage: tools/gen-hw-config.sh [AHBM_SIM=build/bin/ahbm-sim]

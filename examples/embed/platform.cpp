@@ -17,9 +17,9 @@
 
 #include "hw/chip/chip.h"
 #include "hw/chip/simulate.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/job.h"
-#include "hw/common/sim_context.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/sim/sim_context.h"
 
 namespace {
 

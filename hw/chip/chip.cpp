@@ -1,6 +1,6 @@
 #include "hw/chip/chip.h"
 
-#include "hw/common/component.h"
+#include "hw/common/base/component.h"
 
 namespace ahbm {
 

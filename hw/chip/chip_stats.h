@@ -5,7 +5,7 @@
 // (child `noc`) and the host link (child `host`). Each CUBE element holds its counters, its Q buffer and reducer, and the list
 // `pes` (PE and HBM slice counters in one node per PE).
 #include "hw/chip/host.h"
-#include "hw/common/stats.h"
+#include "hw/common/observe/stats.h"
 #include "hw/cube/cube.h"
 #include "hw/group/group.h"
 #include "hw/group/kv_mover.h"

@@ -3,10 +3,10 @@
 // SystemC processes (each a coroutine with a stack of its own), the memory mappings their stacks
 // take (the stack and its guard page: 2 each, counted against vm.max_map_count), their virtual
 // stack bytes (counted against RLIMIT_AS) and the resident bytes of the modules.
-// runtime/preflight.h checks these against the machine's limits (docs/reliability.md).
+// runtime/run/preflight.h checks these against the machine's limits (docs/reliability.md).
 #include <cstdint>
 
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 
 namespace ahbm {
 

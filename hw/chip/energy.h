@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/gemm_job.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/stats.h"
-#include "hw/common/storage_type.h"
+#include "hw/common/contract/gemm_job.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/base/storage_type.h"
 
 namespace ahbm {
 
@@ -66,12 +66,12 @@ struct Activity {
 // flit_hops·noc_flit_hop + noc_bytes·8·stack_io; link_bytes·8·link; host_bytes·8·host_link.
 ClassJoules dynamic_energy(const Activity& a, const EnergyConfig& e, DType t);
 
-// The activity of a weight-GEMM operator (hw/common/gemm_job.h): W, Y and residual bytes in
+// The activity of a weight-GEMM operator (hw/common/contract/gemm_job.h): W, Y and residual bytes in
 // HBM and staged through the PEs' SRAM, X bytes out of the Q buffers (and staged), MACs,
 // vector element-ops.
 Activity gemm_activity(const GemmOpStats& s);
 
-// Static power: static_power_w (hw/common/hw_config.h).
+// Static power: static_power_w (hw/common/config/hw_config.h).
 
 struct EnergyReading {
   ClassJoules by_class{};                      // J

@@ -1,10 +1,10 @@
 #include "hw/chip/host.h"
 
-#include "hw/common/component.h"
-#include "hw/common/resource_times.h"
-#include "hw/common/engines.h"
-#include "hw/common/tlm_payload.h"
-#include "hw/common/storage_type.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/resource_times.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/sim/tlm_payload.h"
+#include "hw/common/base/storage_type.h"
 
 namespace ahbm {
 

@@ -11,9 +11,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/chip/q_address_map.h"
-#include "hw/common/attn_state.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {

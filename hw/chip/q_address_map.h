@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/common/sim_shared.h"
+#include "hw/common/sim/sim_shared.h"
 
 namespace ahbm {
 

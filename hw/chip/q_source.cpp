@@ -1,9 +1,9 @@
 #include "hw/chip/q_source.h"
 
-#include "hw/common/component.h"
-#include "hw/common/resource_times.h"
-#include "hw/common/tlm_payload.h"
-#include "hw/common/storage_type.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/resource_times.h"
+#include "hw/common/sim/tlm_payload.h"
+#include "hw/common/base/storage_type.h"
 
 namespace ahbm {
 

@@ -11,8 +11,8 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "hw/common/interfaces.h"
-#include "hw/common/sim_shared.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/sim/sim_shared.h"
 #include "hw/chip/q_address_map.h"
 #include "hw/noc/noc.h"
 

@@ -6,10 +6,10 @@
 
 #include "hw/chip/chip.h"
 #include "hw/chip/watchdog.h"
-#include "hw/common/component.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "hw/common/sim_context.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "hw/common/sim/sim_context.h"
 #include "hw/pe/sram_budget.h"
 
 namespace ahbm {
@@ -160,7 +160,7 @@ struct Simulator::Elaborated {
     chip.reset();
   }
   // Whether a run may start on this chip: its epoch must stay below 2^61 time units, so that
-  // the run's whole range (max_run_ns() from the epoch, hw/common/timing.h) stays representable.
+  // the run's whole range (max_run_ns() from the epoch, hw/common/base/timing.h) stays representable.
   // Runs that went on for weeks of simulated time get a new chip (same results: see above).
   bool young() {
     SimContext::Scope use(context);

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/attn_state.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/gemm_job.h"
-#include "hw/common/job.h"
-#include "hw/common/span_recorder.h"
-#include "hw/common/stats.h"
-#include "hw/common/tlm_checker.h"
-#include "hw/common/trace_sink.h"
-#include "hw/common/vector_kernel.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/gemm_job.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/observe/span_recorder.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/observe/tlm_checker.h"
+#include "hw/common/observe/trace_sink.h"
+#include "hw/common/contract/vector_kernel.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -28,7 +28,7 @@ struct SimProgress {
   double sim_ns = 0;
   double fraction = 0;
   bool done = false;
-  // Filled by the runtime (runtime/step_runner.h) for a run of many steps: this simulation's step
+  // Filled by the runtime (runtime/step/step_runner.h) for a run of many steps: this simulation's step
   // (1-based), the steps planned before the join (0 = not known; a join strategy's own steps
   // are decided as it goes and come on top) and the step's label ("decode[3]").
   int step = 0;
@@ -46,7 +46,7 @@ struct SimOptions {
   // Stall watchdog window (hw/chip/watchdog.h): simulated ns without progress that count as a
   // livelock; 0 = detect deadlocks only.
   double watchdog_ns = 1e6;
-  // Tests: every TLM link goes through a base-protocol checker (hw/common/tlm_checker.h); the
+  // Tests: every TLM link goes through a base-protocol checker (hw/common/observe/tlm_checker.h); the
   // violations come back in SimResult::tlm_checks. Results are the same with or without it.
   bool check_tlm = false;
 };
@@ -72,7 +72,7 @@ struct SimResult {
 void check_jobs(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 // Part of check_jobs: throws InputError, naming the PE and the slow parameters, when a closed-form
 // lower bound of the run's simulated time (a PE's GEMM and vector cycles, its KV bytes from HBM)
-// is beyond what simulated time can represent (max_run_ns(), hw/common/timing.h). Runs that
+// is beyond what simulated time can represent (max_run_ns(), hw/common/base/timing.h). Runs that
 // pass it and still run too long stop with the watchdog's InputError (hw/chip/watchdog.h).
 void check_run_length(const HwConfig& cfg, const std::vector<AttentionJob>& jobs, const std::string& hw_file);
 
@@ -95,11 +95,11 @@ class Simulator {
   // (with which modules wait on what) and NumericFault when a NaN or Inf appears in the datapath.
   // The jobs are read in place during the call.
   SimResult run(const std::vector<AttentionJob>& jobs);
-  // A run of weight GEMMs (hw/common/gemm_job.h): the jobs run one after another on each PE, X
+  // A run of weight GEMMs (hw/common/contract/gemm_job.h): the jobs run one after another on each PE, X
   // of all of them streamed from the run's start; a GEMM that needs another's Y is a later run.
   // end_ns is when the last Y block was written back (or gathered). Same errors as run().
   SimResult run_gemms(const std::vector<GemmJob>& gemms);
-  // A run of unfused vector kernels (hw/common/vector_kernel.h), one after another on each PE.
+  // A run of unfused vector kernels (hw/common/contract/vector_kernel.h), one after another on each PE.
   // end_ns is when the last PE wrote its last rows back. Same errors as run().
   SimResult run_vector_kernels(const std::vector<VectorKernelJob>& kernels);
   // Chips elaborated so far (tests and benchmarks check reuse with it).

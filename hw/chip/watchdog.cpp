@@ -5,9 +5,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/timing.h"
+#include "hw/common/base/error.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/base/timing.h"
 
 namespace ahbm {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Reliability machinery of one simulation (docs/reliability.md):
-//  - the wait registry (hw/common/wait_registry.h): each module says, on demand, what it is
+//  - the wait registry (hw/common/sim/wait_registry.h): each module says, on demand, what it is
 //    waiting for;
-//  - the numeric guard (hw/common/numeric_guard.h): the first NaN/Inf in the datapath;
+//  - the numeric guard (hw/common/observe/numeric_guard.h): the first NaN/Inf in the datapath;
 //  - run_with_watchdog: runs the kernel in slices of simulated time and tells waiting from
 //    stalling. Progress is anything a module completes (a span, an O tile at the host).
 //      waiting:  work is unfinished and an event of the model is scheduled (a long DMA burst, a
@@ -12,15 +12,15 @@
 //                waking, at kLivelockWakeups distinct simulated times in a row, without any of
 //                them progressing (SimStall);
 //      too long: the next event lies beyond the longest run simulated time can hold
-//                (hw/common/timing.h, max_run_ns): InputError naming the slow parameters.
+//                (hw/common/base/timing.h, max_run_ns): InputError naming the slow parameters.
 #include <cstdint>
 #include <functional>
 #include <string>
 
 #include <systemc>
 
-#include "hw/common/numeric_guard.h"
-#include "hw/common/wait_registry.h"
+#include "hw/common/observe/numeric_guard.h"
+#include "hw/common/sim/wait_registry.h"
 
 namespace ahbm {
 

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "hw/common/component.h"
-#include "hw/common/timing.h"
-#include "hw/common/tlm_payload.h"
+#include "hw/common/base/component.h"
+#include "hw/common/base/timing.h"
+#include "hw/common/sim/tlm_payload.h"
 #include "hw/pe/pe.h"
 
 namespace ahbm {

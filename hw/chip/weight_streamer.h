@@ -1,5 +1,5 @@
 #pragma once
-// The W stream of the X-stationary weight GEMMs (hw/common/gemm_job.h): every W tile is read once
+// The W stream of the X-stationary weight GEMMs (hw/common/contract/gemm_job.h): every W tile is read once
 // per pass from its holder's HBM slice and multicast over the NoC to every CUBE with a receiving
 // PE, into an SRAM slot each receiver reserved first, so `pe.dma.buffers` bounds the tiles in
 // flight and the receivers advance in lockstep. The pattern is Policy B5's KV broadcast
@@ -13,7 +13,7 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
-#include "hw/common/sim_shared.h"
+#include "hw/common/sim/sim_shared.h"
 #include "hw/noc/delayed_sender.h"
 #include "hw/noc/noc.h"
 

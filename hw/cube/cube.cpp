@@ -1,7 +1,7 @@
 #include "hw/cube/cube.h"
 
-#include "hw/common/component.h"
-#include "hw/common/kv_read.h"
+#include "hw/common/base/component.h"
+#include "hw/common/sim/kv_read.h"
 
 namespace ahbm {
 

@@ -11,8 +11,8 @@
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
-#include "hw/common/interfaces.h"
-#include "hw/common/tlm_checker.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/observe/tlm_checker.h"
 #include "hw/cube/cube_reducer.h"
 #include "hw/cube/q_buffer.h"
 #include "hw/noc/delayed_sender.h"

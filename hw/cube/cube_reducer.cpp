@@ -1,8 +1,8 @@
 #include "hw/cube/cube_reducer.h"
 
-#include "hw/common/component.h"
-#include "hw/common/resource_times.h"
-#include "hw/common/engines.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/resource_times.h"
+#include "hw/common/model/engines.h"
 
 namespace ahbm {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The CUBE reducer: PEs push their per-tile (m, l, o) states over the intra-CUBE bus; the
 // reducer merges them on its merge units (cube.reducer.units, each cube.reducer.lanes wide) in
-// the configured order (cube.reducer.order: serial or tree, hw/common/merge_tree.h) and, once
+// the configured order (cube.reducer.order: serial or tree, hw/common/model/merge_tree.h) and, once
 // every PE that takes part in the tile has arrived and been merged, hands the CUBE state to the
 // inter-CUBE reduction (state_out). Merges are bookings on the units (first come, first
 // served, each no earlier than its inputs), not per-cycle processes: serial merges one at a
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/attn_state.h"
-#include "hw/common/interfaces.h"
-#include "hw/common/merge_tree.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/model/merge_tree.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
 
 namespace ahbm {
 

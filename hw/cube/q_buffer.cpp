@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "hw/common/component.h"
-#include "hw/common/resource_times.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/resource_times.h"
 
 namespace ahbm {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "hw/common/component.h"
+#include "hw/common/base/component.h"
 
 namespace ahbm {
 

@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "hw/common/interfaces.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
-#include "hw/common/tlm_checker.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/observe/tlm_checker.h"
 #include "hw/cube/cube.h"
 #include "hw/group/kv_mover.h"
 #include "hw/link/reduction_network.h"

@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "hw/common/component.h"
-#include "hw/common/kv_read.h"
+#include "hw/common/base/component.h"
+#include "hw/common/sim/kv_read.h"
 
 namespace ahbm {
 

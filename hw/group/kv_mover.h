@@ -12,11 +12,11 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
-#include "hw/common/interfaces.h"
-#include "hw/common/kv_traffic.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
-#include "hw/common/tlm_checker.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/contract/kv_traffic.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/observe/tlm_checker.h"
 #include "hw/noc/delayed_sender.h"
 #include "hw/noc/noc.h"
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 #include "hw/hbm/dram_controller.h"
 #include "hw/hbm/dram_spec.h"
 

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/hw_config.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config.h"
 
 namespace ahbm::hbm {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm::hbm {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "hw/common/component.h"
-#include "hw/common/resource_times.h"
-#include "hw/common/engines.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/resource_times.h"
+#include "hw/common/model/engines.h"
 
 namespace ahbm {
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/interfaces.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {

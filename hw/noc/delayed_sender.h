@@ -1,7 +1,7 @@
 #pragma once
 // Sends each queued packet on the NoC when it is due: a NoC client whose packet leaves after a
 // local delay (an HBM slice read that fills it) queues it here instead of waiting itself.
-#include "hw/common/timing.h"
+#include "hw/common/base/timing.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {

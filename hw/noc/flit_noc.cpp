@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "hw/common/trace_sink.h"
+#include "hw/common/observe/trace_sink.h"
 
 namespace ahbm {
 

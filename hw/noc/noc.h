@@ -13,9 +13,9 @@
 
 #include <systemc>
 
-#include "hw/common/json_reader.h"
-#include "hw/common/stats.h"
-#include "hw/common/timing.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/base/timing.h"
 
 namespace ahbm {
 

@@ -6,8 +6,8 @@
 #include <iterator>
 #include <string>
 
-#include "hw/common/resource_times.h"
-#include "hw/common/timing.h"
+#include "hw/common/model/resource_times.h"
+#include "hw/common/base/timing.h"
 
 namespace ahbm {
 

@@ -36,11 +36,11 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/stats.h"
-#include "hw/common/tlm_payload.h"
-#include "hw/common/storage_type.h"
-#include "hw/common/trace_sink.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/observe/stats.h"
+#include "hw/common/sim/tlm_payload.h"
+#include "hw/common/base/storage_type.h"
+#include "hw/common/observe/trace_sink.h"
 #include "hw/hbm/channel_array.h"
 
 namespace ahbm {

@@ -5,9 +5,9 @@
 #include <limits>
 #include <optional>
 
-#include "hw/common/component.h"
-#include "hw/common/engines.h"
-#include "hw/common/tlm_payload.h"
+#include "hw/common/base/component.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/sim/tlm_payload.h"
 
 namespace ahbm {
 

@@ -12,13 +12,13 @@
 //    state rescale) and O += P V (GEMM engine), and finally sends its (m, l, o) state to the
 //    CUBE reducer (state_out). Each step waits its closed-form cycle count (engines.h); values are
 //    computed on whole blocks with Eigen when the job carries values.
-// A run of weight GEMMs (hw/common/gemm_job.h) uses three more processes instead (pe_gemm.cpp):
+// A run of weight GEMMs (hw/common/contract/gemm_job.h) uses three more processes instead (pe_gemm.cpp):
 //  - GEMM DMA: the PE's W tiles (Kb × Nb) from its HBM slice into the `buffers` SRAM slots;
 //  - GEMM compute: per W tile, the X block out of the CUBE's Q buffer and the tile on the GEMM
 //    engine into the Y block's fp32 accumulators; a finished Y block goes out through the slot of
 //    its last W tile (write-back) or straight to the gather;
 //  - GEMM write-back: Y blocks from their slots into the HBM slice, freeing the slot.
-// A run of unfused vector kernels (hw/common/vector_kernel.h) runs in the compute process
+// A run of unfused vector kernels (hw/common/contract/vector_kernel.h) runs in the compute process
 // (pe_vector.cpp): per kernel, after its launch, each row block read from the slice, the operator
 // on the vector unit, the result written back.
 #include <array>
@@ -31,18 +31,18 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "hw/common/engines.h"
-#include "hw/common/interfaces.h"
-#include "hw/common/kv_traffic.h"
-#include "hw/common/sim_shared.h"
-#include "hw/common/stats.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/contract/interfaces.h"
+#include "hw/common/contract/kv_traffic.h"
+#include "hw/common/sim/sim_shared.h"
+#include "hw/common/observe/stats.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
 
 // Activity codes of the PE's `activity` signal (docs/waveforms in docs/model.md).
 // gemm_w: a weight GEMM's W tile on the GEMM engine (q_read: its X block out of the Q buffer);
-// vector_op: a vector operator fused into a weight GEMM (hw/common/vector_ops.h).
+// vector_op: a vector operator fused into a weight GEMM (hw/common/model/vector_ops.h).
 enum class PeActivity : uint64_t {
   idle = 0, q_read = 1, gemm_qk = 2, softmax = 3, gemm_pv = 4, send_state = 5, gemm_w = 6, vector_op = 7
 };

@@ -3,10 +3,10 @@
 // through the slot of their last W tile. Closed forms: docs/model.md "Weight GEMMs".
 #include <algorithm>
 
-#include "hw/common/vector_ops.h"
+#include "hw/common/model/vector_ops.h"
 
-#include "hw/common/engines.h"
-#include "hw/common/tlm_payload.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/sim/tlm_payload.h"
 #include "hw/pe/pe.h"
 
 namespace ahbm {

@@ -1,9 +1,9 @@
-// The PE's unfused vector kernels (hw/common/vector_kernel.h): per kernel, after its launch on
+// The PE's unfused vector kernels (hw/common/contract/vector_kernel.h): per kernel, after its launch on
 // the host, every row block of the PE's columns read from the HBM slice, the operator on the
 // vector unit, the result written back. Closed form: vector_kernel.h.
 #include <algorithm>
 
-#include "hw/common/tlm_payload.h"
+#include "hw/common/sim/tlm_payload.h"
 #include "hw/pe/pe.h"
 
 namespace ahbm {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 
 namespace ahbm {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "hw/common/checked_math.h"
-#include "hw/common/recorded_schema.h"
+#include "hw/common/base/checked_math.h"
+#include "hw/common/base/recorded_schema.h"
 
 namespace ahbm::join {
 

@@ -55,7 +55,7 @@ struct JoinFile {
   JoinOptions options;
 };
 
-// `rec` (optional) records every field the parser reads (hw/common/json_reader.h SchemaRecorder).
+// `rec` (optional) records every field the parser reads (hw/common/base/json_reader.h SchemaRecorder).
 JoinFile parse_join_file(const Json& j, const std::string& file, const JoinStrategyRegistry& reg,
                          SchemaRecorder* rec = nullptr);
 JoinFile load_join_file(const std::string& path, const JoinStrategyRegistry& reg);

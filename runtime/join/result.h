@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm::join {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "hw/common/checked_math.h"
+#include "hw/common/base/checked_math.h"
 
 namespace ahbm::join {
 

@@ -5,7 +5,7 @@
 // it and tests can check simulated numbers against it.
 #include <cstdint>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm::join {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 
 namespace ahbm {
 

@@ -29,7 +29,7 @@ struct KvPage {
   std::vector<int> origin;     // per filled token: the producer of its K/V (tensor owner id)
   // Per filled token, the write that put its K/V here (KvPageManager::writes(): an append, or
   // the copy that made this page). A step's timed KV writes are the tokens written after the
-  // count it started at (runtime/planner.cpp, docs/model.md "Timed KV writes").
+  // count it started at (runtime/plan/planner.cpp, docs/model.md "Timed KV writes").
   std::vector<uint64_t> written_at;
   int copied = 0;              // its first `copied` tokens were copied from another page ...
   int copied_from_pe = -1;     // ... held by this PE (copy-on-write, or a no-sharing fork)

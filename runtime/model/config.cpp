@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hw/common/recorded_schema.h"
+#include "hw/common/base/recorded_schema.h"
 
 namespace ahbm {
 

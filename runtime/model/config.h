@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hidden_act.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/model/hidden_act.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm {
 
-// The gate activation of the feed-forward block (HiddenAct, hw/common/hidden_act.h): every
+// The gate activation of the feed-forward block (HiddenAct, hw/common/model/hidden_act.h): every
 // layer is LLaMA-style gated (down(act(gate(x)) * up(x))); the name only selects the activation.
 
 struct ModelConfig {

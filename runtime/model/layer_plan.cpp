@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 
 namespace ahbm {
 

@@ -1,7 +1,7 @@
 #pragma once
-// The operators of one dense decoder layer as jobs for the hardware (hw/common/gemm_job.h), with
-// the memory map's shards, the vector operators fused into them (hw/common/vector_ops.h), and
-// their values from the seeded generator (runtime/tensor_gen.h).
+// The operators of one dense decoder layer as jobs for the hardware (hw/common/contract/gemm_job.h), with
+// the memory map's shards, the vector operators fused into them (hw/common/model/vector_ops.h), and
+// their values from the seeded generator (runtime/numerics/tensor_gen.h).
 //
 // A step's rows enter the layer together: M = Σ over the step's branches of their new tokens
 // (THInfer's selective batching: the weight GEMMs of all branches run as one GEMM, attention
@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/gemm_job.h"
-#include "hw/common/vector_kernel.h"
+#include "hw/common/contract/gemm_job.h"
+#include "hw/common/contract/vector_kernel.h"
 #include "runtime/model/config.h"
 #include "runtime/model/memory_map.h"
 #include "runtime/model/moe_router.h"
-#include "runtime/tensor_gen.h"
+#include "runtime/numerics/tensor_gen.h"
 
 namespace ahbm {
 
@@ -75,7 +75,7 @@ GemmJob layer_operator_gemm(const ModelConfig& m, DType t, const MemoryMap& map,
                             const std::vector<int64_t>& positions, const std::string& phase, int layer,
                             const ModelFusion& fusion = {});
 
-// The unfused operators as kernels of their own (hw/common/vector_kernel.h), each on the columns
+// The unfused operators as kernels of their own (hw/common/contract/vector_kernel.h), each on the columns
 // each PE holds of the rows it rewrites:
 //   norm_kernel  `op` = input_norm, post_attention_norm (layer `layer`) or final_norm: the
 //                residual stream's rows (fp32, h columns sharded as the memory map shards

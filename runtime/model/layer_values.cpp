@@ -3,10 +3,10 @@
 #include <cmath>
 #include <functional>
 
-#include "hw/common/job.h"
-#include "hw/common/vector_ops.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/model/vector_ops.h"
 #include "runtime/model/layer_plan.h"
-#include "runtime/tensor_gen.h"
+#include "runtime/numerics/tensor_gen.h"
 
 namespace ahbm {
 

@@ -8,7 +8,7 @@
 // prefill at positions 0 .. M − 1 (each row attends to itself and the rows before it), a
 // single group-free case: no KV from earlier steps.
 //
-// Values from the seeded generator (runtime/tensor_gen.h): weights N(0, 1)/sqrt(K) (the usual
+// Values from the seeded generator (runtime/numerics/tensor_gen.h): weights N(0, 1)/sqrt(K) (the usual
 // initialisation, so activations stay O(1) through the layer), norm weights 1 + N(0, 1)/8,
 // the layer input N(0, 1); weights stored in the model's dtype (the reference uses the same
 // stored weights), the input kept in fp32 (the residual stream).

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "hw/common/error.h"
-#include "hw/common/timing.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/timing.h"
 
 namespace ahbm {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/storage_type.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/base/storage_type.h"
 #include "runtime/model/config.h"
 
 namespace ahbm {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "runtime/tensor_gen.h"
+#include "runtime/numerics/tensor_gen.h"
 
 namespace ahbm {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/job.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/job.h"
 
 namespace ahbm {
 
@@ -31,7 +31,7 @@ Policy parse_policy(const std::string& name, const std::string& field = "--polic
 
 // One way to run a job set: a policy and the Q tile rows its layout cuts the rows into (per
 // tile for A, per CUBE group for B1..B4, per PE for B5). The planner proposes one per policy
-// (runtime/planner.h: candidates), the choose stage picks one (runtime/policy/choose.h).
+// (runtime/plan/planner.h: candidates), the choose stage picks one (runtime/plan/choose.h).
 struct Layout {
   Policy policy = Policy::A;
   int tile_rows = 0;  // > 0 whenever the job has rows

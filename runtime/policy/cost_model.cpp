@@ -7,11 +7,11 @@
 #include <set>
 #include <tuple>
 
-#include "hw/common/attn_state.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "hw/common/merge_tree.h"
-#include "hw/common/resource_times.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "hw/common/model/merge_tree.h"
+#include "hw/common/model/resource_times.h"
 #include "hw/link/reduction_network.h"
 
 namespace ahbm {
@@ -77,7 +77,7 @@ struct PeTrack {
 // The group's resources one job leaves to the next. Streamed jobs (A..B4) start from a fresh
 // one each (the Q source interleaves the heads of a group; the model approximates them as
 // running side by side). KV-broadcast jobs (B5) of one group share one: the Q source sends them
-// head after head and the KV mover broadcasts them in that order (hw/common/sim_shared.cpp), so
+// head after head and the KV mover broadcasts them in that order (hw/common/sim/sim_shared.cpp), so
 // a head starts where the previous one left the PEs, their SRAM slots, the Q buffer ports, the
 // CUBE buses, reducers and links.
 struct GroupState {
@@ -447,7 +447,7 @@ double pe_attention(const Model& m, bool kv_broadcast, const std::vector<BlockCo
 }
 
 // CubeReducer of CUBE c: the states go over the CUBE bus (`bus` each) in the order the PEs finish
-// and merge (`merge` each) on the reducer's units in the configured order (hw/common/merge_tree.h,
+// and merge (`merge` each) on the reducer's units in the configured order (hw/common/model/merge_tree.h,
 // as the reducer schedules them). Returns when the CUBE's merged state is ready; each PE is free
 // once its state is sent.
 double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int>& tpes, const std::map<int, double>& local_end,

@@ -3,7 +3,7 @@
 //   T_A = T_Q_multicast + T_local_GEMM + T_hierarchical_reduce
 //   T_B = T_Q_partition + T_remote_or_replicated_KV + T_local_GEMM + T_group_reduce + T_remap
 // computed from the same HwConfig the simulator uses: the engine cycle counts of
-// hw/common/engines.h, transfer_time's bandwidth rule, the reduction tree of hw/link, and the NoC's
+// hw/common/model/engines.h, transfer_time's bandwidth rule, the reduction tree of hw/link, and the NoC's
 // zero-load latency. Each stage is a closed form per tile; tiles, PEs and CUBEs are combined
 // with max-plus recurrences (a stage starts when its input is ready and its resource is free),
 // which is what makes the pipelining of Q tiles, the Q-buffer read ports, the shared intra-CUBE
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/job.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/base/json_reader.h"
 #include "runtime/policy/apply_policy.h"
 
 namespace ahbm {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/job.h"
-#include "hw/common/json_reader.h"
-#include "hw/common/stats.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/stats.h"
 
 namespace ahbm {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "hw/common/component.h"
+#include "hw/common/base/component.h"
 
 namespace ahbm::report {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "hw/chip/energy.h"
-#include "hw/common/json_reader.h"
-#include "runtime/step_record.h"
+#include "hw/common/base/json_reader.h"
+#include "runtime/step/step_record.h"
 
 namespace ahbm::report {
 

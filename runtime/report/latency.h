@@ -8,8 +8,8 @@
 #include <ostream>
 #include <string>
 
-#include "hw/common/json_reader.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/span_recorder.h"
 
 namespace ahbm::report {
 

@@ -1,7 +1,7 @@
 #pragma once
 // noc-bench's JSON report of one load point (the CLI's --out, one element of a sweep).
-#include "hw/common/json_reader.h"
-#include "hw/noc/noc_bench.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/bench/noc_bench.h"
 
 namespace ahbm::report {
 

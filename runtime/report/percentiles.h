@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/huge_page_allocator.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/huge_page_allocator.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm::report {
 

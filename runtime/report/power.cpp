@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/timing.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/timing.h"
 #include "runtime/report/energy_json.h"
 
 namespace ahbm::report {

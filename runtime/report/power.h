@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "hw/chip/energy.h"
-#include "hw/common/json_reader.h"
-#include "hw/common/span_recorder.h"
-#include "runtime/step_record.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/span_recorder.h"
+#include "runtime/step/step_record.h"
 
 namespace ahbm::report {
 

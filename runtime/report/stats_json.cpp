@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hw/chip/chip_stats.h"
-#include "hw/common/huge_page_allocator.h"
+#include "hw/common/base/huge_page_allocator.h"
 #include "runtime/report/latency.h"
 #include "runtime/report/stats_tree.h"
 
@@ -29,7 +29,7 @@ void component_counters(const StatsNode& node, uint64_t q_capacity, std::map<std
 }
 
 // A component's busy intervals: one per span, so hundreds of thousands in a long run (huge
-// pages, hw/common/huge_page_allocator.h).
+// pages, hw/common/base/huge_page_allocator.h).
 using Intervals = std::vector<std::pair<double, double>, HugePageAllocator<std::pair<double, double>>>;
 
 // Length of the union of [start, end) intervals (sorted in place).

@@ -9,9 +9,9 @@
 //  "noc": the NoC model's counters. "chip": the chip's statistics tree verbatim.
 #include <ostream>
 
-#include "hw/common/json_reader.h"
-#include "hw/common/span_recorder.h"
-#include "hw/common/stats.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/span_recorder.h"
+#include "hw/common/observe/stats.h"
 
 namespace ahbm::report {
 

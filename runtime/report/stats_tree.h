@@ -1,8 +1,8 @@
 #pragma once
-// The one place a statistics tree (hw/common/stats.h) becomes JSON: summary.json "stats" and
+// The one place a statistics tree (hw/common/observe/stats.h) becomes JSON: summary.json "stats" and
 // "noc", stats.json "chip", "noc" and the per-component counters, noc-bench "noc_stats".
-#include "hw/common/json_reader.h"
-#include "hw/common/stats.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/stats.h"
 
 namespace ahbm::report {
 

@@ -18,8 +18,8 @@
 //    and zeros at the end of the run.
 #include <ostream>
 
-#include "hw/common/json_reader.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/observe/span_recorder.h"
 #include "runtime/report/power.h"
 
 namespace ahbm::report {

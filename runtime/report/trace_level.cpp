@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "runtime/report/latency.h"
 
 namespace ahbm::report {

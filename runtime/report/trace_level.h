@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "hw/common/span_recorder.h"
+#include "hw/common/observe/span_recorder.h"
 
 namespace ahbm::report {
 

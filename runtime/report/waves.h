@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/span_recorder.h"
-#include "hw/common/trace_sink.h"
-#include "runtime/output_dir.h"
+#include "hw/common/observe/span_recorder.h"
+#include "hw/common/observe/trace_sink.h"
+#include "runtime/io/output_dir.h"
 #include "runtime/report/power.h"
 
 namespace ahbm::report {
@@ -34,7 +34,7 @@ const std::vector<std::string>& pe_activity_names();
 // Phase names in the order host.phase numbers them (by first start time): code = index + 1.
 std::vector<std::string> phase_order(const SpanRecorder& spans);
 
-// A whole model's operator track (runtime/model/model_steps.h): the spans of the layer
+// A whole model's operator track (runtime/step/model_steps.h): the spans of the layer
 // operators ("runtime.layer.<op>", activity "layer<l>") and of the LM head ("runtime.lm_head",
 // activity "head"). Operator names in the order host.operator numbers them (by first start
 // time): code = index + 1, 0 between operators. Empty for an attention-only run.

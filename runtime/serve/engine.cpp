@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "hw/common/timing.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/timing.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
 #include "runtime/model/memory_map.h"
-#include "runtime/model/model_steps.h"
+#include "runtime/step/model_steps.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/serve/flow.h"
 #include "runtime/serve/pools.h"
@@ -25,10 +25,10 @@
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/step_timer.h"
 #include "runtime/serve/topology.h"
-#include "runtime/session.h"
+#include "runtime/scenario/session.h"
 #include "hw/chip/energy.h"
-#include "runtime/step_record.h"
-#include "runtime/step_runner.h"
+#include "runtime/step/step_record.h"
+#include "runtime/step/step_runner.h"
 
 namespace ahbm::serve {
 

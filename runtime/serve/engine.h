@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/gemm_job.h"
-#include "hw/common/hw_config.h"
+#include "hw/common/contract/gemm_job.h"
+#include "hw/common/config/hw_config.h"
 #include "runtime/serve/admission.h"
 #include "runtime/serve/workload.h"
 

@@ -8,7 +8,7 @@
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
 #include "runtime/serve/workload.h"
-#include "runtime/session.h"
+#include "runtime/scenario/session.h"
 
 namespace ahbm::serve {
 

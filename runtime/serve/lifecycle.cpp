@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 
 namespace ahbm::serve {
 

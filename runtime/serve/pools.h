@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/model/memory_map.h"
-#include "runtime/model/model_steps.h"
+#include "runtime/step/model_steps.h"
 #include "runtime/serve/flow.h"
-#include "runtime/step_runner.h"
+#include "runtime/step/step_runner.h"
 
 namespace ahbm::serve {
 
@@ -23,7 +23,7 @@ namespace ahbm::serve {
 // clock, so while two pools step the chip's time is the longer step, not their sum.
 // A whole model (model.config) on a pool's groups: its weights planned into the pool's HBM slices
 // as `run` plans them on a chip of those groups, and the operators every step runs around its
-// attention in every layer (runtime/model/model_steps.h), on chips of their own. Each P-B-D pool
+// attention in every layer (runtime/step/model_steps.h), on chips of their own. Each P-B-D pool
 // holds a copy of the weights (data parallel, as THInfer's prefill and decode instances); the
 // prefix_affinity slices, all the same chip, hold a copy each and share one plan and one count.
 struct PoolModel {

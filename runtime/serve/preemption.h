@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/serve/engine.h"
 #include "runtime/serve/flow.h"

@@ -1,7 +1,7 @@
 // Preemption by swap: the pages of a preempted workflow's parent and running branches go out to
 // host memory over the host link, and come back the same way when it is readmitted; both
 // transfers run at its pool's next step boundary, before the step's jobs.
-#include "hw/common/engines.h"
+#include "hw/common/model/engines.h"
 #include "runtime/serve/preemption.h"
 
 namespace ahbm::serve {

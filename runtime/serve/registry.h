@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/error.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm::serve {
 

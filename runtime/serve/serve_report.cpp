@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "hw/common/trace_sink.h"
-#include "runtime/provenance.h"
+#include "hw/common/observe/trace_sink.h"
+#include "runtime/io/provenance.h"
 #include "runtime/report/percentiles.h"
 
 namespace ahbm::serve {

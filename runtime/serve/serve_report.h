@@ -6,9 +6,9 @@
 // queue length and batch size as counter tracks; Chrome trace format, ui.perfetto.dev).
 #include <string>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/json_reader.h"
-#include "runtime/output_dir.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/base/json_reader.h"
+#include "runtime/io/output_dir.h"
 #include "runtime/serve/engine.h"
 #include "runtime/serve/workload.h"
 
@@ -17,7 +17,7 @@ namespace ahbm::serve {
 Json serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r);
 std::string requests_csv(const ServeResult& r);
 std::string serve_trace_json(const ServeResult& r);
-// trace.json's counter tracks as VCD signals (hw/common/trace_sink.h's writer, 1 ns): under
+// trace.json's counter tracks as VCD signals (hw/common/observe/trace_sink.h's writer, 1 ns): under
 // scope `serve`, kv_pages, queue.waiting, queue.active, batch.tokens and batch.workflows (each
 // step's values from its start), busy (1 while a step runs); P-B-D: pbd.buffer, pbd.prefill_busy,
 // pbd.decode_busy and pbd.transfer instead of busy.

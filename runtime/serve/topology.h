@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hw_config.h"
+#include "hw/common/config/hw_config.h"
 #include "runtime/serve/registry.h"
 #include "runtime/serve/workload.h"
 

@@ -1,8 +1,8 @@
 // P-B-D (docs/serving.md, "P-B-D"): DP_P prefill pools of prefill_groups groups, then DP_D decode
 // pools of decode_groups groups (0: the rest, split evenly); each stage's pools hold one copy
 // each of a whole model's weights and share one plan and one count of the operators.
-#include "hw/common/error.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/json_reader.h"
 #include "runtime/serve/topology.h"
 
 namespace ahbm::serve {

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/recorded_schema.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/recorded_schema.h"
 #include "runtime/policy/apply_policy.h"
 #include "runtime/serve/admission.h"
 #include "runtime/serve/preemption.h"

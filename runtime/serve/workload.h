@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/json_reader.h"
-#include "runtime/scenario.h"
+#include "hw/common/base/json_reader.h"
+#include "runtime/scenario/scenario.h"
 
 namespace ahbm::serve {
 
@@ -126,7 +126,7 @@ struct WorkflowSpec {
   int64_t requested_tokens() const;  // decode tokens over its branches and answer
 };
 
-// `rec` (optional) records every field the parser reads (hw/common/json_reader.h SchemaRecorder).
+// `rec` (optional) records every field the parser reads (hw/common/base/json_reader.h SchemaRecorder).
 Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* rec = nullptr);
 Workload load_workload(const std::string& path);
 // The workload format's JSON Schema, generated from parse_workload's reads over `probes`.

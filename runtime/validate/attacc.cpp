@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/json_reader.h"
 #include "hw/hbm/channel_array.h"
 
 #ifndef AHBM_PRESET_DIR

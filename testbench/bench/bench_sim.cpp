@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "hw/chip/simulate.h"
-#include "hw/noc/noc_bench.h"
-#include "runtime/driver.h"
-#include "runtime/planner.h"
-#include "runtime/scenario.h"
-#include "runtime/reference.h"
+#include "hw/bench/noc_bench.h"
+#include "runtime/run/driver.h"
+#include "runtime/plan/planner.h"
+#include "runtime/scenario/scenario.h"
+#include "runtime/numerics/reference.h"
 
 namespace {
 

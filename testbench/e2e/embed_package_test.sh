@@ -22,7 +22,7 @@ step() {  # name, command...: runs the command with its output in a log, shown o
 
 step install cmake --install "$build" --prefix "$work/prefix"
 for f in lib/cmake/ahbm/ahbmConfig.cmake lib/cmake/ahbm/ahbmConfigVersion.cmake include/ahbm/hw/chip/chip.h \
-  include/ahbm/runtime/version.h share/ahbm/hw-configs/default.json share/ahbm/traces/fanout_8x20.json bin/ahbm-sim; do
+  include/ahbm/runtime/io/version.h share/ahbm/hw-configs/default.json share/ahbm/traces/fanout_8x20.json bin/ahbm-sim; do
   [ -e "$work/prefix/$f" ] || { echo "embed_package_test: $f is not installed" >&2; exit 1; }
 done
 # The installed CLI is the built one.

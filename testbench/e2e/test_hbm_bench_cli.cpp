@@ -1,7 +1,7 @@
 // `ahbm-sim hbm-bench` as a user runs it: the JSON report, and bad input refused with exit 2.
 #include <gtest/gtest.h>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 #include "test_support.h"
 
 using namespace ahbm;

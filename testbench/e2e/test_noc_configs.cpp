@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "hw/noc/booksim_config.h"
+#include "hw/bench/booksim_config.h"
 #include "test_support.h"
 
 using namespace ahbm;

@@ -1,4 +1,4 @@
-// The --out contract (runtime/output_dir.h; docs/reliability.md, section 3; docs/outputs.md):
+// The --out contract (runtime/io/output_dir.h; docs/reliability.md, section 3; docs/outputs.md):
 // foreign directories are refused and untouched, runs are replaced whole and atomically, a kill at
 // any step of the replacement leaves a complete run, concurrent writers are locked out, every
 // --out problem is an exit 2 before the work, every failed write (each output file, standard
@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "hw/common/json_reader.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/json_reader.h"
+#include "runtime/io/output_dir.h"
 #include "test_reliability_support.h"
 
 using namespace ahbm;

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 #include "test_support.h"
 
 using namespace ahbm;

@@ -1,7 +1,7 @@
 // Reliability: the stall watchdog on deliberate deadlocks and livelocks, the NaN guard, the
 // numeric check of `run --check`, all-or-nothing run directories, and byte-identical outputs
 // for identical inputs. Faults come from the hardware config's "fault_injection" section
-// (hw/common/fault_injection.h); every run goes through the CLI binary (AHBM_CLI). In-process
+// (hw/common/config/fault_injection.h); every run goes through the CLI binary (AHBM_CLI). In-process
 // parts: integration/test_watchdog_slicing.cpp (windowed runs), unit/test_watchdog_guard.cpp
 // (wait report, numeric guard).
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 #include "test_reliability_support.h"
 
 using namespace ahbm;

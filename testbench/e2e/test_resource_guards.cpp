@@ -1,5 +1,5 @@
 // Resource guards before work (issue 21 item 4, docs/reliability.md "Resource guards"): the
-// memory and elaboration preflight (runtime/preflight.h) against measured peak RSS and against
+// memory and elaboration preflight (runtime/run/preflight.h) against measured peak RSS and against
 // limits set on a spawned child (setrlimit), the OpenBLAS hang under an address-space limit, and
 // noc-bench's work bound, progress and --params nesting limit. Every run is the CLI binary.
 #include <sys/resource.h>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/hw_config_override.h"
-#include "runtime/preflight.h"
-#include "runtime/scenario.h"
+#include "hw/common/config/hw_config_override.h"
+#include "runtime/run/preflight.h"
+#include "runtime/scenario/scenario.h"
 #include "test_reliability_support.h"
 
 using namespace ahbm;

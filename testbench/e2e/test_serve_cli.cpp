@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 #include "test_support.h"
 
 namespace ahbm {

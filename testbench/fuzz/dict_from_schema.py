@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints the libFuzzer dictionary: testbench/fuzz/json.dict (JSON syntax, scenario keys) plus
 every key and enum name of the hardware-config and scenario schemas (docs/schema/, generated from
-the parameter table in hw/common/hw_config.h and from the scenario parser's reads), so a new
+the parameter table in hw/common/config/hw_config.h and from the scenario parser's reads), so a new
 parameter or scenario field is fuzzed without editing the dictionary.
 usage: dict_from_schema.py [REPO_ROOT]"""
 import json

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "hw/common/error.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/json_reader.h"
 
 template <class Parse>
 int fuzz_parse(const uint8_t* data, size_t size, Parse parse) {

@@ -1,5 +1,5 @@
 // libFuzzer harness: arbitrary bytes as a scenario file (see fuzz_parse.h).
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "testbench/fuzz/fuzz_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

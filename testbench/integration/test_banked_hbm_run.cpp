@@ -8,8 +8,8 @@
 #include "hw/chip/chip_stats.h"
 #include "hw/hbm/dram_spec.h"
 #include "hw/pe/hbm_slice.h"
-#include "runtime/driver.h"
-#include "runtime/reference.h"
+#include "runtime/run/driver.h"
+#include "runtime/numerics/reference.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "hw/noc/ideal_noc.h"
-#include "runtime/planner.h"
+#include "runtime/plan/planner.h"
 #include "runtime/report/stats_tree.h"
 
 namespace ahbm {

@@ -10,9 +10,9 @@
 
 #include "hw/chip/chip.h"
 #include "hw/chip/elaboration_cost.h"
-#include "hw/common/hw_config_override.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/sim_shared.h"
+#include "hw/common/config/hw_config_override.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/sim/sim_shared.h"
 
 using namespace ahbm;
 

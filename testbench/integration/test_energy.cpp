@@ -9,7 +9,7 @@
 
 #include "hw/chip/energy.h"
 #include "hw/chip/simulate.h"
-#include "hw/common/attn_state.h"
+#include "hw/common/model/attn_state.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

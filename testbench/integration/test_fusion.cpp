@@ -1,5 +1,5 @@
 // The fusion choices of a whole model (docs/models.md "Fusion choices", the scenario's
-// model.fusion): unfused RMSNorm and RoPE as kernels of their own (hw/common/vector_kernel.h)
+// model.fusion): unfused RMSNorm and RoPE as kernels of their own (hw/common/contract/vector_kernel.h)
 // and attention with its scores through HBM (AttentionJob::scores_in_hbm). Closed forms of the
 // kernels and of the unfused layer's time difference on an aligned and a ragged shape, values
 // against float64 both ways, the summary's operators, and bad input.
@@ -9,12 +9,12 @@
 #include <iostream>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/error.h"
-#include "hw/common/vector_kernel.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "hw/common/contract/vector_kernel.h"
+#include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_gemm_support.h"
 #include "test_model_support.h"
 #include "test_runtime_support.h"

@@ -1,4 +1,4 @@
-// Weight GEMMs on the PEs (hw/common/gemm_job.h, hw/pe/pe_gemm.cpp): simulated per-PE time vs
+// Weight GEMMs on the PEs (hw/common/contract/gemm_job.h, hw/pe/pe_gemm.cpp): simulated per-PE time vs
 // the closed forms of docs/model.md "Weight GEMMs" (compute-bound and bandwidth-bound, aligned
 // and ragged shapes), the blocking formula under shrunk SRAM and Q buffer, double vs triple
 // buffering with write-back, and values vs a float64 reference (K-split partial sums included)
@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
 #include "runtime/model/layer_plan.h"
 #include "test_gemm_support.h"
 
@@ -74,7 +74,7 @@ TEST(GemmPe, ComputeBoundTimeMatchesClosedFormAlignedAndRagged) {
 
 TEST(GemmPe, EngineCyclesOfOneBlockAreTheEngineClosedForm) {
   // K blocks that are whole engine tiles: the engine's busy time per PE is exactly
-  // gemm_cycles(M, N_p, K_p) (hw/common/engines.h), the q_proj numbers of the design note.
+  // gemm_cycles(M, N_p, K_p) (hw/common/model/engines.h), the q_proj numbers of the design note.
   HwConfig c = small_chip();
   const GemmJob j = job(1, 4096, 256);  // N_p = 128 per PE, K = 4096: LLaMA-3-8B q_proj per PE
   const SimResult r = Simulator(c).run_gemms({j});

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
+#include "hw/common/model/engines.h"
 #include "runtime/model/layer_plan.h"
 #include "test_gemm_support.h"
 

@@ -1,4 +1,4 @@
-// The X-stationary weight GEMM (hw/common/gemm_job.h, hw/chip/weight_streamer.h,
+// The X-stationary weight GEMM (hw/common/contract/gemm_job.h, hw/chip/weight_streamer.h,
 // Pe::gemm_compute_xstat): rows split over the PEs that hold a shard, every W tile read once per
 // pass by its holder and multicast over the NoC into the receivers' DMA slots. Simulated per-PE
 // time vs the closed form of docs/models.md "X-stationary" (aligned and ragged shapes), values
@@ -10,11 +10,11 @@
 
 #include "hw/chip/chip_stats.h"
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "runtime/driver.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_gemm_support.h"
 #include "test_runtime_support.h"
 #include "test_support.h"

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <map>
 
-#include "runtime/driver.h"
-#include "runtime/join/phase.h"
-#include "runtime/reference.h"
+#include "runtime/run/driver.h"
+#include "runtime/run/join_phase.h"
+#include "runtime/numerics/reference.h"
 
 using namespace ahbm;
 

@@ -4,9 +4,9 @@
 
 #include "hw/chip/chip_stats.h"
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "hw/pe/sram_budget.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

@@ -10,15 +10,15 @@
 #include <map>
 
 #include "hw/chip/chip_stats.h"
-#include "hw/common/engines.h"
-#include "hw/common/job.h"
-#include "hw/common/timing.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/contract/job.h"
+#include "hw/common/base/timing.h"
 #include "hw/pe/hbm_slice.h"
 #include "hw/pe/pe.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "runtime/kv/page_manager.h"
-#include "runtime/planner.h"
-#include "runtime/session.h"
+#include "runtime/plan/planner.h"
+#include "runtime/scenario/session.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

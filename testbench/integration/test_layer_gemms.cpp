@@ -8,12 +8,12 @@
 #include <map>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "hw/common/vector_ops.h"
-#include "runtime/driver.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "hw/common/model/vector_ops.h"
+#include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_gemm_support.h"
 #include "test_model_support.h"
 #include "test_runtime_support.h"

@@ -6,9 +6,9 @@
 // shared run.
 #include <gtest/gtest.h>
 
-#include "hw/common/job.h"
+#include "hw/common/contract/job.h"
 #include "hw/chip/chip_stats.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 
 using namespace ahbm;
 

@@ -3,8 +3,8 @@
 // naming the weights; attention-only scenarios carry no memory map.
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "runtime/run/driver.h"
 #include "test_runtime_support.h"
 #include "runtime/model/memory_map.h"
 #include "test_support.h"

@@ -1,6 +1,6 @@
 // A whole dense model (issue 16): one decoder layer with values through the simulated hardware
 // against its float64 reference (runtime/model/layer_values.h), and every layer of every step on
-// the step timeline (runtime/model/model_steps.h): TTFT and TPOT are sums of the steps'
+// the step timeline (runtime/step/model_steps.h): TTFT and TPOT are sums of the steps'
 // simulated times, each step is its operators plus its attention for every layer, one track per
 // operator, and reusing identical layers gives what simulating every layer gives.
 #include <gtest/gtest.h>
@@ -12,11 +12,11 @@
 #include <map>
 
 #include "hw/chip/energy.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
-#include "runtime/model/model_steps.h"
-#include "runtime/scenario.h"
+#include "runtime/step/model_steps.h"
+#include "runtime/scenario/scenario.h"
 #include "test_model_support.h"
 #include "test_outputs_common.h"
 #include "test_runtime_support.h"

@@ -9,10 +9,10 @@
 #include <numeric>
 
 #include "hw/chip/simulate.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_model_support.h"
 #include "test_runtime_support.h"
 #include "test_support.h"

@@ -5,7 +5,7 @@
 //   ring: 4 channels cross a cut -> 8/N.
 #include <gtest/gtest.h>
 
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 #include "hw/noc/flit_noc.h"
 #include "runtime/report/noc_bench_json.h"
 

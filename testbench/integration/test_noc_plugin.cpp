@@ -3,8 +3,8 @@
 // like a built-in one.
 #include <gtest/gtest.h>
 
-#include "hw/noc/noc_bench.h"
-#include "runtime/policy/choose.h"
+#include "hw/bench/noc_bench.h"
+#include "runtime/plan/choose.h"
 #include "test_noc_support.h"
 #include "test_support.h"
 #include "tools/examples/bus_noc.h"

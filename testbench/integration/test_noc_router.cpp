@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 #include "test_noc_support.h"
 
 using namespace ahbm;

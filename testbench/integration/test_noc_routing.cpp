@@ -8,9 +8,9 @@
 
 #include <cstdlib>
 
-#include "hw/noc/booksim_config.h"
+#include "hw/bench/booksim_config.h"
 #include "hw/noc/flit_network.h"
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 #include "test_noc_support.h"
 
 using namespace ahbm;

@@ -5,7 +5,7 @@
 
 #include <numeric>
 
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 
 using namespace ahbm;
 

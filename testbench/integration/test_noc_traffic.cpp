@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 
 using namespace ahbm;
 

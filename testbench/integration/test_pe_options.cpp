@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/driver.h"
-#include "runtime/policy/policy_eval.h"
+#include "runtime/run/driver.h"
+#include "runtime/plan/policy_eval.h"
 #include "test_fanout_scenario.h"
 #include "test_runtime_support.h"
 #include "test_support.h"

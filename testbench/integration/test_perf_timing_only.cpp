@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "runtime/planner.h"
+#include "runtime/plan/planner.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/report/stats_tree.h"
 #include "test_outputs_common.h"

@@ -9,11 +9,11 @@
 #include <algorithm>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/error.h"
-#include "runtime/policy/choose.h"
-#include "runtime/policy/policy_eval.h"
-#include "runtime/policy/policy_report.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/error.h"
+#include "runtime/plan/choose.h"
+#include "runtime/plan/policy_eval.h"
+#include "runtime/plan/policy_report.h"
 #include "test_fanout_scenario.h"
 #include "test_support.h"
 
@@ -53,7 +53,7 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
 }
 
 // The reducer's merge options (cube.reducer.units / order / inter_cube): the cost model books
-// the same merges the reducer does (hw/common/merge_tree.h), so it stays within 15% of the
+// the same merges the reducer does (hw/common/model/merge_tree.h), so it stays within 15% of the
 // simulation, and both see the tree shorten policy A's merge tail.
 TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   auto reducer = [](const std::string& order, int units, const std::string& inter_cube) {
@@ -173,7 +173,7 @@ TEST(LaunchOverhead, PerHeadLaunchesDelayTheStepByTheExtraLaunches) {
   EXPECT_THROW(set_launch_schedule(jobs, "sometimes"), InputError);
 }
 
-// Tile search (runtime/planner.h): the smaller tiles are even cuts of the largest rounded up to
+// Tile search (runtime/plan/planner.h): the smaller tiles are even cuts of the largest rounded up to
 // whole GEMM tiles; every policy runs its lowest-estimate tile; "largest" keeps one tile each.
 TEST(TileSearch, SmallerTilesAreEvenCutsRoundedUpToGemmTiles) {
   EXPECT_EQ(smaller_tiles(160, 16), (std::vector<int>{80, 64, 48, 32, 16}));  // n = 2, 3, 4, 5, 10

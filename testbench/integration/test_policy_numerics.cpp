@@ -6,11 +6,11 @@
 
 #include "hw/chip/chip_stats.h"
 #include "hw/chip/simulate.h"
-#include "hw/common/error.h"
-#include "runtime/planner.h"
+#include "hw/common/base/error.h"
+#include "runtime/plan/planner.h"
 #include "runtime/policy/cost_model.h"
-#include "runtime/reference.h"
-#include "runtime/scenario.h"
+#include "runtime/numerics/reference.h"
+#include "runtime/scenario/scenario.h"
 #include "test_sim_support.h"
 #include "test_support.h"
 

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "runtime/planner.h"
-#include "runtime/policy/policy_report.h"
+#include "runtime/plan/planner.h"
+#include "runtime/plan/policy_report.h"
 #include "runtime/policy/roofline.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace ahbm;

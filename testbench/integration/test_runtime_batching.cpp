@@ -4,7 +4,7 @@
 // faster.
 #include <gtest/gtest.h>
 
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 
 using namespace ahbm;
 

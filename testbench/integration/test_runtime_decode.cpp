@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "runtime/driver.h"
-#include "runtime/reference.h"
+#include "runtime/run/driver.h"
+#include "runtime/numerics/reference.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

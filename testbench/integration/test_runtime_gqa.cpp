@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 
 using namespace ahbm;
 

@@ -5,8 +5,8 @@
 
 #include "hw/chip/chip_stats.h"
 
-#include "hw/common/error.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "runtime/run/driver.h"
 
 using namespace ahbm;
 

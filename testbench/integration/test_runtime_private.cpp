@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "runtime/driver.h"
-#include "runtime/npy.h"
-#include "runtime/reference.h"
+#include "runtime/run/driver.h"
+#include "runtime/io/npy.h"
+#include "runtime/numerics/reference.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

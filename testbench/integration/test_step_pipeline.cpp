@@ -1,4 +1,4 @@
-// The runtime's step as a straight line (runtime/step_runner.h): plan -> choose -> apply ->
+// The runtime's step as a straight line (runtime/step/step_runner.h): plan -> choose -> apply ->
 // simulate -> report. A step enters the planner and the cost model once per job set, under a
 // fixed policy as under auto; a whole run (decode steps, the unbatched baseline, a join phase
 // with extrapolated prefills) enters them exactly as often as it has job sets. Also the choose
@@ -9,10 +9,10 @@
 #include <set>
 #include <string>
 
-#include "hw/common/error.h"
-#include "runtime/driver.h"
-#include "runtime/policy/choose.h"
-#include "runtime/step_runner.h"
+#include "hw/common/base/error.h"
+#include "runtime/run/driver.h"
+#include "runtime/plan/choose.h"
+#include "runtime/step/step_runner.h"
 #include "test_runtime_support.h"
 
 using namespace ahbm;

@@ -1,6 +1,6 @@
 // TLM-2.0 base protocol on every socket of the chip: the default scenario, a B1 (remap copies),
 // a B2 (remote reads) and a B5 (broadcast) step, with and without values, run with a checker
-// (hw/common/tlm_checker.h) on every initiator/target link, give no violation, identical results
+// (hw/common/observe/tlm_checker.h) on every initiator/target link, give no violation, identical results
 // with and without the checkers, and DMI granted once per stored extent (the checker itself is
 // tested in unit/test_tlm_checker.cpp).
 #include <gtest/gtest.h>
@@ -13,10 +13,10 @@
 
 #include "hw/chip/chip.h"
 #include "hw/chip/simulate.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/tlm_checker.h"
-#include "runtime/planner.h"
-#include "runtime/scenario.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/tlm_checker.h"
+#include "runtime/plan/planner.h"
+#include "runtime/scenario/scenario.h"
 #include "test_support.h"
 #include "test_text.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 
 using namespace ahbm;
 

@@ -3,7 +3,7 @@
 // test_pe_options.cpp).
 #include <string>
 
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 
 namespace ahbm::test {
 

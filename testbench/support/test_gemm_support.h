@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/common/attn_state.h"
-#include "hw/common/engines.h"
-#include "hw/common/gemm_job.h"
-#include "hw/common/vector_ops.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/contract/gemm_job.h"
+#include "hw/common/model/vector_ops.h"
 #include "hw/noc/ideal_noc.h"
-#include "runtime/tensor_gen.h"
+#include "runtime/numerics/tensor_gen.h"
 
 namespace ahbm::test {
 
@@ -55,7 +55,7 @@ inline double x_in_ns(const HwConfig& c, const GemmJob& j) { return x_ready_ns(c
 // tile has arrived, then per W tile reads its X block (Q-buffer port), runs the RMSNorm
 // prologue on it (fused), and issues its engine tiles; the accumulators drain once; the fused
 // epilogues run on the vector unit (RMSNorm scale, RoPE, activation, residual read and add:
-// hw/common/vector_ops.h); the Y block is written back at the slice bandwidth. 1 GHz: 1 cycle = 1 ns.
+// hw/common/model/vector_ops.h); the Y block is written back at the slice bandwidth. 1 GHz: 1 cycle = 1 ns.
 inline double compute_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPePlan& pl) {
   const uint64_t b = j.elem_bytes(), m = uint64_t(j.m), n_p = uint64_t(pl.shard.n_count);
   const GemmFusion& f = j.fused;

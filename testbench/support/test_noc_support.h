@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "hw/common/sim_context.h"
-#include "hw/common/span_recorder.h"
-#include "hw/common/trace_sink.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/span_recorder.h"
+#include "hw/common/observe/trace_sink.h"
 #include "hw/noc/noc.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 
 namespace ahbm::test {
 

@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "test_files.h"
 
 namespace ahbm::test {

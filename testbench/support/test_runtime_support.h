@@ -2,8 +2,8 @@
 // Shared by the runtime tests: scenarios written inline as JSON, run in memory.
 #include <string>
 
-#include "hw/common/error.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "runtime/run/driver.h"
 
 namespace ahbm::test {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "runtime/reference.h"
+#include "runtime/numerics/reference.h"
 
 namespace ahbm::test {
 

@@ -10,8 +10,8 @@
 
 #include <sys/wait.h>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/job.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/contract/job.h"
 #include "test_files.h"
 
 namespace ahbm::test {

@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "hw/common/attn_state.h"
-#include "hw/common/engines.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/model/engines.h"
 
 using namespace ahbm;
 

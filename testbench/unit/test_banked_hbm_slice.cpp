@@ -15,9 +15,9 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "hw/common/sim_context.h"
-#include "hw/common/tlm_checker.h"
-#include "hw/common/tlm_payload.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/tlm_checker.h"
+#include "hw/common/sim/tlm_payload.h"
 #include "hw/hbm/channel_array.h"
 #include "hw/pe/hbm_slice.h"
 

@@ -1,5 +1,5 @@
 // The CUBE reducer's merge units (cube.reducer.units, .order, .inter_cube): the closed forms of
-// hw/common/engines.h, the merge schedule of hw/common/merge_tree.h, and small chips whose
+// hw/common/model/engines.h, the merge schedule of hw/common/model/merge_tree.h, and small chips whose
 // simulated merges follow them: 8 states in 7 serial merges or 3 tree levels, inter-CUBE merges
 // that queue behind intra-CUBE ones on a shared unit, O within 1e-5 of float64 in either order.
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <map>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/merge_tree.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/model/merge_tree.h"
 #include "test_sim_support.h"
 #include "test_support.h"
 

@@ -7,10 +7,10 @@
 
 #include <random>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "hw/hbm/dram_checker.h"
 #include "hw/hbm/dram_controller.h"
-#include "hw/hbm/hbm_bench.h"
+#include "hw/bench/hbm_bench.h"
 
 using namespace ahbm;
 using namespace ahbm::hbm;

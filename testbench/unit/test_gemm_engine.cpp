@@ -6,7 +6,7 @@
 #include <random>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
+#include "hw/common/model/engines.h"
 #include "test_support.h"
 
 using namespace ahbm;

@@ -10,9 +10,9 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "hw/common/sim_context.h"
-#include "hw/common/tlm_checker.h"
-#include "hw/common/tlm_payload.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/tlm_checker.h"
+#include "hw/common/sim/tlm_payload.h"
 #include "hw/pe/hbm_slice.h"
 
 using namespace ahbm;

@@ -1,4 +1,4 @@
-// The allocator behind the long-run containers (hw/common/huge_page_allocator.h): growth across
+// The allocator behind the long-run containers (hw/common/base/huge_page_allocator.h): growth across
 // its 2 MiB switch keeps every element, large blocks sit on a 2 MiB boundary (what transparent
 // huge pages need), and the report's in-place percentiles give what the copying ones give.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <numeric>
 #include <vector>
 
-#include "hw/common/huge_page_allocator.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/base/huge_page_allocator.h"
+#include "hw/common/observe/span_recorder.h"
 #include "runtime/report/percentiles.h"
 
 namespace ahbm {

@@ -1,4 +1,4 @@
-// The hardware parameter table (hw/common/hw_config.h) is the one declaration of every
+// The hardware parameter table (hw/common/config/hw_config.h) is the one declaration of every
 // parameter: these tests fail when a checked-in artefact generated from it drifts
 // (hw/configs/default.json, docs/schema/hw_config.schema.json, the table in docs/model.md, the
 // fuzz seeds), when a field does not survive JSON, or when a range is not enforced with the
@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
-#include "hw/common/hw_config.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

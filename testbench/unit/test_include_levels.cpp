@@ -27,7 +27,7 @@ const std::map<std::string, int> kLevel = {
 struct Include {
   std::string file;  // relative to the source root, e.g. "hw/pe/pe.h"
   int line;
-  std::string target;  // as written, e.g. "hw/common/job.h"
+  std::string target;  // as written, e.g. "hw/common/contract/job.h"
 };
 
 std::vector<Include> hw_includes(const fs::path& root, int* files) {

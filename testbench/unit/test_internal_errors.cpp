@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/error.h"
-#include "hw/common/kv_read.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/sim_shared.h"
+#include "hw/common/base/error.h"
+#include "hw/common/sim/kv_read.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/sim/sim_shared.h"
 #include "hw/group/group.h"
 #include "hw/noc/noc.h"
 #include "hw/pe/hbm_slice.h"

@@ -7,7 +7,7 @@
 #include <map>
 #include <random>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
-#include "hw/common/timing.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/timing.h"
 #include "runtime/model/memory_map.h"
 #include "test_support.h"
 

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "runtime/model/config.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "test_support.h"
 
 using namespace ahbm;

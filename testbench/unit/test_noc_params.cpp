@@ -2,9 +2,9 @@
 // allowed. (On the command line they exit with status 2: e2e/test_noc_params_cli.cpp.)
 #include <gtest/gtest.h>
 
-#include "hw/common/sim_context.h"
+#include "hw/common/sim/sim_context.h"
 #include "hw/noc/noc.h"
-#include "hw/noc/noc_bench.h"
+#include "hw/bench/noc_bench.h"
 
 using namespace ahbm;
 

@@ -4,7 +4,7 @@
 // instant span in its window, the short last window, and the default window length.
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "runtime/report/power.h"
 
 using namespace ahbm;

@@ -2,7 +2,7 @@
 // config hash following the resolved config.
 #include <gtest/gtest.h>
 
-#include "runtime/provenance.h"
+#include "runtime/io/provenance.h"
 
 using namespace ahbm;
 

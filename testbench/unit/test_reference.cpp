@@ -1,4 +1,4 @@
-// The float64 reference (runtime/reference.cpp: one pass over the keys with running maxima and
+// The float64 reference (runtime/numerics/reference.cpp: one pass over the keys with running maxima and
 // sums) against the textbook definition computed here directly, score row by score row with a
 // two-pass softmax in long double: within 1e-12 of the largest output on random inputs that
 // cross its pass and block boundaries, with masked keys, rows that see nothing, rows whose
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/reference.h"
+#include "runtime/numerics/reference.h"
 
 using namespace ahbm;
 

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
-#include "hw/common/hw_config.h"
-#include "runtime/scenario.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config.h"
+#include "runtime/scenario/scenario.h"
 
 namespace fs = std::filesystem;
 using namespace ahbm;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/common/sim_context.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/span_recorder.h"
 #include "runtime/report/latency.h"
 #include "runtime/report/percentiles.h"
 #include "runtime/report/trace_json.h"

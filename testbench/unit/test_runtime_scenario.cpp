@@ -2,8 +2,8 @@
 // for bad input.
 #include <gtest/gtest.h>
 
-#include "hw/common/error.h"
-#include "runtime/scenario.h"
+#include "hw/common/base/error.h"
+#include "runtime/scenario/scenario.h"
 
 using namespace ahbm;
 

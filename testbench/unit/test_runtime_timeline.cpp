@@ -2,7 +2,7 @@
 // weighted by the simulated time each side covers (the timeline's position, gaps included).
 #include <gtest/gtest.h>
 
-#include "runtime/timeline.h"
+#include "runtime/step/timeline.h"
 
 using namespace ahbm;
 

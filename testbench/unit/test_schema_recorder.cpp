@@ -1,9 +1,9 @@
-// SchemaRecorder (hw/common/json_reader.h): the schema a parser's JsonReader calls record.
+// SchemaRecorder (hw/common/base/json_reader.h): the schema a parser's JsonReader calls record.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "hw/common/json_reader.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "runtime/serve/workload.h"
 #include "test_support.h"
 

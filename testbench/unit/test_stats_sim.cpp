@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "hw/chip/chip_stats.h"
-#include "runtime/driver.h"
+#include "runtime/run/driver.h"
 #include "runtime/report/stats_tree.h"
 
 using namespace ahbm;

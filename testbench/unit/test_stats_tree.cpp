@@ -1,10 +1,10 @@
-// The typed statistics tree (hw/common/stats.h): each counter's merge rule on hand-built
+// The typed statistics tree (hw/common/observe/stats.h): each counter's merge rule on hand-built
 // trees, list elements matched by name, rule/type changes refused, and the one serialiser.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "hw/common/stats.h"
+#include "hw/common/observe/stats.h"
 #include "runtime/report/stats_tree.h"
 
 using namespace ahbm;

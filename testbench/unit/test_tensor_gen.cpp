@@ -1,4 +1,4 @@
-// The seeded tensor generator (runtime/tensor_gen.h): each element is a pure function of its
+// The seeded tensor generator (runtime/numerics/tensor_gen.h): each element is a pure function of its
 // coordinates, whatever order elements are generated in, and the draws are standard normal
 // (moments, tail mass and the Kolmogorov-Smirnov distance against the normal CDF, computed in
 // float64 here).
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/tensor_gen.h"
+#include "runtime/numerics/tensor_gen.h"
 
 using namespace ahbm;
 

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/json_reader.h"
-#include "hw/common/timing.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/common/base/timing.h"
 #include "runtime/join/shape.h"
 #include "test_support.h"
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/engines.h"
-#include "hw/common/timing.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/base/timing.h"
 #include "test_sim_support.h"
 #include "test_support.h"
 

@@ -1,4 +1,4 @@
-// The TLM-2.0 base-protocol checker (hw/common/tlm_checker.h) catches deliberate violations of
+// The TLM-2.0 base-protocol checker (hw/common/observe/tlm_checker.h) catches deliberate violations of
 // each rule it enforces, between a test initiator and a misbehaving memory.
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "hw/common/sim_context.h"
-#include "hw/common/tlm_checker.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/tlm_checker.h"
 #include "test_text.h"
 
 using namespace ahbm;

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "hw/common/error.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/base/error.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/span_recorder.h"
 #include "runtime/report/gzip_stream.h"
 #include "runtime/report/latency.h"
 #include "runtime/report/trace_json.h"

@@ -1,11 +1,11 @@
-// The vector operators of a decoder layer (hw/common/vector_ops.h): each closed form counted by
+// The vector operators of a decoder layer (hw/common/model/vector_ops.h): each closed form counted by
 // hand for aligned and ragged rows and columns (a partial last pass over the lanes costs a whole
 // cycle), and the float32 values the PE computes against float64 formulas typed in here.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "hw/common/vector_ops.h"
+#include "hw/common/model/vector_ops.h"
 
 using namespace ahbm;
 

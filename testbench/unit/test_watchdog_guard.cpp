@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hw/chip/watchdog.h"
-#include "hw/common/span_recorder.h"
+#include "hw/common/observe/span_recorder.h"
 
 using namespace ahbm;
 

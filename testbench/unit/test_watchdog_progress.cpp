@@ -14,9 +14,9 @@
 
 #include "hw/chip/simulate.h"
 #include "hw/chip/watchdog.h"
-#include "hw/common/sim_context.h"
-#include "hw/common/span_recorder.h"
-#include "hw/common/timing.h"
+#include "hw/common/sim/sim_context.h"
+#include "hw/common/observe/span_recorder.h"
+#include "hw/common/base/timing.h"
 
 using namespace ahbm;
 using sc_core::sc_time;

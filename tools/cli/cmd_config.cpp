@@ -1,8 +1,8 @@
 #include <iostream>
 
-#include "hw/common/hw_config.h"
-#include "hw/common/hw_config_override.h"
-#include "runtime/provenance.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/config/hw_config_override.h"
+#include "runtime/io/provenance.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;

@@ -1,9 +1,9 @@
-// `ahbm-sim hbm-bench`: the bank-level HBM pseudo-channel testbench (hw/hbm/hbm_bench.h).
+// `ahbm-sim hbm-bench`: the bank-level HBM pseudo-channel testbench (hw/bench/hbm_bench.h).
 #include <iostream>
 
-#include "hw/common/error.h"
-#include "hw/hbm/hbm_bench.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/error.h"
+#include "hw/bench/hbm_bench.h"
+#include "runtime/io/output_dir.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;

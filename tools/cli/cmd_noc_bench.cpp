@@ -1,15 +1,15 @@
-// `ahbm-sim noc-bench`: the standalone NoC testbench (hw/noc/noc_bench.h) on the command line.
+// `ahbm-sim noc-bench`: the standalone NoC testbench (hw/bench/noc_bench.h) on the command line.
 #include <iostream>
 #include <memory>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/hw_config.h"
-#include "hw/common/hw_config_override.h"
-#include "hw/common/json_reader.h"
-#include "hw/noc/booksim_config.h"
-#include "hw/noc/noc_bench.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config.h"
+#include "hw/common/config/hw_config_override.h"
+#include "hw/common/base/json_reader.h"
+#include "hw/bench/booksim_config.h"
+#include "hw/bench/noc_bench.h"
+#include "runtime/io/output_dir.h"
 #include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
 

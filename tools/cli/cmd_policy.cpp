@@ -1,8 +1,8 @@
 // `ahbm-sim policy-eval`: one point of the policy validation sweep (tools/policy_sweep).
 #include <iostream>
 
-#include "hw/common/hw_config_override.h"
-#include "runtime/policy/policy_eval.h"
+#include "hw/common/config/hw_config_override.h"
+#include "runtime/plan/policy_eval.h"
 #include "tools/cli/commands.h"
 
 namespace po = boost::program_options;

@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include "hw/chip/watchdog.h"
-#include "hw/common/error.h"
-#include "hw/common/hw_config_override.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config_override.h"
+#include "runtime/run/driver.h"
 #include "runtime/report/progress.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
@@ -115,7 +115,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.vcd = !vm.count("no-vcd");
   opt.trace_gz = vm.count("trace-gz") > 0;
   opt.policy = policy;
-  opt.launch = launch;  // checked by set_launch_schedule (runtime/policy/policy_report.h) at the first step
+  opt.launch = launch;  // checked by set_launch_schedule (runtime/plan/policy_report.h) at the first step
   opt.dump_tensors = vm.count("dump-tensors") > 0;
   opt.values = !vm.count("no-values");
   opt.scenario_file = scenario;

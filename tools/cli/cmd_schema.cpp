@@ -2,7 +2,7 @@
 
 #include "runtime/join/plan.h"
 #include "runtime/model/config.h"
-#include "runtime/scenario.h"
+#include "runtime/scenario/scenario.h"
 #include "runtime/serve/workload.h"
 #include "tools/cli/commands.h"
 

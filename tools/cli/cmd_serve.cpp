@@ -1,8 +1,8 @@
 #include <iostream>
 
-#include "hw/common/error.h"
-#include "hw/common/hw_config_override.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config_override.h"
+#include "runtime/io/output_dir.h"
 #include "runtime/serve/engine.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/serve_report.h"

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "hw/common/error.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/error.h"
+#include "runtime/io/output_dir.h"
 #include "runtime/validate/attacc.h"
 #include "tools/cli/commands.h"
 

@@ -76,7 +76,7 @@ inline const std::vector<Command>& commands() {
 }
 
 // Runs command argv[0] with its arguments and maps its exceptions to the exit codes of
-// hw/common/error.h, printing the error to `err` ("ahbm-sim run: error: ..."). An unknown command
+// hw/common/base/error.h, printing the error to `err` ("ahbm-sim run: error: ..."). An unknown command
 // is exit 2. Interrupted is rethrown: the CLI dies of the signal (main.cpp).
 int run_command(int argc, char** argv, const CommandContext& ctx, std::ostream& err);
 

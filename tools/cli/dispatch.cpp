@@ -4,8 +4,8 @@
 #include <new>
 #include <string>
 
-#include "hw/common/error.h"
-#include "runtime/output_dir.h"
+#include "hw/common/base/error.h"
+#include "runtime/io/output_dir.h"
 #include "tools/cli/commands.h"
 
 namespace ahbm::cli {
@@ -36,7 +36,7 @@ int run_command(int argc, char** argv, const CommandContext& ctx, std::ostream& 
       err << "ahbm-sim " << cmd << ": error: " << e.what() << "\n(see 'ahbm-sim " << cmd << " --help')\n";
       return 2;
     } catch (const std::bad_alloc&) {
-      // The preflight's estimate (runtime/preflight.h) was passed, yet memory ran out.
+      // The preflight's estimate (runtime/run/preflight.h) was passed, yet memory ran out.
       err << "ahbm-sim " << cmd << ": error: out of memory (an allocation failed; check ulimit -v/-d and "
              "free memory)\n";
       return 1;

@@ -19,9 +19,9 @@
 
 #include <cblas.h>
 
-#include "hw/common/error.h"
-#include "runtime/output_dir.h"
-#include "runtime/version.h"
+#include "hw/common/base/error.h"
+#include "runtime/io/output_dir.h"
+#include "runtime/io/version.h"
 #include "tools/cli/commands.h"
 
 namespace {
@@ -92,7 +92,7 @@ void use_one_blas_thread(int argc, char** argv) {
 // candidates step after step, the report's per-activity samples) faults the same memory in again
 // and again: 31,000 faults in the LLaMA-8B-sized timing-only run. Keeping freed memory in the
 // process (the heap never shrinks; only blocks of 32 MiB or more are mapped and unmapped, and the
-// few containers that grow that large map huge pages themselves, hw/common/huge_page_allocator.h)
+// few containers that grow that large map huge pages themselves, hw/common/base/huge_page_allocator.h)
 // leaves 18,000. The price is a resident size that stays at the run's peak until exit.
 void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

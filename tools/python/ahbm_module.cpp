@@ -26,14 +26,14 @@
 #include <cblas.h>
 
 #include "hw/chip/watchdog.h"
-#include "hw/common/error.h"
-#include "hw/common/hw_config_override.h"
-#include "hw/common/json_reader.h"
-#include "runtime/driver.h"
+#include "hw/common/base/error.h"
+#include "hw/common/config/hw_config_override.h"
+#include "hw/common/base/json_reader.h"
+#include "runtime/run/driver.h"
 #include "runtime/serve/engine.h"
 #include "runtime/serve/serve_report.h"
 #include "runtime/serve/workload.h"
-#include "runtime/version.h"
+#include "runtime/io/version.h"
 #include "tools/cli/commands.h"
 
 namespace py = pybind11;
@@ -313,7 +313,7 @@ PYBIND11_MODULE(ahbm, m) {
   m.attr("__version__") = simulator_version();
   m.attr("commit") = simulator_commit();
 
-  // The CLI's error classes (hw/common/error.h), each with the CLI's exit code as `exit_code`.
+  // The CLI's error classes (hw/common/base/error.h), each with the CLI's exit code as `exit_code`.
   static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
   static py::exception<NumericFault> numeric_error(m, "NumericError", PyExc_ArithmeticError);
   static py::exception<SimStall> stall_error(m, "StallError", PyExc_RuntimeError);

@@ -1,0 +1,267 @@
+#include "hw/bench/booksim_config.h"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "hw/common/base/error.h"
+
+namespace ahbm {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// Statements in file order, comments removed. A later statement of a key replaces an earlier
+// one, as in BookSim.
+std::map<std::string, std::string> statements(const std::string& text, const std::string& file) {
+  std::string code;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "//") == 0) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      code += '\n';
+    } else if (text.compare(i, 2, "/*") == 0) {
+      const size_t end = text.find("*/", i + 2);
+      if (end == std::string::npos) throw InputError(file + ": a /* comment is not closed");
+      i = end + 1;
+      code += ' ';
+    } else {
+      code += text[i];
+    }
+  }
+  std::map<std::string, std::string> kv;
+  std::stringstream s(code);
+  std::string stmt;
+  while (std::getline(s, stmt, ';')) {
+    stmt = trim(stmt);
+    if (stmt.empty()) continue;
+    const size_t eq = stmt.find('=');
+    if (eq == std::string::npos || trim(stmt.substr(0, eq)).empty())
+      throw InputError(file + ": \"" + stmt + "\": expected key = value;");
+    kv[trim(stmt.substr(0, eq))] = trim(stmt.substr(eq + 1));
+  }
+  return kv;
+}
+
+class Reader {
+ public:
+  Reader(std::map<std::string, std::string> kv, std::string file) : kv_(std::move(kv)), file_(std::move(file)) {}
+  bool has(const std::string& k) const { return kv_.count(k) != 0; }
+  [[noreturn]] void fail(const std::string& k, const std::string& what) const {
+    throw InputError(file_ + ": " + k + " = " + (has(k) ? kv_.at(k) : std::string("(default)")) + ": " + what);
+  }
+  std::string str(const std::string& k, const std::string& def) {
+    used_.insert(k);
+    return has(k) ? kv_.at(k) : def;
+  }
+  int64_t integer(const std::string& k, int64_t def, int64_t lo, int64_t hi) {
+    return value<int64_t>(k, def, lo, hi, "an integer", [](const std::string& s, size_t* n) { return std::stoll(s, n); });
+  }
+  double number(const std::string& k, double def, double lo, double hi) {
+    return value<double>(k, def, lo, hi, "a number", [](const std::string& s, size_t* n) { return std::stod(s, n); });
+  }
+  // A key we model only at one value (BookSim's default or the behaviour we have).
+  void only(const std::string& k, const std::string& value, const std::string& why) {
+    const std::string v = str(k, value);
+    if (v != value) fail(k, "only " + value + " is modelled (" + why + ")");
+  }
+  void ignore(const std::string& k) { used_.insert(k); }
+  void finish(const std::vector<std::string>& modelled) const {
+    for (const auto& [k, v] : kv_)
+      if (!used_.count(k)) {
+        std::string list;
+        for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
+        throw InputError(file_ + ": " + k + " = " + v + ": not modelled by ahbm-sim noc-bench (keys read: " + list + ")");
+      }
+  }
+  const std::set<std::string>& used() const { return used_; }
+
+ private:
+  // The whole value must parse (std::stoll / std::stod via `conv`) and lie in [lo, hi].
+  template <class T, class Conv>
+  T value(const std::string& k, T def, T lo, T hi, const char* what, Conv conv) {
+    used_.insert(k);
+    if (!has(k)) return def;
+    size_t n = 0;
+    T v{};
+    try {
+      v = conv(kv_.at(k), &n);
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n == 0 || n != kv_.at(k).size() || !std::isfinite(double(v))) fail(k, std::string("expected ") + what);
+    if (v < lo || v > hi) fail(k, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+  }
+
+  std::map<std::string, std::string> kv_;
+  std::string file_;
+  std::set<std::string> used_;
+};
+
+}  // namespace
+
+NocBenchOptions parse_booksim_config(const std::string& text, const std::string& file,
+                                     const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> kv = statements(text, file);
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--set " + o + ": expected key=value");
+    kv[trim(o.substr(0, eq))] = trim(o.substr(eq + 1));
+  }
+  Reader r(std::move(kv), file);
+  NocBenchOptions o;
+  Json& p = o.params;
+  p["router"] = "booksim-iq";
+
+  // Topology: a k-ary n-mesh or n-cube with n <= 2 (a k-ary 1-cube is our ring, a 2-cube our
+  // torus; BookSim's default is the 8-ary 2-cube).
+  const std::string topo = r.str("topology", "torus");
+  const int k = int(r.integer("k", 8, 2, 64)), n = int(r.integer("n", 2, 1, 2));
+  if (topo != "cmesh" && topo != "flatfly") r.only("c", "1", "one node per router (concentration: cmesh, flatfly)");
+  if (topo == "cmesh" || topo == "flatfly") {
+    // BookSim's cmesh (c = 4 only there; any c here) without its express channels; its on-chip
+    // flattened butterfly (2-D here).
+    if (n != 2) r.fail("n", "a " + topo + " is 2-D here (n = 2)");
+    const int c = int(r.integer("c", topo == "cmesh" ? 4 : 1, 1, 64));
+    o.noc = topo;
+    p["cols"] = k;
+    p["rows"] = k;
+    p["concentration"] = c;
+    o.nodes = k * k * c;
+  } else if (topo == "mesh") {
+    o.noc = "mesh";
+    p["cols"] = k;
+    p["rows"] = n == 2 ? k : 1;
+    o.nodes = n == 2 ? k * k : k;
+  } else if (topo == "torus" && n == 1) {
+    o.noc = "ring";
+    p["nodes"] = k;
+    o.nodes = k;
+  } else if (topo == "torus") {
+    o.noc = "torus";
+    p["cols"] = k;
+    p["rows"] = k;
+    o.nodes = k * k;
+  } else {
+    r.fail("topology", "modelled: mesh and torus with n = 1 or 2 (a 1-D torus is our ring), cmesh, flatfly");
+  }
+  // Routing by BookSim's names (routefunc.cpp: dim_order, xy_yx = O1TURN, valiant, min_adapt) or ours.
+  // The cmesh's are BookSim's *_no_express variants (dor_cmesh and xy_yx_cmesh use express
+  // channels along the edges, which are not modelled).
+  static const std::map<std::string, std::string> kRouting = {
+      {"dim_order", "dor"},   {"dor", "dor"},       {"xy_yx", "o1turn"},        {"o1turn", "o1turn"},
+      {"valiant", "valiant"}, {"min_adapt", "min_adapt"}, {"dor_no_express", "dor"}, {"xy_yx_no_express", "o1turn"},
+      {"ran_min", "dor"},     {"xyyx", "o1turn"}};
+  const bool cmesh = o.noc == "cmesh", flatfly = o.noc == "flatfly";
+  const std::string routing = r.str("routing_function", cmesh ? "dor_no_express" : flatfly ? "ran_min" : "dim_order");
+  const auto rf = kRouting.find(routing);
+  if (cmesh && (routing == "dor" || routing == "xy_yx"))
+    r.fail("routing_function", routing + ": BookSim's " + routing + "_cmesh uses express channels along the edges, "
+                               "which are not modelled; dor_no_express and xy_yx_no_express are");
+  const bool no_express = routing == "dor_no_express" || routing == "xy_yx_no_express";
+  const bool flatfly_names = routing == "ran_min" || routing == "xyyx";
+  if (rf == kRouting.end() || (o.noc == "ring" && rf->second != "dor") || (o.noc == "torus" && rf->second == "min_adapt") ||
+      (!cmesh && no_express) || (!flatfly && flatfly_names))
+    r.fail("routing_function", "modelled: dim_order (dimension order; on the ring the shortest direction) everywhere; "
+                               "xy_yx (O1TURN) and valiant on the mesh and the 2-D torus; min_adapt on the mesh; "
+                               "dor_no_express and xy_yx_no_express on the cmesh; ran_min (dimension order), xyyx "
+                               "and valiant on the flatfly (also our names dor, o1turn, valiant, min_adapt)");
+  if (rf->second != "dor") p["routing"] = rf->second;
+  r.only("router", "iq", "the input-queued router");
+  p["vcs"] = r.integer("num_vcs", 16, 1, 16);
+  if ((o.noc == "ring" || o.noc == "torus") && p["vcs"].get<int>() % 2)
+    r.fail("num_vcs", "a ring or torus needs an even number (dateline classes)");
+  p["buffer_flits"] = r.integer("vc_buf_size", 8, 1, 1024);
+  p["routing_delay"] = r.integer("routing_delay", 1, 0, 64);
+  p["vc_alloc_delay"] = r.integer("vc_alloc_delay", 1, 0, 64);
+  p["sw_alloc_delay"] = r.integer("sw_alloc_delay", 1, 0, 64);
+  const int64_t st = r.integer("st_prepare_delay", 0, 0, 64) + r.integer("st_final_delay", 1, 0, 64);
+  if (st < 1) r.fail("st_final_delay", "switch traversal must take at least one cycle");
+  p["st_delay"] = st;
+  // BookSim's credit_delay is processing on top of the credit channel; ours includes the cycle
+  // in which BookSim's router reads an arrived credit (docs/noc.md, booksim-iq).
+  p["credit_delay"] = r.integer("credit_delay", 0, 0, 63) + 1;
+  p["speculative"] = r.integer("speculative", 0, 0, 1) == 1;
+  // Switch allocators by BookSim's names; iterations from alloc_iters unless sw_alloc_iters
+  // (> 0) overrides it.
+  static const std::map<std::string, std::string> kSwAllocators = {{"islip", "islip"},
+                                                                    {"separable_input_first", "input-first"},
+                                                                    {"separable_output_first", "output-first"},
+                                                                    {"wavefront", "wavefront"}};
+  const std::string sw = r.str("sw_allocator", "islip");
+  if (!kSwAllocators.count(sw))
+    r.fail("sw_allocator", "modelled: islip, separable_input_first, separable_output_first, wavefront");
+  p["sw_allocator"] = kSwAllocators.at(sw);
+  // VC allocators likewise, one iteration; wavefront (a maximal matching) as our greedy one, which
+  // min_adapt needs too (it picks its port while allocating).
+  const std::string va = r.str("vc_allocator", "islip");
+  if (!kSwAllocators.count(va))
+    r.fail("vc_allocator", "modelled: islip, separable_input_first, separable_output_first (one iteration), "
+                           "wavefront (as our greedy VC allocation, also a maximal matching)");
+  if (va != "wavefront" && p.value("routing", "") != "min_adapt") p["vc_allocator"] = kSwAllocators.at(va);
+  const int64_t iters = r.integer("alloc_iters", 1, 1, 16), sw_iters = r.integer("sw_alloc_iters", 0, 0, 16);
+  if (r.integer("vc_alloc_iters", 0, 0, 64) > 1) r.fail("vc_alloc_iters", "only 0 or 1 (one iteration)");
+  if (sw != "wavefront") p["alloc_iters"] = sw_iters > 0 ? sw_iters : iters;
+  p["input_speedup"] = r.integer("input_speedup", 1, 1, p["vcs"].get<int64_t>());
+  r.only("output_speedup", "1", "no output speedup");
+  if (r.number("internal_speedup", 1.0, 0, 64) != 1.0) r.fail("internal_speedup", "only 1.0 is modelled");
+  r.only("wait_for_tail_credit", "0", "an output VC is reallocated once the tail has left");
+  r.only("classes", "1", "one traffic class");
+  r.only("use_read_write", "0", "no request-reply traffic");
+  r.only("priority", "none", "no packet priorities");
+
+  // Traffic. BookSim's uniform includes the source itself.
+  const std::string traffic = r.str("traffic", "uniform");
+  static const std::set<std::string> patterns = {"uniform", "transpose", "bitcomp", "bitrev",
+                                                 "shuffle", "tornado",   "neighbor", "randperm"};
+  if (!patterns.count(traffic)) r.fail("traffic", "modelled: uniform, transpose, bitcomp, bitrev, shuffle, tornado, neighbor, randperm");
+  o.traffic = traffic;
+  o.include_self = traffic == "uniform";
+  o.rate = r.number("injection_rate", 0.1, 1e-9, 1);
+  o.rate_in_packets = r.integer("injection_rate_uses_flits", 0, 0, 1) == 0;
+  o.packet_flits = int(r.integer("const_flits_per_packet", 1, 1, 4096));
+  if (r.has("packet_size")) o.packet_flits = int(r.integer("packet_size", 1, 1, 4096));
+  else r.ignore("packet_size");
+  const std::string process = r.str("injection_process", "bernoulli");
+  if (process != "bernoulli" && process != "on_off") r.fail("injection_process", "modelled: bernoulli, on_off");
+  o.injection = process == "on_off" ? "on-off" : "bernoulli";
+  o.burst_alpha = r.number("burst_alpha", 0.5, 1e-9, 1);
+  o.burst_beta = r.number("burst_beta", 0.5, 1e-9, 1);
+  o.perm_seed = uint64_t(r.integer("perm_seed", 0, 0, int64_t(1) << 62));
+  o.seed = uint64_t(r.integer("seed", 0, 0, int64_t(1) << 62));
+
+  // Simulation length: fixed windows of sample periods (warm-up, then the rest of max_samples).
+  const std::string sim = r.str("sim_type", "latency");
+  if (sim != "latency" && sim != "throughput") r.fail("sim_type", "modelled: latency, throughput");
+  const int64_t period = r.integer("sample_period", 1000, 1, 10000000);
+  const int64_t warm = r.integer("warmup_periods", 0, 0, 1000), samples = r.integer("max_samples", 10, 1, 1000);
+  if (samples <= std::max<int64_t>(warm, 1)) r.fail("max_samples", "must exceed warmup_periods (and 1)");
+  o.warmup = std::max<int64_t>(warm, 1) * period;
+  o.cycles = (samples - std::max<int64_t>(warm, 1)) * period;
+  // latency: wait for every measured packet (up to the window's length again); throughput: none.
+  o.drain = sim == "latency" ? o.cycles : 0;
+  // Output and diagnostics only: they change what BookSim prints, not the network.
+  for (const char* k : {"print_activity", "print_csv_results", "print_vc_stats", "viewer_trace", "watch_file",
+                        "watch_flits", "watch_packets", "watch_transactions", "watch_out", "stats_out",
+                        "deadlock_warn_timeout", "latency_thres", "sim_count"})
+    r.ignore(k);
+  r.finish(std::vector<std::string>(r.used().begin(), r.used().end()));
+  return o;
+}
+
+NocBenchOptions load_booksim_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path + ": cannot read the BookSim config");
+  std::stringstream s;
+  s << f.rdbuf();
+  return parse_booksim_config(s.str(), path, overrides);
+}
+
+}  // namespace ahbm

@@ -1,0 +1,48 @@
+#pragma once
+// The HBM analogue of noc-bench: synthetic chunked traffic on one pseudo-channel of the
+// bank-level model (dram_controller.h), or on several side by side, reporting achieved / peak bandwidth, the first access's
+// latency, the row-hit rate, the refresh share and per-bank utilisation (docs/hbm.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/common/base/json_reader.h"
+#include "hw/hbm/dram_spec.h"
+
+namespace ahbm::hbm {
+
+struct HbmBenchOptions {
+  std::string pattern = "sequential";  // sequential | random | stream-write
+  uint64_t chunk_bytes = 32 * 1024;    // bytes one chunk (a DMA transfer) moves
+  uint64_t bytes = 4 << 20;            // bytes read in all
+  uint64_t write_bytes = 0;            // a write chunk of this size ...
+  uint64_t write_every = 0;            // ... after every this many bytes read (stream-write: 512 B per 16 KiB)
+  int inflight = 4;                    // chunks outstanding at once (1: one after another, like the PE DMA)
+  uint64_t seed = 1;                   // random chunk addresses
+  bool check = false;                  // replay the command log through the rule checker
+  // Pseudo-channels side by side (a PE's slice: 12), consecutive bursts interleaved over them;
+  // each has its own controller. Addresses, capacity and peak scale with them.
+  int pseudo_channels = 1;
+  DramSpec spec = hbm3_6400();         // mapping, refresh and page policy included
+};
+
+struct HbmBenchResult {
+  HbmBenchOptions options;
+  uint64_t bytes_read = 0, bytes_written = 0, chunks = 0;
+  double total_ns = 0;
+  double first_access_ns = 0;   // the first burst from an idle pseudo-channel, request to last data
+  double chunk_ns_mean = 0;     // request to completion, per chunk
+  double achieved_gbps = 0, peak_gbps = 0, efficiency = 0;
+  double row_hit_rate = 0, refresh_share = 0;
+  uint64_t acts = 0, refreshes = 0;
+  std::vector<double> bank_utilisation;  // per bank (mean over pseudo-channels): share of the run its bursts held the data bus
+  int64_t rule_violations = -1;          // with `check`
+  std::vector<std::string> first_violations;
+  Json to_json() const;
+  std::string line() const;
+};
+
+// Throws InputError for bad options (naming the option, its value and the allowed range).
+HbmBenchResult run_hbm_bench(const HbmBenchOptions& o);
+
+}  // namespace ahbm::hbm

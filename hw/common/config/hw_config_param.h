@@ -1,0 +1,53 @@
+#pragma once
+// How one hardware parameter is declared (the table in hw_config.h) and what the rest of the
+// program learns from that one declaration: the parser, to_json, hw/configs/default.json, the
+// parameter table of docs/model.md, the JSON Schema (docs/schema/hw_config.schema.json) and the
+// fuzz dictionary all come from it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/common/base/json_reader.h"
+
+namespace ahbm {
+
+// The values a parameter accepts: an inclusive range for integers and numbers, a list of names
+// for a string. A string or object with neither is checked by its owner (`note` says which).
+struct ParamAllowed {
+  double lo = 0, hi = 0;
+  std::vector<std::string> values;
+  std::string note;
+};
+// Integer bounds are exact: every bound in the table is below 2^53.
+inline ParamAllowed between(double lo, double hi) { return ParamAllowed{lo, hi, {}, ""}; }
+inline ParamAllowed one_of(std::vector<std::string> values) { return ParamAllowed{0, 0, std::move(values), ""}; }
+inline ParamAllowed true_or_false() { return ParamAllowed{0, 0, {}, "true, false"}; }
+inline ParamAllowed checked_by(std::string who) { return ParamAllowed{0, 0, {}, std::move(who)}; }
+
+enum class ParamType { integer, number, boolean, string, object };
+
+// One row of the table, as the generators see it.
+struct HwParam {
+  std::string path;  // JSON path from the config's root, e.g. "pe.gemm.tile_m"
+  ParamType type = ParamType::integer;
+  Json default_value;
+  ParamAllowed allowed;
+  // Integers: the range of the C++ member (int: [-2^31, 2^31 - 1]); `allowed` lies inside it.
+  double type_lo = 0, type_hi = 0;
+  std::string unit;
+  std::string meaning;
+  std::string source;      // why this default: the public figure it follows
+  bool test_only = false;  // fault injection: left out of default.json and the docs table
+};
+
+// A JSON object of the config ("" = root, "pe", "pe.gemm", ...), in table order.
+struct HwSection {
+  std::string path;
+  std::string doc;
+  bool test_only = false;
+};
+
+// Expands one table line into a struct member with its default; the other columns describe it.
+#define AHBM_HW_MEMBER(type, key, def, allowed, unit, meaning, source) type key = def;
+
+}  // namespace ahbm

@@ -1,0 +1,89 @@
+#include "runtime/run/power_cap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "hw/common/base/error.h"
+
+namespace ahbm {
+
+namespace {
+
+// The scaled fields and their lower bounds (hw_config.h ranges).
+constexpr double kMinClockGhz = 0.01, kMinBandwidthGbps = 0.001;
+
+double peak_w(const RunOutput& r) { return r.power.watts(r.power.peak_window()); }
+
+}  // namespace
+
+HwConfig at_clock_scale(const HwConfig& hw, double f) {
+  HwConfig c = hw;
+  c.clock_ghz *= f;
+  c.pe.hbm.bandwidth_gbps *= f;
+  c.group.link.bandwidth_gbps *= f;
+  return c;
+}
+
+double min_clock_scale(const HwConfig& hw) {
+  return std::max({kMinClockGhz / hw.clock_ghz, kMinBandwidthGbps / hw.pe.hbm.bandwidth_gbps,
+                   kMinBandwidthGbps / hw.group.link.bandwidth_gbps});
+}
+
+RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
+                           const std::function<RunOutput(const HwConfig&, double)>& run_at, double window_ns) {
+  const double cap = hw.power_cap_w;
+  RunOutput uncapped = run_at(hw, window_ns);
+  const double window = uncapped.power.window_ns;
+  const double static_w = uncapped.summary["energy"]["static_power_w"].get<double>();
+  if (cap < static_w) throw InputError(hw_file + ": " + power_cap_below_static(cap, static_w));
+  const double uncapped_ns = uncapped.sim.end_ns, uncapped_peak = peak_w(uncapped);
+  int runs = 1;
+  double best_f = 1;
+  RunOutput best;
+  bool found = uncapped_peak <= cap;
+  if (found) {
+    best = std::move(uncapped);
+  } else {
+    // The first guess: dynamic power scaled down to what the cap leaves over the static power.
+    const double f_min = min_clock_scale(hw);
+    double fail = 1, ok = 0;
+    auto attempt = [&](double f) {
+      RunOutput r = run_at(at_clock_scale(hw, f), window);
+      ++runs;
+      if (peak_w(r) <= cap) {
+        ok = f;
+        if (!found || f > best_f) best = std::move(r), best_f = f;
+        found = true;
+      } else {
+        fail = std::min(fail, f);
+      }
+    };
+    attempt(std::clamp((cap - static_w) / (uncapped_peak - static_w), f_min, 1.0));
+    if (!found && fail > f_min) attempt(f_min);
+    if (!found) {
+      std::ostringstream s;
+      s << hw_file << ": power_cap_w (the chip's power cap) = " << cap << " W cannot be met: at the lowest clock scale " << f_min
+        << " the peak power is still above it (static " << static_w << " W; uncapped peak " << uncapped_peak
+        << " W; the NoC and the host link are not scaled)";
+      throw InputError(s.str());
+    }
+    // Bisection (geometric) between the highest scale that met the cap and the lowest that did not.
+    while (fail / ok > 1.01) attempt(std::sqrt(ok * fail));
+  }
+  RunOutput& r = best;
+  const double throttled = r.sim.end_ns - uncapped_ns;
+  r.summary["config"]["hw"] = to_json(hw);  // the config as given; the scale is in power.cap
+  r.summary["power"]["throttled_ns"] = throttled;
+  r.summary["power"]["cap"] = {{"cap_w", cap},
+                               {"clock_scale", best_f},
+                               {"throttled_ns", throttled},
+                               {"uncapped_ns", uncapped_ns},
+                               {"uncapped_peak_w", uncapped_peak},
+                               {"runs", runs},
+                               {"note", "the highest clock scale (PE clock, HBM and link bandwidth; within 1 %) "
+                                        "whose power windows all stay at or below cap_w (docs/energy.md, Power cap)"}};
+  return std::move(r);
+}
+
+}  // namespace ahbm

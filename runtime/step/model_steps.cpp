@@ -1,0 +1,386 @@
+#include "runtime/step/model_steps.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+namespace ahbm {
+
+namespace {
+
+int step_rows(const Step& step) {
+  int rows = 0;
+  for (const StepAgent& a : step.agents) rows += a.new_tokens;
+  return rows;
+}
+
+// Rows of the final norm and LM head: every agent of a step with new rows emits one token, from
+// its last row (a decode step's one row; a prefill's, fan-out branch's or join's last new token).
+int logit_rows(const Step& step) {
+  int rows = 0;
+  for (const StepAgent& a : step.agents) rows += a.new_tokens > 0;
+  return rows;
+}
+
+void add_counters(GemmOpStats& into, const GemmOpStats& s) {
+  into.end_ns += s.end_ns;
+  into.w_bytes_read += s.w_bytes_read;
+  into.y_bytes_written += s.y_bytes_written;
+  into.x_bytes_read += s.x_bytes_read;
+  into.macs += s.macs;
+  into.gemm_tiles += s.gemm_tiles;
+  into.gemm_busy_ns += s.gemm_busy_ns;
+  into.dma_busy_ns += s.dma_busy_ns;
+  into.norm_busy_ns += s.norm_busy_ns;
+  into.rope_busy_ns += s.rope_busy_ns;
+  into.act_busy_ns += s.act_busy_ns;
+  into.residual_busy_ns += s.residual_busy_ns;
+  into.vector_ops += s.vector_ops;
+  into.residual_bytes_read += s.residual_bytes_read;
+  into.x_link_bytes += s.x_link_bytes;
+  into.w_multicast_bytes += s.w_multicast_bytes;
+  into.y_gather_bytes += s.y_gather_bytes;
+  into.x_hbm_bytes_read += s.x_hbm_bytes_read;
+  into.w_noc_delivered_bytes += s.w_noc_delivered_bytes;
+  into.x_noc_delivered_bytes += s.x_noc_delivered_bytes;
+  into.k_reduce_bytes += s.k_reduce_bytes;
+  into.k_reduce_busy_ns += s.k_reduce_busy_ns;
+  into.w_tiles_streamed += s.w_tiles_streamed;
+  into.w_slot_wait_ns += s.w_slot_wait_ns;
+  into.kernel_bytes_read += s.kernel_bytes_read;
+  into.launch_ns += s.launch_ns;
+}
+
+// The token rows of a step in order (each agent's new tokens): their sequences and positions.
+std::vector<TokenId> step_tokens(const Step& step) {
+  std::vector<TokenId> out;
+  for (const StepAgent& a : step.agents)
+    for (int r = 0; r < a.new_tokens; ++r) out.push_back({a.seq, int64_t(a.length) - a.new_tokens + r});
+  return out;
+}
+
+// A routing that gives every expert one row: the runs that read every expert's shards.
+Routing every_expert_once(int experts) {
+  Routing r;
+  r.experts = experts;
+  r.top_k = 1;
+  for (int e = 0; e < experts; ++e) r.expert.push_back(e), r.weight.push_back(1.0f);
+  return r;
+}
+
+}  // namespace
+
+ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
+                       const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping,
+                       const ModelFusion& fusion)
+    : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), fusion_(fusion),
+      layer_ns_(size_t(m.num_hidden_layers), 0.0),
+      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0) {
+  opt_.vcd = false;
+  opt_.progress = nullptr;
+  // Layers with the same shards for every operator (every expert's) run the same jobs.
+  const Routing all = every_expert_once(m.num_local_experts);
+  const std::vector<int64_t> one_each(size_t(m.num_local_experts), 0);
+  std::vector<std::vector<std::vector<GemmShard>>> shards;  // per layer, per job of its runs
+  for (int l = 0; l < m.num_hidden_layers; ++l) {
+    std::vector<std::vector<GemmShard>> ops;
+    for (const LayerRun& run : layer_runs(m, t, map, one_each, "", l, &all))
+      for (const GemmJob& j : run.jobs) ops.push_back(j.shards);
+    int rep = l;
+    if (!every_layer)
+      for (int e = 0; e < l && rep == l; ++e)
+        if (rep_[size_t(e)] == e && shards[size_t(e)] == ops) rep = e;
+    rep_.push_back(rep);
+    shards.push_back(std::move(ops));
+  }
+  // One entry per run (an MoE run's first expert: K, N of every expert), then the head's runs
+  // (once per step, not per layer).
+  std::vector<LayerRun> runs = layer_runs(m, t, map, one_each, "", 0, &all, fusion);
+  layer_ops_ = runs.size();
+  before_attention_ = size_t(std::find_if(runs.begin(), runs.end(), [](const LayerRun& r) { return r.op == "o_proj"; }) -
+                             runs.begin());
+  if (!fusion.norm) runs.push_back({"final_norm", {}, {}, {norm_kernel(m, t, map, "final_norm", 1, "", m.num_hidden_layers - 1)}});
+  runs.push_back({"lm_head", {lm_head_gemm(m, t, map, 1, "")}, {}, {}});
+  for (const LayerRun& r : runs) {
+    OpTotals o;
+    o.name = r.op;
+    o.kernel = r.kernel();
+    o.k = r.kernel() ? 0 : r.jobs.front().k;
+    o.n = r.kernel() ? r.kernels.front().n : r.jobs.front().n;
+    o.sum.op = r.op;
+    totals_.push_back(o);
+  }
+}
+
+Routing ModelSteps::routing(const Step& step, int layer) const {
+  const std::vector<TokenId> tokens = step_tokens(step);
+  const std::vector<float> logits = seeded_router_logits(seed_, layer, tokens, m_.num_local_experts);
+  return route(logits.data(), int(tokens.size()), m_.num_local_experts, m_.num_experts_per_tok);
+}
+
+GemmOpStats ModelSteps::run(const LayerRun& run) {
+  if (run.kernel()) return sims_.run_vector_kernels(hw_, run.kernels, opt_).kernels.at(0);
+  std::vector<GemmJob> jobs = run.jobs;
+  for (GemmJob& j : jobs) j.mapping = mapping_;
+  const SimResult res = sims_.run_gemms(hw_, jobs, opt_);
+  if (jobs.size() == 1) return res.gemms.at(0);
+  GemmOpStats sum;
+  sum.op = run.op;
+  for (const GemmOpStats& g : res.gemms) add_counters(sum, g);
+  sum.end_ns = 0;  // the run ends with its last expert's job, not at the sum of theirs
+  for (const GemmOpStats& g : res.gemms) sum.end_ns = std::max(sum.end_ns, g.end_ns);
+  return sum;
+}
+
+const std::vector<GemmOpStats>& ModelSteps::head(int rows) {
+  auto it = heads_.find(rows);
+  if (it != heads_.end()) return it->second;
+  std::vector<GemmOpStats> out;
+  if (!fusion_.norm)
+    out.push_back(run({"final_norm", {}, {}, {norm_kernel(m_, t_, map_, "final_norm", rows, "", m_.num_hidden_layers - 1)}}));
+  GemmJob lm = lm_head_gemm(m_, t_, map_, rows, "");
+  lm.fused.rms_norm = fusion_.norm;  // unfused: the final_norm kernel above normed the rows
+  out.push_back(run({"lm_head", {std::move(lm)}, {}, {}}));
+  return heads_.emplace(rows, std::move(out)).first->second;
+}
+
+const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) {
+  const int rows = step_rows(step);
+  std::optional<Routing> r;
+  if (m_.moe()) r = routing(step, layer);
+  const RunKey key{rows, rep_[size_t(layer)], r ? r->expert_rows() : std::vector<int>{}};
+  auto it = runs_.find(key);
+  if (it != runs_.end()) return it->second;
+  LayerStats out;
+  out.expert_rows = std::get<2>(key);
+  // Each operator needs the previous one's Y: one run each (an MoE run: every expert's job, one
+  // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
+  // which rows an expert gets, only on their counts.
+  const std::vector<int64_t> positions(size_t(rows), 0);
+  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr, fusion_))
+    out.ops.push_back(run(lr));
+  return runs_.emplace(key, std::move(out)).first->second;
+}
+
+void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
+  mark(tl, component, tl.advance(ns), step, rows, layer);
+}
+
+void ModelSteps::mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step,
+                      int rows, int layer) {
+  SpanRecorder& spans = tl.spans();
+  spans.record(start, tl.now(), spans.intern(component), spans.intern(layer < 0 ? "head" : "layer" + std::to_string(layer)),
+               spans.intern(phase_name(step.phase)), spans.intern("*"), rows, 0);
+}
+
+void ModelSteps::before_attention(const Step& step, Timeline& tl) {
+  const int rows = step_rows(step);
+  if (rows <= 0) return;
+  const std::vector<GemmOpStats>& ops = simulate(step, 0).ops;
+  for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, 0);
+}
+
+Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attention_ns) {
+  const int rows = step_rows(step);
+  Json j = {{"rows", rows}, {"attention_ns", attention_ns}};
+  if (rows <= 0) return j;
+  // Layer 0's attention was placed by the step itself (its hardware spans, just before now());
+  // mark it on the operator track so the track has every layer's.
+  mark(tl, "runtime.layer.attention", tl.now() - sc_core::sc_time(attention_ns, sc_core::SC_NS), step, rows, 0);
+  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+    const std::vector<GemmOpStats>& ops = simulate(step, l).ops;
+    // Layer 0's runs before attention (qkv_proj, the unfused norm and RoPE kernels) and its
+    // attention are placed already (before_attention, the step itself).
+    if (l > 0) {
+      for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
+      place(tl, "runtime.layer.attention", attention_ns, step, rows, l);
+    }
+    for (size_t i = before_attention_; i < ops.size(); ++i)
+      place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
+  }
+  const StepOps c = count(step, rows, attention_ns);
+  // The final norm and LM head on the last row of each agent, after the last layer.
+  const std::vector<GemmOpStats>& head_ops = head(c.logits);
+  for (size_t i = 0; i < head_ops.size(); ++i) place(tl, "runtime." + head_ops[i].op, head_ops[i].end_ns, step, c.logits, -1);
+  j["lm_head_rows"] = c.logits;
+  Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
+  double ops_total = 0;
+  for (size_t i = 0; i < totals_.size(); ++i) {
+    s[totals_[i].name + "_ns"] = c.op_ns[i];
+    j[totals_[i].name + "_ns"] = c.op_ns[i];
+    ops_total += c.op_ns[i];
+  }
+  const double attention_all = attention_ns * m_.num_hidden_layers;
+  s["w_bytes_read"] = c.w_bytes;
+  j["w_bytes_read"] = c.w_bytes;
+  if (m_.moe()) {
+    s["expert_rows"] = c.expert_rows;
+    j["expert_rows"] = c.expert_rows;
+  }
+  s["operators_ns"] = ops_total;
+  s["attention_ns"] = attention_all;
+  s["ns"] = ops_total + attention_all;
+  j["operators_ns"] = ops_total;
+  j["attention_ns"] = attention_all;
+  steps_.push_back(s);
+  return j;
+}
+
+ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attention_ns) {
+  StepOps c;
+  c.op_ns.assign(totals_.size(), 0.0);
+  c.expert_rows.assign(expert_rows_.size(), 0);
+  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+    const LayerStats& layer = simulate(step, l);
+    const std::vector<GemmOpStats>& ops = layer.ops;
+    for (size_t e = 0; e < layer.expert_rows.size(); ++e) c.expert_rows[e] += layer.expert_rows[e];
+    // The layer's time in the order it runs: the runs before attention (qkv_proj, the unfused
+    // norm and RoPE kernels), attention, the rest.
+    attention_ns_ += attention_ns;
+    for (size_t i = 0; i < before_attention_; ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
+    layer_ns_[size_t(l)] += attention_ns;
+    for (size_t i = before_attention_; i < ops.size(); ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
+    // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
+    const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
+    for (size_t i = 0; i < ops.size(); ++i) {
+      c.op_ns[i] += ops[i].end_ns;
+      c.w_bytes += ops[i].w_bytes_read;
+      add_counters(totals_[i].sum, ops[i]);
+      totals_[i].runs += 1;
+      const bool experts = m_.moe() && (ops[i].op == "gate_up_proj" || ops[i].op == "down_proj");
+      totals_[i].rows += experts ? routed : uint64_t(rows);
+    }
+  }
+  // The final norm (a kernel of its own when unfused) and the LM head, after the last layer.
+  c.logits = logit_rows(step);
+  const std::vector<GemmOpStats>& head_ops = head(c.logits);
+  for (size_t i = 0; i < head_ops.size(); ++i) {
+    const GemmOpStats& op = head_ops[i];
+    OpTotals& total = totals_[layer_ops_ + i];
+    c.op_ns[layer_ops_ + i] = op.end_ns;
+    c.w_bytes += op.w_bytes_read;
+    add_counters(total.sum, op);
+    total.runs += 1;
+    total.rows += uint64_t(c.logits);
+  }
+  for (size_t e = 0; e < c.expert_rows.size(); ++e) expert_rows_[e] += uint64_t(c.expert_rows[e]);
+  return c;
+}
+
+ModelSteps::Accounted ModelSteps::account(const Step& step, double attention_ns) {
+  Accounted a;
+  const int rows = step_rows(step);
+  if (rows > 0) a.w_bytes_read = count(step, rows, attention_ns).w_bytes;  // (a run counts no step without rows either)
+  a.ns = step_ns(step, attention_ns);
+  return a;
+}
+
+double ModelSteps::step_ns(const Step& step, double attention_ns) {
+  const int rows = step_rows(step);
+  double ns = 0;
+  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+    ns += attention_ns;
+    if (rows > 0)
+      for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns;
+  }
+  if (rows > 0)
+    for (const GemmOpStats& op : head(logit_rows(step))) ns += op.end_ns;
+  return ns;
+}
+
+EnergyReading ModelSteps::operators_energy(const Step& step) {
+  EnergyReading e;
+  const int rows = step_rows(step);
+  if (rows <= 0) return e;
+  for (int l = 0; l < m_.num_hidden_layers; ++l)
+    for (const GemmOpStats& op : simulate(step, l).ops)
+      e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+  // "layer." marks an operator's energy (report/energy_json.cpp), the head's too.
+  for (const GemmOpStats& op : head(logit_rows(step))) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+  return e;
+}
+
+Json ModelSteps::json() const {
+  Json ops = Json::array();
+  for (const OpTotals& o : totals_) {
+    const GemmOpStats& s = o.sum;
+    if (o.kernel) {
+      // An unfused vector operator's kernel (vector_kernel.h): its HBM round trip and launches.
+      ops.push_back({{"name", o.name},
+                     {"kernel", "vector"},
+                     {"n", o.n},
+                     {"runs", o.runs},
+                     {"rows", o.rows},
+                     {"time_ns", s.end_ns},
+                     {"launch_ns", s.launch_ns},
+                     {"hbm_bytes_read", s.kernel_bytes_read},
+                     {"hbm_bytes_written", s.y_bytes_written},
+                     {"dma_busy_ns", s.dma_busy_ns},
+                     {"vector_ops", s.vector_ops},
+                     {"vector_busy_ns", s.vector_busy_ns()}});
+      continue;
+    }
+    ops.push_back({{"name", o.name},
+                   {"k", o.k},
+                   {"n", o.n},
+                   {"runs", o.runs},
+                   {"rows", o.rows},
+                   {"time_ns", s.end_ns},
+                   {"w_bytes_read", s.w_bytes_read},
+                   {"y_bytes_written", s.y_bytes_written},
+                   {"x_bytes_read", s.x_bytes_read},
+                   {"residual_bytes_read", s.residual_bytes_read},
+                   {"macs", s.macs},
+                   {"gemm_busy_ns", s.gemm_busy_ns},
+                   {"dma_busy_ns", s.dma_busy_ns},
+                   {"vector_ops", s.vector_ops},
+                   {"vector_busy_ns", {{"rms_norm", s.norm_busy_ns},
+                                       {"rope", s.rope_busy_ns},
+                                       {"act", s.act_busy_ns},
+                                       {"residual", s.residual_busy_ns}}}});
+    // What the mappings move (gemm_job.h GemmOpStats), with x_stationary only: a w_stationary
+    // summary stays as it was before the second mapping existed.
+    if (mapping_ != GemmMapping::w_stationary)
+      ops.back().update({{"x_hbm_bytes_read", s.x_hbm_bytes_read},
+                         {"moved_bytes", {{"x_link", s.x_link_bytes},
+                                          {"w_multicast", s.w_multicast_bytes},
+                                          {"y_gather", s.y_gather_bytes},
+                                          {"total", s.moved_bytes()}}},
+                         {"w_stream", {{"tiles", s.w_tiles_streamed}, {"slot_wait_ns", s.w_slot_wait_ns}}}});
+  }
+  std::vector<int> simulated;
+  for (size_t l = 0; l < rep_.size(); ++l)
+    if (rep_[l] == int(l)) simulated.push_back(int(l));
+  Json layers = Json::array();
+  for (size_t l = 0; l < layer_ns_.size(); ++l)
+    layers.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", rep_[l]}});
+  Json out = {{"mapping", gemm_mapping_name(mapping_)},
+          {"layers", m_.num_hidden_layers},
+          {"layers_simulated", simulated},
+          {"scope", "every step runs every layer: qkv_proj (input RMSNorm, RoPE fused), attention, o_proj (+ residual), "
+                    "gate_up_proj (post-attention RMSNorm, activation fused), down_proj (+ residual); then once per step "
+                    "lm_head (the final RMSNorm fused) on the last row of each agent that emits a token"},
+          {"attention_ns", attention_ns_},
+          {"by_operator", ops},
+          {"by_layer", layers},
+          {"by_step", steps_}};
+  if (!fusion_.all()) {
+    // Only when something is unfused: an all-fused summary stays as it was before the choice existed.
+    out["fusion"] = to_json(fusion_);
+    out["scope"] = std::string(out["scope"]) + "; unfused operators run as kernels of their own (by_operator entries "
+                   "with \"kernel\": input_norm, rope, post_attention_norm, final_norm), each after a host launch, "
+                   "with an HBM round trip of its rows; attention: false writes each KV block's scores to HBM and reads "
+                   "them back (two kernels per attention launch)";
+  }
+  if (m_.moe())
+    out["moe"] = {{"experts", m_.num_local_experts},
+                  {"experts_per_token", m_.num_experts_per_tok},
+                  {"expert_rows", expert_rows_},
+                  {"router", "softmax over the router's expert logits, top experts_per_token per row (ties: lower "
+                             "index), weights renormalised over them; timing-only runs draw the logits from the seeded "
+                             "generator per (layer, sequence, position)"},
+                  {"note", "expert_rows: rows routed to each expert, summed over every layer and step"}};
+  return out;
+}
+
+}  // namespace ahbm

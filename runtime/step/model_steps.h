@@ -1,0 +1,109 @@
+#pragma once
+// A whole dense model on the step timeline (docs/models.md "A whole model on the step
+// timeline"): every step of a scenario runs L decoder layers, each
+//   qkv_proj (input RMSNorm, RoPE fused) → attention → o_proj (+ residual)
+//   → gate_up_proj (post-attention RMSNorm, activation fused) → down_proj (+ residual),
+// one after another (each needs the previous one's whole rows), then once per step the final
+// norm and LM head on the last row of each agent that emits a token (layer_plan.h lm_head_gemm). The operators of a step run on
+// a chip of their own (same hardware config, timing only) for the step's M = Σ new tokens
+// (selective batching); the attention is the step's simulated attention (every layer's
+// attention has the same shape: the same KV tokens per head). The step's time is the sum.
+//
+// Layers whose operators have the same shards (the memory map splits every layer's tensors the
+// same way when each N is a multiple of the PEs) run the same jobs: each distinct layer is
+// simulated once per row count and reused (`every_layer` simulates each layer; a test checks
+// the two agree), and the summary names the simulated layers. Every operator's GEMM (the LM
+// head's too) runs in one mapping, w_stationary or x_stationary (gemm_job.h).
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "hw/chip/simulate.h"
+#include "runtime/model/config.h"
+#include "runtime/model/layer_plan.h"
+#include "runtime/model/memory_map.h"
+#include "runtime/step/step_runner.h"
+
+namespace ahbm {
+
+class ModelSteps : public StepLayers {
+ public:
+  ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
+             const SimOptions& opt, bool every_layer, uint64_t seed = 1,
+             GemmMapping mapping = GemmMapping::w_stationary, const ModelFusion& fusion = {});
+  void before_attention(const Step& step, Timeline& tl) override;
+  Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
+  double step_ns(const Step& step, double attention_ns) override;
+  int layers() const override { return m_.num_hidden_layers; }
+  EnergyReading operators_energy(const Step& step) override;
+  // A step timed off the timeline (serve, runtime/serve/engine.cpp), counted in the totals as
+  // after_attention counts a run's step (json()'s by_operator, by_layer and attention_ns; not
+  // by_step): its time (step_ns) and the weight bytes its operators read.
+  struct Accounted {
+    double ns = 0;
+    uint64_t w_bytes_read = 0;
+  };
+  Accounted account(const Step& step, double attention_ns);
+  // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
+  Json json() const;
+  // Layer l runs the simulated operators of layer representative(l).
+  int representative(int layer) const { return rep_[size_t(layer)]; }
+
+ private:
+  struct OpTotals {
+    std::string name;
+    bool kernel = false;  // an unfused vector kernel (vector_kernel.h), not a GEMM
+    int k = 0, n = 0;
+    uint64_t runs = 0, rows = 0;
+    GemmOpStats sum;  // counters summed over every layer of every step; end_ns: time
+  };
+  // One layer's runs for a step's rows: their counters (one per run, layer_run_names order) and,
+  // for MoE, the rows each expert got.
+  struct LayerStats {
+    std::vector<GemmOpStats> ops;
+    std::vector<int> expert_rows;
+  };
+  using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
+  const LayerStats& simulate(const Step& step, int layer);
+  // What a step with `rows` rows adds to the totals (after_attention, account): per operator
+  // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
+  struct StepOps {
+    std::vector<double> op_ns;
+    uint64_t w_bytes = 0;
+    std::vector<int> expert_rows;
+    int logits = 0;  // the LM head's rows
+  };
+  StepOps count(const Step& step, int rows, double attention_ns);
+  Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
+  // The runs after the last layer for `rows` logit rows: [final_norm (unfused norm),] lm_head.
+  const std::vector<GemmOpStats>& head(int rows);
+  // One run of a layer or of the head: a GEMM run's counters (an MoE run's experts summed) or a
+  // kernel's.
+  GemmOpStats run(const LayerRun& run);
+  void place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer);
+  // The operator track's span of [start, tl.now()) (place: after advancing the timeline by it).
+  void mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step, int rows,
+            int layer);
+  const ModelConfig& m_;
+  DType t_;
+  const MemoryMap& map_;
+  const HwConfig& hw_;
+  SimulatorPool& sims_;
+  SimOptions opt_;
+  std::vector<int> rep_;  // per layer, the layer whose simulated operators it reuses
+  uint64_t seed_;
+  GemmMapping mapping_;  // of every operator's GEMM (gemm_job.h)
+  std::map<RunKey, LayerStats> runs_;
+  ModelFusion fusion_;   // which operators are fused (unfused ones are kernels of their own)
+  size_t before_attention_ = 1;  // the layer's runs before its attention (qkv_proj, [input_norm, rope])
+  size_t layer_ops_ = 0;         // totals_: the layer's runs, then the head's
+  std::map<int, std::vector<GemmOpStats>> heads_;                  // per logit rows
+  std::vector<OpTotals> totals_;  // the layer operators in order, then the head's ([final_norm,] lm_head)
+  std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
+  double attention_ns_ = 0;       // Σ over steps and layers
+  std::vector<uint64_t> expert_rows_;  // MoE: rows routed to each expert, Σ over layers and steps
+  Json steps_ = Json::array();
+};
+
+}  // namespace ahbm
