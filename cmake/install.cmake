@@ -1,6 +1,7 @@
 # The installable package (docs/embedding.md):
 #   cmake --install build --prefix PREFIX
-# installs the static libraries ahbm::hw, ahbm::runtime (with ahbm::version), the ahbm-sim CLI,
+# installs the static libraries ahbm::hw, ahbm::hw_bench (noc-bench, hbm-bench), ahbm::runtime (with
+# ahbm::version), the ahbm-sim CLI,
 # the headers under PREFIX/include/ahbm/ (included as "hw/..." and "runtime/..."), the shipped
 # hardware configs, scenarios and model configs under PREFIX/share/ahbm/, and a CMake package:
 #   find_package(ahbm CONFIG REQUIRED)   # with CMAKE_PREFIX_PATH=PREFIX
@@ -14,7 +15,7 @@ set(AHBM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ahbm)
 # ahbm_warnings (-Wall -Wextra) is exported only because the static libraries name it as a
 # private link dependency; it adds nothing to a consumer's compile.
 set_target_properties(ahbm_warnings PROPERTIES EXPORT_NAME internal_warnings)
-install(TARGETS ahbm_hw ahbm_runtime ahbm_version ahbm_warnings ahbm-sim EXPORT ahbmTargets
+install(TARGETS ahbm_hw ahbm_hw_bench ahbm_runtime ahbm_version ahbm_warnings ahbm-sim EXPORT ahbmTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
