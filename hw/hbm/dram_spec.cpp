@@ -33,6 +33,8 @@ int log2_exact(uint64_t v) {
 
 // hw_config.h sizes a banked PE slice in these (its capacity check lives below hw/hbm).
 static_assert(DramOrg{}.bytes() == kHbm3PseudoChannelBytes, "kHbm3PseudoChannelBytes is the HBM3 preset's pseudo-channel");
+// The cost model times a banked slice at pseudo_channels of these (resource_times.h hbm_closed_form).
+static_assert(peak_gbps(DramOrg{}, DramTiming{}) == kHbm3PseudoChannelGbps, "kHbm3PseudoChannelGbps is the HBM3 preset's peak");
 
 DramSpec hbm3_6400() {
   DramSpec s;

@@ -72,6 +72,9 @@ struct DramAddress {
 enum class PagePolicy { open, closed };
 enum class RefreshPolicy { all_bank, per_bank, off };
 
+// Peak data rate of one pseudo-channel, GB/s: burst_bytes every `burst` tCK.
+constexpr double peak_gbps(const DramOrg& o, const DramTiming& t) { return o.burst_bytes / (t.burst * t.tck_ns); }
+
 struct DramSpec {
   DramOrg org;
   DramTiming t;
@@ -86,8 +89,7 @@ struct DramSpec {
   int act_scope_of(int sid) const { return act_limits_per_sid ? sid : 0; }
   int act_scopes() const { return act_limits_per_sid ? org.stack_ids : 1; }
 
-  // Peak data rate of one pseudo-channel, GB/s: burst_bytes every `burst` tCK.
-  double peak_gbps() const { return org.burst_bytes / (t.burst * t.tck_ns); }
+  double peak_gbps() const { return hbm::peak_gbps(org, t); }
   // Flat bank index of an address (sid, group, bank).
   int bank_index(const DramAddress& a) const {
     return (a.sid * org.bank_groups + a.bankgroup) * org.banks_per_group + a.bank;

@@ -24,6 +24,9 @@ constexpr int64_t kMaxConfigBytes = int64_t(1) << 50;   // bound of any capacity
 // Bytes of one HBM3-6400 pseudo-channel (2 SIDs x 16 banks x 16384 rows x 1 KiB; hw/hbm/dram_spec.cpp
 // asserts it equals the preset's organisation): a banked slice holds pseudo_channels of them.
 constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
+// Peak data rate of one HBM3-6400 pseudo-channel, GB/s (32 B every 2 tCK of 0.625 ns; dram_spec.cpp
+// asserts it is the preset's): a banked slice streams at most pseudo_channels of them.
+constexpr double kHbm3PseudoChannelGbps = 25.6;
 
 // pe.gemm: the GEMM engine; an (m x k)(k x n) product runs as tile_m x tile_n x tile_k tiles.
 #define AHBM_PARAMS_PE_GEMM(X)                                                                                   \

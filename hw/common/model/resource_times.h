@@ -57,7 +57,8 @@ Time hbm_read(const HbmSliceConfig& h, uint64_t bytes) {
 // The banked slice (pe.hbm.model = banked) has no closed form: the cost model times it as the
 // simple slice with the calibration docs/hbm.md documents for KV tiles read in order (Policy A's
 // pattern; within 6% of the banked model there, test_banked_hbm_slice.cpp), and says so in its
-// estimate (PolicyEstimate::hbm_assumed).
+// estimate (PolicyEstimate::hbm_assumed). Its peak is its pseudo-channels' (bandwidth_gbps does
+// not apply to it): 12 × 25.6 = 307.2 GB/s by default, the simple slice's default.
 constexpr double kBankedInOrderLatencyNs = 15.0;
 constexpr double kBankedInOrderEfficiency = 0.80;
 // The slice as a closed form: itself when simple, the calibrated simple slice when banked.
@@ -65,6 +66,7 @@ inline HbmSliceConfig hbm_closed_form(const HbmSliceConfig& h) {
   if (!h.banked()) return h;
   HbmSliceConfig c = h;
   c.model = "simple";
+  c.bandwidth_gbps = double(h.pseudo_channels) * kHbm3PseudoChannelGbps;
   c.latency_ns = kBankedInOrderLatencyNs;
   c.efficiency = kBankedInOrderEfficiency;
   return c;
@@ -72,7 +74,8 @@ inline HbmSliceConfig hbm_closed_form(const HbmSliceConfig& h) {
 // What hbm_closed_form assumed of a banked slice, for the estimate (empty when simple).
 inline std::string hbm_assumption(const HbmSliceConfig& h) {
   if (!h.banked()) return "";
-  return "pe.hbm.model = banked costed as simple, latency_ns 15, efficiency 0.80 (docs/hbm.md: KV tiles in order)";
+  return "pe.hbm.model = banked costed as simple, bandwidth pseudo_channels x 25.6 GB/s, latency_ns 15, "
+         "efficiency 0.80 (docs/hbm.md: KV tiles in order)";
 }
 
 // A CUBE's Q buffer: the write port takes a tile's bytes at write_bytes_per_cycle, each read port
