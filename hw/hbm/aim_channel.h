@@ -117,7 +117,7 @@ class AimChannel {
   DramSpec spec_;
   AimTiming aim_;
   int64_t now_ = -1;     // last command's cycle
-  int64_t decode_ = 0;   // the current ISR's decode cycle
+  int64_t decode_ = -1;  // the current ISR's decode cycle (the first ISR decodes at cycle 0)
   int64_t hold_ = 0;     // earliest decode of the next ISR (after a blocking one)
   int64_t done_ = 0;     // last completion
   bool reg_ = false;     // register-access mode
