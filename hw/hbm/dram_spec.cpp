@@ -73,14 +73,55 @@ DramSpec hbm3_5200() {
   return s;
 }
 
+DramSpec gddr6_aim() {
+  DramSpec s;
+  // One GDDR6-AiM channel (aim_simulator GDDR6.cpp, org_presets["GDDR6_AiM_org"]): 4 bank groups x
+  // 4 banks, 16K rows of 1K columns x 16 DQ = 2 KiB, 32 B per burst (x16, BL16).
+  s.org.stack_ids = 1;
+  s.org.bank_groups = 4;
+  s.org.banks_per_group = 4;
+  s.org.rows = 16384;
+  s.org.page_bytes = 2048;
+  s.org.burst_bytes = 32;
+  // timing_presets["GDDR6_AiM_timing"], in its tCK. tCK: the preset's tCK_ps = 500, the 2 GHz
+  // (FREQ) CENT converts the simulator's cycles with (cent_power_calculator.py).
+  DramTiming& t = s.t;
+  t.tck_ns = 0.5;
+  t.burst = 2;     // nBL
+  t.rl = 50;       // nCL
+  t.rcd_rd = 36;   // nRCDRD
+  t.rcd_wr = 28;   // nRCDWR
+  t.rp = 32;       // nRP
+  t.ras = 54;      // nRAS
+  t.rc = 89;       // nRC
+  t.wr = 33;       // nWR
+  t.rtp = 12;      // nRTP
+  t.wl = 6;        // nCWL
+  t.ccd_s = 2;     // nCCDS
+  t.ccd_l = 2;     // nCCDL
+  t.ccd_r = 2;     // one rank: no rank switch
+  t.rrd_s = 11;    // nRRDS
+  t.rrd_l = 11;    // nRRDL
+  t.wtr_s = 9;     // nWTRS
+  t.wtr_l = 11;    // nWTRL
+  t.faw = 42;      // nFAW (the artifact does not apply it)
+  t.rtw = t.rl + t.burst + 3 - t.wl + 1;  // the artifact's RD -> WR rule: nCL + nBL + 3 - nCWL + nWPRE
+  t.refi = 3333;   // nREFI
+  t.rfc_ab = 210;  // nRFC
+  t.rfc_pb = 105;  // nRFCpb
+  s.mapping = mapping_preset("row_interleaved", s.org);
+  return s;
+}
+
 const std::vector<std::string>& dram_preset_names() {
-  static const std::vector<std::string> names = {"HBM3_6400", "HBM3_5.2Gbps"};
+  static const std::vector<std::string> names = {"HBM3_6400", "HBM3_5.2Gbps", "GDDR6_AiM"};
   return names;
 }
 
 DramSpec dram_preset(const std::string& name) {
   if (name == "HBM3_6400") return hbm3_6400();
   if (name == "HBM3_5.2Gbps") return hbm3_5200();
+  if (name == "GDDR6_AiM") return gddr6_aim();
   std::string all;
   for (const std::string& n : dram_preset_names()) all += (all.empty() ? "" : ", ") + n;
   throw InputError("dram preset \"" + name + "\": not a preset (allowed: " + all + ")");

@@ -104,7 +104,11 @@ DramSpec hbm3_6400();
 // AttAcc's Ramulator2 HBM3-PIM timing preset "HBM3_5.2Gbps" (organisation HBM3_8Gb_2R, the same as
 // hbm3_6400's): tCK 1/1.3 GHz, 20.8 GB/s per pseudo-channel; every value's source in docs/hbm.md.
 DramSpec hbm3_5200();
-// A timing preset by name: "HBM3_6400" | "HBM3_5.2Gbps" (dram_preset_names()). Throws InputError
+// One GDDR6-AiM channel as CENT's DRAM simulator (arkhadem/aim_simulator) describes it: presets
+// GDDR6_AiM_org and GDDR6_AiM_timing, tCK 0.5 ns, 2 KiB rows; its AiM-only timings are in
+// hw/hbm/aim_channel.h. Every value's source in docs/validation.md.
+DramSpec gddr6_aim();
+// A timing preset by name: "HBM3_6400" | "HBM3_5.2Gbps" | "GDDR6_AiM" (dram_preset_names()). Throws InputError
 // naming the allowed presets for another name.
 DramSpec dram_preset(const std::string& name);
 const std::vector<std::string>& dram_preset_names();

@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "hw/common/base/error.h"
 #include "hw/common/base/json_reader.h"
 #include "hw/hbm/channel_array.h"
-
-#ifndef AHBM_PRESET_DIR
-#define AHBM_PRESET_DIR "hw/configs"
-#endif
+#include "runtime/validate/csv_table.h"
 
 namespace ahbm::validate {
 
@@ -23,25 +19,7 @@ const std::vector<std::string> kPimTypes = {"BG", "BANK", "BUFFER"};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::stringstream in(line);
-  while (std::getline(in, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i);
-}
-
 }  // namespace
-
-std::string default_preset_dir() { return AHBM_PRESET_DIR; }
 
 std::string attacc_preset_file(const std::string& pim_type, bool power_constraint) {
   std::string level = pim_type;
@@ -92,16 +70,9 @@ AttaccTiming simulate_attacc(const AttaccPreset& p, const AttaccPoint& pt) {
 }
 
 AttaccReport validate_attacc_csv(const std::string& points_path, const std::string& preset_dir) {
-  std::ifstream in(points_path);
-  if (!in) throw InputError(points_path + ": cannot read");
-  std::string line;
-  if (!std::getline(in, line)) throw InputError(points_path + ": empty (needs a header row)");
-  const std::vector<std::string> header = split_csv_line(trim(line));
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[trim(header[i])] = i;
-  for (const char* need : {"L", "nhead", "dhead", "dbyte", "pim_type", "power_constraint"})
-    if (!col.count(need)) throw InputError(points_path + ": column " + need + " missing (needed: L, nhead, dhead, dbyte, pim_type, power_constraint)");
-  const bool has_cycle = col.count("cycle") > 0;
+  const CsvTable table = read_csv_table(points_path);
+  table.require({"L", "nhead", "dhead", "dbyte", "pim_type", "power_constraint"});
+  const bool has_cycle = table.has("cycle");
 
   struct Row {
     std::vector<std::string> cells;
@@ -109,55 +80,24 @@ AttaccReport validate_attacc_csv(const std::string& points_path, const std::stri
     double cycle = 0;
   };
   std::vector<Row> rows;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    line = trim(line);
-    if (line.empty()) continue;
+  for (const CsvTable::Row& in : table.rows) {
     Row row;
-    row.cells = split_csv_line(line);
-    const std::string where = points_path + " line " + std::to_string(line_no);
-    if (row.cells.size() != header.size())
-      throw InputError(where + ": " + std::to_string(row.cells.size()) + " cells, the header has " + std::to_string(header.size()));
-    auto cell = [&](const std::string& c) { return trim(row.cells[col.at(c)]); };
-    auto integer = [&](const std::string& c, int64_t lo, int64_t hi) {
-      const std::string v = cell(c);
-      size_t used = 0;
-      int64_t x = 0;
-      try {
-        x = std::stoll(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != v.size() || x < lo || x > hi)
-        throw InputError(where + ": column " + c + " = \"" + v + "\" (allowed: an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
-      return x;
-    };
-    row.pt.L = integer("L", 1, 65536);
-    row.pt.nhead = integer("nhead", 1, 4096);
-    row.pt.dhead = integer("dhead", 64, 256);
-    row.pt.dbyte = integer("dbyte", 1, 2);
-    row.pt.pim_type = cell("pim_type");
+    row.cells = in.cells;
+    const std::string where = table.where(in);
+    row.pt.L = table.integer(in, "L", 1, 65536);
+    row.pt.nhead = table.integer(in, "nhead", 1, 4096);
+    row.pt.dhead = table.integer(in, "dhead", 64, 256);
+    row.pt.dbyte = table.integer(in, "dbyte", 1, 2);
+    row.pt.pim_type = table.cell(in, "pim_type");
     if (std::find(kPimTypes.begin(), kPimTypes.end(), row.pt.pim_type) == kPimTypes.end())
       throw InputError(where + ": column pim_type = \"" + row.pt.pim_type + "\" (allowed: BG, BANK, BUFFER)");
-    const std::string pc = cell("power_constraint");
+    const std::string& pc = table.cell(in, "power_constraint");
     if (pc == "True" || pc == "true" || pc == "1") row.pt.power_constraint = true;
     else if (pc == "False" || pc == "false" || pc == "0") row.pt.power_constraint = false;
     else throw InputError(where + ": column power_constraint = \"" + pc + "\" (allowed: True, False)");
-    if (has_cycle) {
-      const std::string v = cell("cycle");
-      size_t used = 0;
-      try {
-        row.cycle = std::stod(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != v.size() || !(row.cycle > 0) || !std::isfinite(row.cycle))
-        throw InputError(where + ": column cycle = \"" + v + "\" (allowed: a number > 0)");
-    }
+    if (has_cycle) row.cycle = table.positive(in, "cycle");
     rows.push_back(std::move(row));
   }
-  if (rows.empty()) throw InputError(points_path + ": no rows after the header");
 
   // Every preset a row needs is read (and checked) before anything is simulated.
   std::map<std::string, AttaccPreset> presets;
@@ -168,13 +108,13 @@ AttaccReport validate_attacc_csv(const std::string& points_path, const std::stri
 
   AttaccReport rep;
   std::ostringstream out;
-  for (size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
+  for (size_t i = 0; i < table.header.size(); ++i) out << (i ? "," : "") << table.header[i];
   out << ",ahbm_ns" << (has_cycle ? ",ref_ns,err" : "") << "\n";
   double sum = 0, worst = 0;
   for (const Row& r : rows) {
     const AttaccPreset& p = presets.at(attacc_preset_file(r.pt.pim_type, r.pt.power_constraint));
     const AttaccTiming t = simulate_attacc(p, r.pt);
-    for (size_t i = 0; i < r.cells.size(); ++i) out << (i ? "," : "") << trim(r.cells[i]);
+    for (size_t i = 0; i < r.cells.size(); ++i) out << (i ? "," : "") << r.cells[i];
     char buf[96];
     std::snprintf(buf, sizeof buf, ",%.1f", t.ns);
     out << buf;

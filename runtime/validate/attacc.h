@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/hbm/dram_spec.h"
+#include "runtime/validate/csv_table.h"
 
 namespace ahbm::validate {
 
@@ -30,8 +31,6 @@ struct AttaccPreset {
 AttaccPreset read_attacc_preset(const std::string& path);
 // The preset file name for a level and power setting: attacc-bg.json, attacc-bg-npc.json, ...
 std::string attacc_preset_file(const std::string& pim_type, bool power_constraint);
-// The directory of the presets shipped with the sources (hw/configs).
-std::string default_preset_dir();
 
 struct AttaccPoint {
   int64_t L = 0, nhead = 0, dhead = 0, dbyte = 0;

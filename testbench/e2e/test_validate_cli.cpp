@@ -59,8 +59,39 @@ TEST(ValidateCli, PointsOutsideThePresetsAreInputErrorsWithoutOutput) {
   const test::CliResult r = test::run_cli("validate attacc " + no_col + " --out " + dir + "/r.csv");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("column power_constraint missing"), std::string::npos) << r.output;
-  const test::CliResult ref = test::run_cli("validate cent " + no_col + " --out " + dir + "/r.csv");
+  const test::CliResult ref = test::run_cli("validate ramulator " + no_col + " --out " + dir + "/r.csv");
   EXPECT_EQ(ref.exit_code, 2);
-  EXPECT_NE(ref.output.find("reference \"cent\""), std::string::npos) << ref.output;
+  EXPECT_NE(ref.output.find("reference \"ramulator\": not known (allowed: attacc, cent)"), std::string::npos) << ref.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/r.csv"));
+}
+
+TEST(ValidateCli, CentWritesBlockAndPartsAndRefusesTensorParallelRows) {
+  const std::string dir = test::temp_dir("validate-cent");
+  const std::string head =
+      "Model,Device number,Pipeline parallelism,Tensor parallelism,Channels per device,Channels per block,Sequence length,"
+      "PIM latency,CXL latency,Acc latency,TransformerBlock latency\n";
+  const std::string good = "Llama2-7B,8,32,1,32,8,128,0.2127925,0.00032238887363,0.00932,0.22243488887363\n";
+  const std::string rows = write_points(dir, "c.csv", head + good);
+  const test::CliResult r = test::run_cli("validate cent " + rows + " --out " + dir + "/r.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("block mean |err|"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PIM: mean |err|"), std::string::npos) << r.output;
+  const std::string csv = test::read_file(dir + "/r.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), head.substr(0, head.size() - 1) +
+                                               ",ahbm_pim_ms,ahbm_cxl_ms,ahbm_acc_ms,ahbm_block_ms,err_pim,err_cxl,err_acc,err");
+  EXPECT_NE(csv.find("\n" + good.substr(0, good.size() - 1) + ","), std::string::npos) << csv;
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"Llama2-7B,8,1,8,32,32,128,1,1,1,1", "column Tensor parallelism = 8: a block split over devices needs the chips to talk to each other (the many-chips issue)"},
+      {"Llama3-8B,8,8,1,32,32,128,1,1,1,1", "column Model = \"Llama3-8B\""},
+      {"Llama2-7B,8,32,1,32,12,128,1,1,1,1", "column Channels per block = 12"},
+      {"Llama2-7B,8,8,1,32,32,0,1,1,1,1", "column Sequence length = \"0\""},
+  };
+  for (const auto& [row, message] : bad) {
+    const std::string path = write_points(dir, "b.csv", head + good + row + "\n");
+    const test::CliResult e = test::run_cli("validate cent " + path + " --out " + dir + "/e.csv");
+    EXPECT_EQ(e.exit_code, 2) << row << "\n" << e.output;
+    EXPECT_NE(e.output.find(message), std::string::npos) << e.output;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/e.csv")) << row;
+  }
 }

@@ -68,7 +68,7 @@ inline const std::vector<Command>& commands() {
        without_context(cmd_noc_bench)},
       {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
        without_context(cmd_hbm_bench)},
-      {"validate", "compare the model with a published reference (attacc: attention per HBM3-PIM stack)",
+      {"validate", "compare the model with a published reference (attacc: attention per HBM3-PIM stack; cent: a Llama-2 block on GDDR6-AiM CXL devices)",
        without_context(cmd_validate)},
       {"schema", "print the JSON Schema of an input format (scenario, model-config, join-input, serve-workload)", without_context(cmd_schema)},
   };
