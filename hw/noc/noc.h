@@ -14,6 +14,7 @@
 #include <systemc>
 
 #include "hw/common/base/json_reader.h"
+#include "hw/common/base/registry.h"
 #include "hw/common/observe/stats.h"
 #include "hw/common/base/timing.h"
 
@@ -192,6 +193,7 @@ struct NocModelInfo {
   // reads are InputErrors, as when the model is built.
   std::function<NocEstimate(const NocEstimateInput&)> estimate;
   NocEstimate estimate_for(const NocEstimateInput& in) const { return estimate ? estimate(in) : default_noc_estimate(in); }
+  static constexpr const char* kKind = "NoC model";  // in Registry's errors
 };
 
 // Models by name. An object, not a global: a program builds one (usually with_builtin_models())
@@ -199,15 +201,17 @@ struct NocModelInfo {
 class NocRegistry {
  public:
   static NocRegistry with_builtin_models();
-  void add(NocModelInfo info);  // replaces a model of the same name
+  void add(NocModelInfo info) { models_.add_or_replace(std::move(info)); }  // replaces a model of the same name
   // Throws InputError naming `field` in `file` and the valid names when `name` is unknown.
   const NocModelInfo& get(const std::string& name, const std::string& file = "hw config",
-                          const std::string& field = "noc.model") const;
-  std::vector<std::string> names() const;
-  const std::vector<NocModelInfo>& models() const { return models_; }
+                          const std::string& field = "noc.model") const {
+    return models_.get(name, file + ": " + field);
+  }
+  std::vector<std::string> names() const { return models_.names(); }
+  const std::vector<NocModelInfo>& models() const { return models_.entries(); }
 
  private:
-  std::vector<NocModelInfo> models_;
+  Registry<NocModelInfo> models_;
 };
 
 namespace detail {

@@ -206,34 +206,6 @@ JoinBody latent(const JoinInput& in, const JoinOptions& opt) {
 // ---------------------------------------------------------------------------------------
 // Registry
 
-void JoinStrategyRegistry::add(const std::string& name, const std::string& description, StrategyFn fn) {
-  for (const auto& e : entries_)
-    if (e.name == name) throw std::logic_error("join strategy \"" + name + "\" registered twice");
-  entries_.push_back(Entry{name, description, std::move(fn)});
-}
-
-const JoinStrategyRegistry::Entry& JoinStrategyRegistry::find(const std::string& name) const {
-  for (const auto& e : entries_)
-    if (e.name == name) return e;
-  const auto known = names();
-  std::string list;
-  for (size_t i = 0; i < known.size(); ++i) list += (i ? ", " : "") + known[i];
-  const std::string near = closest_name(name, known);
-  throw InputError("unknown join strategy \"" + name + "\" (allowed: " + list + ")" +
-                   (near.empty() ? std::string() : "; did you mean \"" + near + "\"?"));
-}
-
-const StrategyFn& JoinStrategyRegistry::get(const std::string& name) const { return find(name).fn; }
-const std::string& JoinStrategyRegistry::description(const std::string& name) const {
-  return find(name).description;
-}
-
-std::vector<std::string> JoinStrategyRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& e : entries_) out.push_back(e.name);
-  return out;
-}
-
 JoinStrategyRegistry builtin_join_strategies() {
   JoinStrategyRegistry r;
   r.add("full_text", "every agent's full output (note 5.3, 5.5)", full_text);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/common/base/registry.h"
 #include "runtime/join/result.h"
 #include "runtime/join/shape.h"
 
@@ -81,19 +82,21 @@ using StrategyFn = std::function<JoinBody(const JoinInput&, const JoinOptions&)>
 class JoinStrategyRegistry {
  public:
   // Names are unique; adding one twice is a programming error (std::logic_error).
-  void add(const std::string& name, const std::string& description, StrategyFn fn);
+  void add(const std::string& name, const std::string& description, StrategyFn fn) {
+    entries_.add(Entry{name, description, std::move(fn)});
+  }
   // Unknown name -> InputError listing the known names (and a near one, if any).
-  const StrategyFn& get(const std::string& name) const;
-  const std::string& description(const std::string& name) const;
-  std::vector<std::string> names() const;  // in registration order
+  const StrategyFn& get(const std::string& name) const { return entries_.get(name).fn; }
+  const std::string& description(const std::string& name) const { return entries_.get(name).description; }
+  std::vector<std::string> names() const { return entries_.names(); }  // in registration order
 
  private:
   struct Entry {
     std::string name, description;
     StrategyFn fn;
+    static constexpr const char* kKind = "join strategy";
   };
-  const Entry& find(const std::string& name) const;
-  std::vector<Entry> entries_;
+  Registry<Entry> entries_;
 };
 
 // full_text, schema, dedup, pointer, hierarchical, latent (in this order).
