@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 
 namespace ahbm::hbm {
 

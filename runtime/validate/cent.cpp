@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "hw/common/error.h"
-#include "hw/common/json_reader.h"
+#include "hw/common/base/error.h"
+#include "hw/common/base/json_reader.h"
 #include "runtime/validate/csv_table.h"
 
 namespace ahbm::validate {

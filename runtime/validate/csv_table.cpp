@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 
 #ifndef AHBM_PRESET_DIR
 #define AHBM_PRESET_DIR "hw/configs"

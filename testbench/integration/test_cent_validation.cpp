@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "hw/common/error.h"
+#include "hw/common/base/error.h"
 #include "hw/hbm/aim_channel.h"
 #include "runtime/validate/cent.h"
 

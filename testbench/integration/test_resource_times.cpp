@@ -1,5 +1,5 @@
 // Issue 37 item 2, one closed form per resource: each resource's single transfer, simulated, takes
-// the time of its closed form in hw/common/resource_times.h as the cost model books it (the
+// the time of its closed form in hw/common/model/resource_times.h as the cost model books it (the
 // double-ns instantiation), and that closed form is the documented formula, computed here from
 // the parameters. One tiny timing-only run (2 CUBEs x 2 PEs, one 5-row Q tile, 40 KV tokens per
 // PE: one KV block each) crosses every resource once per PE or CUBE, before anything queues.
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
-#include "hw/common/attn_state.h"
-#include "hw/common/engines.h"
-#include "hw/common/resource_times.h"
+#include "hw/common/model/attn_state.h"
+#include "hw/common/model/engines.h"
+#include "hw/common/model/resource_times.h"
 #include "test_support.h"
 
 using namespace ahbm;
