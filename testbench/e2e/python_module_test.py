@@ -49,7 +49,7 @@ class ModuleCase(unittest.TestCase):
         np.testing.assert_array_equal(r["o"][0], o_cli)  # the same arithmetic: bit-identical
         # The spans are latency.csv's rows, as columns pandas takes directly.
         df = pd.DataFrame(r["spans"])
-        csv = pd.read_csv(os.path.join(cli_dir, "latency.csv"))
+        csv = pd.read_csv(os.path.join(cli_dir, "latency.csv"), float_precision="round_trip")
         self.assertEqual(len(df), len(csv))
         self.assertEqual(list(df.columns), list(csv.columns))
         self.assertEqual(df["end_ns"].max(), summary["total_ns"])
@@ -230,7 +230,9 @@ class ModuleCase(unittest.TestCase):
             self.assertEqual(f.read(), cli_vcd)
         self.assertEqual(with_vcd["summary"], summary)
         # requests.csv's rows as columns pandas takes directly, numbers as numbers.
-        df, csv = pd.DataFrame(r["requests"]), pd.read_csv(os.path.join(out, "requests.csv"))
+        # round_trip: pandas' default fast parser can land one ulp off a 17-digit number.
+        df = pd.DataFrame(r["requests"])
+        csv = pd.read_csv(os.path.join(out, "requests.csv"), float_precision="round_trip")
         self.assertEqual(list(df.columns), list(csv.columns))
         self.assertEqual(len(df), summary["requests"]["count"])
         np.testing.assert_array_equal(df["done_ns"].to_numpy(), csv["done_ns"].to_numpy())
