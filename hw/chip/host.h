@@ -20,8 +20,8 @@ namespace ahbm {
 
 // Counters of the host link (Host::report_stats, the chip's child `host`).
 struct HostStats {
-  static constexpr stats::Sum<uint64_t> q_bytes{"q_bytes_in"};   // Q tiles written host to chip
-  static constexpr stats::Sum<uint64_t> o_bytes{"o_bytes_out"};  // O tiles returned chip to host
+  static constexpr stats::Sum<uint64_t> q_bytes{"q_bytes_in", "bytes", "Q tiles written host to chip"};
+  static constexpr stats::Sum<uint64_t> o_bytes{"o_bytes_out", "bytes", "O tiles returned chip to host"};
 };
 
 class Host : public sc_core::sc_module, public NocClient, public StatsProvider {

@@ -27,7 +27,7 @@ struct CubeStats {
   static constexpr const char* q_buffer = "q_buffer";  // child, inlined as q_buffer_<counter>
   static constexpr const char* reducer = "reducer";    // child, inlined as reducer_<counter>
   static constexpr const char* pes = "pes";            // list, one element per PE (pe<index>)
-  static constexpr stats::Sum<uint64_t> remote_requests_served{"remote_requests_served"};
+  static constexpr stats::Sum<uint64_t> remote_requests_served{"remote_requests_served", "requests", "remote KV reads served for PEs of other CUBEs (B2)"};
 };
 
 class Cube : public sc_core::sc_module, public NocClient, public StatsProvider {

@@ -25,9 +25,9 @@ namespace ahbm {
 
 // Counters of the CUBE reducer (CubeReducer::report_stats).
 struct CubeReducerStats {
-  static constexpr stats::Sum<uint64_t> rows_merged{"rows_merged"};  // PE state rows merged
-  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops"};    // element-ops of those merges
-  static constexpr stats::Sum<uint64_t> state_bytes{"state_bytes"};  // PE states received over the bus (staged in its SRAM)
+  static constexpr stats::Sum<uint64_t> rows_merged{"rows_merged", "rows", "PE state rows merged"};
+  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops", "element-ops", "vector element-ops of those merges"};
+  static constexpr stats::Sum<uint64_t> state_bytes{"state_bytes", "bytes", "PE states received over the CUBE bus (staged in its SRAM)"};
 };
 
 class CubeReducer : public sc_core::sc_module, public StateSink, public StatsProvider {

@@ -15,10 +15,10 @@ namespace ahbm {
 
 // Counters of the Q buffer (QBuffer::report_stats).
 struct QBufferStats {
-  static constexpr stats::Max<uint64_t> high_water{"high_water_bytes"};  // most bytes reserved at once
-  static constexpr stats::BusyNs port_busy{"port_busy_ns"};               // read ports busy, summed over ports
-  static constexpr stats::Sum<uint64_t> bytes_written{"bytes_written"};  // Q tiles arrived
-  static constexpr stats::Sum<uint64_t> bytes_read{"bytes_read"};        // Q tiles read, once per reading PE
+  static constexpr stats::Max<uint64_t> high_water{"high_water_bytes", "bytes", "most Q-buffer bytes reserved at once"};
+  static constexpr stats::BusyNs port_busy{"port_busy_ns", "ns", "read ports busy, summed over ports"};
+  static constexpr stats::Sum<uint64_t> bytes_written{"bytes_written", "bytes", "Q tiles written into the buffer"};
+  static constexpr stats::Sum<uint64_t> bytes_read{"bytes_read", "bytes", "Q tiles read out, once per reading PE"};
 };
 
 class QBuffer : public sc_core::sc_module, public QTileSource, public QCredits, public StatsProvider {

@@ -22,7 +22,7 @@ namespace ahbm {
 // The layout of a group's element of the chip's statistics tree (Group::report_stats): its
 // label, the KV mover's counters, the list `cubes` (elements cube<c>) and the list `links`.
 struct GroupStats {
-  static constexpr stats::Label<int64_t> group{"group"};  // the group's index
+  static constexpr stats::Label<int64_t> group{"group", "", "the group's index"};
   static constexpr const char* cubes = "cubes";           // list, elements cube<c>
 };
 

@@ -24,8 +24,8 @@ namespace ahbm {
 
 // Counters of a group's KV mover (KvMover::report_stats), reported into its group's node.
 struct KvMoverStats {
-  static constexpr stats::Sum<uint64_t> remap_bytes{"remap_bytes"};          // KV copied for remapped jobs (B1)
-  static constexpr stats::Sum<uint64_t> broadcast_bytes{"broadcast_bytes"};  // KV broadcast blocks (B5)
+  static constexpr stats::Sum<uint64_t> remap_bytes{"remap_bytes", "bytes", "KV copied for remapped jobs (B1)"};
+  static constexpr stats::Sum<uint64_t> broadcast_bytes{"broadcast_bytes", "bytes", "KV broadcast blocks (B5)"};
 };
 
 class KvMover : public sc_core::sc_module, public StatsProvider {

@@ -32,13 +32,13 @@ std::vector<int> reduction_parents(const std::string& topology, int cubes);
 // `links` per link, named cube<from>_to_cube<to>.
 struct LinkStats {
   static constexpr const char* list = "links";
-  static constexpr stats::Label<uint64_t> from{"from"};  // child CUBE
-  static constexpr stats::Label<uint64_t> to{"to"};      // parent CUBE
-  static constexpr stats::BusyNs busy{"busy_ns"};
-  static constexpr stats::Sum<uint64_t> bytes{"bytes"};  // state bytes sent child to parent
+  static constexpr stats::Label<uint64_t> from{"from", "", "child CUBE"};
+  static constexpr stats::Label<uint64_t> to{"to", "", "parent CUBE"};
+  static constexpr stats::BusyNs busy{"busy_ns", "ns", "link busy"};
+  static constexpr stats::Sum<uint64_t> bytes{"bytes", "bytes", "state bytes sent child to parent"};
   // In the group's node: element-ops of the inter-CUBE merges and the root's normalisation
   // (on the CUBE reducers' units or their link-port units: hw/chip/energy.h charges them as reducer work).
-  static constexpr stats::Sum<uint64_t> vector_ops{"xcube_vector_ops"};
+  static constexpr stats::Sum<uint64_t> vector_ops{"xcube_vector_ops", "element-ops", "vector element-ops of the inter-CUBE merges"};
 };
 
 class ReductionNetwork : public sc_core::sc_module, public StatsProvider {

@@ -28,7 +28,7 @@ CMeshNoc::CMeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
   read_grid_placement(r, ctx.endpoints, g, defaults);
   r.finish();
   StatsNode topology = grid_stats(g, ctx.endpoints, routing);
-  topology.set(stats::Sum<int64_t>{"concentration"}, c);  // summed over steps, as cols and rows
+  topology.set(stats::Sum<int64_t>{"concentration", "endpoints", "endpoints per router (summed over steps)"}, c);  // summed over steps, as cols and rows
   build(mesh_topology(g, routing), p, std::move(topology));
 }
 

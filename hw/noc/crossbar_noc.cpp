@@ -21,7 +21,7 @@ CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : 
   t.endpoint_router.assign(size_t(endpoint_count()), 0);
   t.route.assign(1, std::vector<int>(size_t(endpoint_count()), -1));  // every destination is one output away
   StatsNode topology;
-  topology.set(stats::Sum<int64_t>{"ports"}, endpoint_count());  // summed over steps, as before typed statistics
+  topology.set(stats::Sum<int64_t>{"ports", "ports", "crossbar ports (summed over steps)"}, endpoint_count());  // summed over steps, as before typed statistics
   build(std::move(t), p, std::move(topology));
 }
 

@@ -46,7 +46,7 @@ FlatFlyNoc::FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx) : Fl
   };
   set_routes(std::move(next), routing, t);
   StatsNode topology = grid_stats(g, ctx.endpoints, routing);
-  topology.set(stats::Sum<int64_t>{"concentration"}, c);  // summed over steps, as cols and rows
+  topology.set(stats::Sum<int64_t>{"concentration", "endpoints", "endpoints per router (summed over steps)"}, c);  // summed over steps, as cols and rows
   build(std::move(t), p, std::move(topology));
 }
 

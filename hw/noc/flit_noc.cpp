@@ -233,12 +233,12 @@ void FlitNoc::report_stats(StatsNode& node) const {
   // The model's parameters, echoed. Summed over steps like every number before typed
   // statistics, so summary.json stays as it was (a multi-step run shows steps x flit_bytes);
   // stats::Label would keep them constant.
-  node.set(stats::Sum<int64_t>{"flit_bytes"}, params_.flit_bytes);
-  node.set(stats::Sum<int64_t>{"router_cycles"}, params_.router_cycles);
-  node.set(stats::Sum<int64_t>{"link_cycles"}, params_.link_cycles);
-  node.set(stats::Sum<int64_t>{"buffer_flits"}, params_.buffer_flits);
-  node.set(stats::Sum<int64_t>{"vcs"}, params_.vcs);
-  node.set(stats::Label<std::string>{"multicast"}, params_.tree_multicast ? "tree" : "source");
+  node.set(FlitNocStats::flit_bytes, params_.flit_bytes);
+  node.set(FlitNocStats::router_cycles, params_.router_cycles);
+  node.set(FlitNocStats::link_cycles, params_.link_cycles);
+  node.set(FlitNocStats::buffer_flits, params_.buffer_flits);
+  node.set(FlitNocStats::vcs, params_.vcs);
+  node.set(FlitNocStats::multicast, params_.tree_multicast ? "tree" : "source");
   // The router micro-architecture, when it is not the classic default (whose summaries stay as
   // they were before these parameters existed).
   const FlitParams& p = params_;
@@ -246,25 +246,25 @@ void FlitNoc::report_stats(StatsNode& node) const {
       p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy ||
       p.alloc_iters != 1 || p.input_speedup != 1 || p.vc_allocator != FlitParams::VcAllocator::kGreedy) {
     StatsNode& r = node.child("router");
-    r.set(stats::Label<std::string>{"preset"}, p.router);
-    r.set(stats::Label<std::string>{"pipeline"}, p.staged ? "staged" : "lumped");
-    r.set(stats::Label<int64_t>{"head_cycles"}, int64_t(p.head_cycles()));
-    r.set(stats::Label<int64_t>{"body_cycles"}, int64_t(p.body_cycles()));
-    r.set(stats::Label<int64_t>{"inject_cycles"}, int64_t(p.inject_cycles));
-    r.set(stats::Label<int64_t>{"eject_cycles"}, int64_t(p.eject()));
-    r.set(stats::Label<int64_t>{"credit_delay"}, int64_t(p.credit_delay));
-    r.set(stats::Label<std::string>{"vc_select"}, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
-    r.set(stats::Label<std::string>{"sw_allocator"}, sw_allocator_name(p.sw_allocator));
-    if (p.alloc_iters != 1) r.set(stats::Label<int64_t>{"alloc_iters"}, int64_t(p.alloc_iters));
-    if (p.input_speedup != 1) r.set(stats::Label<int64_t>{"input_speedup"}, int64_t(p.input_speedup));
+    r.set(FlitRouterStats::preset, p.router);
+    r.set(FlitRouterStats::pipeline, p.staged ? "staged" : "lumped");
+    r.set(FlitRouterStats::head_cycles, int64_t(p.head_cycles()));
+    r.set(FlitRouterStats::body_cycles, int64_t(p.body_cycles()));
+    r.set(FlitRouterStats::inject_cycles, int64_t(p.inject_cycles));
+    r.set(FlitRouterStats::eject_cycles, int64_t(p.eject()));
+    r.set(FlitRouterStats::credit_delay, int64_t(p.credit_delay));
+    r.set(FlitRouterStats::vc_select, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
+    r.set(FlitRouterStats::sw_allocator, sw_allocator_name(p.sw_allocator));
+    if (p.alloc_iters != 1) r.set(FlitRouterStats::alloc_iters, int64_t(p.alloc_iters));
+    if (p.input_speedup != 1) r.set(FlitRouterStats::input_speedup, int64_t(p.input_speedup));
     if (p.vc_allocator != FlitParams::VcAllocator::kGreedy)
-      r.set(stats::Label<std::string>{"vc_allocator"}, vc_allocator_name(p.vc_allocator));
+      r.set(FlitRouterStats::vc_allocator, vc_allocator_name(p.vc_allocator));
     if (p.staged) {
-      r.set(stats::Label<int64_t>{"routing_delay"}, int64_t(p.routing_delay));
-      r.set(stats::Label<int64_t>{"vc_alloc_delay"}, int64_t(p.vc_alloc_delay));
-      r.set(stats::Label<int64_t>{"sw_alloc_delay"}, int64_t(p.sw_alloc_delay));
-      r.set(stats::Label<int64_t>{"st_delay"}, int64_t(p.st_delay));
-      r.set(stats::Label<int64_t>{"speculative"}, int64_t(p.speculative ? 1 : 0));
+      r.set(FlitRouterStats::routing_delay, int64_t(p.routing_delay));
+      r.set(FlitRouterStats::vc_alloc_delay, int64_t(p.vc_alloc_delay));
+      r.set(FlitRouterStats::sw_alloc_delay, int64_t(p.sw_alloc_delay));
+      r.set(FlitRouterStats::st_delay, int64_t(p.st_delay));
+      r.set(FlitRouterStats::speculative, int64_t(p.speculative ? 1 : 0));
     }
   }
   node.set(FlitNocStats::flits_injected, t.flits_injected);

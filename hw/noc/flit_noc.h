@@ -45,11 +45,40 @@ NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults
 
 // Channel counters of the flit-level models (FlitNoc::report_stats).
 struct FlitNocStats {
-  static constexpr stats::Sum<uint64_t> flits_injected{"flits_injected"};
-  static constexpr stats::Sum<uint64_t> link_flits{"link_flits"};  // router-to-router traversals
-  static constexpr stats::Sum<uint64_t> eject_flits{"eject_flits"};
-  static constexpr stats::Sum<uint64_t> link_cycles_busy{"link_cycles_busy"};
-  static constexpr stats::Sum<uint64_t> multicast_channel_flits{"multicast_channel_flits"};
+  static constexpr stats::Sum<uint64_t> flits_injected{"flits_injected", "flits", "flits injected"};
+  static constexpr stats::Sum<uint64_t> link_flits{"link_flits", "flits", "router-to-router link traversals"};
+  static constexpr stats::Sum<uint64_t> eject_flits{"eject_flits", "flits", "flits ejected to endpoints"};
+  static constexpr stats::Sum<uint64_t> link_cycles_busy{"link_cycles_busy", "cycles", "link cycles carrying a flit, summed over links"};
+  static constexpr stats::Sum<uint64_t> multicast_channel_flits{"multicast_channel_flits", "flits", "flits sent on multicast channels"};
+  // The parameters, echoed as summed statistics so summary.json stays as it was (a multi-step run
+  // shows steps x flit_bytes); stats::Label would keep them constant.
+  static constexpr stats::Sum<int64_t> flit_bytes{"flit_bytes", "bytes", "flit size (summed over steps)"};
+  static constexpr stats::Sum<int64_t> router_cycles{"router_cycles", "cycles", "router pipeline delay parameter (summed over steps)"};
+  static constexpr stats::Sum<int64_t> link_cycles{"link_cycles", "cycles", "link traversal delay parameter (summed over steps)"};
+  static constexpr stats::Sum<int64_t> buffer_flits{"buffer_flits", "flits", "input buffer depth per VC (summed over steps)"};
+  static constexpr stats::Sum<int64_t> vcs{"vcs", "VCs", "virtual channels per port (summed over steps)"};
+  static constexpr stats::Label<std::string> multicast{"multicast", "", "multicast scheme: tree or source"};
+};
+
+// The router's configuration, reported as labels of the "router" child (FlitNoc::report_stats).
+struct FlitRouterStats {
+  static constexpr stats::Label<std::string> preset{"preset", "", "router preset"};
+  static constexpr stats::Label<std::string> pipeline{"pipeline", "", "router pipeline: staged or lumped"};
+  static constexpr stats::Label<int64_t> head_cycles{"head_cycles", "cycles", "router cycles of a head flit"};
+  static constexpr stats::Label<int64_t> body_cycles{"body_cycles", "cycles", "router cycles of a body flit"};
+  static constexpr stats::Label<int64_t> inject_cycles{"inject_cycles", "cycles", "injection delay"};
+  static constexpr stats::Label<int64_t> eject_cycles{"eject_cycles", "cycles", "ejection delay"};
+  static constexpr stats::Label<int64_t> credit_delay{"credit_delay", "cycles", "credit return delay"};
+  static constexpr stats::Label<std::string> vc_select{"vc_select", "", "VC selection: lowest or round-robin"};
+  static constexpr stats::Label<std::string> sw_allocator{"sw_allocator", "", "switch allocator"};
+  static constexpr stats::Label<int64_t> alloc_iters{"alloc_iters", "iterations", "separable allocator iterations"};
+  static constexpr stats::Label<int64_t> input_speedup{"input_speedup", "", "input speedup of the crossbar"};
+  static constexpr stats::Label<std::string> vc_allocator{"vc_allocator", "", "VC allocator"};
+  static constexpr stats::Label<int64_t> routing_delay{"routing_delay", "cycles", "route computation stage"};
+  static constexpr stats::Label<int64_t> vc_alloc_delay{"vc_alloc_delay", "cycles", "VC allocation stage"};
+  static constexpr stats::Label<int64_t> sw_alloc_delay{"sw_alloc_delay", "cycles", "switch allocation stage"};
+  static constexpr stats::Label<int64_t> st_delay{"st_delay", "cycles", "switch traversal stage"};
+  static constexpr stats::Label<int64_t> speculative{"speculative", "", "1 when switch allocation is speculative"};
 };
 
 class FlitNoc : public Noc {

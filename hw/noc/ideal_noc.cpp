@@ -38,7 +38,7 @@ void IdealNoc::report_stats(StatsNode& node) const {
   Noc::report_stats(node);
   // A parameter, not a count: summed over steps like every number before typed statistics,
   // so summary.json stays as it was (a multi-step run shows steps x latency).
-  node.set(stats::Sum<double>{"latency_ns"}, to_ns(latency_));
+  node.set(stats::Sum<double>{"latency_ns", "ns", "fixed delivery latency (summed over steps)"}, to_ns(latency_));
 }
 
 }  // namespace ahbm

@@ -89,15 +89,15 @@ StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints, c
   // The size is summed over steps like every number before typed statistics (summary.json
   // unchanged); the placement is a label.
   StatsNode topology;
-  topology.set(stats::Sum<int64_t>{"cols"}, g.cols);
-  topology.set(stats::Sum<int64_t>{"rows"}, g.rows);
+  topology.set(GridStats::cols, g.cols);
+  topology.set(GridStats::rows, g.rows);
   StatsNode& placement = topology.child("placement");
   for (size_t e = 0; e < g.node.size(); ++e)
-    placement.set(stats::Label<std::vector<int64_t>>{endpoints[e].c_str()}, {g.node[e] % g.cols, g.node[e] / g.cols});
+    placement.set(stats::Label<std::vector<int64_t>>{endpoints[e].c_str(), "", "grid coordinate (column, row) of this endpoint"}, {g.node[e] % g.cols, g.node[e] / g.cols});
   if (routing.routing != FlitTopology::Routing::kTable) {  // dor adds nothing: summaries stay as they were
-    topology.set(stats::Label<std::string>{"routing"}, routing.name);
+    topology.set(GridStats::routing, routing.name);
     if (routing.routing != FlitTopology::Routing::kMinAdapt)
-      topology.set(stats::Label<int64_t>{"route_seed"}, int64_t(routing.seed));
+      topology.set(GridStats::route_seed, int64_t(routing.seed));
   }
   return topology;
 }

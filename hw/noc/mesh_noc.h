@@ -40,6 +40,13 @@ void set_routes(std::function<int(int, int, int)> next, const GridRouting& routi
 // router and direction (0 = +x, 1 = -x, 2 = +y, 3 = -y; -1 = none) are `ch`.
 void set_grid_routes(const Grid& g, std::vector<std::array<int, 4>> ch, GridWay way, const GridRouting& routing,
                      FlitTopology& t);
+// The counters grid_stats writes into a topology node.
+struct GridStats {
+  static constexpr stats::Sum<int64_t> cols{"cols", "routers", "grid columns (summed over steps)"};
+  static constexpr stats::Sum<int64_t> rows{"rows", "routers", "grid rows (summed over steps)"};
+  static constexpr stats::Label<std::string> routing{"routing", "", "routing function"};
+  static constexpr stats::Label<int64_t> route_seed{"route_seed", "", "seed of the randomised routing"};
+};
 // The size and placement reported under noc.topology (and the routing when it is not dor).
 StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints, const GridRouting& routing);
 

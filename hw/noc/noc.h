@@ -62,21 +62,21 @@ using NocSpanHook = std::function<void(const std::string& component, const char*
 
 // Counters every NoC model reports (Noc::report_stats); models add their own.
 struct NocStats {
-  static constexpr stats::Sum<uint64_t> packets_sent{"packets_sent"};
-  static constexpr stats::Sum<uint64_t> deliveries{"deliveries"};  // one per destination
-  static constexpr stats::Sum<uint64_t> bytes_delivered{"bytes_delivered"};
-  static constexpr stats::Sum<uint64_t> packets_in_flight{"packets_in_flight"};  // at the end of the run
+  static constexpr stats::Sum<uint64_t> packets_sent{"packets_sent", "packets", "packets injected"};
+  static constexpr stats::Sum<uint64_t> deliveries{"deliveries", "deliveries", "packet deliveries, one per destination"};
+  static constexpr stats::Sum<uint64_t> bytes_delivered{"bytes_delivered", "bytes", "payload bytes delivered, summed over destinations"};
+  static constexpr stats::Sum<uint64_t> packets_in_flight{"packets_in_flight", "packets", "packets not yet delivered at the end of the run"};
   // What energy is read from (hw/chip/energy.h): flits through one router and out of its output
   // link (flit-level models: router-to-router and ejection traversals; models without routers:
   // one per delivered flit), and the routers the model has (their static power).
-  static constexpr stats::Sum<uint64_t> flit_hops{"flit_hops"};
-  static constexpr stats::Label<int64_t> routers{"routers"};
+  static constexpr stats::Sum<uint64_t> flit_hops{"flit_hops", "flits", "flits through one router and out of its output link"};
+  static constexpr stats::Label<int64_t> routers{"routers", "routers", "routers the model has (their static power)"};
   // Children "multicast_completion" and "unicast_completion": creation to last delivery.
   static constexpr const char* multicast = "multicast_completion";
   static constexpr const char* unicast = "unicast_completion";
-  static constexpr stats::Sum<uint64_t> packets{"packets"};
-  static constexpr stats::TimeMeanNs avg_ns{"avg_ns"};
-  static constexpr stats::Max<double> max_ns{"max_ns"};
+  static constexpr stats::Sum<uint64_t> packets{"packets", "packets", "packets completed"};
+  static constexpr stats::TimeMeanNs avg_ns{"avg_ns", "ns", "mean creation-to-last-delivery time"};
+  static constexpr stats::Max<double> max_ns{"max_ns", "ns", "worst creation-to-last-delivery time"};
 };
 
 // What a model is given when it is built.

@@ -34,9 +34,9 @@ RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(
       if (cw != 0) t.route[size_t(i)][e] = 2 * cw <= N ? 2 * i : 2 * i + 1;
     }
   StatsNode topology;
-  topology.set(stats::Sum<int64_t>{"nodes"}, N);  // summed over steps, as before typed statistics
+  topology.set(stats::Sum<int64_t>{"nodes", "routers", "ring nodes (summed over steps)"}, N);  // summed over steps, as before typed statistics
   StatsNode& placement = topology.child("placement");
-  for (size_t e = 0; e < node.size(); ++e) placement.set(stats::Label<int64_t>{ctx.endpoints[e].c_str()}, node[e]);
+  for (size_t e = 0; e < node.size(); ++e) placement.set(stats::Label<int64_t>{ctx.endpoints[e].c_str(), "", "ring node of this endpoint"}, node[e]);
   build(std::move(t), p, std::move(topology));
 }
 

@@ -47,14 +47,14 @@ namespace ahbm {
 
 // Counters of an HBM slice (HbmSlice::report_stats), reported into its PE's node.
 struct HbmSliceStats {
-  static constexpr stats::Sum<uint64_t> bytes_read{"hbm_bytes_read"};
-  static constexpr stats::Sum<uint64_t> bytes_written{"hbm_bytes_written"};
-  static constexpr stats::Sum<uint64_t> bursts{"hbm_bursts"};
+  static constexpr stats::Sum<uint64_t> bytes_read{"hbm_bytes_read", "bytes", "bytes read from the HBM slice"};
+  static constexpr stats::Sum<uint64_t> bytes_written{"hbm_bytes_written", "bytes", "bytes written to the HBM slice"};
+  static constexpr stats::Sum<uint64_t> bursts{"hbm_bursts", "bursts", "HBM bursts (transactions) served"};
   // The banked model only (hbm::ChannelArrayStats, summed over the slice's pseudo-channels).
-  static constexpr stats::Sum<uint64_t> row_hits{"hbm_row_hits"};
-  static constexpr stats::Sum<uint64_t> row_misses{"hbm_row_misses"};
-  static constexpr stats::Sum<uint64_t> bank_conflicts{"hbm_bank_conflicts"};
-  static constexpr stats::Sum<uint64_t> refreshes{"hbm_refreshes"};
+  static constexpr stats::Sum<uint64_t> row_hits{"hbm_row_hits", "accesses", "row-buffer hits (banked model)"};
+  static constexpr stats::Sum<uint64_t> row_misses{"hbm_row_misses", "accesses", "row-buffer misses (banked model)"};
+  static constexpr stats::Sum<uint64_t> bank_conflicts{"hbm_bank_conflicts", "accesses", "accesses that found their bank busy (banked model)"};
+  static constexpr stats::Sum<uint64_t> refreshes{"hbm_refreshes", "refreshes", "refresh commands issued (banked model)"};
 };
 
 class HbmSlice : public sc_core::sc_module, public StatsProvider {

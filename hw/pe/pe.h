@@ -49,28 +49,28 @@ enum class PeActivity : uint64_t {
 
 // Counters of a PE (Pe::report_stats); its HBM slice adds its own to the same node.
 struct PeStats {
-  static constexpr stats::BusyNs gemm_busy{"gemm_busy_ns"};
-  static constexpr stats::BusyNs vector_busy{"vector_busy_ns"};
-  static constexpr stats::BusyNs dma_busy{"dma_busy_ns"};
-  static constexpr stats::Sum<uint64_t> macs{"macs"};
-  static constexpr stats::Sum<uint64_t> gemm_tiles{"gemm_tiles"};
-  static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes"};  // KV read from other PEs (B2)
+  static constexpr stats::BusyNs gemm_busy{"gemm_busy_ns", "ns", "GEMM engine busy"};
+  static constexpr stats::BusyNs vector_busy{"vector_busy_ns", "ns", "vector unit busy"};
+  static constexpr stats::BusyNs dma_busy{"dma_busy_ns", "ns", "KV DMA busy"};
+  static constexpr stats::Sum<uint64_t> macs{"macs", "MAC", "multiply-accumulates computed"};
+  static constexpr stats::Sum<uint64_t> gemm_tiles{"gemm_tiles", "tiles", "GEMM tiles computed"};
+  static constexpr stats::Sum<uint64_t> remote_kv_bytes{"remote_kv_bytes", "bytes", "KV read from other PEs (B2)"};
   // KV tiles no row of their Q tile could see, neither read nor computed (pe.dma.masked_tiles = skip)
-  static constexpr stats::Sum<uint64_t> kv_tiles_skipped{"kv_tiles_skipped"};
+  static constexpr stats::Sum<uint64_t> kv_tiles_skipped{"kv_tiles_skipped", "tiles", "KV tiles no row of their Q tile could see, neither read nor computed"};
   // and the MACs those tiles would have cost (macs + macs_skipped = 2 x rows x KV tokens x d)
-  static constexpr stats::Sum<uint64_t> macs_skipped{"macs_skipped"};
+  static constexpr stats::Sum<uint64_t> macs_skipped{"macs_skipped", "MAC", "multiply-accumulates the skipped KV tiles would have cost"};
   // What energy is read from (hw/chip/energy.h): vector-unit element-ops (elements × passes:
   // softmax, state rescale, fused operators), bytes staged through the PE's SRAM (each written
   // once and read once: KV blocks computed, Q tiles and X blocks taken in, W tiles, residual
   // rows, Y blocks written back) and X bytes read out of the CUBE's Q buffer (weight GEMMs; Q
   // tiles are counted by the Q buffer).
-  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops"};
-  static constexpr stats::Sum<uint64_t> sram_bytes{"sram_bytes"};
-  static constexpr stats::Sum<uint64_t> x_bytes_read{"x_bytes_read"};
+  static constexpr stats::Sum<uint64_t> vector_ops{"vector_ops", "element-ops", "vector-unit element-ops (elements x passes)"};
+  static constexpr stats::Sum<uint64_t> sram_bytes{"sram_bytes", "bytes", "bytes staged through the PE's SRAM"};
+  static constexpr stats::Sum<uint64_t> x_bytes_read{"x_bytes_read", "bytes", "X bytes read out of the CUBE's Q buffer (weight GEMMs)"};
   // Timed paged-KV memory work (pe.dma.kv_writes = timed, AttentionJob::kv_writes): K/V bytes of
   // new tokens written into the slice, and of copy-on-write page copies (read, then written).
-  static constexpr stats::Sum<uint64_t> kv_append_bytes{"kv_append_bytes"};
-  static constexpr stats::Sum<uint64_t> kv_copy_bytes{"kv_copy_bytes"};
+  static constexpr stats::Sum<uint64_t> kv_append_bytes{"kv_append_bytes", "bytes", "K/V bytes of new tokens written into the slice"};
+  static constexpr stats::Sum<uint64_t> kv_copy_bytes{"kv_copy_bytes", "bytes", "K/V bytes of copy-on-write page copies (read, then written)"};
 };
 
 class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {

@@ -118,7 +118,8 @@ Json module_stats(const SpanRecorder& spans, const StatsNode& chip, const Json& 
               {"clock_ghz", ghz},
               {"components", comps},
               {"noc", chip.find(ChipStats::noc) ? stats_json(chip.at(ChipStats::noc)) : Json::object()},
-              {"chip", stats_json(chip)}};
+              {"chip", stats_json(chip)},
+              {"counter_docs", stats_docs(chip)}};
 }
 
 }  // namespace ahbm::report

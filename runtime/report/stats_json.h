@@ -7,6 +7,9 @@
 //     and the module's own counters from the chip (PE MACs and HBM bytes, Q-buffer high-water
 //     mark with its capacity and fill fraction, reducer rows merged, link busy time).
 //  "noc": the NoC model's counters. "chip": the chip's statistics tree verbatim.
+//  "counter_docs": unit, description and merge rule of every counter of "chip", by its path
+//     there (report::stats_docs: "groups[].cubes[].pes[].macs"; "noc" is "chip"'s child of that
+//     name, and a component's "counters" are those of its node in "chip").
 #include <ostream>
 
 #include "hw/common/base/json_reader.h"

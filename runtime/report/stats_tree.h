@@ -10,4 +10,9 @@ namespace ahbm::report {
 // inline_prefix, their counters as prefix + name), its lists as arrays of their elements.
 Json stats_json(const StatsNode& node);
 
+// The declaration of every counter in the tree (stats.json "counter_docs"): an object keyed by
+// the counter's path in stats_json(node), a list's elements written once as "[]"
+// ("groups[].cubes[].pes[].macs", "noc.topology.cols"), each {"unit", "description", "merge"}.
+Json stats_docs(const StatsNode& node);
+
 }  // namespace ahbm::report

@@ -201,10 +201,10 @@ TEST(NocRouter, AllocatorParametersAreReported) {
                                   node_names(4), {{0, 0, {3}, 64}});
   ASSERT_EQ(r.arrivals.size(), 1u);
   const StatsNode& router = r.stats.at("router");
-  EXPECT_EQ(router.get(stats::Label<std::string>{"sw_allocator"}), "islip");
-  EXPECT_EQ(router.get(stats::Label<int64_t>{"alloc_iters"}), 2);
-  EXPECT_EQ(router.get(stats::Label<int64_t>{"input_speedup"}), 4);
-  EXPECT_EQ(router.get(stats::Label<std::string>{"vc_allocator"}), "output-first");
+  EXPECT_EQ(router.get(FlitRouterStats::sw_allocator), "islip");
+  EXPECT_EQ(router.get(FlitRouterStats::alloc_iters), 2);
+  EXPECT_EQ(router.get(FlitRouterStats::input_speedup), 4);
+  EXPECT_EQ(router.get(FlitRouterStats::vc_allocator), "output-first");
 }
 
 TEST(NocRouter, ParameterErrorsNameTheField) {

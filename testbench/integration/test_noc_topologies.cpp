@@ -50,7 +50,7 @@ TEST(NocCmesh, ZeroLoadMatchesClosedForm) {
         for (int64_t f : {1, 2, 7, 64}) sends.push_back({int64_t(sends.size()) * 2000, s, {d}, uint64_t(f) * 64});
       const ProbeResult r = run_probe("cmesh", params, node_names(c * k * k), sends);
       ASSERT_EQ(r.arrivals.size(), sends.size()) << params.dump();
-      EXPECT_EQ(r.stats.at("topology").get(stats::Sum<int64_t>{"cols"}), k);
+      EXPECT_EQ(r.stats.at("topology").get(GridStats::cols), k);
       for (const auto& a : r.arrivals) {
         const ProbeSend& s = sends[size_t(a.send)];
         const int h = cmesh_hops(c, k)(s.src, s.dsts[0]);
@@ -79,7 +79,7 @@ TEST(NocCmesh, MulticastTreeAndSourceReplication) {
       const int64_t k = std::find(dsts.begin(), dsts.end(), a.endpoint) - dsts.begin();
       EXPECT_EQ(a.cycle, closed_form(cmesh_hops(4, 4)(0, a.endpoint), F, p) + k * F) << a.endpoint;
     }
-    EXPECT_LT(tree.stats.get(stats::Sum<uint64_t>{"link_flits"}), src.stats.get(stats::Sum<uint64_t>{"link_flits"}));
+    EXPECT_LT(tree.stats.get(FlitNocStats::link_flits), src.stats.get(FlitNocStats::link_flits));
   }
 }
 
@@ -185,7 +185,7 @@ TEST(NocFlatfly, MulticastTreeAndSourceReplication) {
       const int64_t k = std::find(dsts.begin(), dsts.end(), a.endpoint) - dsts.begin();
       EXPECT_EQ(a.cycle, closed_form(flatfly_hops(1, 4)(0, a.endpoint), F, p) + k * F) << a.endpoint;
     }
-    EXPECT_LT(tree.stats.get(stats::Sum<uint64_t>{"link_flits"}), src.stats.get(stats::Sum<uint64_t>{"link_flits"}));
+    EXPECT_LT(tree.stats.get(FlitNocStats::link_flits), src.stats.get(FlitNocStats::link_flits));
   }
 }
 

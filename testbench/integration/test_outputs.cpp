@@ -25,6 +25,20 @@ double sum_busy(const Json& by_activity) {
   return t;
 }
 
+// The path of every counter of a stats.json "chip" tree, a list's elements written once as "[]"
+// (report::stats_docs's convention); a label's value may itself be an array of numbers.
+void counter_paths(const Json& obj, const std::string& path, std::set<std::string>& out) {
+  for (const auto& [name, v] : obj.items()) {
+    if (v.is_object()) {
+      counter_paths(v, path + name + ".", out);
+    } else if (v.is_array() && !v.empty() && v.front().is_object()) {
+      for (const Json& e : v) counter_paths(e, path + name + "[].", out);
+    } else {
+      out.insert(path + name);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
@@ -226,6 +240,17 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
   EXPECT_EQ(pe["hbm_bytes_read"].get<uint64_t>(), 2 * streamed * row_bytes);
   EXPECT_EQ(pe["kv_tiles_skipped"].get<uint64_t>(), skipped_tiles);
   EXPECT_LE(streamed, uint64_t(job.tiles.size()) * uint64_t(job.shards[11].tokens));
+  // Every counter of the chip's tree is documented, under its path there, and nothing else is.
+  std::set<std::string> paths;
+  counter_paths(st["chip"], "", paths);
+  const Json& docs = st["counter_docs"];
+  EXPECT_EQ(docs.size(), paths.size());
+  for (const std::string& p : paths) {
+    ASSERT_TRUE(docs.contains(p)) << p << " has no counter_docs entry";
+    EXPECT_FALSE(docs[p]["description"].get<std::string>().empty()) << p;
+  }
+  EXPECT_EQ(docs["groups[].cubes[].pes[].hbm_bytes_read"],
+            (Json{{"unit", "bytes"}, {"description", "bytes read from the HBM slice"}, {"merge", "sum"}}));
 }
 
 TEST(Outputs, ProgressCountsTheRunsSteps) {

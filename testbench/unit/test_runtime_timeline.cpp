@@ -8,9 +8,9 @@ using namespace ahbm;
 
 namespace {
 
-constexpr stats::Sum<uint64_t> kPackets{"packets"};
-constexpr stats::TimeMeanNs kAvg{"avg_ns"};
-constexpr stats::Max<double> kWorst{"max_ns"};
+constexpr stats::Sum<uint64_t> kPackets{"packets", "packets", "packets delivered"};
+constexpr stats::TimeMeanNs kAvg{"avg_ns", "ns", "mean packet latency"};
+constexpr stats::Max<double> kWorst{"max_ns", "ns", "worst packet latency"};
 
 SimResult step(uint64_t packets, double avg, double worst, double end_ns) {
   SimResult r;

@@ -11,13 +11,13 @@ using namespace ahbm;
 
 namespace {
 
-constexpr stats::Sum<uint64_t> kBytes{"bytes"};
-constexpr stats::BusyNs kBusy{"busy_ns"};
-constexpr stats::Max<uint64_t> kHighWater{"high_water_bytes"};
-constexpr stats::Max<double> kWorst{"max_ns"};
-constexpr stats::TimeMeanNs kMean{"avg_ns"};
-constexpr stats::Label<int64_t> kIndex{"group"};
-constexpr stats::Label<std::string> kKind{"kind"};
+constexpr stats::Sum<uint64_t> kBytes{"bytes", "bytes", "bytes moved"};
+constexpr stats::BusyNs kBusy{"busy_ns", "ns", "time busy"};
+constexpr stats::Max<uint64_t> kHighWater{"high_water_bytes", "bytes", "most bytes held at once"};
+constexpr stats::Max<double> kWorst{"max_ns", "ns", "worst latency"};
+constexpr stats::TimeMeanNs kMean{"avg_ns", "ns", "mean latency"};
+constexpr stats::Label<int64_t> kIndex{"group", "", "group index"};
+constexpr stats::Label<std::string> kKind{"kind", "", "group kind"};
 
 // One group with one PE: counters of every rule.
 StatsNode tree(uint64_t bytes, double busy, uint64_t hw, double worst, double mean) {
@@ -79,17 +79,17 @@ TEST(StatsTree, ListElementsMatchByNameAndNewOnesAreAdded) {
   EXPECT_EQ(acc.at("groups").at("group1").at("pes").at("pe0").get(kBytes), 77u);
   // A counter only in the later step is copied.
   StatsNode extra = tree(0, 0, 0, 0, 0);
-  extra.child("noc").set(stats::Sum<uint64_t>{"retries"}, 4);
+  extra.child("noc").set(stats::Sum<uint64_t>{"retries", "count", "retries"}, 4);
   merge_stats(acc, extra, 2.0, 1.0);
-  EXPECT_EQ(acc.at("noc").get(stats::Sum<uint64_t>{"retries"}), 4u);
+  EXPECT_EQ(acc.at("noc").get(stats::Sum<uint64_t>{"retries", "count", "retries"}), 4u);
 }
 
 TEST(StatsTree, ChangingTypeOrRuleBetweenStepsIsABug) {
   StatsNode a, b, c;
   a.set(kBytes, 1);
-  b.set(stats::Max<uint64_t>{"bytes"}, 2);  // same name, other rule
+  b.set(stats::Max<uint64_t>{"bytes", "bytes", "bytes"}, 2);  // same name, other rule
   EXPECT_THROW(merge_stats(a, b, 1, 1), std::logic_error);
-  c.set(stats::Sum<double>{"bytes"}, 2.0);  // same name and rule, other type
+  c.set(stats::Sum<double>{"bytes", "bytes", "bytes"}, 2.0);  // same name and rule, other type
   EXPECT_THROW(merge_stats(a, c, 1, 1), std::logic_error);
 }
 
@@ -97,8 +97,8 @@ TEST(StatsTree, TypedAccessRefusesMissingOrMistypedCounters) {
   StatsNode n("pe0");
   n.set(kBytes, 5);
   EXPECT_TRUE(n.has(kBytes));
-  EXPECT_FALSE(n.has(stats::Sum<double>{"bytes"}));
-  EXPECT_THROW(n.get(stats::Sum<double>{"bytes"}), std::logic_error);
+  EXPECT_FALSE(n.has(stats::Sum<double>{"bytes", "bytes", "bytes"}));
+  EXPECT_THROW(n.get(stats::Sum<double>{"bytes", "bytes", "bytes"}), std::logic_error);
   EXPECT_THROW(n.get(kBusy), std::logic_error);
   EXPECT_THROW(n.at("nothing"), std::logic_error);
   n.set(kBytes, 6);  // overwrite, not a second counter
@@ -109,15 +109,35 @@ TEST(StatsTree, TypedAccessRefusesMissingOrMistypedCounters) {
 TEST(StatsTree, SerialisedOnceWithListsAndInlinedChildren) {
   StatsNode root;
   StatsNode& cube = root.list("cubes").child("cube0");
-  cube.set(stats::Sum<uint64_t>{"served"}, 2);
+  cube.set(stats::Sum<uint64_t>{"served", "rows", "rows served"}, 2);
   StatsNode& qb = cube.child("q_buffer");
   qb.inline_prefix = "q_buffer_";
   qb.set(kHighWater, 512);
   cube.list("pes").child("pe0").set(kBusy, 1.5);
   cube.list("pes").child("pe1").set(kBusy, 0.0);
-  root.child("topology").set(stats::Label<std::vector<int64_t>>{"at"}, {2, 1});
+  root.child("topology").set(stats::Label<std::vector<int64_t>>{"at", "", "mesh coordinate"}, {2, 1});
   root.child("topology").set(kKind, "mesh");
   EXPECT_EQ(report::stats_json(root).dump(),
             R"({"cubes":[{"pes":[{"busy_ns":1.5},{"busy_ns":0.0}],"q_buffer_high_water_bytes":512,"served":2}],)"
             R"("topology":{"at":[2,1],"kind":"mesh"}})");
+}
+
+TEST(StatsTree, DocsNameEveryCounterByItsPathWithUnitDescriptionAndRule) {
+  StatsNode root;
+  StatsNode& cube = root.list("cubes").child("cube0");
+  cube.set(stats::Sum<uint64_t>{"served", "rows", "rows served"}, 2);
+  StatsNode& qb = cube.child("q_buffer");
+  qb.inline_prefix = "q_buffer_";
+  qb.set(kHighWater, 512);
+  cube.list("pes").child("pe0").set(kBusy, 1.5);
+  cube.list("pes").child("pe1").set(kBusy, 0.0);  // a list's elements are documented once
+  root.child("noc").set(kMean, 3.0);
+  root.child("noc").set(kKind, "mesh");
+  const Json docs = report::stats_docs(root);
+  EXPECT_EQ(docs.size(), 5u);
+  EXPECT_EQ(docs.at("cubes[].served"), (Json{{"unit", "rows"}, {"description", "rows served"}, {"merge", "sum"}}));
+  EXPECT_EQ(docs.at("cubes[].q_buffer_high_water_bytes").at("merge"), "max");  // inlined: the prefixed name
+  EXPECT_EQ(docs.at("cubes[].pes[].busy_ns").at("unit"), "ns");
+  EXPECT_EQ(docs.at("noc.avg_ns").at("merge"), "time_mean");
+  EXPECT_EQ(docs.at("noc.kind"), (Json{{"unit", ""}, {"description", "group kind"}, {"merge", "label"}}));
 }

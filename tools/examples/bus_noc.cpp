@@ -53,10 +53,10 @@ void BusNoc::deliver_loop() {
 void BusNoc::report_stats(StatsNode& node) const {
   Noc::report_stats(node);  // packets, deliveries, completion times
   // Parameters are labels (constant over the steps of a run); counts and busy time are sums.
-  node.set(stats::Label<double>{"bandwidth_gbps"}, bandwidth_gbps_);
-  node.set(stats::Label<double>{"latency_ns"}, to_ns(latency_));
-  node.set(stats::BusyNs{"busy_ns"}, to_ns(busy_));
-  node.set(stats::Sum<uint64_t>{"link_cycles_busy"}, busy_flits_);
+  node.set(stats::Label<double>{"bandwidth_gbps", "GB/s", "bus bandwidth"}, bandwidth_gbps_);
+  node.set(stats::Label<double>{"latency_ns", "ns", "bus latency"}, to_ns(latency_));
+  node.set(stats::BusyNs{"busy_ns", "ns", "bus busy"}, to_ns(busy_));
+  node.set(stats::Sum<uint64_t>{"link_cycles_busy", "flits", "flits carried by the bus"}, busy_flits_);
 }
 
 void register_bus_noc(NocRegistry& registry) {

@@ -2,6 +2,16 @@
 
 namespace ahbm {
 
+const char* stats::merge_name(Merge m) {
+  switch (m) {
+    case Merge::sum: return "sum";
+    case Merge::max: return "max";
+    case Merge::time_mean: return "time_mean";
+    case Merge::label: return "label";
+  }
+  return "?";
+}
+
 const StatsNode* StatsNode::find(const std::string& name) const {
   for (const StatsNode& c : children_)
     if (c.name_ == name) return &c;

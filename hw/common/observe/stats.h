@@ -6,8 +6,10 @@
 // wrote them with. The tree is turned into JSON once, by the report writer (runtime/report/
 // stats_tree.h): nothing here knows JSON.
 //
-// A counter is declared once, as a key that carries its name, value type and merge rule:
-//   inline constexpr stats::Sum<uint64_t> kMacs{"macs"};
+// A counter is declared once, as a key that carries its name, unit, description, value type
+// and merge rule (gem5's ADD_STAT: the declaration documents the statistic, and stats.json
+// carries that documentation as "counter_docs", runtime/report/stats_json.h):
+//   inline constexpr stats::Sum<uint64_t> kMacs{"macs", "MAC", "multiply-accumulates"};
 //   node.set(kMacs, macs_);                // the module
 //   uint64_t m = node.get(kMacs);          // a reader: a wrong key or type does not compile
 #include <cstdint>
@@ -33,10 +35,15 @@ enum class Merge {
 // (e.g. a mesh coordinate).
 using Value = std::variant<uint64_t, int64_t, double, std::string, std::vector<int64_t>>;
 
-// A typed key: name, value type T (one of Value's) and merge rule M.
+// A typed key: name, unit, description, value type T (one of Value's) and merge rule M. The
+// constructor takes all three strings, so a counter cannot be declared undocumented.
 template <class T, Merge M>
 struct Key {
+  constexpr Key(const char* name_, const char* unit_, const char* description_)
+      : name(name_), unit(unit_), description(description_) {}
   const char* name;
+  const char* unit;         // "bytes", "ns", "flits", "count", ...; "" for a label without one
+  const char* description;  // what it counts, in one phrase
 };
 template <class T>
 using Sum = Key<T, Merge::sum>;
@@ -57,7 +64,12 @@ struct Counter {
   std::string name;
   Value value;
   Merge merge;
+  const char* unit = "";         // the key's (string literals: they outlive every tree)
+  const char* description = "";
 };
+
+// The name of a merge rule as stats.json's "counter_docs" shows it.
+const char* merge_name(Merge m);
 
 }  // namespace stats
 
@@ -79,9 +91,11 @@ class StatsNode {
       if (c.name == key.name) {
         c.value = std::move(value);
         c.merge = M;
+        c.unit = key.unit;
+        c.description = key.description;
         return;
       }
-    counters_.push_back({key.name, std::move(value), M});
+    counters_.push_back({key.name, std::move(value), M, key.unit, key.description});
   }
   // The counter `key`; throws std::logic_error when the node has none of that name and type.
   template <class T, stats::Merge M>
