@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "hw/bench/noc_bench.h"
+#include "hw/noc/flit_noc.h"
 #include "test_noc_support.h"
 
 using namespace ahbm;

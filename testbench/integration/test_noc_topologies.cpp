@@ -11,6 +11,7 @@
 
 #include "hw/bench/booksim_config.h"
 #include "hw/noc/flit_network.h"
+#include "hw/noc/mesh_noc.h"
 #include "hw/bench/noc_bench.h"
 #include "test_noc_support.h"
 
