@@ -23,12 +23,12 @@ DramController::DramController(const DramSpec& spec, bool log)
       banks_(size_t(spec.org.banks())),
       wanted_(size_t(spec.org.banks()), 0),
       group_act_(size_t(spec.org.stack_ids * spec.org.bank_groups), kNever),
-      act_window_(size_t(spec.act_scopes()), {kNever, kNever, kNever, kNever}),
-      last_act_(size_t(spec.act_scopes()), kNever),
       group_rd_(group_act_),
       group_wr_(group_act_),
       cas_floor_(group_act_.size() * 2, 0),
       cas_floor_at_(group_act_.size() * 2, kNever),
+      act_window_(size_t(spec.act_scopes()), {kNever, kNever, kNever, kNever}),
+      last_act_(size_t(spec.act_scopes()), kNever),
       ref_due_(spec.refresh == RefreshPolicy::per_bank ? std::max(1, spec.t.refi / spec.org.banks()) : spec.t.refi) {
   stats_.bank_bursts.assign(size_t(spec.org.banks()), 0);
 }
