@@ -10,25 +10,9 @@ namespace ahbm {
 
 namespace {
 
-// The scaled fields and their lower bounds (hw_config.h ranges).
-constexpr double kMinClockGhz = 0.01, kMinBandwidthGbps = 0.001;
-
 double peak_w(const RunOutput& r) { return r.power.watts(r.power.peak_window()); }
 
 }  // namespace
-
-HwConfig at_clock_scale(const HwConfig& hw, double f) {
-  HwConfig c = hw;
-  c.clock_ghz *= f;
-  c.pe.hbm.bandwidth_gbps *= f;
-  c.group.link.bandwidth_gbps *= f;
-  return c;
-}
-
-double min_clock_scale(const HwConfig& hw) {
-  return std::max({kMinClockGhz / hw.clock_ghz, kMinBandwidthGbps / hw.pe.hbm.bandwidth_gbps,
-                   kMinBandwidthGbps / hw.group.link.bandwidth_gbps});
-}
 
 RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
                            const std::function<RunOutput(const HwConfig&, double)>& run_at, double window_ns) {

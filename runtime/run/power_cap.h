@@ -7,19 +7,14 @@
 // static power does not. The run takes the highest f (within 1 %) whose power trace
 // (runtime/report/power.h, the run's --power-window-ns windows) has no window above the cap:
 // every f a run is accepted at was simulated and checked, so the cap holds by construction.
-// With the cap at or above the uncapped peak the run is the uncapped run.
+// With the cap at or above the uncapped peak the run is the uncapped run. Which parameters scale
+// is the parameter table's `clock_scaled` (hw_config.h: at_clock_scale, min_clock_scale).
 #include <functional>
 #include <string>
 
 #include "runtime/run/run_types.h"
 
 namespace ahbm {
-
-// `hw` with the clock and the HBM and link bandwidths scaled by `f`.
-HwConfig at_clock_scale(const HwConfig& hw, double f);
-
-// The lowest clock scale the config allows (every scaled field stays within its range).
-double min_clock_scale(const HwConfig& hw);
 
 // `run_at(config, window_ns)` runs the scenario on a config with power windows of window_ns (0:
 // the run's default); every run after the uncapped one uses the uncapped run's window, so the

@@ -208,3 +208,39 @@ TEST(HwConfigTable, EverySectionRejectsUnknownKeys) {
 }
 
 }  // namespace
+
+// The table's timing column: what a run too long to simulate names, in table order, each with its
+// value and default; a parameter set faster, or one without a direction, is not named.
+TEST(HwConfigTable, SlowParametersAreTheTimingColumnsSetSlower) {
+  HwConfig c;
+  c.clock_ghz = 0.5;                 // slower when smaller
+  c.pe.gemm.tile_m = 32;             // faster: not named
+  c.pe.hbm.latency_ns = 60.0;        // slower when larger
+  c.pe.hbm.capacity_bytes = 1 << 20; // no direction: not named
+  c.host.bandwidth_gbps = 32.0;      // slower when smaller
+  EXPECT_EQ(slow_parameters(c),
+            "timing parameters slower than their defaults: clock_ghz = 0.5 (default 1.0), pe.hbm.latency_ns = 60.0 "
+            "(default 30.0), host.bandwidth_gbps = 32.0 (default 64.0)");
+  HwConfig fast;
+  fast.clock_ghz = 2.0;
+  fast.remote.overhead_ns = 0.0;
+  EXPECT_EQ(slow_parameters(fast), "no timing parameter is slower than its default (the scenario is too large for this hardware)");
+}
+
+// A power cap's operating point scales the PE clock and the HBM and inter-CUBE link bandwidths
+// (docs/energy.md "Power cap"), nothing else; its lowest scale keeps each within its range.
+TEST(HwConfigTable, ClockScaleMultipliesTheClockScaledParametersOnly) {
+  const HwConfig c;
+  Json scaled = to_json(at_clock_scale(c, 0.5)), want = to_json(c);
+  want["clock_ghz"] = 0.5;
+  want["pe"]["hbm"]["bandwidth_gbps"] = 153.6;
+  want["group"]["link"]["bandwidth_gbps"] = 32.0;
+  EXPECT_EQ(scaled, want);
+  EXPECT_DOUBLE_EQ(min_clock_scale(c), 0.01);  // clock_ghz >= 0.01 binds first
+  HwConfig slow;
+  slow.clock_ghz = 0.02;
+  slow.group.link.bandwidth_gbps = 0.004;  // >= 0.001: 0.25
+  EXPECT_DOUBLE_EQ(min_clock_scale(slow), 0.5);
+  slow.group.link.bandwidth_gbps = 0.0015;
+  EXPECT_NEAR(min_clock_scale(slow), 0.001 / 0.0015, 1e-15);
+}

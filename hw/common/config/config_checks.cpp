@@ -75,44 +75,16 @@ double static_power_w(const HwConfig& c, int routers) {
 }
 
 std::string slow_parameters(const HwConfig& c) {
-  // The timing parameters, with the direction in which each makes the model slower
-  // (+1: a larger value, -1: a smaller one).
-  static const std::vector<std::pair<std::string, int>> timing = {
-      {"clock_ghz", -1},
-      {"pe.gemm.tile_m", -1},
-      {"pe.gemm.tile_n", -1},
-      {"pe.gemm.tile_k", -1},
-      {"pe.gemm.issue_interval", +1},
-      {"pe.gemm.pipeline_latency", +1},
-      {"pe.vector.lanes", -1},
-      {"pe.vector.ops_per_score", +1},
-      {"pe.vector.ops_per_merge", +1},
-      {"pe.hbm.bandwidth_gbps", -1},
-      {"pe.hbm.latency_ns", +1},
-      {"pe.hbm.efficiency", -1},
-      {"cube.q_buffer.port_bytes_per_cycle", -1},
-      {"cube.q_buffer.write_bytes_per_cycle", -1},
-      {"cube.reducer.bus_bytes_per_cycle", -1},
-      {"cube.reducer.lanes", -1},
-      {"cube.reducer.units", -1},
-      {"group.link.bandwidth_gbps", -1},
-      {"group.link.latency_ns", +1},
-      {"host.bandwidth_gbps", -1},
-      {"host.latency_ns", +1},
-      {"host.kernel_launch_ns", +1},
-      {"remote.overhead_ns", +1},
-      {"remote.page_rebuild_cycles", +1},
-  };
+  // The timing parameters are those the table gives a direction (hw_config_param.h, SlowerWhen).
   const Json j = to_json(c);
   std::string out;
   for (const HwParam& p : hw_params()) {
-    const auto it = std::find_if(timing.begin(), timing.end(), [&](const auto& t) { return t.first == p.path; });
-    if (it == timing.end()) continue;
+    if (p.allowed.slower == SlowerWhen::none) continue;
     std::string pointer = "/" + p.path;
     std::replace(pointer.begin(), pointer.end(), '.', '/');
     const Json& v = j.at(Json::json_pointer(pointer));
     const double value = v.get<double>(), def = p.default_value.get<double>();
-    if (it->second * (value - def) > 0) out += (out.empty() ? "" : ", ") + p.path + " = " + v.dump() + " (default " + p.default_value.dump() + ")";
+    if (p.allowed.slower == SlowerWhen::larger ? value > def : value < def) out += (out.empty() ? "" : ", ") + p.path + " = " + v.dump() + " (default " + p.default_value.dump() + ")";
   }
   return out.empty() ? "no timing parameter is slower than its default (the scenario is too large for this hardware)"
                      : "timing parameters slower than their defaults: " + out;

@@ -1,5 +1,6 @@
 #include "hw/common/config/hw_config.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -16,6 +17,7 @@ struct Field {
   HwParam param;  // path and test_only are filled in when the sections are flattened
   std::function<void(void*, JsonReader&)> read;
   std::function<Json(const void*)> get;
+  std::function<void(void*, double)> scale;  // a number's member *= factor (clock_scaled fields)
 };
 
 template <class T>
@@ -45,6 +47,10 @@ Field field(const char* key, T S::*member, ParamAllowed allowed, const char* uni
     if (allowed.lo < f.param.type_lo || allowed.hi > f.param.type_hi || allowed.lo > allowed.hi)
       throw std::logic_error(std::string("hw_config.h: the range of ") + key + " does not fit its C++ type");
   }
+  if (allowed.scaled && !std::is_floating_point_v<T>)
+    throw std::logic_error(std::string("hw_config.h: ") + key + " is clock_scaled but not a number");
+  if (allowed.slower != SlowerWhen::none && !std::is_arithmetic_v<T>)
+    throw std::logic_error(std::string("hw_config.h: ") + key + " has a timing direction but is not a number");
   f.param.allowed = allowed;
   f.param.unit = unit;
   f.param.meaning = meaning;
@@ -66,6 +72,8 @@ Field field(const char* key, T S::*member, ParamAllowed allowed, const char* uni
     }
   };
   f.get = [member](const void* obj) { return Json(static_cast<const S*>(obj)->*member); };
+  if constexpr (std::is_floating_point_v<T>)
+    f.scale = [member](void* obj, double factor) { static_cast<S*>(obj)->*member *= factor; };
   return f;
 }
 
@@ -173,6 +181,17 @@ Json write_section(const Section& s, const void* obj) {
   return j;
 }
 
+// Every clock_scaled field of the section and its sub-sections: fn(field, its struct).
+template <class Obj, class Fn>
+void for_clock_scaled(const Section& s, Obj* obj, const Fn& fn) {
+  for (const Field& f : s.fields)
+    if (f.param.allowed.scaled) fn(f, obj);
+  for (const Section& sub : s.subs) {
+    if constexpr (std::is_const_v<Obj>) for_clock_scaled(sub, sub.cmember(obj), fn);
+    else for_clock_scaled(sub, sub.member(obj), fn);
+  }
+}
+
 void flatten(const Section& s, const std::string& path, bool test_only, std::vector<HwParam>& params,
              std::vector<HwSection>& sections) {
   const bool t = test_only || s.test_only;
@@ -213,6 +232,20 @@ HwConfig parse_hw_config(const Json& j, const std::string& file) {
 HwConfig load_hw_config(const std::string& path) { return parse_hw_config(load_json_file(path), path); }
 
 Json to_json(const HwConfig& c) { return write_section(root(), &c); }
+
+HwConfig at_clock_scale(const HwConfig& c, double f) {
+  HwConfig out = c;
+  for_clock_scaled(root(), static_cast<void*>(&out), [f](const Field& field, void* obj) { field.scale(obj, f); });
+  return out;
+}
+
+double min_clock_scale(const HwConfig& c) {
+  double lowest = 0;
+  for_clock_scaled(root(), static_cast<const void*>(&c), [&lowest](const Field& field, const void* obj) {
+    lowest = std::max(lowest, field.param.allowed.lo / field.get(obj).get<double>());
+  });
+  return lowest;
+}
 
 const std::vector<HwParam>& hw_params() { return flat().params; }
 const std::vector<HwSection>& hw_sections() { return flat().sections; }

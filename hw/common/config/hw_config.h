@@ -30,15 +30,15 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
 
 // pe.gemm: the GEMM engine; an (m x k)(k x n) product runs as tile_m x tile_n x tile_k tiles.
 #define AHBM_PARAMS_PE_GEMM(X)                                                                                   \
-  X(int, tile_m, 16, between(1, 1024), "elements", "rows of Q per engine tile",                                  \
+  X(int, tile_m, 16, between(1, 1024).slower_when_smaller(), "elements", "rows of Q per engine tile",                \
     "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
-  X(int, tile_n, 16, between(1, 1024), "elements", "output columns per engine tile",                             \
+  X(int, tile_n, 16, between(1, 1024).slower_when_smaller(), "elements", "output columns per engine tile",           \
     "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
-  X(int, tile_k, 16, between(1, 1024), "elements", "reduction depth per engine tile",                            \
+  X(int, tile_k, 16, between(1, 1024).slower_when_smaller(), "elements", "reduction depth per engine tile",          \
     "the note's 16×16×16 tile (8×64×8 also supported)")                                                         \
-  X(int, issue_interval, 16, between(1, kMaxConfigCycles), "cycles", "cycles between two tile issues (throughput)", \
+  X(int, issue_interval, 16, between(1, kMaxConfigCycles).slower_when_larger(), "cycles", "cycles between two tile issues (throughput)", \
     "a 16×16 MAC array streaming k = 16: 256 MAC/cycle, 0.5 TFLOPS fp32 per PE at 1 GHz, 16 TFLOPS per 32-PE group") \
-  X(int, pipeline_latency, 32, between(0, kMaxConfigCycles), "cycles",                                           \
+  X(int, pipeline_latency, 32, between(0, kMaxConfigCycles).slower_when_larger(), "cycles",                          \
     "cycles from the last tile issue until its result is written back", "fill plus drain of a 16-deep array") \
   X(int, mac_multiple_16bit, 1, between(1, 16), "× fp32",                                                      \
     "MAC rate with fp16/bf16 storage as a multiple of the fp32 rate: a 16-bit tile issues every ⌈issue_interval / mac_multiple_16bit⌉ cycles", \
@@ -52,24 +52,24 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
 
 // pe.vector: the vector unit (online softmax, state rescaling).
 #define AHBM_PARAMS_PE_VECTOR(X)                                                                                 \
-  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "vector unit width",                                         \
+  X(int, lanes, 32, between(1, 4096).slower_when_smaller(), "fp32/cycle", "vector unit width",                       \
     "a 1 KiB-wide SIMD unit, half the GEMM array's row bandwidth")                                               \
-  X(int, ops_per_score, 5, between(1, 64), "passes", "passes over each score", "scale, mask, row max, exp, row sum") \
-  X(int, ops_per_merge, 4, between(1, 64), "passes", "passes over each (o, l) element in one state merge/rescale", \
+  X(int, ops_per_score, 5, between(1, 64).slower_when_larger(), "passes", "passes over each score", "scale, mask, row max, exp, row sum") \
+  X(int, ops_per_merge, 4, between(1, 64).slower_when_larger(), "passes", "passes over each (o, l) element in one state merge/rescale", \
     "two exps' scaling, multiply, add")
 
 // pe.hbm: the PE's HBM slice.
 #define AHBM_PARAMS_PE_HBM(X)                                                                                    \
-  X(double, bandwidth_gbps, 307.2, between(0.001, 1e6), "GB/s", "HBM slice → SRAM bandwidth",                     \
+  X(double, bandwidth_gbps, 307.2, between(0.001, 1e6).slower_when_smaller().clock_scaled(), "GB/s", "HBM slice → SRAM bandwidth", \
     "HBM3 stack 819.2 GB/s (JESD238) × 3 (AttAcc bank-group-level internal bandwidth under a power limit) ÷ 8 PEs") \
-  X(double, latency_ns, 30.0, between(0.0, 1e6), "ns", "first-byte latency of a DMA burst",                       \
+  X(double, latency_ns, 30.0, between(0.0, 1e6).slower_when_larger(), "ns", "first-byte latency of a DMA burst",     \
     "AttAcc HBM3 preset: nRCD 19 + nCL 19 tCK × 0.769 ns ≈ 29 ns")                                               \
   X(uint64_t, capacity_bytes, 2ull << 30, between(1024, kMaxConfigBytes), "bytes", "HBM owned by one PE",         \
     "16 GiB per stack (AttAcc) ÷ 8 PEs")                                                                         \
   X(std::string, model, "simple", one_of({"simple", "banked"}), "name",                                          \
     "slice timing: `simple` = latency_ns + bytes / (bandwidth_gbps × efficiency); `banked` = bank-level HBM3 pseudo-channels (docs/hbm.md)", \
     "the closed form is fast; `banked` is what a DRAM engineer would check it against")                         \
-  X(double, efficiency, 1.0, between(0.01, 1.0), "× peak",                                                       \
+  X(double, efficiency, 1.0, between(0.01, 1.0).slower_when_smaller(), "× peak",                                     \
     "`simple` only: share of bandwidth_gbps a burst achieves",                                                   \
     "1 = peak (the reference point); docs/hbm.md calibrates it against `banked` (0.90 for KV streaming)")       \
   X(int, pseudo_channels, 12, between(1, 64), "count",                                                           \
@@ -137,16 +137,16 @@ struct PeConfig {
   X(uint64_t, bytes, 256 * 1024, between(64, kMaxConfigBytes), "bytes", "capacity of the CUBE's shared Q buffer", \
     "three 160-row fp32 tiles (80 KiB each): one being read, one arriving")                                      \
   X(int, read_ports, 2, between(1, 256), "ports", "PEs reading at the same time", "a banked SRAM with two read ports") \
-  X(int, port_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "read bandwidth per port", "a 512-bit port")  \
-  X(int, write_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "write bandwidth of multicast arrivals",      \
+  X(int, port_bytes_per_cycle, 64, between(1, 1 << 16).slower_when_smaller(), "B/cycle", "read bandwidth per port", "a 512-bit port") \
+  X(int, write_bytes_per_cycle, 64, between(1, 1 << 16).slower_when_smaller(), "B/cycle", "write bandwidth of multicast arrivals", \
     "one 512-bit write port")
 
 // cube.reducer: merges the CUBE's PE states.
 #define AHBM_PARAMS_CUBE_REDUCER(X)                                                                              \
-  X(int, bus_bytes_per_cycle, 64, between(1, 1 << 16), "B/cycle", "intra-CUBE bus carrying PE states to the reducer", \
+  X(int, bus_bytes_per_cycle, 64, between(1, 1 << 16).slower_when_smaller(), "B/cycle", "intra-CUBE bus carrying PE states to the reducer", \
     "a 512-bit bus shared by 8 PEs")                                                                             \
-  X(int, lanes, 32, between(1, 4096), "fp32/cycle", "reducer vector width (of each merge unit)", "same as the PE vector unit") \
-  X(int, units, 1, between(1, 64), "count",                                                                      \
+  X(int, lanes, 32, between(1, 4096).slower_when_smaller(), "fp32/cycle", "reducer vector width (of each merge unit)", "same as the PE vector unit") \
+  X(int, units, 1, between(1, 64).slower_when_smaller(), "count",                                                    \
     "merge units of the reducer, each `lanes` wide, merging two states at once (different pairs of a tree, or different tiles)", \
     "1 = one serial merge unit; the note (§3.4) parallelises a merge across rows (the lanes), not across PE states") \
   X(std::string, order, "serial", one_of({"serial", "tree"}), "name",                                            \
@@ -174,9 +174,9 @@ struct CubeConfig {
 
 // group.link: the inter-CUBE reduction links of a group.
 #define AHBM_PARAMS_GROUP_LINK(X)                                                                                \
-  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s", "inter-CUBE reduction link, per direction",        \
+  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6).slower_when_smaller().clock_scaled(), "GB/s", "inter-CUBE reduction link, per direction", \
     "a short-reach die-to-die link of a few lanes")                                                              \
-  X(double, latency_ns, 20.0, between(0.0, 1e6), "ns", "link latency", "serdes plus wire for a short link")      \
+  X(double, latency_ns, 20.0, between(0.0, 1e6).slower_when_larger(), "ns", "link latency", "serdes plus wire for a short link") \
   X(std::string, topology, "tree", one_of({"chain", "ring", "tree"}), "name", "reduction tree shape",             \
     "fewest levels (2 for 4 CUBEs)")
 
@@ -201,24 +201,24 @@ struct GroupConfig {
 
 // host: the host and its link to the chip.
 #define AHBM_PARAMS_HOST(X)                                                                                      \
-  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6), "GB/s",                                                  \
+  X(double, bandwidth_gbps, 64.0, between(0.001, 1e6).slower_when_smaller(), "GB/s",                                 \
     "host ↔ chip link, per direction: Q tiles in, O tiles back, each direction its own resource (full duplex)", \
     "PCIe 5.0 ×16: 32 GT/s × 16 lanes ≈ 64 GB/s in each direction at once (a PCIe link is dual-simplex: every lane has its own transmit and receive pair)") \
-  X(double, latency_ns, 500.0, between(0.0, 1e9), "ns",                                                           \
+  X(double, latency_ns, 500.0, between(0.0, 1e9).slower_when_larger(), "ns",                                         \
     "latency of a transfer over the host link: each Q write (the host writes tiles one after another) and each O tile's return (behind the link's earlier O transfers)", \
     "a PCIe round trip")                                                                                         \
-  X(double, kernel_launch_ns, 0.0, between(0.0, 1e9), "ns",                                                      \
+  X(double, kernel_launch_ns, 0.0, between(0.0, 1e9).slower_when_larger(), "ns",                                     \
     "per kernel launch (T_create_group + T_launch_group), paid serially on the host",                            \
     "off by default (Policy A unchanged); THInfer's point needs it set (docs/policies.md)")
 
 // remote: KV moved between PEs (Policy B1 remap, B2 remote reads; docs/policies.md).
 #define AHBM_PARAMS_REMOTE(X)                                                                                    \
   X(int, request_bytes, 64, between(1, 1 << 20), "bytes", "a remote-read request packet on the NoC (B2)", "one flit") \
-  X(double, overhead_ns, 100.0, between(0.0, 1e9), "ns",                                                         \
+  X(double, overhead_ns, 100.0, between(0.0, 1e9).slower_when_larger(), "ns",                                        \
     "symmetric-memory cost at the serving CUBE per remote request (translation, protocol; B2)",                 \
     "a few hundred cycles of remote-access software/hardware path; varied to 1000 in the sweep")                 \
   X(int, page_tokens, 16, between(1, 1 << 20), "tokens", "KV tokens per page-table entry", "vLLM-style 16-token pages") \
-  X(int, page_rebuild_cycles, 32, between(0, kMaxConfigCycles), "cycles",                                        \
+  X(int, page_rebuild_cycles, 32, between(0, kMaxConfigCycles).slower_when_larger(), "cycles",                       \
     "cycles to rebuild one page-table entry after a KV remap (B1)", "a table write plus a TLB-style invalidate")
 
 struct NocConfig {
@@ -281,7 +281,7 @@ struct EnergyConfig {
 
 // The root object: the chip.
 #define AHBM_PARAMS_CHIP(X)                                                                                      \
-  X(double, clock_ghz, 1.0, between(0.01, 100.0), "GHz", "clock of PEs, Q buffers, reducers",                    \
+  X(double, clock_ghz, 1.0, between(0.01, 100.0).slower_when_smaller().clock_scaled(), "GHz", "clock of PEs, Q buffers, reducers", \
     "near-memory logic on the HBM base die; HBM2-PIM runs its units at 0.3 GHz, a logic-process base die can go faster; a round number to scale from") \
   X(int, groups, 1, between(1, 1024), "count", "KV-head groups on the chip", "one KV head per group (note §2); more for GQA") \
   X(int, chip_cubes, 0, between(0, 1 << 16), "count", "CUBEs the chip has; 0 = exactly `groups` × `group.cubes`", \
@@ -331,6 +331,12 @@ std::string power_cap_below_static(double cap_w, double static_w);
 // and defaults ("timing parameters slower than their defaults: clock_ghz = 0.01 (default 1.0),
 // ..."): what a run too long for simulated time names (docs/reliability.md).
 std::string slow_parameters(const HwConfig& c);
+
+// A power cap's operating point (runtime/run/power_cap.h): `c` with every parameter the table
+// marks clock_scaled (the PE clock, the HBM and inter-CUBE link bandwidths) multiplied by `f`.
+HwConfig at_clock_scale(const HwConfig& c, double f);
+// The lowest clock scale that keeps every clock_scaled parameter within its allowed range.
+double min_clock_scale(const HwConfig& c);
 
 // The table, in declaration order (sections depth first, each section's own fields first).
 const std::vector<HwParam>& hw_params();

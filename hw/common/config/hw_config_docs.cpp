@@ -23,6 +23,13 @@ std::string allowed_text(const HwParam& p) {
   return s;
 }
 
+// How the value acts on timing (the table's SlowerWhen and clock_scaled).
+std::string timing_text(const ParamAllowed& a) {
+  std::string t = a.slower == SlowerWhen::larger ? "slower when larger" : a.slower == SlowerWhen::smaller ? "slower when smaller" : "";
+  if (a.scaled) t += "; scaled by a power cap";
+  return t;
+}
+
 std::string default_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // A markdown cell: a '|' would end it.
@@ -85,11 +92,12 @@ Json hw_config_schema() {
 }
 
 std::string hw_config_markdown_table() {
-  std::string t = "| field | meaning | unit | default | allowed | why this default |\n|---|---|---|---|---|---|\n";
+  std::string t =
+      "| field | meaning | unit | default | allowed | timing | why this default |\n|---|---|---|---|---|---|---|\n";
   for (const HwParam& p : hw_params()) {
     if (p.test_only) continue;  // fault injection: docs/reliability.md
     t += "| `" + p.path + "` | " + cell(p.meaning) + " | " + cell(p.unit) + " | " + cell(default_text(p.default_value)) +
-         " | " + cell(allowed_text(p)) + " | " + cell(p.source) + " |\n";
+         " | " + cell(allowed_text(p)) + " | " + cell(timing_text(p.allowed)) + " | " + cell(p.source) + " |\n";
   }
   return t;
 }

@@ -11,12 +11,36 @@
 
 namespace ahbm {
 
+// Which way a parameter's value makes the model slower (none: it does not set a rate or a delay).
+enum class SlowerWhen { none, larger, smaller };
+
 // The values a parameter accepts: an inclusive range for integers and numbers, a list of names
 // for a string. A string or object with neither is checked by its owner (`note` says which).
+// The same column says how the value acts on timing, chained onto the range
+// (`between(0.001, 1e6).slower_when_smaller().clock_scaled()`), so no list elsewhere restates it:
+// `slower` is what a run too long to simulate names (slow_parameters), `clock_scaled` what a
+// power cap scales with the clock (at_clock_scale).
 struct ParamAllowed {
   double lo = 0, hi = 0;
   std::vector<std::string> values;
   std::string note;
+  SlowerWhen slower = SlowerWhen::none;
+  bool scaled = false;  // multiplied by the power cap's clock scale (a number)
+
+  ParamAllowed slower_when_larger() const { return with_slower(SlowerWhen::larger); }
+  ParamAllowed slower_when_smaller() const { return with_slower(SlowerWhen::smaller); }
+  ParamAllowed clock_scaled() const {
+    ParamAllowed a = *this;
+    a.scaled = true;
+    return a;
+  }
+
+ private:
+  ParamAllowed with_slower(SlowerWhen w) const {
+    ParamAllowed a = *this;
+    a.slower = w;
+    return a;
+  }
 };
 // Integer bounds are exact: every bound in the table is below 2^53.
 inline ParamAllowed between(double lo, double hi) { return ParamAllowed{lo, hi, {}, ""}; }
