@@ -2,7 +2,9 @@
 // the bank-level DRAM models against AttAcc's published attention timings and CENT's published
 // transformer-block latencies (runtime/validate/attacc.h, cent.h; docs/validation.md).
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <string>
 
 #include "hw/common/base/error.h"
 #include "runtime/io/output_dir.h"
@@ -16,26 +18,44 @@ namespace ahbm::cli {
 
 namespace {
 
-int validate_cent(const std::string& rows, const std::string& presets, OutputTarget& target) {
-  const validate::CentReport rep = validate::validate_cent_csv(rows, presets);
-  target.write([&](std::ostream& os) { os << rep.csv; });
-  char line[200];
-  if (rep.mean_abs_err >= 0)
-    std::snprintf(line, sizeof line, "validate cent: %zu rows, block mean |err| %.2f%%, max |err| %.2f%%", rep.rows,
-                  100 * rep.mean_abs_err, 100 * rep.max_abs_err);
-  else
-    std::snprintf(line, sizeof line, "validate cent: %zu rows (no TransformerBlock latency column: no error)", rep.rows);
-  std::cout << line << "\n";
-  const char* parts[3] = {"PIM", "CXL", "accelerator"};
-  for (int i = 0; i < 3; ++i)
-    if (rep.part_mean[i] >= 0) {
-      std::snprintf(line, sizeof line, "  %s: mean |err| %.2f%%, max |err| %.2f%%", parts[i], 100 * rep.part_mean[i],
-                    100 * rep.part_max[i]);
-      std::cout << line << "\n";
-    }
+// "mean |err| x%, max |err| y%": the figure every validation prints, for the whole and its parts.
+std::string err_text(double mean, double max) {
+  char text[96];
+  std::snprintf(text, sizeof text, "mean |err| %.2f%%, max |err| %.2f%%", 100 * mean, 100 * max);
+  return text;
+}
+
+// Writes RESULT.csv, prints the summary lines (`print`), and commits the file once stdout is
+// known to be written.
+int finish(OutputTarget& target, const std::string& csv, const std::function<void()>& print) {
+  target.write([&](std::ostream& os) { os << csv; });
+  print();
   check_stdout();
   target.commit();
   return 0;
+}
+
+int validate_cent(const std::string& rows, const std::string& presets, OutputTarget& target) {
+  const validate::CentReport rep = validate::validate_cent_csv(rows, presets);
+  return finish(target, rep.csv, [&rep] {
+    std::cout << "validate cent: " << rep.rows << " rows"
+              << (rep.mean_abs_err >= 0 ? ", block " + err_text(rep.mean_abs_err, rep.max_abs_err)
+                                        : std::string(" (no TransformerBlock latency column: no error)"))
+              << "\n";
+    const char* parts[3] = {"PIM", "CXL", "accelerator"};
+    for (int i = 0; i < 3; ++i)
+      if (rep.part_mean[i] >= 0) std::cout << "  " << parts[i] << ": " << err_text(rep.part_mean[i], rep.part_max[i]) << "\n";
+  });
+}
+
+int validate_attacc(const std::string& points, const std::string& presets, OutputTarget& target) {
+  const validate::AttaccReport rep = validate::validate_attacc_csv(points, presets);
+  return finish(target, rep.csv, [&rep] {
+    std::cout << "validate attacc: " << rep.rows << " points"
+              << (rep.mean_abs_err >= 0 ? ", " + err_text(rep.mean_abs_err, rep.max_abs_err)
+                                        : std::string(" (no cycle column: no error)"))
+              << "\n";
+  });
 }
 
 }  // namespace
@@ -67,19 +87,7 @@ int cmd_validate(int argc, char** argv) {
   if (args[0] != "attacc" && args[0] != "cent") throw InputError("reference \"" + args[0] + "\": not known (allowed: attacc, cent)");
   if (out.empty()) throw UsageError("--out RESULT.csv is required");
   OutputTarget target(out, OutputKind::file);  // every --out problem fails here, before simulating
-  if (args[0] == "cent") return validate_cent(args[1], presets, target);
-  const validate::AttaccReport rep = validate::validate_attacc_csv(args[1], presets);
-  target.write([&](std::ostream& os) { os << rep.csv; });
-  char line[160];
-  if (rep.mean_abs_err >= 0)
-    std::snprintf(line, sizeof line, "validate attacc: %zu points, mean |err| %.2f%%, max |err| %.2f%%", rep.rows,
-                  100 * rep.mean_abs_err, 100 * rep.max_abs_err);
-  else
-    std::snprintf(line, sizeof line, "validate attacc: %zu points (no cycle column: no error)", rep.rows);
-  std::cout << line << "\n";
-  check_stdout();
-  target.commit();
-  return 0;
+  return args[0] == "cent" ? validate_cent(args[1], presets, target) : validate_attacc(args[1], presets, target);
 }
 
 }  // namespace ahbm::cli
