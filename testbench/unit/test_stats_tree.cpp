@@ -106,7 +106,10 @@ TEST(StatsTree, TypedAccessRefusesMissingOrMistypedCounters) {
   EXPECT_EQ(n.get(kBytes), 6u);
 }
 
-TEST(StatsTree, SerialisedOnceWithListsAndInlinedChildren) {
+namespace {
+
+// A CUBE list with an inlined Q buffer and a list of two PEs, and a topology of labels.
+StatsNode cube_tree() {
   StatsNode root;
   StatsNode& cube = root.list("cubes").child("cube0");
   cube.set(stats::Sum<uint64_t>{"served", "rows", "rows served"}, 2);
@@ -117,27 +120,26 @@ TEST(StatsTree, SerialisedOnceWithListsAndInlinedChildren) {
   cube.list("pes").child("pe1").set(kBusy, 0.0);
   root.child("topology").set(stats::Label<std::vector<int64_t>>{"at", "", "mesh coordinate"}, {2, 1});
   root.child("topology").set(kKind, "mesh");
-  EXPECT_EQ(report::stats_json(root).dump(),
+  return root;
+}
+
+}  // namespace
+
+TEST(StatsTree, SerialisedOnceWithListsAndInlinedChildren) {
+  EXPECT_EQ(report::stats_json(cube_tree()).dump(),
             R"({"cubes":[{"pes":[{"busy_ns":1.5},{"busy_ns":0.0}],"q_buffer_high_water_bytes":512,"served":2}],)"
             R"("topology":{"at":[2,1],"kind":"mesh"}})");
 }
 
 TEST(StatsTree, DocsNameEveryCounterByItsPathWithUnitDescriptionAndRule) {
-  StatsNode root;
-  StatsNode& cube = root.list("cubes").child("cube0");
-  cube.set(stats::Sum<uint64_t>{"served", "rows", "rows served"}, 2);
-  StatsNode& qb = cube.child("q_buffer");
-  qb.inline_prefix = "q_buffer_";
-  qb.set(kHighWater, 512);
-  cube.list("pes").child("pe0").set(kBusy, 1.5);
-  cube.list("pes").child("pe1").set(kBusy, 0.0);  // a list's elements are documented once
+  StatsNode root = cube_tree();  // a list's elements (pe0, pe1) are documented once
   root.child("noc").set(kMean, 3.0);
-  root.child("noc").set(kKind, "mesh");
   const Json docs = report::stats_docs(root);
-  EXPECT_EQ(docs.size(), 5u);
+  EXPECT_EQ(docs.size(), 6u);
   EXPECT_EQ(docs.at("cubes[].served"), (Json{{"unit", "rows"}, {"description", "rows served"}, {"merge", "sum"}}));
   EXPECT_EQ(docs.at("cubes[].q_buffer_high_water_bytes").at("merge"), "max");  // inlined: the prefixed name
   EXPECT_EQ(docs.at("cubes[].pes[].busy_ns").at("unit"), "ns");
+  EXPECT_EQ(docs.at("topology.at").at("description"), "mesh coordinate");
+  EXPECT_EQ(docs.at("topology.kind"), (Json{{"unit", ""}, {"description", "group kind"}, {"merge", "label"}}));
   EXPECT_EQ(docs.at("noc.avg_ns").at("merge"), "time_mean");
-  EXPECT_EQ(docs.at("noc.kind"), (Json{{"unit", ""}, {"description", "group kind"}, {"merge", "label"}}));
 }
