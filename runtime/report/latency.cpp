@@ -87,16 +87,16 @@ Json latency_summary(const SpanRecorder& spans) {
   for (const auto& [name, pp] : phases) {
     PhaseAcc& p = *pp;
     Json acts = Json::object(), cls = Json::object();
-    for (auto& [k, v] : p.activities) acts[spans.name(k)] = distribution_sorting(v);
-    for (auto& [k, v] : p.classes) cls[k] = distribution_sorting(v);
+    for (auto& [k, v] : p.activities) acts[spans.name(k)] = to_json(distribution_sorting(v));
+    for (auto& [k, v] : p.classes) cls[k] = to_json(distribution_sorting(v));
     phases_j[name] = {{"start_ns", p.start}, {"end_ns", p.end}, {"ns", p.end - p.start},
-                      {"agent_latency", distribution_sorting(p.agents)},
+                      {"agent_latency", to_json(distribution_sorting(p.agents))},
                       {"span_ns_by_activity", acts},
                       {"span_ns_by_class", cls}};
   }
   Json agents_j = Json::object();
   for (const auto& [name, id] : agent_ids) {
-    Json d = distribution_sorting(by_agent[id]);
+    Json d = to_json(distribution_sorting(by_agent[id]));
     std::map<std::string, double> by_phase_ns;
     for (const auto& [ph, ns] : agent_phase[id]) by_phase_ns[spans.name(ph)] = ns;
     d["by_phase_ns"] = by_phase_ns;

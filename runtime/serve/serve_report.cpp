@@ -138,7 +138,7 @@ Json pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_t gene
         {"busy_ns", transfer_ns},
         {"host_link_wait_ns", wait_ns},
         {"busy_fraction", span_ns > 0 ? transfer_ns / span_ns : 0.0},
-        {"time", report::distribution(each)}}},
+        {"time", report::to_json(report::distribution(each))}}},
       {"thinfer",
        {{"t_p_ns", t_p},
         {"t_x_ns", t_x},
@@ -173,11 +173,11 @@ Json requests_json(const ServeResult& r, std::vector<double>& ttft, std::vector<
   }
   return {{"count", r.requests.size()},
           {"cancelled", cancelled},
-          {"ttft", report::distribution(ttft)},
-          {"tpot", report::distribution(tpot)},
-          {"end_to_end", report::distribution(e2e)},
-          {"queueing", report::distribution(queue)},
-          {"tool", report::distribution(tool)},
+          {"ttft", report::to_json(report::distribution(ttft))},
+          {"tpot", report::to_json(report::distribution(tpot))},
+          {"end_to_end", report::to_json(report::distribution(e2e))},
+          {"queueing", report::to_json(report::distribution(queue))},
+          {"tool", report::to_json(report::distribution(tool))},
           {"tokens_requested", requested},
           {"tokens_generated", generated}};
 }
@@ -194,10 +194,10 @@ Json workflows_json(const ServeResult& r, double& first_arrival) {
     first_arrival = std::min(first_arrival, f.arrival_ns);
   }
   return {{"count", r.workflows.size()},
-          {"ttft", report::distribution(w_ttft)},
-          {"end_to_end", report::distribution(w_e2e)},
-          {"queueing", report::distribution(w_queue)},
-          {"tool_wait", report::distribution(w_tool)}};
+          {"ttft", report::to_json(report::distribution(w_ttft))},
+          {"end_to_end", report::to_json(report::distribution(w_e2e))},
+          {"queueing", report::to_json(report::distribution(w_queue))},
+          {"tool_wait", report::to_json(report::distribution(w_tool))}};
 }
 
 Json slo_json(const Workload& w, const ServeResult& r, const std::vector<double>& ttft, const std::vector<double>& tpot) {
@@ -301,8 +301,8 @@ Json energy_json(const HwConfig& hw, const ServeResult& r, double busy, int64_t 
   }
   return {{"steps_j", steps_j},
           {"requests_j", requests_j},
-          {"per_request", report::distribution(req_j, "_j")},
-          {"per_workflow", report::distribution(workflow_j, "_j")},
+          {"per_request", report::to_json(report::distribution(req_j), "_j")},
+          {"per_workflow", report::to_json(report::distribution(workflow_j), "_j")},
           {"j_per_request", r.requests.empty() ? 0.0 : steps_j / double(r.requests.size())},
           {"j_per_workflow", r.workflows.empty() ? 0.0 : steps_j / double(r.workflows.size())},
           {"j_per_output_token", generated ? steps_j / double(generated) : 0.0},
@@ -345,7 +345,7 @@ Json preemption_json(const Workload& w, const ServeResult& r, double busy) {
           {"mode", p.mode},
           {"count", p.preemptions},
           {"workflows_preempted", p.workflows_preempted},
-          {"per_workflow", report::distribution(per_workflow, "")},
+          {"per_workflow", report::to_json(report::distribution(per_workflow), "")},
           {"recomputed_tokens", p.recomputed_tokens},
           {"swap", {{"page_bytes", p.page_bytes},
                     {"out_count", p.swap_outs},
