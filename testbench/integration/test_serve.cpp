@@ -250,16 +250,16 @@ TEST(Serve, OneWorkflowTakesTheSameStepsAsRun) {
                    "join": {"tokens": 8}, "answer_tokens": 0}]
   })");
   const ServeResult r = serve::serve(w, h, {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   // Both: prefill, fan-out, 3 decode steps, the join's prefill; back to back on an idle chip.
   ASSERT_EQ(r.steps.size(), steps.size());
   for (size_t i = 0; i < r.steps.size(); ++i) {
-    EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_EQ(r.steps[i].ns, steps[i].ns) << "step " << i;
     // Start times are sums of the step times, added up in another order by the run's timeline.
-    EXPECT_NEAR(r.steps[i].start_ns, steps[i]["start_ns"].get<double>(), 1e-6) << "step " << i;
+    EXPECT_NEAR(r.steps[i].start_ns, steps[i].start_ns, 1e-6) << "step " << i;
   }
-  EXPECT_NEAR(r.end_ns, run.summary["total_ns"].get<double>(), 1e-6);
-  EXPECT_EQ(r.peak_pages, run.summary["kv"]["peak_pages"].get<int64_t>());
+  EXPECT_NEAR(r.end_ns, run.summary.total_ns, 1e-6);
+  EXPECT_EQ(r.peak_pages, run.summary.kv.peak_pages);
 }
 
 // A whole model (model.config): every serve step runs every layer's operators around its
@@ -292,15 +292,15 @@ TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
                    "join": {"tokens": 8}, "answer_tokens": 0}]
   })");
   const ServeResult r = serve::serve(w, h, {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   ASSERT_EQ(r.steps.size(), steps.size());
   double busy = 0;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     // Each step's layers: operators and attention summed in the same order as run's.
-    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_NEAR(r.steps[i].ns, steps[i].ns, 1e-9 * steps[i].ns) << "step " << i;
     busy += r.steps[i].ns;
   }
-  EXPECT_NEAR(r.end_ns, run.summary["total_ns"].get<double>(), 1e-6);
+  EXPECT_NEAR(r.end_ns, run.summary.total_ns, 1e-6);
   // The operators' totals: the same as run's, and with the attention of every layer they are the steps' time.
   ASSERT_TRUE(r.operators.is_object());
   EXPECT_FALSE(r.operators.contains("by_step"));
@@ -308,11 +308,11 @@ TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
   for (const Json& o : r.operators["by_operator"]) ops += o["time_ns"].get<double>();
   EXPECT_NEAR(ops + r.operators["attention_ns"].get<double>(), busy, 1e-9 * busy);
   for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
-    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary.operators->totals["by_operator"][i]) << i;
   // The weights take their HBM from the KV pool, as run's memory map says.
-  EXPECT_EQ(r.pages_per_pe, run.summary["memory_map"]["kv"]["pages_per_pe_capacity"].get<int64_t>());
+  EXPECT_EQ(r.pages_per_pe, run.summary.memory_map["kv"]["pages_per_pe_capacity"].get<int64_t>());
   EXPECT_LT(r.pages_per_pe, int64_t(h.pe.hbm.capacity_bytes / r.memory_map["kv"]["page_slot_bytes"].get<uint64_t>()));
-  EXPECT_EQ(r.memory_map["weights"], run.summary["memory_map"]["weights"]);
+  EXPECT_EQ(r.memory_map["weights"], run.summary.memory_map["weights"]);
 }
 
 // One workflow of a whole model (the OneWorkflow test's), with the scheduler fields `sched`.
@@ -423,14 +423,14 @@ TEST(ServeWholeModel, FusionAndGemmMappingTimeStepsAsRun) {
   opt.gemm_mapping = GemmMapping::x_stationary;
   const ServeResult r = serve::serve(w, hw(), opt);
   const ServeResult fused = serve::serve(one_whole_model_workflow(""), hw(), {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   ASSERT_EQ(r.steps.size(), steps.size());
   for (size_t i = 0; i < r.steps.size(); ++i) {
-    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_NEAR(r.steps[i].ns, steps[i].ns, 1e-9 * steps[i].ns) << "step " << i;
     EXPECT_NE(r.steps[i].ns, fused.steps[i].ns) << "step " << i;
   }
   for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
-    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary.operators->totals["by_operator"][i]) << i;
   // An attention-only workload has no weight GEMM to map.
   try {
     serve::serve(workload(kAgentic), hw(), opt);
@@ -466,11 +466,11 @@ TEST(Serve, OneWorkflowUnderEachAttentionPolicyTakesTheStepsOfRun) {
     })");
     const ServeResult r = serve::serve(w, h, {});
     expect_conserved(w, r);
-    const Json& steps = run.summary["steps"];
+    const std::vector<StepSummary>& steps = run.summary.steps;
     ASSERT_EQ(r.steps.size(), steps.size());
     std::vector<double> ns;
     for (size_t i = 0; i < r.steps.size(); ++i) {
-      EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+      EXPECT_EQ(r.steps[i].ns, steps[i].ns) << "step " << i;
       ns.push_back(r.steps[i].ns);
     }
     // Each step here is the one workflow's one part; every part ran with the named policy.

@@ -80,7 +80,11 @@ TEST(Outputs, LatencyPercentilesPerPhaseAndAgent) {
                  rec.intern(name), 1, 0);
     }
   rec.record(ns(0), ns(8), rec.intern("group0.cube0.pe0"), rec.intern("gemm_qk"), prefill, rec.intern("*"), 4, 0);
-  const Json l = report::latency_summary(rec);
+  const report::LatencySummary s = report::latency_summary(rec);
+  EXPECT_DOUBLE_EQ(s.phases.at("prefill").agent_latency.p50, 25);
+  EXPECT_TRUE(s.phases.at("decode").span_ns_by_activity.empty());  // agent spans only
+  EXPECT_EQ(s.agents.at("a3").latency.count, 2u);
+  const Json l = report::to_json(s);
   EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p50_ns"].get<double>(), 25);
   EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p90_ns"].get<double>(), 37);
   EXPECT_DOUBLE_EQ(l["phases"]["decode"]["agent_latency"]["p99_ns"].get<double>(), 6 + 0.97 * 94);

@@ -179,7 +179,7 @@ serve::Workload workload_of(const py::object& workload) {
 
 py::dict result_of(const RunOutput& run) {
   py::dict out;
-  out["summary"] = to_python(run.summary);
+  out["summary"] = to_python(to_json(run.summary));
   py::list o;
   for (const MatrixRM& m : run.sim.outputs) {
     py::array_t<float> a({py::ssize_t(m.rows()), py::ssize_t(m.cols())});
