@@ -1,12 +1,14 @@
-// The typed summary (runtime/run/run_summary.h) built by hand and serialised by its one to_json:
-// the sections' key names, nested numbers, which numbers stay integers and which floats
-// (summary.json's text depends on it), optional sections and fields left out when unset.
+// The typed summaries (runtime/run/run_summary.h, runtime/serve/serve_summary.h) built by hand
+// and serialised by their one to_json: the sections' key names, nested numbers, which numbers
+// stay integers and which floats (summary.json's text depends on it), optional sections and
+// fields left out when unset.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
 #include "runtime/run/run_summary.h"
+#include "runtime/serve/serve_summary.h"
 
 using namespace ahbm;
 
@@ -89,4 +91,52 @@ TEST(Summaries, RunSummaryToJsonNamesEverySectionWithItsNumbers) {
   EXPECT_EQ(k["operators"]["decode_steps"], 2);
   EXPECT_EQ(k["join"]["strategy"], "schema");
   EXPECT_FALSE(k.contains("memory_map"));
+}
+
+TEST(Summaries, ServeSummaryToJsonNamesEverySectionWithItsNumbers) {
+  serve::ServeSummary s;
+  s.scheduler = "fcfs";
+  s.requests.count = 3;
+  s.requests.ttft = report::distribution({30, 10, 20});
+  s.throughput.tokens_per_s = 1e6;
+  s.slo.ttft_attained = 0.5;
+  s.energy.per_request = report::distribution({1.5});
+  s.end_ns = 99;
+  serve::PbdSummary pbd;
+  for (const char* name : {"prefill0", "prefill1"}) pbd.prefill_pool.by_pool.push_back({name, 1, 4, 10, 0.5, 8, 2, {}, {}});
+  pbd.thinfer.dp_p = 2;
+  pbd.thinfer.bottleneck = "decode";
+  s.pbd = pbd;
+  const Json j = serve::to_json(s);
+  EXPECT_EQ(keys_of(j), (std::set<std::string>{"end_ns", "energy", "hw", "kv", "pbd", "requests", "scheduler",
+                                               "simulator", "slo", "steps", "throughput", "workflows", "workload"}));
+  EXPECT_EQ(j["requests"]["count"], 3);
+  EXPECT_EQ(j["requests"]["ttft"]["p50_ns"].get<double>(), 20);
+  EXPECT_EQ(j["requests"]["ttft"]["count"], 3);
+  EXPECT_EQ(j["requests"]["tpot"], Json({{"count", 0}}));
+  EXPECT_EQ(j["throughput"]["tokens_per_s"].get<double>(), 1e6);
+  EXPECT_EQ(j["slo"], Json({{"ttft_attained", 0.5}}));
+  EXPECT_EQ(j["steps"]["batch_tokens"], Json({{"count", 0}}));  // no steps
+  EXPECT_EQ(j["energy"]["per_request"]["max_j"].get<double>(), 1.5);
+  EXPECT_EQ(j["end_ns"].dump(), "99.0");
+  const Json& prefill = j["pbd"]["prefill_pool"];
+  EXPECT_FALSE(prefill.contains("name"));
+  EXPECT_EQ(prefill["pools"], 2);
+  EXPECT_EQ(prefill["by_pool"][1]["name"], "prefill1");
+  EXPECT_EQ(prefill["by_pool"][1]["busy_fraction"].get<double>(), 0.5);
+  EXPECT_FALSE(prefill["by_pool"][1].contains("operators"));
+  EXPECT_FALSE(j["pbd"]["decode_pool"].contains("by_pool"));
+  EXPECT_EQ(j["pbd"]["thinfer"]["dp_p"], 2);
+  EXPECT_FALSE(j["pbd"]["thinfer"].contains("dp_d"));
+  EXPECT_EQ(j["pbd"]["thinfer"]["bottleneck"], "decode");
+
+  // Preemption: preemptions per workflow have no unit suffix.
+  s.preemption = serve::PreemptionSummary{};
+  s.preemption->per_workflow = report::distribution({0, 2});
+  s.preemption->swap.out_count = 5;
+  const Json k = serve::to_json(s);
+  EXPECT_EQ(k["preemption"]["per_workflow"]["max"].get<double>(), 2);
+  EXPECT_EQ(k["preemption"]["swap"]["out_count"], 5);
+  EXPECT_FALSE(k.contains("placement"));
+  EXPECT_FALSE(k.contains("operators"));
 }

@@ -258,13 +258,13 @@ class PySimulator {
       py::gil_scoped_release release;
       r = serve::serve(w, cfg_, opt);
     }
-    const Json summary = serve::serve_summary(w, cfg_, r);
+    const serve::ServeSummary summary = serve::serve_summary(w, cfg_, r);
     if (target) {
       serve::write_serve_files(*target, summary, r, vcd);
       target->commit();
     }
     py::dict result;
-    result["summary"] = to_python(summary);
+    result["summary"] = to_python(serve::to_json(summary));
     result["requests"] = csv_columns(serve::requests_csv(r));
     if (vcd) result["vcd"] = serve::serve_vcd(r);  // the text of waves.vcd, with or without out
     return result;
