@@ -1,6 +1,7 @@
 #pragma once
 // Energy readings (hw/chip/energy.h) as JSON: summary.json "energy" (docs/outputs.md), the
 // energy columns of the join and policy-evaluation tables.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,24 @@ EnergyReading step_energy(const StepRecord& s, const StatsNode& chip, const HwCo
 // with no simulated activity, e.g. a host-side wait, and timeline time outside every step cost
 // static power) over `total_ns`: totals, by class and component, dynamic vs static, by phase,
 // per token, average power, energy-delay product, and by operator for a whole model.
-// `chip` is the run's merged statistics tree (its routers and groups for static power).
-Json run_energy_json(const std::vector<StepRecord>& steps, const StatsNode& chip, const HwConfig& hw, DType t,
+struct RunEnergy {
+  EnergyReading run;  // every step and the time outside them
+  double static_power_w = 0;  // the chip's (hw/chip/energy.h static_power_w, with the NoC's routers)
+  double average_power_w = 0, edp_j_s = 0, outside_steps_ns = 0;
+  std::map<std::string, EnergyReading> by_phase;
+  uint64_t new_tokens = 0;  // every step's new tokens per agent
+  double j_per_new_token = 0;
+  uint64_t decode_tokens = 0;     // with decode steps (0: no decode phase, neither field written)
+  double j_per_decode_token = 0;
+  // A whole model: each operator's dynamic energy (its layer.<op> components) and the
+  // attention's, the rest; empty otherwise.
+  std::map<std::string, double> by_operator_dynamic_j;
+};
+
+// `chip` is the run's merged statistics tree (its routers and groups for static power);
+// `step_joules` gets each step's total.
+RunEnergy run_energy(const std::vector<StepRecord>& steps, const StatsNode& chip, const HwConfig& hw, DType t,
                      double total_ns, std::vector<double>* step_joules);
+Json to_json(const RunEnergy& e);
 
 }  // namespace ahbm::report

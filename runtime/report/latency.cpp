@@ -31,7 +31,7 @@ bool is_annotation_component(const std::string& component) {
   return is_agent_component(component) || component.rfind("runtime.", 0) == 0;
 }
 
-Json latency_summary(const SpanRecorder& spans) {
+LatencySummary latency_summary(const SpanRecorder& spans) {
   struct PhaseAcc {
     double start = 0, end = 0;
     bool seen = false;
@@ -79,32 +79,44 @@ Json latency_summary(const SpanRecorder& spans) {
     p.activity_of[size_t(s.activity)]->push_back(b - a);
     p.class_of[size_t(s.activity)]->push_back(b - a);
   }
-  std::map<std::string, PhaseAcc*> phases;
-  for (auto& [id, p] : by_phase) phases[spans.name(id)] = &p;
-  std::map<std::string, int> agent_ids;
-  for (const auto& [id, v] : by_agent) agent_ids[spans.name(id).substr(6)] = id;
-  Json phases_j = Json::object();
-  for (const auto& [name, pp] : phases) {
-    PhaseAcc& p = *pp;
-    Json acts = Json::object(), cls = Json::object();
-    for (auto& [k, v] : p.activities) acts[spans.name(k)] = distribution_sorting(v);
-    for (auto& [k, v] : p.classes) cls[k] = distribution_sorting(v);
-    phases_j[name] = {{"start_ns", p.start}, {"end_ns", p.end}, {"ns", p.end - p.start},
-                      {"agent_latency", distribution_sorting(p.agents)},
-                      {"span_ns_by_activity", acts},
-                      {"span_ns_by_class", cls}};
+  LatencySummary out;
+  for (auto& [id, p] : by_phase) {
+    PhaseLatency& l = out.phases[spans.name(id)];
+    l.start_ns = p.start;
+    l.end_ns = p.end;
+    l.ns = p.end - p.start;
+    l.agent_latency = distribution_sorting(p.agents);
+    for (auto& [k, v] : p.activities) l.span_ns_by_activity[spans.name(k)] = distribution_sorting(v);
+    for (auto& [k, v] : p.classes) l.span_ns_by_class[k] = distribution_sorting(v);
   }
-  Json agents_j = Json::object();
-  for (const auto& [name, id] : agent_ids) {
-    Json d = distribution_sorting(by_agent[id]);
-    std::map<std::string, double> by_phase_ns;
-    for (const auto& [ph, ns] : agent_phase[id]) by_phase_ns[spans.name(ph)] = ns;
-    d["by_phase_ns"] = by_phase_ns;
-    agents_j[name] = d;
+  for (auto& [id, v] : by_agent) {
+    AgentLatency& a = out.agents[spans.name(id).substr(6)];
+    a.latency = distribution_sorting(v);
+    for (const auto& [ph, ns] : agent_phase[id]) a.by_phase_ns[spans.name(ph)] = ns;
+  }
+  return out;
+}
+
+Json to_json(const LatencySummary& l) {
+  const auto each = [](const std::map<std::string, Distribution>& m) {
+    Json j = Json::object();
+    for (const auto& [k, d] : m) j[k] = to_json(d);
+    return j;
+  };
+  Json phases = Json::object(), agents = Json::object();
+  for (const auto& [name, p] : l.phases)
+    phases[name] = {{"start_ns", p.start_ns}, {"end_ns", p.end_ns}, {"ns", p.ns},
+                    {"agent_latency", to_json(p.agent_latency)},
+                    {"span_ns_by_activity", each(p.span_ns_by_activity)},
+                    {"span_ns_by_class", each(p.span_ns_by_class)}};
+  for (const auto& [name, a] : l.agents) {
+    Json d = to_json(a.latency);
+    d["by_phase_ns"] = a.by_phase_ns;
+    agents[name] = d;
   }
   return Json{{"percentiles", "linear interpolation between closest ranks (numpy default)"},
-              {"phases", phases_j},
-              {"agents", agents_j}};
+              {"phases", phases},
+              {"agents", agents}};
 }
 
 void write_latency_csv(std::ostream& os, const SpanRecorder& spans) {

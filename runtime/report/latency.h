@@ -8,8 +8,11 @@
 #include <ostream>
 #include <string>
 
+#include <map>
+
 #include "hw/common/base/json_reader.h"
 #include "hw/common/observe/span_recorder.h"
+#include "runtime/report/percentiles.h"
 
 namespace ahbm::report {
 
@@ -27,7 +30,25 @@ bool is_annotation_component(const std::string& component);
 // 1790.0000000000002 (sc_time::to_seconds() goes through a double of seconds).
 double to_ns(const sc_core::sc_time& t);
 
-Json latency_summary(const SpanRecorder& spans);
+// summary.json "latency": per phase its extent and the distributions of its agents' latencies
+// and of its hardware spans' durations by activity and by class; per agent (by name, without
+// "agent.") its latencies' distribution and their sum per phase.
+struct PhaseLatency {
+  double start_ns = 0, end_ns = 0, ns = 0;
+  Distribution agent_latency;
+  std::map<std::string, Distribution> span_ns_by_activity, span_ns_by_class;
+};
+struct AgentLatency {
+  Distribution latency;
+  std::map<std::string, double> by_phase_ns;
+};
+struct LatencySummary {
+  std::map<std::string, PhaseLatency> phases;
+  std::map<std::string, AgentLatency> agents;
+};
+
+LatencySummary latency_summary(const SpanRecorder& spans);
+Json to_json(const LatencySummary& l);
 
 // latency.csv: one row per span, by start time (ties in recording order):
 // start_ns,end_ns,component,activity,phase,agent,rows,bytes with times to the picosecond.

@@ -17,19 +17,20 @@ double percentile_of_sorted(const double* x, size_t n, double p) {
   return x[i] + (pos - double(i)) * (x[i + 1] - x[i]);
 }
 
-// The summary of x[0..n), which it sorts.
-Json sorting_distribution(double* x, size_t n, const std::string& unit) {
-  if (n == 0) return Json{{"count", 0}};
-  const double total = std::accumulate(x, x + n, 0.0);  // in the samples' order, as before
+// The distribution of x[0..n), which it sorts.
+Distribution sorting_distribution(double* x, size_t n) {
+  Distribution d;
+  if (n == 0) return d;
+  d.count = n;
+  d.total = std::accumulate(x, x + n, 0.0);  // in the samples' order, as before
   std::sort(x, x + n);
-  return Json{{"count", n},
-              {"min" + unit, x[0]},
-              {"mean" + unit, total / double(n)},
-              {"p50" + unit, percentile_of_sorted(x, n, 50)},
-              {"p90" + unit, percentile_of_sorted(x, n, 90)},
-              {"p99" + unit, percentile_of_sorted(x, n, 99)},
-              {"max" + unit, x[n - 1]},
-              {"total" + unit, total}};
+  d.min = x[0];
+  d.mean = d.total / double(n);
+  d.p50 = percentile_of_sorted(x, n, 50);
+  d.p90 = percentile_of_sorted(x, n, 90);
+  d.p99 = percentile_of_sorted(x, n, 99);
+  d.max = x[n - 1];
+  return d;
 }
 
 }  // namespace
@@ -40,11 +41,17 @@ double percentile(std::vector<double> x, double p) {
   return percentile_of_sorted(x.data(), x.size(), p);
 }
 
-Json distribution(const std::vector<double>& s, const std::string& unit) {
-  std::vector<double> sorted = s;
-  return sorting_distribution(sorted.data(), sorted.size(), unit);
+Json to_json(const Distribution& d, const std::string& unit) {
+  if (d.count == 0) return Json{{"count", 0}};
+  return Json{{"count", d.count},       {"min" + unit, d.min}, {"mean" + unit, d.mean}, {"p50" + unit, d.p50},
+              {"p90" + unit, d.p90},    {"p99" + unit, d.p99}, {"max" + unit, d.max},   {"total" + unit, d.total}};
 }
 
-Json distribution_sorting(Samples& s, const std::string& unit) { return sorting_distribution(s.data(), s.size(), unit); }
+Distribution distribution(const std::vector<double>& s) {
+  std::vector<double> sorted = s;
+  return sorting_distribution(sorted.data(), sorted.size());
+}
+
+Distribution distribution_sorting(Samples& s) { return sorting_distribution(s.data(), s.size()); }
 
 }  // namespace ahbm::report

@@ -190,21 +190,38 @@ double auto_power_window_ns(double total_ns) {
       if (m * decade * kMaxWindows >= total_ns) return m * decade;
 }
 
-Json power_json(const PowerTrace& p) {
+PowerSummary power_summary(const PowerTrace& p) {
+  PowerSummary s;
   const size_t k = p.peak_window();
-  Json by_class = Json::object();
-  for (size_t c = 0; c < kEnergyClasses; ++c) by_class[energy_class_name(EnergyClass(c))] = p.watts(k, EnergyClass(c));
-  const double total_j = p.total_j();
-  return {{"window_ns", p.window_ns},
-          {"windows", p.windows.size()},
-          {"peak_w", p.watts(k)},
-          {"peak_window", {{"index", k}, {"start_ns", p.start_ns(k)}, {"end_ns", p.start_ns(k) + p.length_ns(k)}}},
-          {"peak_by_class_w", by_class},
-          {"mean_w", p.total_ns > 0 ? total_j / (p.total_ns * 1e-9) : 0.0},
-          {"total_j", total_j},
-          {"note", "the energy of summary.energy per window of window_ns (the last one may be shorter): each "
-                   "step's class energy shared among its spans by bytes or duration, static power uniform "
-                   "(docs/energy.md, Power over time); power.csv has every window"}};
+  for (size_t c = 0; c < kEnergyClasses; ++c)
+    s.peak_by_class_w[energy_class_name(EnergyClass(c))] = p.watts(k, EnergyClass(c));
+  s.window_ns = p.window_ns;
+  s.windows = p.windows.size();
+  s.peak_w = p.watts(k);
+  s.peak_window = k;
+  s.peak_start_ns = p.start_ns(k);
+  s.peak_end_ns = p.start_ns(k) + p.length_ns(k);
+  s.total_j = p.total_j();
+  s.mean_w = p.total_ns > 0 ? s.total_j / (p.total_ns * 1e-9) : 0.0;
+  return s;
+}
+
+Json to_json(const PowerSummary& p) {
+  Json j = {{"window_ns", p.window_ns}, {"windows", p.windows}, {"peak_w", p.peak_w},
+            {"peak_window", {{"index", p.peak_window}, {"start_ns", p.peak_start_ns}, {"end_ns", p.peak_end_ns}}},
+            {"peak_by_class_w", p.peak_by_class_w}, {"mean_w", p.mean_w}, {"total_j", p.total_j},
+            {"note", "the energy of summary.energy per window of window_ns (the last one may be shorter): each "
+                     "step's class energy shared among its spans by bytes or duration, static power uniform "
+                     "(docs/energy.md, Power over time); power.csv has every window"}};
+  if (p.cap) {
+    const PowerCapReport& c = *p.cap;
+    j["throttled_ns"] = c.throttled_ns;
+    j["cap"] = {{"cap_w", c.cap_w}, {"clock_scale", c.clock_scale}, {"throttled_ns", c.throttled_ns},
+                {"uncapped_ns", c.uncapped_ns}, {"uncapped_peak_w", c.uncapped_peak_w}, {"runs", c.runs},
+                {"note", "the highest clock scale (PE clock, HBM and link bandwidth; within 1 %) whose power windows "
+                         "all stay at or below cap_w (docs/energy.md, Power cap)"}};
+  }
+  return j;
 }
 
 void write_power_csv(std::ostream& os, const PowerTrace& p) {

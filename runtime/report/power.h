@@ -8,7 +8,10 @@
 // span; static power and activity with no span of its class in the step are spread uniformly
 // over the step. So the windows add up to summary.json's energy total (tested), and the work
 // is linear in spans plus windows.
+#include <map>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "hw/chip/energy.h"
@@ -59,8 +62,25 @@ PowerTrace power_trace(const SpanRecorder& spans, const std::vector<PowerSegment
 // windows (a 68 µs run: 100 ns, 680 windows).
 double auto_power_window_ns(double total_ns);
 
-// summary.json "power": window_ns, windows, peak_w with its window and classes, mean_w, total_j.
-Json power_json(const PowerTrace& p);
+// What a power cap did (runtime/run/power_cap.h, docs/energy.md "Power cap").
+struct PowerCapReport {
+  double cap_w = 0, clock_scale = 1;
+  double throttled_ns = 0;  // the capped run's time beyond the uncapped run's
+  double uncapped_ns = 0, uncapped_peak_w = 0;
+  int runs = 0;  // runs simulated to find the clock scale
+};
+
+// summary.json "power": the trace's window, its highest window (the chip's power and each
+// class's), its mean power and energy; with a power cap what the cap did.
+struct PowerSummary {
+  double window_ns = 0, mean_w = 0, total_j = 0;
+  size_t windows = 0, peak_window = 0;  // how many; the peak's index
+  double peak_w = 0, peak_start_ns = 0, peak_end_ns = 0;
+  std::map<std::string, double> peak_by_class_w;
+  std::optional<PowerCapReport> cap;
+};
+PowerSummary power_summary(const PowerTrace& p);
+Json to_json(const PowerSummary& p);
 
 // power.csv: window_start_ns, window_ns, power_w, then W per class (EnergyClass order).
 void write_power_csv(std::ostream& os, const PowerTrace& p);

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "hw/common/base/error.h"
-#include "hw/chip/chip_stats.h"
 #include "runtime/run/join_phase.h"
 #include "runtime/kv/page_manager.h"
 #include "runtime/step/model_steps.h"
@@ -21,7 +20,6 @@
 #include "runtime/step/step_runner.h"
 #include "runtime/step/timeline.h"
 #include "runtime/run/report.h"
-#include "runtime/report/stats_tree.h"
 
 namespace ahbm {
 
@@ -170,18 +168,14 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
                                   opt.power_window_ns > 0 ? opt.power_window_ns : report::auto_power_window_ns(run.sim.end_ns));
   run.summary = build_summary(sc, hw, opt, seed, records, rep, run);
   if (weights)
-    run.summary["memory_map"] = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
-                                                rep.peak_per_pe);
+    run.summary.memory_map = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
+                                             rep.peak_per_pe);
   if (operators) add_model_latency(run.summary, operators->json(), records, sc.model.layers);
-  // The NoC model by name and its traffic totals, at the top level for quick comparison.
-  run.summary["noc"] = report::stats_json(run.sim.stats.at(ChipStats::noc));
-  run.summary["noc"]["model"] = hw.noc.model;
   if (joined) {
-    run.summary["join"] = joined->summary;
+    run.summary.join = joined->summary;
     run.join_table = joined->table;
     run.join_csv = joined->csv;
   }
-  report::add_latency(run);
   return run;
 }
 
@@ -219,7 +213,7 @@ void dump_tensors(OutputTarget& out, const RunOutput& run) {
 }  // namespace
 
 void write_run_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt) {
-  out.write("summary.json", [&](std::ostream& os) { os << run.summary.dump(2) << '\n'; });
+  out.write("summary.json", [&](std::ostream& os) { os << to_json(run.summary).dump(2) << '\n'; });
   report::write_report_files(out, run, opt);
   if (!run.join_csv.empty()) out.write("join.csv", [&](std::ostream& os) { os << run.join_csv; });
   if (opt.dump_tensors && opt.values) dump_tensors(out, run);

@@ -19,7 +19,7 @@ RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
   const double cap = hw.power_cap_w;
   RunOutput uncapped = run_at(hw, window_ns);
   const double window = uncapped.power.window_ns;
-  const double static_w = uncapped.summary["energy"]["static_power_w"].get<double>();
+  const double static_w = uncapped.summary.energy.static_power_w;
   if (cap < static_w) throw InputError(hw_file + ": " + power_cap_below_static(cap, static_w));
   const double uncapped_ns = uncapped.sim.end_ns, uncapped_peak = peak_w(uncapped);
   int runs = 1;
@@ -57,16 +57,8 @@ RunOutput run_power_capped(const HwConfig& hw, const std::string& hw_file,
   }
   RunOutput& r = best;
   const double throttled = r.sim.end_ns - uncapped_ns;
-  r.summary["config"]["hw"] = to_json(hw);  // the config as given; the scale is in power.cap
-  r.summary["power"]["throttled_ns"] = throttled;
-  r.summary["power"]["cap"] = {{"cap_w", cap},
-                               {"clock_scale", best_f},
-                               {"throttled_ns", throttled},
-                               {"uncapped_ns", uncapped_ns},
-                               {"uncapped_peak_w", uncapped_peak},
-                               {"runs", runs},
-                               {"note", "the highest clock scale (PE clock, HBM and link bandwidth; within 1 %) "
-                                        "whose power windows all stay at or below cap_w (docs/energy.md, Power cap)"}};
+  r.summary.config.hw = to_json(hw);  // the config as given; the scale is in power.cap
+  r.summary.power.cap = report::PowerCapReport{cap, best_f, throttled, uncapped_ns, uncapped_peak, runs};
   return std::move(r);
 }
 

@@ -10,8 +10,6 @@
 
 namespace ahbm::report {
 
-void add_latency(RunOutput& run) { run.summary["latency"] = latency_summary(*run.sim.spans); }
-
 void write_report_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt) {
   const SpanRecorder& all = *run.sim.spans;
   const TraceLevel level = resolve_trace_level(opt.trace, all.spans().size());
@@ -33,8 +31,7 @@ void write_report_files(OutputTarget& out, const RunOutput& run, const RunOption
   }
   if (opt.vcd) write_waves(out, *run.sim.trace, all, run.sim.tile_done_ns, run.sim.end_ns, &run.power);
   out.write("power.csv", [&](std::ostream& os) { write_power_csv(os, run.power); });
-  const Json& summary = run.summary;
-  const Json hw = summary.contains("config") ? summary["config"].value("hw", Json::object()) : Json::object();
+  const Json& hw = run.summary.config.hw.is_null() ? Json::object() : run.summary.config.hw;
   out.write("stats.json", [&](std::ostream& os) { os << module_stats(all, run.sim.stats, hw, run.sim.end_ns).dump(2) << '\n'; });
 }
 

@@ -9,9 +9,6 @@
 
 namespace ahbm::report {
 
-// Adds summary["latency"] (per-phase and per-agent percentiles).
-void add_latency(RunOutput& run);
-
 void write_report_files(OutputTarget& out, const RunOutput& run, const RunOptions& opt);
 
 }  // namespace ahbm::report

@@ -7,7 +7,9 @@
 #include "runtime/policy/roofline.h"
 #include "runtime/io/provenance.h"
 #include "runtime/report/energy_json.h"
+#include "hw/chip/chip_stats.h"
 #include "runtime/report/stats_tree.h"
+#include "runtime/run/run_types.h"
 
 namespace ahbm {
 
@@ -15,323 +17,499 @@ namespace {
 
 // GEMM engine use for the whole fan-out batch on one PE vs one run per agent (note §2.5/§3.6):
 // the stacked Q_combined fills the engine's tile rows that per-agent runs leave padded.
-Json gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
+GemmBatchingSummary gemm_batching(const HwConfig& hw, const Scenario& sc, int kv_tokens_per_pe) {
   const auto& g = hw.pe.gemm;
   const uint64_t d = uint64_t(sc.model.head_dim), n = uint64_t(kv_tokens_per_pe), qpk = uint64_t(sc.model.q_per_kv());
   const DType t = sc.model.dtype;
   auto per_pe = [&](uint64_t rows) { return gemm_cycles(g, rows, n, d, t) + gemm_cycles(g, rows, d, n, t); };
   auto tiles = [&](uint64_t rows) { return gemm_tiles(g, rows, n, d) + gemm_tiles(g, rows, d, n); };
-  const uint64_t rows = uint64_t(sc.total_rows()) * qpk;
-  uint64_t sep_cycles = 0, sep_tiles = 0;
-  for (const auto& a : sc.agents)
-    sep_cycles += per_pe(uint64_t(a.new_tokens) * qpk), sep_tiles += tiles(uint64_t(a.new_tokens) * qpk);
-  const double macs = 2.0 * double(rows) * double(n) * double(d);
+  GemmBatchingSummary b;
+  b.tile_m = g.tile_m, b.tile_n = g.tile_n, b.tile_k = g.tile_k;
+  b.kv_tokens_per_pe = kv_tokens_per_pe;
+  b.rows = uint64_t(sc.total_rows()) * qpk;
+  b.runs = sc.agents.size();
+  for (const auto& a : sc.agents) {
+    b.per_agent_runs.cycles_per_pe += per_pe(uint64_t(a.new_tokens) * qpk);
+    b.per_agent_runs.tiles += tiles(uint64_t(a.new_tokens) * qpk);
+  }
+  const double macs = 2.0 * double(b.rows) * double(n) * double(d);
   const double tile_macs = double(g.tile_m) * g.tile_n * g.tile_k;
-  const uint64_t b_cycles = per_pe(rows), b_tiles = tiles(rows);
-  return Json{{"tile_shape", {g.tile_m, g.tile_n, g.tile_k}},
-              {"kv_tokens_per_pe", kv_tokens_per_pe},
-              {"batched", {{"rows", rows}, {"cycles_per_pe", b_cycles}, {"tiles", b_tiles},
-                           {"utilization", b_tiles ? macs / (double(b_tiles) * tile_macs) : 0.0}}},
-              {"per_agent_runs", {{"runs", sc.agents.size()}, {"cycles_per_pe", sep_cycles}, {"tiles", sep_tiles},
-                                  {"utilization", sep_tiles ? macs / (double(sep_tiles) * tile_macs) : 0.0}}},
-              {"speedup", b_cycles ? double(sep_cycles) / double(b_cycles) : 0.0}};
+  b.batched.cycles_per_pe = per_pe(b.rows);
+  b.batched.tiles = tiles(b.rows);
+  for (GemmUseSummary* u : {&b.batched, &b.per_agent_runs})
+    u->utilization = u->tiles ? macs / (double(u->tiles) * tile_macs) : 0.0;
+  b.speedup = b.batched.cycles_per_pe ? double(b.per_agent_runs.cycles_per_pe) / double(b.batched.cycles_per_pe) : 0.0;
+  return b;
 }
 
-Json kv_json(const Scenario& sc, const KvReport& kv) {
+KvSummary kv_summary(const Scenario& sc, const KvReport& kv) {
   const auto bytes = [&](int64_t pages) { return uint64_t(pages) * kv.model_page_bytes; };
-  const int64_t peak_pe = kv.peak_per_pe.empty() ? 0 : *std::max_element(kv.peak_per_pe.begin(), kv.peak_per_pe.end());
-  return Json{
-      {"page_tokens", sc.kv.page_tokens},
-      {"prefix_placement", placement_name(sc.kv.prefix_placement)},
-      {"private_placement", sc.kv.private_placement},
-      {"page_slot_bytes", kv.slot_bytes},
-      {"page_bytes_model", kv.model_page_bytes},
-      {"pages_per_pe_capacity", kv.pages_per_pe},
-      {"pages_allocated", kv.allocations},
-      {"pages_freed", kv.frees},
-      {"cow_copies", kv.cow_copies},
-      {"pages_in_use_end", kv.in_use_end},
-      {"peak_pages", kv.peak},
-      {"peak_bytes", bytes(kv.peak)},
-      {"peak_pages_per_pe", kv.peak_per_pe},
-      {"peak_pages_on_one_pe", peak_pe},
-      {"at_peak", {{"pages", kv.at_peak.in_use},
-                   {"shared_pages", kv.at_peak.shared},
-                   {"private_pages", kv.at_peak.priv},
-                   {"shared_bytes", bytes(kv.at_peak.shared)},
-                   {"private_bytes", bytes(kv.at_peak.priv)},
-                   {"bytes_saved_by_sharing", bytes(kv.at_peak.saved)}}},
-      {"no_sharing_baseline", {{"peak_pages", kv.no_sharing_peak},
-                               {"peak_bytes", bytes(kv.no_sharing_peak)},
-                               {"peak_pages_on_one_pe", kv.no_sharing_peak_pe_max},
-                               {"fits", kv.no_sharing_peak_pe_max <= kv.pages_per_pe}}},
-      {"bytes_saved_by_sharing", bytes(kv.no_sharing_peak) - bytes(std::min(kv.peak, kv.no_sharing_peak))},
-      {"note", "bytes cover every layer and KV head of the model; pages and pools are per PE of one KV-head group "
-               "(every group holds the same layout for the heads it serves)"},
-  };
+  KvSummary k;
+  k.page_tokens = sc.kv.page_tokens;
+  k.prefix_placement = placement_name(sc.kv.prefix_placement);
+  k.private_placement = sc.kv.private_placement;
+  k.page_slot_bytes = kv.slot_bytes, k.page_bytes_model = kv.model_page_bytes;
+  k.pages_per_pe_capacity = kv.pages_per_pe, k.pages_in_use_end = kv.in_use_end, k.cow_copies = kv.cow_copies;
+  k.pages_allocated = kv.allocations, k.pages_freed = kv.frees;
+  k.peak_pages = kv.peak, k.peak_bytes = bytes(kv.peak);
+  k.peak_pages_per_pe = kv.peak_per_pe;
+  k.peak_pages_on_one_pe = kv.peak_per_pe.empty() ? 0 : *std::max_element(kv.peak_per_pe.begin(), kv.peak_per_pe.end());
+  k.at_peak = {kv.at_peak.in_use,         kv.at_peak.shared,         kv.at_peak.priv,
+               bytes(kv.at_peak.shared), bytes(kv.at_peak.priv), bytes(kv.at_peak.saved)};
+  k.no_sharing_baseline = {kv.no_sharing_peak, kv.no_sharing_peak_pe_max, bytes(kv.no_sharing_peak),
+                           kv.no_sharing_peak_pe_max <= kv.pages_per_pe};
+  k.bytes_saved_by_sharing = bytes(kv.no_sharing_peak) - bytes(std::min(kv.peak, kv.no_sharing_peak));
+  return k;
 }
-
-}  // namespace
-
-namespace {
 
 // The no-sharing baseline beside the shared run, over the phases both ran (a join strategy's
 // phase is the shared run's only).
-Json no_sharing_json(const NoSharingRun& ns, const std::map<std::string, NoSharingRun::Phase>& batched) {
-  Json j = {{"what", "the same steps batched, every branch reading its own copy of the prefix (forks copy the "
-                     "parent's pages)"}};
-  if (!ns.unavailable.empty()) {
-    j["unavailable"] = ns.unavailable;
-    return j;
-  }
-  double total = 0, shared_total = 0;
-  uint64_t bytes = 0, shared_bytes = 0;
-  Json phases = Json::object();
+NoSharingSummary no_sharing_summary(const NoSharingRun& ns, const std::map<std::string, NoSharingRun::Phase>& batched) {
+  NoSharingSummary out;
+  out.unavailable = ns.unavailable;
+  if (!ns.unavailable.empty()) return out;
   for (const auto& [name, p] : ns.phases) {
     const NoSharingRun::Phase& b = batched.at(name);
-    phases[name] = {{"ns", p.ns}, {"hbm_bytes_read", p.hbm_bytes}, {"steps", p.steps},
-                    {"shared_ns", b.ns}, {"shared_hbm_bytes_read", b.hbm_bytes},
-                    {"speedup_of_sharing", b.ns > 0 ? p.ns / b.ns : 0.0}};
-    total += p.ns;
-    bytes += p.hbm_bytes;
-    shared_total += b.ns;
-    shared_bytes += b.hbm_bytes;
+    out.phases[name] = {p.ns, b.ns, b.ns > 0 ? p.ns / b.ns : 0.0, p.hbm_bytes, b.hbm_bytes, p.steps};
+    out.total_ns += p.ns;
+    out.hbm_bytes_read += p.hbm_bytes;
+    out.shared_total_ns += b.ns;
+    out.shared_hbm_bytes_read += b.hbm_bytes;
   }
-  j.update({{"total_ns", total}, {"hbm_bytes_read", bytes}, {"shared_total_ns", shared_total},
-            {"shared_hbm_bytes_read", shared_bytes}, {"speedup_of_sharing", shared_total > 0 ? total / shared_total : 0.0},
-            {"hbm_bytes_ratio", shared_bytes > 0 ? double(bytes) / double(shared_bytes) : 0.0}, {"phases", phases}});
-  if (ns.max_abs_err >= 0) j["max_abs_err"] = ns.max_abs_err;
-  if (ns.max_abs_diff_fanout >= 0) j["fanout_max_abs_diff_vs_shared"] = ns.max_abs_diff_fanout;
-  return j;
+  out.speedup_of_sharing = out.shared_total_ns > 0 ? out.total_ns / out.shared_total_ns : 0.0;
+  out.hbm_bytes_ratio =
+      out.shared_hbm_bytes_read > 0 ? double(out.hbm_bytes_read) / double(out.shared_hbm_bytes_read) : 0.0;
+  if (ns.max_abs_err >= 0) out.max_abs_err = ns.max_abs_err;
+  if (ns.max_abs_diff_fanout >= 0) out.fanout_max_abs_diff_vs_shared = ns.max_abs_diff_fanout;
+  return out;
 }
 
-}  // namespace
-
-Json build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
-                   const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run) {
-  const StepRecord* fan = nullptr;
-  for (const auto& s : steps)
-    if (s.id.phase == "fanout") fan = &s;
-
-  // Phases: extent, rows, traffic, and each agent's completion within the phase.
-  Json phases = Json::object();
-  Json steps_j = Json::array();
-  std::map<std::string, Json> agents;
-  NumericCheck datapath;
-  std::optional<NumericCheck> storage;
-  bool checked = false, unbatched_identical = true;
-  double unbatched_total = 0, unbatched_diff = 0;
-  uint64_t unbatched_bytes = 0, batched_bytes = 0;
+// The baselines asked for: unbatched (every step re-run agent by agent) and no sharing.
+BaselinesSummary baselines(const RunOptions& opt, const std::vector<StepRecord>& steps, const KvReport& kv,
+                           double total_ns) {
+  BaselinesSummary out;
   std::map<std::string, NoSharingRun::Phase> batched_phases;  // step sums, to set beside the no-sharing baseline
-  uint64_t macs_expected = 0, macs_simulated = 0, macs_skipped = 0;
-  std::map<std::string, StepKindWork> step_kinds;  // the roofline per kind of step
-  std::vector<double> step_joules;
-  Json energy = report::run_energy_json(steps, run.sim.stats, hw, sc.model.dtype, run.sim.end_ns, &step_joules);
-  size_t step_index = 0;
+  UnbatchedSummary u;
+  u.batched_total_ns = total_ns;
+  bool checked = false;
+  double diff = 0;
+  for (const StepRecord& s : steps) {
+    NoSharingRun::Phase& bp = batched_phases[s.id.phase];
+    bp.ns += s.timing.ns;
+    bp.hbm_bytes += s.timing.hbm_bytes;
+    ++bp.steps;
+    u.batched_hbm_bytes_read += s.timing.hbm_bytes;
+    checked = checked || s.check;
+    if (s.unbatched) {
+      u.total_ns += s.unbatched->ns;
+      u.hbm_bytes_read += s.unbatched->hbm_bytes;
+      diff = std::max(diff, s.unbatched->max_abs_diff);
+      u.identical_o = u.identical_o && s.unbatched->identical;
+    }
+  }
+  u.speedup = total_ns > 0 ? u.total_ns / total_ns : 0.0;
+  if (checked) u.max_abs_diff_vs_batched = diff;
+  if (opt.compare_unbatched) out.unbatched = u;
+  if (kv.no_sharing_timed) out.no_sharing = no_sharing_summary(*kv.no_sharing_timed, batched_phases);
+  return out;
+}
+
+// Per phase: the extent of its steps, their rows, jobs and traffic, and each agent's tokens,
+// steps and completion within it.
+std::map<std::string, PhaseSummary> phase_summaries(const std::vector<StepRecord>& steps) {
+  std::map<std::string, PhaseSummary> phases;
   for (const StepRecord& s : steps) {
     const StepTiming& t = s.timing;
-    {
-      const std::string& l = s.id.label;
-      const bool prefill = l.size() >= 7 && l.compare(l.size() - 7, 7, "prefill") == 0;
-      StepKindWork& w = step_kinds[prefill ? "prefill" : s.id.phase];
-      ++w.steps;
-      w.ns += t.ns;
-      w.macs += double(t.macs_simulated);  // Q K^T and P V: 2 rows n d
-      w.hbm_bytes += double(t.hbm_bytes);
+    const auto [it, first] = phases.try_emplace(s.id.phase);
+    PhaseSummary& ph = it->second;
+    if (first) ph.start_ns = t.start_ns;
+    ph.end_ns = t.start_ns + t.ns;
+    ph.ns = t.start_ns + t.ns - ph.start_ns;
+    ++ph.steps;
+    ph.rows_per_kv_head += s.shape.rows_per_kv_head;
+    ph.jobs += s.shape.jobs;
+    ph.hbm_bytes_read += t.hbm_bytes;
+    ph.kv_pages_in_use = s.id.kv.in_use;
+    if (s.unbatched) ph.unbatched_ns = ph.unbatched_ns.value_or(0.0) + s.unbatched->ns;
+    for (size_t a = 0; a < s.id.agents.size(); ++a) {
+      PhaseAgentSummary& aj = ph.agents[s.id.agents[a]];
+      aj.tokens += s.id.agent_tokens[a];
+      ++aj.steps;
+      aj.done_ns = t.start_ns + t.agent_done_ns[a];
+      aj.latency_ns = t.start_ns + t.agent_done_ns[a] - ph.start_ns;
     }
-    Json& ph = phases[s.id.phase];
-    if (ph.is_null())
-      ph = {{"start_ns", t.start_ns}, {"steps", 0}, {"rows_per_kv_head", 0}, {"jobs", 0}, {"hbm_bytes_read", 0},
-            {"agents", Json::object()}};
+  }
+  return phases;
+}
+
+// Each step; `step_joules` its energy (report::run_energy).
+std::vector<StepSummary> step_summaries(const std::vector<StepRecord>& steps, const std::vector<double>& step_joules) {
+  std::vector<StepSummary> out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepRecord& s = steps[i];
     const StepId& id = s.id;
     const StepShape& sh = s.shape;
-    ph["end_ns"] = t.start_ns + t.ns;
-    ph["ns"] = t.start_ns + t.ns - ph["start_ns"].get<double>();
-    ph["steps"] = ph["steps"].get<int>() + 1;
-    ph["rows_per_kv_head"] = ph["rows_per_kv_head"].get<int>() + sh.rows_per_kv_head;
-    ph["jobs"] = ph["jobs"].get<int>() + sh.jobs;
-    ph["hbm_bytes_read"] = ph["hbm_bytes_read"].get<uint64_t>() + t.hbm_bytes;
-    ph["kv_pages_in_use"] = id.kv.in_use;
-    if (s.unbatched) ph["unbatched_ns"] = ph.value("unbatched_ns", 0.0) + s.unbatched->ns;
-    for (size_t a = 0; a < id.agents.size(); ++a) {
-      Json& aj = ph["agents"][id.agents[a]];
-      if (aj.is_null()) aj = {{"tokens", 0}, {"steps", 0}};
-      aj["tokens"] = aj["tokens"].get<int>() + id.agent_tokens[a];
-      aj["steps"] = aj["steps"].get<int>() + 1;
-      aj["done_ns"] = t.start_ns + t.agent_done_ns[a];
-      aj["latency_ns"] = t.start_ns + t.agent_done_ns[a] - ph["start_ns"].get<double>();
-    }
-    Json sj = {{"label", id.label}, {"phase", id.phase}, {"start_ns", t.start_ns}, {"ns", t.ns},
-               {"rows_per_kv_head", sh.rows_per_kv_head}, {"agents", id.agents.size()}, {"jobs", sh.jobs},
-               {"kv_tokens_per_kv_head", sh.kv_tokens_per_job.empty() ? 0 : sh.kv_tokens_per_job[0]},
-               {"max_shard_tokens", sh.max_shard_tokens}, {"hbm_bytes_read", t.hbm_bytes},
-               {"dma_busy_max_pe_ns", t.dma_busy_max_ns}, {"kv_pages_in_use", id.kv.in_use},
-               {"energy_j", step_joules[step_index++]}};
-    if (s.check) sj["max_abs_err"] = s.check->datapath.max_abs_err;
-    if (s.check && s.check->storage) sj["max_abs_err_vs_unrounded"] = s.check->storage->max_abs_err;
-    if (s.unbatched) sj["unbatched_ns"] = s.unbatched->ns;
-    if (!s.layers.is_null()) sj["layers"] = s.layers;
-    steps_j.push_back(sj);
-    if (s.check) {
-      checked = true;
-      datapath = worst_of(datapath, s.check->datapath);
-      if (s.check->storage) storage = worst_of(storage.value_or(NumericCheck{}), *s.check->storage);
-    }
-    NoSharingRun::Phase& bp = batched_phases[id.phase];
-    bp.ns += t.ns;
-    bp.hbm_bytes += t.hbm_bytes;
-    ++bp.steps;
-    batched_bytes += t.hbm_bytes;
-    if (s.unbatched) {
-      unbatched_total += s.unbatched->ns;
-      unbatched_bytes += s.unbatched->hbm_bytes;
-      unbatched_diff = std::max(unbatched_diff, s.unbatched->max_abs_diff);
-      unbatched_identical = unbatched_identical && s.unbatched->identical;
-    }
-    macs_expected += sh.macs_expected;
-    macs_simulated += t.macs_simulated;
-    macs_skipped += t.macs_skipped;
+    const StepTiming& t = s.timing;
+    StepSummary& j = out.emplace_back();
+    j.label = id.label;
+    j.phase = id.phase;
+    j.start_ns = t.start_ns;
+    j.ns = t.ns;
+    j.rows_per_kv_head = sh.rows_per_kv_head;
+    j.agents = id.agents.size();
+    j.jobs = sh.jobs;
+    j.kv_tokens_per_kv_head = sh.kv_tokens_per_job.empty() ? 0 : sh.kv_tokens_per_job[0];
+    j.max_shard_tokens = sh.max_shard_tokens;
+    j.hbm_bytes_read = t.hbm_bytes;
+    j.dma_busy_max_pe_ns = t.dma_busy_max_ns;
+    j.kv_pages_in_use = id.kv.in_use;
+    j.energy_j = step_joules[i];
+    if (s.check) j.max_abs_err = s.check->datapath.max_abs_err;
+    if (s.check && s.check->storage) j.max_abs_err_vs_unrounded = s.check->storage->max_abs_err;
+    if (s.unbatched) j.unbatched_ns = s.unbatched->ns;
+    j.layers = s.layers;
   }
+  return out;
+}
 
-  // Per agent: the fan-out rows and latency (as before), plus decode progress.
-  Json agents_j = Json::object();
-  const int qpk = sc.model.q_per_kv();
+// Per agent: the fan-out rows and latency, plus decode progress.
+std::map<std::string, AgentSummary> agent_summaries(const Scenario& sc, const StepRecord* fan,
+                                                    const std::map<std::string, PhaseSummary>& phases) {
+  std::map<std::string, AgentSummary> agents;
+  const auto decode = phases.find("decode");
   for (const auto& a : sc.agents) {
-    Json aj = {{"rows", a.new_tokens * qpk}, {"new_tokens", a.new_tokens}};
+    AgentSummary aj;
+    aj.rows = a.new_tokens * sc.model.q_per_kv();
+    aj.new_tokens = a.new_tokens;
     if (fan)
       for (size_t i = 0; i < fan->id.agents.size(); ++i)
-        if (fan->id.agents[i] == a.name) aj["latency_ns"] = fan->timing.agent_done_ns[i];
-    if (phases.contains("decode") && phases["decode"]["agents"].contains(a.name)) {
-      aj["decoded_tokens"] = phases["decode"]["agents"][a.name]["tokens"];
-      aj["decode_done_ns"] = phases["decode"]["agents"][a.name]["done_ns"];
+        if (fan->id.agents[i] == a.name) aj.latency_ns = fan->timing.agent_done_ns[i];
+    if (decode != phases.end()) {
+      const auto d = decode->second.agents.find(a.name);
+      if (d != decode->second.agents.end()) {
+        aj.decoded_tokens = d->second.tokens;
+        aj.decode_done_ns = d->second.done_ns;
+      }
     }
-    agents_j[a.name] = aj;
+    agents[a.name] = aj;
   }
+  return agents;
+}
 
-  // Busy time per component and activity from the hardware spans.
-  const SpanRecorder& spans = *run.sim.spans;
+// Busy time per component and activity from the hardware spans.
+void busy_times(const SpanRecorder& spans, RunSummary& s) {
   // Summed by interned id, in span order as ever (a long run has millions of spans: no name
   // lookups per span), then keyed by name (ids and names are one to one).
   std::vector<char> hardware;                    // per component id: 1 hardware, 0 annotation, -1 not looked at
   std::vector<std::map<int, double>> busy_of;    // per component id: by activity id
   std::map<int, double> activity_of;             // by activity id
-  for (const Span& s : spans.spans()) {
-    const size_t c = size_t(s.component);
+  for (const Span& sp : spans.spans()) {
+    const size_t c = size_t(sp.component);
     if (c >= hardware.size()) hardware.resize(c + 1, -1), busy_of.resize(c + 1);
     if (hardware[c] < 0) {
-      const std::string& comp = spans.name(s.component);
+      const std::string& comp = spans.name(sp.component);
       hardware[c] = !(comp.rfind("agent.", 0) == 0 || comp.rfind("runtime.", 0) == 0);
     }
     if (!hardware[c]) continue;
-    const double d = to_ns(s.end) - to_ns(s.start);
-    busy_of[c][s.activity] += d;
-    activity_of[s.activity] += d;
+    const double d = to_ns(sp.end) - to_ns(sp.start);
+    busy_of[c][sp.activity] += d;
+    activity_of[sp.activity] += d;
   }
-  std::map<std::string, std::map<std::string, double>> busy;
-  std::map<std::string, double> by_activity;
   for (size_t c = 0; c < busy_of.size(); ++c)
-    for (const auto& [a, d] : busy_of[c]) busy[spans.name(int(c))][spans.name(a)] = d;
-  for (const auto& [a, d] : activity_of) by_activity[spans.name(a)] = d;
+    for (const auto& [a, d] : busy_of[c]) s.busy_ns_by_component[spans.name(int(c))][spans.name(a)] = d;
+  for (const auto& [a, d] : activity_of) s.busy_ns_by_activity[spans.name(a)] = d;
+}
 
-  Json numerics = {{"checked", checked}};
-  if (checked) {
-    numerics = {{"checked", true},
-                {"reference", "float64, two-pass softmax over all keys, on the stored (storage-type) tensors"},
-                {"max_abs_err", datapath.max_abs_err},
-                {"max_rel_err", datapath.max_rel_err},
-                {"ref_max_abs", datapath.ref_max_abs},
-                {"tolerance_abs", opt.tolerance},
-                {"dtype", dtype_name(sc.model.dtype)}};
-    bool pass = datapath.max_abs_err <= opt.tolerance;
-    if (storage) {
-      const double tol = storage_tolerance(sc.model.dtype);
-      numerics["storage"] = {{"reference", "float64 on Q, K, V before rounding to the storage type"},
-                             {"max_abs_err", storage->max_abs_err},
-                             {"max_rel_err", storage->max_rel_err},
-                             {"tolerance_abs", tol},
-                             {"pass", storage->max_abs_err <= tol}};
-      pass = pass && storage->max_abs_err <= tol;
-    }
-    numerics["pass"] = pass;
+// The outputs against the float64 reference over every step checked (with values).
+NumericsSummary numerics(const Scenario& sc, const RunOptions& opt, const std::vector<StepRecord>& steps) {
+  NumericsSummary n;
+  NumericCheck datapath;
+  std::optional<NumericCheck> storage;
+  for (const StepRecord& s : steps) {
+    if (!s.check) continue;
+    n.checked = true;
+    datapath = worst_of(datapath, s.check->datapath);
+    if (s.check->storage) storage = worst_of(storage.value_or(NumericCheck{}), *s.check->storage);
   }
-
-  const double total = run.sim.end_ns;
-  Json baselines = Json::object();
-  if (opt.compare_unbatched) {
-    baselines["unbatched"] = {{"what", "every step re-run one agent at a time (each branch attends separately, agents in turn)"},
-                              {"total_ns", unbatched_total},
-                              {"batched_total_ns", total},
-                              {"speedup", total > 0 ? unbatched_total / total : 0.0},
-                              {"hbm_bytes_read", unbatched_bytes},
-                              {"batched_hbm_bytes_read", batched_bytes}};
-    if (checked)
-      baselines["unbatched"].update({{"max_abs_diff_vs_batched", unbatched_diff}, {"identical_o", unbatched_identical}});
+  if (!n.checked) return n;
+  n.max_abs_err = datapath.max_abs_err;
+  n.max_rel_err = datapath.max_rel_err;
+  n.ref_max_abs = datapath.ref_max_abs;
+  n.tolerance_abs = opt.tolerance;
+  n.dtype = dtype_name(sc.model.dtype);
+  n.pass = datapath.max_abs_err <= opt.tolerance;
+  if (storage) {
+    const double tol = storage_tolerance(sc.model.dtype);
+    n.storage = StorageCheckSummary{storage->max_abs_err, storage->max_rel_err, tol, storage->max_abs_err <= tol};
+    n.pass = n.pass && n.storage->pass;
   }
-  if (kv.no_sharing_timed) baselines["no_sharing"] = no_sharing_json(*kv.no_sharing_timed, batched_phases);
+  return n;
+}
 
+// The work of each kind of step (prefill, fanout, decode, join), for the roofline.
+std::map<std::string, StepKindWork> step_kinds(const std::vector<StepRecord>& steps) {
+  std::map<std::string, StepKindWork> kinds;
+  for (const StepRecord& s : steps) {
+    const std::string& l = s.id.label;
+    const bool prefill = l.size() >= 7 && l.compare(l.size() - 7, 7, "prefill") == 0;
+    StepKindWork& w = kinds[prefill ? "prefill" : s.id.phase];
+    ++w.steps;
+    w.ns += s.timing.ns;
+    w.macs += double(s.timing.macs_simulated);  // Q K^T and P V: 2 rows n d
+    w.hbm_bytes += double(s.timing.hbm_bytes);
+  }
+  return kinds;
+}
+
+ArithmeticSummary arithmetic(const std::vector<StepRecord>& steps) {
+  ArithmeticSummary a;
+  for (const StepRecord& s : steps) {
+    a.macs_expected += s.shape.macs_expected;
+    a.macs_simulated += s.timing.macs_simulated;
+    a.macs_skipped += s.timing.macs_skipped;
+  }
+  a.unchanged = a.macs_expected == a.macs_simulated + a.macs_skipped;
+  return a;
+}
+
+RunModelSummary model_summary(const Scenario& sc, const HwConfig& hw, double total_ns) {
+  RunModelSummary m;
+  m.num_q_heads = sc.model.num_q_heads;
+  m.num_kv_heads = sc.model.num_kv_heads;
+  m.q_heads_per_kv_head = sc.model.q_per_kv();
+  m.head_dim = sc.model.head_dim;
+  m.layers = sc.model.layers;
+  m.kv_head_groups = hw.groups;
+  m.groups_used = std::min(hw.groups, sc.model.num_kv_heads);
+  m.time_multiplexed_rounds = (sc.model.num_kv_heads + hw.groups - 1) / hw.groups;
+  m.attention_ns_all_layers = total_ns * sc.model.layers;
+  m.note = "one layer is simulated; attention_ns_all_layers = layers x total_ns (attention only)";
+  return m;
+}
+
+}  // namespace
+
+RunSummary build_summary(const Scenario& sc, const HwConfig& hw, const RunOptions& opt, uint64_t seed,
+                         const std::vector<StepRecord>& steps, const KvReport& kv, const RunOutput& run) {
+  const StepRecord* fan = nullptr;
+  for (const auto& s : steps)
+    if (s.id.phase == "fanout") fan = &s;
   const AttentionJob* fj = run.plan.jobs.empty() ? nullptr : &run.plan.jobs[0];
-  const int rounds = (sc.model.num_kv_heads + hw.groups - 1) / hw.groups;
+  RunSummary s;
+  s.scenario = sc.name;
+  s.seed = seed;
+  s.policy = fan ? fan->policy : Json();
+  s.total_ns = run.sim.end_ns;
+  s.rows = fan ? fan->shape.rows_per_kv_head : 0;
+  s.q_tiles = fj ? fj->tiles.size() : 0;
+  s.q_tile_rows = fj && !fj->tiles.empty() ? fj->tiles[0].rows() : 0;
+  s.model = model_summary(sc, hw, s.total_ns);
+  s.precision = {dtype_name(sc.model.dtype), dtype_bytes(sc.model.dtype)};
+  std::vector<double> step_joules;
+  s.energy = report::run_energy(steps, run.sim.stats, hw, sc.model.dtype, s.total_ns, &step_joules);
+  s.phases = phase_summaries(steps);
+  s.steps = step_summaries(steps, step_joules);
+  s.agents = agent_summaries(sc, fan, s.phases);
+  s.kv = kv_summary(sc, kv);
+  s.arithmetic = arithmetic(steps);
+  s.baselines = baselines(opt, steps, kv, s.total_ns);
+  s.power = report::power_summary(run.power);
+  busy_times(*run.sim.spans, s);
+  s.gemm_batching = gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0);
+  s.numerics = numerics(sc, opt, steps);
+  s.roofline = roofline_by_step_kind(hw, std::min(hw.groups, sc.model.num_kv_heads), step_kinds(steps));
+  s.stats = report::stats_json(run.sim.stats);
+  s.config = {to_json(hw), to_json(sc), opt.hw_file, opt.scenario_file};
+  s.simulator = simulator_json(hw);
+  // The NoC model by name and its traffic totals, at the top level for quick comparison.
+  s.noc = {hw.noc.model, report::stats_json(run.sim.stats.at(ChipStats::noc))};
+  s.latency = report::latency_summary(*run.sim.spans);
+  return s;
+}
+
+void add_model_latency(RunSummary& summary, Json operators, const std::vector<StepRecord>& steps, int layers) {
+  const StepRecord* first_token = nullptr;
+  double decode_ns = 0;
+  ModelOperatorsSummary ops;
+  for (const StepRecord& s : steps) {
+    if (s.id.phase == "decode") {
+      if (ops.decode_steps == 0) first_token = &s;
+      decode_ns += s.timing.ns;
+      ++ops.decode_steps;
+    }
+    if (s.id.phase == "fanout" && ops.decode_steps == 0) first_token = &s;
+  }
+  ops.ttft_ns = first_token ? first_token->timing.start_ns + first_token->timing.ns : 0.0;
+  ops.ttft_step = first_token ? first_token->id.label : "";
+  ops.tpot_ns = ops.decode_steps ? decode_ns / ops.decode_steps : 0.0;
+  summary.model.attention_ns_all_layers = operators["attention_ns"].get<double>();
+  summary.model.note = "every layer on the step timeline (summary operators); attention_ns_all_layers = the attention "
+                       "of every layer of every step (" + std::to_string(layers) + " layers)";
+  ops.totals = std::move(operators);
+  summary.operators = std::move(ops);
+}
+
+namespace {
+
+Json to_json(const KvSummary& k) {
+  const KvAtPeakSummary& p = k.at_peak;
+  const KvNoSharingSummary& n = k.no_sharing_baseline;
   return Json{
-      {"scenario", sc.name},
-      {"seed", seed},
-      {"policy", fan ? fan->policy : Json()},
-      {"total_ns", total},
-      {"rows", fan ? fan->shape.rows_per_kv_head : 0},
-      {"q_tiles", fj ? fj->tiles.size() : 0},
-      {"q_tile_rows", fj && !fj->tiles.empty() ? fj->tiles[0].rows() : 0},
-      {"model", {{"num_q_heads", sc.model.num_q_heads}, {"num_kv_heads", sc.model.num_kv_heads},
-                 {"q_heads_per_kv_head", qpk}, {"head_dim", sc.model.head_dim}, {"layers", sc.model.layers},
-                 {"kv_head_groups", hw.groups}, {"groups_used", std::min(hw.groups, sc.model.num_kv_heads)},
-                 {"time_multiplexed_rounds", rounds},
-                 {"attention_ns_all_layers", total * sc.model.layers},
-                 {"note", "one layer is simulated; attention_ns_all_layers = layers x total_ns (attention only)"}}},
-      {"precision", {{"dtype", dtype_name(sc.model.dtype)}, {"bytes_per_element", dtype_bytes(sc.model.dtype)},
-                     {"accumulation", "fp32"}, {"softmax_state", "fp32"}, {"output", "fp32"}}},
-      {"phases", phases},
-      {"steps", steps_j},
-      {"agents", agents_j},
-      {"kv", kv_json(sc, kv)},
-      {"arithmetic", {{"macs_expected", macs_expected}, {"macs_simulated", macs_simulated},
-                      {"macs_skipped", macs_skipped},
-                      {"unchanged", macs_expected == macs_simulated + macs_skipped},
-                      {"note", "2 x rows x KV tokens x head_dim summed over every job = simulated + skipped (fully "
-                               "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
-      {"baselines", baselines},
-      {"energy", energy},
-      {"power", report::power_json(run.power)},
-      {"busy_ns_by_activity", by_activity},
-      {"busy_ns_by_component", busy},
-      {"gemm_batching", gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0)},
-      {"numerics", numerics},
-      {"roofline", roofline_by_step_kind(hw, std::min(hw.groups, sc.model.num_kv_heads), step_kinds)},
-      {"stats", report::stats_json(run.sim.stats)},
-      {"config", {{"hw", to_json(hw)}, {"scenario", to_json(sc)}, {"hw_file", opt.hw_file},
-                  {"scenario_file", opt.scenario_file}}},
-      {"simulator", simulator_json(hw)},
+      {"page_tokens", k.page_tokens}, {"prefix_placement", k.prefix_placement},
+      {"private_placement", k.private_placement}, {"page_slot_bytes", k.page_slot_bytes},
+      {"page_bytes_model", k.page_bytes_model}, {"pages_per_pe_capacity", k.pages_per_pe_capacity},
+      {"pages_allocated", k.pages_allocated}, {"pages_freed", k.pages_freed}, {"cow_copies", k.cow_copies},
+      {"pages_in_use_end", k.pages_in_use_end}, {"peak_pages", k.peak_pages}, {"peak_bytes", k.peak_bytes},
+      {"peak_pages_per_pe", k.peak_pages_per_pe}, {"peak_pages_on_one_pe", k.peak_pages_on_one_pe},
+      {"at_peak", {{"pages", p.pages}, {"shared_pages", p.shared_pages}, {"private_pages", p.private_pages},
+                   {"shared_bytes", p.shared_bytes}, {"private_bytes", p.private_bytes},
+                   {"bytes_saved_by_sharing", p.bytes_saved_by_sharing}}},
+      {"no_sharing_baseline", {{"peak_pages", n.peak_pages}, {"peak_bytes", n.peak_bytes},
+                               {"peak_pages_on_one_pe", n.peak_pages_on_one_pe}, {"fits", n.fits}}},
+      {"bytes_saved_by_sharing", k.bytes_saved_by_sharing},
+      {"note", "bytes cover every layer and KV head of the model; pages and pools are per PE of one KV-head group "
+               "(every group holds the same layout for the heads it serves)"},
   };
 }
 
-void add_model_latency(Json& summary, Json operators, const std::vector<StepRecord>& steps, int layers) {
-  const StepRecord* first_token = nullptr;
-  double decode_ns = 0;
-  int decode_steps = 0;
-  for (const StepRecord& s : steps) {
-    if (s.id.phase == "decode") {
-      if (decode_steps == 0) first_token = &s;
-      decode_ns += s.timing.ns;
-      ++decode_steps;
-    }
-    if (s.id.phase == "fanout" && decode_steps == 0) first_token = &s;
+Json to_json(const NoSharingSummary& ns) {
+  Json n = {{"what", "the same steps batched, every branch reading its own copy of the prefix (forks copy the "
+                     "parent's pages)"}};
+  if (!ns.unavailable.empty()) {
+    n["unavailable"] = ns.unavailable;
+    return n;
   }
-  operators["ttft_ns"] = first_token ? first_token->timing.start_ns + first_token->timing.ns : 0.0;
-  operators["ttft_step"] = first_token ? first_token->id.label : "";
-  operators["tpot_ns"] = decode_steps ? decode_ns / decode_steps : 0.0;
-  operators["decode_steps"] = decode_steps;
-  Json& model = summary["model"];
-  model["attention_ns_all_layers"] = operators["attention_ns"];
-  model["note"] = "every layer on the step timeline (summary operators); attention_ns_all_layers = the attention of "
-                  "every layer of every step (" + std::to_string(layers) + " layers)";
-  summary["operators"] = std::move(operators);
+  Json phases = Json::object();
+  for (const auto& [name, p] : ns.phases)
+    phases[name] = {{"ns", p.ns}, {"hbm_bytes_read", p.hbm_bytes_read}, {"steps", p.steps},
+                    {"shared_ns", p.shared_ns}, {"shared_hbm_bytes_read", p.shared_hbm_bytes_read},
+                    {"speedup_of_sharing", p.speedup_of_sharing}};
+  n.update({{"total_ns", ns.total_ns}, {"hbm_bytes_read", ns.hbm_bytes_read}, {"shared_total_ns", ns.shared_total_ns},
+            {"shared_hbm_bytes_read", ns.shared_hbm_bytes_read}, {"speedup_of_sharing", ns.speedup_of_sharing},
+            {"hbm_bytes_ratio", ns.hbm_bytes_ratio}, {"phases", phases}});
+  if (ns.max_abs_err) n["max_abs_err"] = *ns.max_abs_err;
+  if (ns.fanout_max_abs_diff_vs_shared) n["fanout_max_abs_diff_vs_shared"] = *ns.fanout_max_abs_diff_vs_shared;
+  return n;
+}
+
+Json to_json(const BaselinesSummary& b) {
+  Json j = Json::object();
+  if (const auto& u = b.unbatched) {
+    j["unbatched"] = {{"what", "every step re-run one agent at a time (each branch attends separately, agents in turn)"},
+                      {"total_ns", u->total_ns}, {"batched_total_ns", u->batched_total_ns}, {"speedup", u->speedup},
+                      {"hbm_bytes_read", u->hbm_bytes_read}, {"batched_hbm_bytes_read", u->batched_hbm_bytes_read}};
+    if (u->max_abs_diff_vs_batched)
+      j["unbatched"].update({{"max_abs_diff_vs_batched", *u->max_abs_diff_vs_batched}, {"identical_o", u->identical_o}});
+  }
+  if (b.no_sharing) j["no_sharing"] = to_json(*b.no_sharing);
+  return j;
+}
+
+Json to_json(const GemmBatchingSummary& b) {
+  const auto use = [](const char* count, uint64_t n, const GemmUseSummary& u) {
+    return Json{{count, n}, {"cycles_per_pe", u.cycles_per_pe}, {"tiles", u.tiles}, {"utilization", u.utilization}};
+  };
+  return Json{{"tile_shape", {b.tile_m, b.tile_n, b.tile_k}},
+              {"kv_tokens_per_pe", b.kv_tokens_per_pe}, {"batched", use("rows", b.rows, b.batched)},
+              {"per_agent_runs", use("runs", b.runs, b.per_agent_runs)}, {"speedup", b.speedup}};
+}
+
+Json to_json(const NumericsSummary& n) {
+  if (!n.checked) return Json{{"checked", false}};
+  Json j = {{"checked", true},
+            {"reference", "float64, two-pass softmax over all keys, on the stored (storage-type) tensors"},
+            {"max_abs_err", n.max_abs_err}, {"max_rel_err", n.max_rel_err}, {"ref_max_abs", n.ref_max_abs},
+            {"tolerance_abs", n.tolerance_abs}, {"dtype", n.dtype}, {"pass", n.pass}};
+  if (n.storage)
+    j["storage"] = {{"reference", "float64 on Q, K, V before rounding to the storage type"},
+                    {"max_abs_err", n.storage->max_abs_err}, {"max_rel_err", n.storage->max_rel_err},
+                    {"tolerance_abs", n.storage->tolerance_abs}, {"pass", n.storage->pass}};
+  return j;
+}
+
+Json to_json(const std::map<std::string, PhaseSummary>& phases) {
+  Json j = Json::object();
+  for (const auto& [name, p] : phases) {
+    Json agents = Json::object();
+    for (const auto& [a, s] : p.agents)
+      agents[a] = {{"tokens", s.tokens}, {"steps", s.steps}, {"done_ns", s.done_ns}, {"latency_ns", s.latency_ns}};
+    j[name] = {{"start_ns", p.start_ns}, {"end_ns", p.end_ns}, {"ns", p.ns}, {"steps", p.steps},
+               {"rows_per_kv_head", p.rows_per_kv_head}, {"jobs", p.jobs}, {"hbm_bytes_read", p.hbm_bytes_read},
+               {"kv_pages_in_use", p.kv_pages_in_use}, {"agents", agents}};
+    if (p.unbatched_ns) j[name]["unbatched_ns"] = *p.unbatched_ns;
+  }
+  return j;
+}
+
+Json to_json(const StepSummary& s) {
+  Json j = {{"label", s.label}, {"phase", s.phase}, {"start_ns", s.start_ns}, {"ns", s.ns},
+            {"rows_per_kv_head", s.rows_per_kv_head}, {"agents", s.agents}, {"jobs", s.jobs},
+            {"kv_tokens_per_kv_head", s.kv_tokens_per_kv_head}, {"max_shard_tokens", s.max_shard_tokens},
+            {"hbm_bytes_read", s.hbm_bytes_read}, {"dma_busy_max_pe_ns", s.dma_busy_max_pe_ns},
+            {"kv_pages_in_use", s.kv_pages_in_use}, {"energy_j", s.energy_j}};
+  if (s.max_abs_err) j["max_abs_err"] = *s.max_abs_err;
+  if (s.max_abs_err_vs_unrounded) j["max_abs_err_vs_unrounded"] = *s.max_abs_err_vs_unrounded;
+  if (s.unbatched_ns) j["unbatched_ns"] = *s.unbatched_ns;
+  if (!s.layers.is_null()) j["layers"] = s.layers;
+  return j;
+}
+
+Json to_json(const AgentSummary& a) {
+  Json j = {{"rows", a.rows}, {"new_tokens", a.new_tokens}};
+  if (a.latency_ns) j["latency_ns"] = *a.latency_ns;
+  if (a.decoded_tokens) j["decoded_tokens"] = *a.decoded_tokens;
+  if (a.decode_done_ns) j["decode_done_ns"] = *a.decode_done_ns;
+  return j;
+}
+
+Json to_json(const RunModelSummary& m) {
+  return Json{{"num_q_heads", m.num_q_heads}, {"num_kv_heads", m.num_kv_heads},
+              {"q_heads_per_kv_head", m.q_heads_per_kv_head}, {"head_dim", m.head_dim}, {"layers", m.layers},
+              {"kv_head_groups", m.kv_head_groups}, {"groups_used", m.groups_used},
+              {"time_multiplexed_rounds", m.time_multiplexed_rounds},
+              {"attention_ns_all_layers", m.attention_ns_all_layers}, {"note", m.note}};
+}
+
+Json to_json(const ModelOperatorsSummary& o) {
+  Json j = o.totals;
+  j["ttft_ns"] = o.ttft_ns;
+  j["ttft_step"] = o.ttft_step;
+  j["tpot_ns"] = o.tpot_ns;
+  j["decode_steps"] = o.decode_steps;
+  return j;
+}
+
+}  // namespace
+
+Json to_json(const RunSummary& s) {
+  Json steps = Json::array(), agents = Json::object();
+  for (const StepSummary& st : s.steps) steps.push_back(to_json(st));
+  for (const auto& [name, a] : s.agents) agents[name] = to_json(a);
+  const ArithmeticSummary& a = s.arithmetic;
+  Json j = {
+      {"scenario", s.scenario}, {"seed", s.seed}, {"policy", s.policy}, {"total_ns", s.total_ns}, {"rows", s.rows},
+      {"q_tiles", s.q_tiles}, {"q_tile_rows", s.q_tile_rows}, {"model", to_json(s.model)},
+      {"precision", {{"dtype", s.precision.dtype}, {"bytes_per_element", s.precision.bytes_per_element},
+                     {"accumulation", "fp32"}, {"softmax_state", "fp32"}, {"output", "fp32"}}},
+      {"phases", to_json(s.phases)}, {"steps", steps}, {"agents", agents}, {"kv", to_json(s.kv)},
+      {"arithmetic", {{"macs_expected", a.macs_expected}, {"macs_simulated", a.macs_simulated},
+                      {"macs_skipped", a.macs_skipped}, {"unchanged", a.unchanged},
+                      {"note", "2 x rows x KV tokens x head_dim summed over every job = simulated + skipped (fully "
+                               "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
+      {"baselines", to_json(s.baselines)}, {"energy", report::to_json(s.energy)}, {"power", report::to_json(s.power)},
+      {"busy_ns_by_activity", s.busy_ns_by_activity}, {"busy_ns_by_component", s.busy_ns_by_component},
+      {"gemm_batching", to_json(s.gemm_batching)}, {"numerics", to_json(s.numerics)}, {"roofline", s.roofline},
+      {"stats", s.stats},
+      {"config", {{"hw", s.config.hw}, {"scenario", s.config.scenario}, {"hw_file", s.config.hw_file},
+                  {"scenario_file", s.config.scenario_file}}},
+      {"simulator", s.simulator}, {"latency", report::to_json(s.latency)},
+  };
+  j["noc"] = s.noc.stats;
+  j["noc"]["model"] = s.noc.model;
+  if (!s.memory_map.is_null()) j["memory_map"] = s.memory_map;
+  if (s.operators) j["operators"] = to_json(*s.operators);
+  if (!s.join.is_null()) j["join"] = s.join;
+  return j;
 }
 
 }  // namespace ahbm

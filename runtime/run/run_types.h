@@ -12,6 +12,7 @@
 #include "runtime/plan/planner.h"
 #include "runtime/report/power.h"
 #include "runtime/report/trace_level.h"
+#include "runtime/run/run_summary.h"
 #include "runtime/scenario/session.h"
 #include "runtime/step/step_runner.h"
 
@@ -59,7 +60,7 @@ struct RunOutput {
   Plan plan;      // the fan-out step (what tensors/ holds)
   SimResult sim;  // every step on one timeline: spans, waveform, tile completion times, end_ns,
                   // statistics summed over the steps; outputs of the fan-out step
-  Json summary;
+  RunSummary summary;  // summary.json (to_json)
   report::PowerTrace power;  // the run's power over time (runtime/report/power.h)
   std::vector<StepOutput> steps;  // only with RunOptions::keep_steps
   std::string join_table, join_csv;  // with a join strategy: side-by-side table (CLI) and join.csv

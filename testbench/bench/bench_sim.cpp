@@ -97,9 +97,9 @@ void BM_Llama3_8bWholeModel(benchmark::State& state) {
   double sim_ns = 0, macs = 0;
   for (auto _ : state) {
     const RunOutput r = execute(sc, HwConfig{}, opt);
-    sim_ns = r.summary["total_ns"].get<double>();
-    macs = double(r.summary["arithmetic"]["macs_simulated"].get<uint64_t>()) * sc.model.layers;
-    for (const auto& op : r.summary["operators"]["by_operator"]) macs += double(op["macs"].get<uint64_t>());
+    sim_ns = r.summary.total_ns;
+    macs = double(r.summary.arithmetic.macs_simulated) * sc.model.layers;
+    for (const auto& op : r.summary.operators->totals["by_operator"]) macs += double(op["macs"].get<uint64_t>());
   }
   state.counters["sim_ns"] = sim_ns;
   state.counters["sim_macs"] = macs;

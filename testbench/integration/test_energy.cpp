@@ -80,7 +80,7 @@ TEST(Energy, AttentionStepDmaMacsMulticastAndLinkEqualClosedForms) {
   c.group.cubes = 2;
   c.cube.pes = 2;
   const RunOutput run = test::timing_only_run(sc, c);
-  const Json& e = run.summary["energy"];
+  const Json e = report::to_json(run.summary.energy);
   const EnergyConfig& k = c.energy;
   const double d = 16, rows = 4, n = 260, b = 2;
   const double q = rows * d * b, o = rows * d * 4;  // a Q tile in, its O tile back (fp32)
@@ -107,7 +107,7 @@ TEST(Energy, AttentionStepDmaMacsMulticastAndLinkEqualClosedForms) {
 
 TEST(Energy, ComponentsClassesStepsAndPhasesSumToTheTotal) {
   const RunOutput run = test::timing_only_run(test::decode_scenario());
-  const Json& s = run.summary;
+  const Json s = to_json(run.summary);
   const Json& e = s["energy"];
   const double total = e["total_j"].get<double>();
   ASSERT_GT(total, 0.0);
@@ -134,8 +134,8 @@ TEST(Energy, MergedStatisticsOfARunReadAsTheSumOfItsSteps) {
   const Scenario sc = test::decode_scenario();
   const RunOutput run = test::timing_only_run(sc, hw);
   const EnergyReading merged = read_energy(run.sim.stats, hw, sc.model.dtype, run.sim.end_ns);
-  expect_rel(merged.total_j(), run.summary["energy"]["total_j"].get<double>(), "merged tree vs steps");
-  expect_rel(merged.dynamic_j(), run.summary["energy"]["dynamic_j"].get<double>(), "dynamic");
+  expect_rel(merged.total_j(), run.summary.energy.run.total_j(), "merged tree vs steps");
+  expect_rel(merged.dynamic_j(), run.summary.energy.run.dynamic_j(), "dynamic");
 }
 
 TEST(Energy, IdenticalWithAndWithoutValues) {
@@ -143,7 +143,7 @@ TEST(Energy, IdenticalWithAndWithoutValues) {
   RunOptions opt = test::in_memory_options();
   const RunOutput with_values = execute(sc, HwConfig{}, opt);
   const RunOutput timing_only = test::timing_only_run(sc);
-  EXPECT_EQ(with_values.summary["energy"], timing_only.summary["energy"]);
+  EXPECT_EQ(report::to_json(with_values.summary.energy), report::to_json(timing_only.summary.energy));
 }
 
 TEST(Energy, CostsScaleTheirClassAndNothingElse) {
@@ -153,8 +153,8 @@ TEST(Energy, CostsScaleTheirClassAndNothingElse) {
   b.energy.mac_fp32_pj = 2 * a.energy.mac_fp32_pj;
   const RunOutput ra = test::timing_only_run(sc, a), rb = test::timing_only_run(sc, b);
   EXPECT_EQ(ra.sim.end_ns, rb.sim.end_ns);
-  const Json& ea = ra.summary["energy"];
-  const Json& eb = rb.summary["energy"];
+  const Json ea = report::to_json(ra.summary.energy);
+  const Json eb = report::to_json(rb.summary.energy);
   for (size_t c = 0; c < kEnergyClasses; ++c) {
     const EnergyClass cl = EnergyClass(c);
     expect_rel(class_j(eb, cl), (cl == EnergyClass::gemm ? 2 : 1) * class_j(ea, cl), energy_class_name(cl));

@@ -217,12 +217,12 @@ TEST(Fusion, SummaryNamesTheChoiceAndEachKernel) {
   const RunOutput fused = test::timing_only_run(scenario(""), hw);
   const RunOutput split =
       test::timing_only_run(scenario(R"(, "fusion": {"linear_rope": false, "norm": false, "attention": false})"), hw);
-  const Json& fo = fused.summary["operators"];
-  const Json& so = split.summary["operators"];
+  const Json& fo = fused.summary.operators->totals;
+  const Json& so = split.summary.operators->totals;
   EXPECT_FALSE(fo.contains("fusion"));
-  EXPECT_FALSE(fused.summary["config"]["scenario"]["model"].contains("fusion"));
+  EXPECT_FALSE(fused.summary.config.scenario["model"].contains("fusion"));
   EXPECT_EQ(so["fusion"], Json({{"linear_rope", false}, {"norm", false}, {"attention", false}}));
-  EXPECT_EQ(split.summary["config"]["scenario"]["model"]["fusion"], so["fusion"]);
+  EXPECT_EQ(split.summary.config.scenario["model"]["fusion"], so["fusion"]);
   std::vector<std::string> names;
   for (const Json& o : so["by_operator"]) names.push_back(o["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"input_norm", "qkv_proj", "rope", "o_proj", "post_attention_norm",

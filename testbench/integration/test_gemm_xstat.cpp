@@ -301,18 +301,18 @@ TEST(GemmXStationary, WholeModelRunReportsTheMapping) {
   const RunOutput w = execute(sc, HwConfig{}, opt);
   opt.gemm_mapping = GemmMapping::x_stationary;
   const RunOutput x = execute(sc, HwConfig{}, opt);
-  EXPECT_EQ(w.summary["operators"]["mapping"], "w_stationary");
-  EXPECT_EQ(x.summary["operators"]["mapping"], "x_stationary");
-  EXPECT_FALSE(w.summary["operators"]["by_operator"][0].contains("moved_bytes"));
-  const Json& q = x.summary["operators"]["by_operator"][0];
+  EXPECT_EQ(w.summary.operators->totals["mapping"], "w_stationary");
+  EXPECT_EQ(x.summary.operators->totals["mapping"], "x_stationary");
+  EXPECT_FALSE(w.summary.operators->totals["by_operator"][0].contains("moved_bytes"));
+  const Json& q = x.summary.operators->totals["by_operator"][0];
   EXPECT_EQ(q["name"], "qkv_proj");
   EXPECT_EQ(q["moved_bytes"]["x_link"], 0);
   EXPECT_GT(q["moved_bytes"]["w_multicast"].get<uint64_t>(), 0u);
   EXPECT_GT(q["w_stream"]["tiles"].get<uint64_t>(), 0u);
-  EXPECT_FALSE(w.summary["operators"]["by_operator"][0].contains("w_stream"));
+  EXPECT_FALSE(w.summary.operators->totals["by_operator"][0].contains("w_stream"));
   // Same MACs, a different dataflow and time.
-  EXPECT_EQ(q["macs"], w.summary["operators"]["by_operator"][0]["macs"]);
-  EXPECT_NE(x.summary["total_ns"], w.summary["total_ns"]);
+  EXPECT_EQ(q["macs"], w.summary.operators->totals["by_operator"][0]["macs"]);
+  EXPECT_NE(x.summary.total_ns, w.summary.total_ns);
 }
 
 TEST(GemmXStationary, LlamaQProjBothMappingsOnTheDefaultChip) {

@@ -43,7 +43,7 @@ RunOutput run(const Scenario& sc, bool compare, bool keep_steps = false) {
 
 std::map<std::string, Json> by_strategy(const RunOutput& r) {
   std::map<std::string, Json> m;
-  for (const Json& s : r.summary.at("join").at("strategies")) m[s.at("strategy").get<std::string>()] = s;
+  for (const Json& s : r.summary.join.at("strategies")) m[s.at("strategy").get<std::string>()] = s;
   return m;
 }
 
@@ -74,7 +74,7 @@ TEST(JoinHw, NoteExampleReproducesOnTheShippedTrace) {
   int64_t kv_tokens = 0;
   for (const KvShard& s : prefill->plan.jobs[0].shards) kv_tokens += s.tokens;
   EXPECT_EQ(kv_tokens, 2048 + 400);
-  EXPECT_EQ(r.summary["join"]["strategy"], "schema");
+  EXPECT_EQ(r.summary.join["strategy"], "schema");
   EXPECT_NE(r.join_csv.find("full_text,8000,"), std::string::npos);
   EXPECT_NE(r.join_table.find("schema"), std::string::npos);
   // Energy (docs/energy.md): more prefilled rows, more energy; the scenario's strategy's fan-in
@@ -83,10 +83,9 @@ TEST(JoinHw, NoteExampleReproducesOnTheShippedTrace) {
   EXPECT_GT(m["full_text"]["fan_in_energy_j"].get<double>(), m["schema"]["fan_in_energy_j"].get<double>());
   EXPECT_NE(r.join_table.find("fan_in_uJ"), std::string::npos);
   double prefill_j = -1, continuation_j = 0;
-  for (const Json& st : r.summary["steps"]) {
-    const std::string label = st["label"];
-    if (label == "join.prefill") prefill_j = st["energy_j"].get<double>();
-    if (label.rfind("join.continuation", 0) == 0) continuation_j += st["energy_j"].get<double>();
+  for (const StepSummary& st : r.summary.steps) {
+    if (st.label == "join.prefill") prefill_j = st.energy_j;
+    if (st.label.rfind("join.continuation", 0) == 0) continuation_j += st.energy_j;
   }
   ASSERT_GT(prefill_j, 0.0);
   const double scale = cp["ns"].get<double>() / cp["simulated_ns"].get<double>();
@@ -135,8 +134,8 @@ TEST(JoinHw, ExtrapolatedPrefillTimeIsCloseToTheFullSimulation) {
   Json bounded = join;
   bounded["max_simulated_tokens"] = 64;
   const RunOutput est = run(join_scenario("note_8x1000_sizes.json", bounded), false);
-  const Json& e = exact.summary["join"]["strategies"][0]["hardware"]["continuation_prefill"];
-  const Json& b = est.summary["join"]["strategies"][0]["hardware"]["continuation_prefill"];
+  const Json& e = exact.summary.join["strategies"][0]["hardware"]["continuation_prefill"];
+  const Json& b = est.summary.join["strategies"][0]["hardware"]["continuation_prefill"];
   EXPECT_FALSE(e["extrapolated"].get<bool>());
   EXPECT_EQ(e["simulated_tokens"], 1200);
   ASSERT_TRUE(b["extrapolated"].get<bool>());
@@ -172,7 +171,7 @@ TEST(JoinHw, HierarchicalReducersRunInParallelBeforeTheMainPrefill) {
   EXPECT_GT(x.end, x.start);
   EXPECT_GT(y.end, y.start);
   EXPECT_GE(main_start, std::max(x.end, y.end));
-  const Json& hw = r.summary["join"]["strategies"][0]["hardware"];
+  const Json& hw = r.summary.join["strategies"][0]["hardware"];
   EXPECT_EQ(hw["reducers"], 2);
   EXPECT_EQ(hw["reduce_decode_steps"], 6);
   EXPECT_DOUBLE_EQ(hw["fan_in_ns"].get<double>(), hw["reduce_prefill"]["ns"].get<double>() +
@@ -217,9 +216,9 @@ TEST(JoinHw, ContinuationPrefillMatchesFloat64) {
     if (s.step.label() == "join.prefill") prefill = &s;
   ASSERT_NE(prefill, nullptr);
   const AttentionJob& job = prefill->plan.jobs.at(0);
-  const int64_t J = r.summary["join"]["strategies"][0]["join_input_tokens"].get<int64_t>();  // 8000
+  const int64_t J = r.summary.join["strategies"][0]["join_input_tokens"].get<int64_t>();  // 8000
   const int P = 2048;
-  const int S = r.summary["join"]["strategies"][0]["hardware"]["continuation_prefill"]["simulated_tokens"].get<int>();
+  const int S = r.summary.join["strategies"][0]["hardware"]["continuation_prefill"]["simulated_tokens"].get<int>();
   EXPECT_LT(S, J);
   ASSERT_EQ(job.row_count(), S * 4);  // Q rows = simulated join tokens x q heads per KV head
   const FlatKv kv = flatten_kv(job);
@@ -241,7 +240,7 @@ TEST(JoinHw, ContinuationPrefillMatchesFloat64) {
   const NumericCheck c = compare_to_reference(prefill->outputs.at(0), ref);
   EXPECT_LE(c.max_abs_err, 1e-4);
   EXPECT_GT(c.ref_max_abs, 0.01);
-  EXPECT_LE(r.summary["join"]["strategies"][0]["hardware"]["continuation_prefill"]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LE(r.summary.join["strategies"][0]["hardware"]["continuation_prefill"]["max_abs_err"].get<double>(), 1e-4);
 }
 
 TEST(JoinHw, BadJoinBlocksAreInputErrors) {

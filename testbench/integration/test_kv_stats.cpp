@@ -19,7 +19,7 @@ RunOutput run(const Scenario& sc, const HwConfig& hw = {}) { return test::timing
 
 TEST(KvStats, DefaultScenarioPageCounts) {
   const Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
-  const Json kv = run(sc).summary["kv"];
+  const Json kv = to_json(run(sc).summary)["kv"];
   // 8192 / 16 = 512 prefix pages (page-aligned: no copy-on-write), 20 tokens = 2 pages per agent.
   const uint64_t page = 16 * 128 * 2 * 4;
   EXPECT_EQ(kv["page_bytes_model"].get<uint64_t>(), page);
@@ -48,7 +48,7 @@ TEST(KvStats, JoinFreesBranchPagesAndCountsCopies) {
     "name": "j", "model": {"head_dim": 16, "layers": 3}, "kv": {"page_tokens": 10}, "shared_prefix_tokens": 95,
     "agents": [{"name": "a", "new_tokens": 12}, {"name": "b", "new_tokens": 3}],
     "phases": [{"type": "fanout"}, {"type": "decode", "steps": 6}, {"type": "join", "tokens": 7}]})"), "j");
-  const Json kv = run(sc).summary["kv"];
+  const Json kv = to_json(run(sc).summary)["kv"];
   // Prefix: 10 pages, the last holding positions 90..94. Each branch copies that page on its
   // first append and goes on from there:
   // a: 5 copied + 12 + 6 decode = 23 tokens from position 90 -> pages 90.., 100.., 110.. = 3.
@@ -99,9 +99,9 @@ TEST(KvStats, QTilingKeepsArithmeticAndFitsBuffers) {
   });
   EXPECT_EQ(macs + skipped, 2ull * 512 * (8192 + 32 * 16) * 128);
   EXPECT_GT(skipped, 0u);
-  EXPECT_TRUE(r.summary["arithmetic"]["unchanged"].get<bool>());
-  EXPECT_EQ(r.summary["arithmetic"]["macs_expected"].get<uint64_t>(),
-            r.summary["arithmetic"]["macs_simulated"].get<uint64_t>() +
-                r.summary["arithmetic"]["macs_skipped"].get<uint64_t>());
-  EXPECT_EQ(r.summary["arithmetic"]["macs_simulated"].get<uint64_t>(), macs);
+  EXPECT_TRUE(r.summary.arithmetic.unchanged);
+  EXPECT_EQ(r.summary.arithmetic.macs_expected,
+            r.summary.arithmetic.macs_simulated +
+                r.summary.arithmetic.macs_skipped);
+  EXPECT_EQ(r.summary.arithmetic.macs_simulated, macs);
 }

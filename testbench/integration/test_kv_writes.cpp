@@ -123,9 +123,9 @@ TEST(KvWrites, AppendsBeforeTheStreamTakeTheSliceClosedForm) {
   RunOptions opt = test::in_memory_options();
   const RunOutput r = execute(sc, hw, opt);
   const double expect = 2 * to_ns(transfer_time(128 * 4, hw.pe.hbm.bandwidth_gbps));  // each burst in whole ps
-  const Json& step = r.summary["steps"][1];
-  ASSERT_EQ(step["phase"], "decode");
-  const double t0 = step["start_ns"].get<double>(), t1 = t0 + step["ns"].get<double>();
+  const StepSummary& step = r.summary.steps[1];
+  ASSERT_EQ(step.phase, "decode");
+  const double t0 = step.start_ns, t1 = t0 + step.ns;
   const SpanRecorder& spans = *r.sim.spans;
   int appends = 0;
   for (const Span& s : spans.spans()) {
@@ -183,13 +183,13 @@ TEST(KvWrites, OIsTheSameTimedOrFreeAndNoStepIsFaster) {
   HwConfig timed, free_writes;
   free_writes.pe.dma.kv_writes = "free";
   const RunOutput a = execute(sc, timed, opt), b = execute(sc, free_writes, opt);
-  ASSERT_EQ(a.summary["steps"].size(), b.summary["steps"].size());
-  for (size_t s = 0; s < a.summary["steps"].size(); ++s)
-    EXPECT_GE(a.summary["steps"][s]["ns"].get<double>(), b.summary["steps"][s]["ns"].get<double>()) << s;
+  ASSERT_EQ(a.summary.steps.size(), b.summary.steps.size());
+  for (size_t s = 0; s < a.summary.steps.size(); ++s)
+    EXPECT_GE(a.summary.steps[s].ns, b.summary.steps[s].ns) << s;
   ASSERT_EQ(a.sim.outputs.size(), b.sim.outputs.size());
   for (size_t h = 0; h < a.sim.outputs.size(); ++h) EXPECT_TRUE(a.sim.outputs[h] == b.sim.outputs[h]) << "KV head " << h;
-  EXPECT_EQ(a.summary["numerics"]["max_abs_err"], b.summary["numerics"]["max_abs_err"]);
-  EXPECT_LE(a.summary["numerics"]["max_abs_err"].get<double>(), 1e-5);
+  EXPECT_EQ(a.summary.numerics.max_abs_err, b.summary.numerics.max_abs_err);
+  EXPECT_LE(a.summary.numerics.max_abs_err, 1e-5);
   // The writes are the whole difference in bytes the slices wrote.
   uint64_t appended = 0, copied = 0, appended_free = 0, written = 0, written_free = 0;
   for_each_pe(a.sim.stats, [&](int, const StatsNode& pe) {

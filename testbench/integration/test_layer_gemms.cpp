@@ -86,8 +86,8 @@ TEST(LayerGemms, WholeModelScenarioReportsOperatorsPerStep) {
   const Scenario sc = load_scenario(test::source_path("traces/llama3_8b.json"));
   const HwConfig hw;
   const RunOutput r = test::timing_only_run(sc, hw);
-  ASSERT_TRUE(r.summary.contains("operators"));
-  const Json& ops = r.summary["operators"];
+  ASSERT_TRUE(r.summary.operators.has_value());
+  const Json& ops = r.summary.operators->totals;
   EXPECT_EQ(ops["layers_simulated"], Json::array({0}));  // every layer has the same shards
   const Json& steps = ops["by_step"];
   ASSERT_FALSE(steps.empty());
@@ -111,7 +111,7 @@ TEST(LayerGemms, WholeModelScenarioReportsOperatorsPerStep) {
       EXPECT_NEAR(s["qkv_proj_ns"].get<double>(), 32 * alone.end_ns, 1e-9 * 32 * alone.end_ns);
     }
   // Attention-only scenarios have no operators.
-  EXPECT_FALSE(test::timing_only_run(load_scenario(test::source_path("traces/llama_gqa.json")), hw).summary.contains("operators"));
+  EXPECT_FALSE(test::timing_only_run(load_scenario(test::source_path("traces/llama_gqa.json")), hw).summary.operators.has_value());
 }
 
 TEST(LayerGemms, LmHeadOnTheDefaultChip) {

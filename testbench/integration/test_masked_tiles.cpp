@@ -79,15 +79,15 @@ TEST(MaskedTiles, SkippingMovesTimeNotO) {
   EXPECT_EQ(pe_sum(skipped, PeStats::kv_tiles_skipped), 2u * (3 + 3 + 3 + 2));
   EXPECT_EQ(pe_sum(computed, PeStats::kv_tiles_skipped), 0u);
   // Each skipped tile is one 64-token page of K and V at fp32 not read.
-  EXPECT_EQ(computed.summary["steps"][0]["hbm_bytes_read"].get<uint64_t>() -
-                skipped.summary["steps"][0]["hbm_bytes_read"].get<uint64_t>(),
+  EXPECT_EQ(computed.summary.steps[0].hbm_bytes_read -
+                skipped.summary.steps[0].hbm_bytes_read,
             2u * 11u * 2u * 64u * 64u * 4u);
-  EXPECT_LT(skipped.summary["total_ns"].get<double>(), computed.summary["total_ns"].get<double>());
+  EXPECT_LT(skipped.summary.total_ns, computed.summary.total_ns);
   EXPECT_LT(pe_sum(skipped, PeStats::macs), pe_sum(computed, PeStats::macs));
   ASSERT_EQ(skipped.sim.outputs.size(), computed.sim.outputs.size());
   for (size_t h = 0; h < skipped.sim.outputs.size(); ++h)
     EXPECT_TRUE(skipped.sim.outputs[h] == computed.sim.outputs[h]) << "KV head " << h;
-  EXPECT_LE(skipped.summary["numerics"]["max_abs_err"].get<double>(), 1e-5);
+  EXPECT_LE(skipped.summary.numerics.max_abs_err, 1e-5);
 }
 
 TEST(MaskedTiles, EveryPolicySkipsTheSameTilesWithTheSameO) {
@@ -110,11 +110,11 @@ TEST(MaskedTiles, CostModelEstimatesTheSkippedStream) {
   Scenario sc = aligned();
   sc.model.num_q_heads = sc.model.num_kv_heads = 1;
   const RunOutput computed = run(sc, "compute", false, false), skipped = run(sc, "skip", false, false);
-  const double ec = computed.summary["policy"]["decision"]["chosen_estimate_ns"].get<double>();
-  const double es = skipped.summary["policy"]["decision"]["chosen_estimate_ns"].get<double>();
+  const double ec = computed.summary.policy["decision"]["chosen_estimate_ns"].get<double>();
+  const double es = skipped.summary.policy["decision"]["chosen_estimate_ns"].get<double>();
   EXPECT_LT(es, ec);
-  EXPECT_NEAR(ec / computed.summary["total_ns"].get<double>(), 1.0, 0.15);
-  EXPECT_NEAR(es / skipped.summary["total_ns"].get<double>(), 1.0, 0.15);
+  EXPECT_NEAR(ec / computed.summary.total_ns, 1.0, 0.15);
+  EXPECT_NEAR(es / skipped.summary.total_ns, 1.0, 0.15);
 }
 
 TEST(MaskedTiles, NoSharingBaselineInTime) {
@@ -131,9 +131,10 @@ TEST(MaskedTiles, NoSharingBaselineInTime) {
   opt.vcd = false;
   opt.compare_unbatched = true;
   const RunOutput r = execute(aligned(), hw, opt);
-  const Json& ns = r.summary["baselines"]["no_sharing"];
+  const Json baselines = to_json(r.summary)["baselines"];
+  const Json& ns = baselines["no_sharing"];
   ASSERT_FALSE(ns.contains("unavailable")) << ns.dump();
-  EXPECT_EQ(ns["shared_total_ns"].get<double>(), r.summary["total_ns"].get<double>());
+  EXPECT_EQ(ns["shared_total_ns"].get<double>(), r.summary.total_ns);
   EXPECT_EQ(ns["shared_hbm_bytes_read"].get<uint64_t>(), 2u * (4224u + 4224u) * 512u);
   EXPECT_EQ(ns["hbm_bytes_read"].get<uint64_t>(), 2u * (8320u + 4224u + 3u * 4096u) * 512u);
   EXPECT_EQ(ns["phases"]["fanout"]["hbm_bytes_read"].get<uint64_t>(), ns["hbm_bytes_read"].get<uint64_t>());
@@ -143,7 +144,7 @@ TEST(MaskedTiles, NoSharingBaselineInTime) {
   EXPECT_LE(ns["max_abs_err"].get<double>(), 1e-4);
   // The unbatched baseline: each agent alone (one Q tile each) reads the prefix and its own
   // pages: 3 x 4096 + 64 + 64 + 128 tokens per KV head.
-  const Json& u = r.summary["baselines"]["unbatched"];
+  const Json& u = baselines["unbatched"];
   EXPECT_EQ(u["batched_hbm_bytes_read"].get<uint64_t>(), ns["shared_hbm_bytes_read"].get<uint64_t>());
   EXPECT_EQ(u["hbm_bytes_read"].get<uint64_t>(), 2u * (3u * 4096u + 256u) * 512u);
 }
@@ -161,7 +162,7 @@ TEST(MaskedTiles, NoSharingThatDoesNotFitIsNamedNotSimulated) {
   opt.values = false;
   opt.compare_unbatched = true;
   const RunOutput r = execute(aligned(), hw, opt);
-  const Json& ns = r.summary["baselines"]["no_sharing"];
+  const Json ns = to_json(r.summary)["baselines"]["no_sharing"];
   ASSERT_TRUE(ns.contains("unavailable")) << ns.dump();
   EXPECT_NE(ns["unavailable"].get<std::string>().find("pe.hbm.capacity_bytes"), std::string::npos);
   EXPECT_FALSE(ns.contains("total_ns"));

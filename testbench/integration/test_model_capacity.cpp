@@ -21,9 +21,9 @@ TEST(ModelCapacity, MemoryMapOfLlama3OnTheDefaultChip) {
   const Scenario sc = load_scenario(test::source_path("traces/llama3_8b.json"));
   const HwConfig hw;
   const RunOutput r = run(sc, hw);
-  ASSERT_TRUE(r.summary.contains("memory_map"));
-  const Json& mm = r.summary["memory_map"];
-  const Json& kv = r.summary["kv"];
+  ASSERT_TRUE(r.summary.memory_map.is_object());
+  const Json& mm = r.summary.memory_map;
+  const Json kv = to_json(r.summary)["kv"];
   const MemoryMap plan = plan_memory(*sc.model.full, DType::fp16, hw);
   EXPECT_EQ(mm["params"].get<int64_t>(), 8030261248);
   EXPECT_EQ(mm["weights"]["bytes"].get<uint64_t>(), 2 * uint64_t(8030261248));
@@ -69,17 +69,17 @@ TEST(ModelCapacity, WeightsLeaveTooLittleForTheKvCache) {
 TEST(ModelCapacity, AttentionOnlyScenarioHasNoMemoryMap) {
   const Scenario sc = load_scenario(test::source_path("traces/llama_gqa.json"));
   const RunOutput r = run(sc);
-  EXPECT_FALSE(r.summary.contains("memory_map"));
+  EXPECT_FALSE(r.summary.memory_map.is_object());
   EXPECT_FALSE(sc.model.full);
   // The same attention core from the whole model: the same simulated attention in every step
   // (the whole model adds every layer's operators around it, docs/models.md).
   const RunOutput full = run(load_scenario(test::source_path("traces/llama3_8b.json")));
-  ASSERT_EQ(full.summary["steps"].size(), r.summary["steps"].size());
-  for (size_t i = 0; i < r.summary["steps"].size(); ++i)
-    EXPECT_NEAR(full.summary["steps"][i]["layers"]["attention_ns"].get<double>(),
-                32 * r.summary["steps"][i]["ns"].get<double>(), 1e-9 * full.summary["steps"][i]["ns"].get<double>());
-  EXPECT_NEAR(full.summary["model"]["attention_ns_all_layers"].get<double>(),
-              r.summary["model"]["attention_ns_all_layers"].get<double>(),
-              1e-9 * r.summary["model"]["attention_ns_all_layers"].get<double>());
-  EXPECT_GT(full.summary["total_ns"].get<double>(), r.summary["total_ns"].get<double>());
+  ASSERT_EQ(full.summary.steps.size(), r.summary.steps.size());
+  for (size_t i = 0; i < r.summary.steps.size(); ++i)
+    EXPECT_NEAR(full.summary.steps[i].layers["attention_ns"].get<double>(),
+                32 * r.summary.steps[i].ns, 1e-9 * full.summary.steps[i].ns);
+  EXPECT_NEAR(full.summary.model.attention_ns_all_layers,
+              r.summary.model.attention_ns_all_layers,
+              1e-9 * r.summary.model.attention_ns_all_layers);
+  EXPECT_GT(full.summary.total_ns, r.summary.total_ns);
 }

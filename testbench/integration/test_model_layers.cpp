@@ -115,7 +115,7 @@ TEST(ModelHead, LogitsMatchFloat64WithinTheDtypeTolerance) {
 TEST(ModelSteps, StepsRunEveryLayerAndTtftTpotAreSumsOfStepTimes) {
   const Scenario sc = small_scenario();
   const RunOutput r = test::timing_only_run(sc);
-  const Json& s = r.summary;
+  const Json s = to_json(r.summary);
   ASSERT_TRUE(s.contains("operators"));
   const Json& ops = s["operators"];
   EXPECT_EQ(ops["layers"], 2);
@@ -181,21 +181,21 @@ TEST(ModelSteps, TheOperatorTrackTilesEveryStepAndTheVcdShowsIt) {
   std::stable_sort(track.begin(), track.end(), [](const Op& x, const Op& y) { return x.start < y.start; });
   const std::vector<std::string> layer_ops = {"qkv_proj", "attention", "o_proj", "gate_up_proj", "down_proj"};
   size_t k = 0;
-  for (const Json& st : r.summary["steps"]) {
-    const double start = st["start_ns"].get<double>(), end = start + st["ns"].get<double>();
+  for (const StepSummary& st : r.summary.steps) {
+    const double start = st.start_ns, end = start + st.ns;
     double at = start;
     for (int l = 0; l < 2; ++l)
       for (const std::string& op : layer_ops) {
         ASSERT_LT(k, track.size());
-        EXPECT_EQ(track[k].name, op) << st["label"] << " layer " << l;
-        EXPECT_EQ(track[k].layer, l) << st["label"] << ' ' << op;
-        EXPECT_NEAR(track[k].start, at, 1e-3) << st["label"] << ' ' << op;
+        EXPECT_EQ(track[k].name, op) << st.label << " layer " << l;
+        EXPECT_EQ(track[k].layer, l) << st.label << ' ' << op;
+        EXPECT_NEAR(track[k].start, at, 1e-3) << st.label << ' ' << op;
         at = track[k++].end;
       }
     ASSERT_LT(k, track.size());
     EXPECT_EQ(track[k].name, "lm_head");
     EXPECT_NEAR(track[k].start, at, 1e-3);
-    EXPECT_NEAR(track[k++].end, end, 1e-3) << st["label"];
+    EXPECT_NEAR(track[k++].end, end, 1e-3) << st.label;
   }
   EXPECT_EQ(k, track.size());
 
@@ -241,7 +241,7 @@ TEST(ModelSteps, EveryStepEndsWithTheLmHeadOnEachAgentsLastRow) {
   // operators'.
   const Scenario sc = small_scenario();
   const RunOutput r = test::timing_only_run(sc);
-  const Json& ops = r.summary["operators"];
+  const Json& ops = r.summary.operators->totals;
   const Json& head = ops["by_operator"].back();
   ASSERT_EQ(head["name"], "lm_head");
   EXPECT_EQ(head["k"], 256);
@@ -263,13 +263,13 @@ TEST(ModelSteps, EveryStepEndsWithTheLmHeadOnEachAgentsLastRow) {
     rows += uint64_t(want);
     ns += alone[want];
   }
-  for (const Json& st : r.summary["steps"]) EXPECT_GT(st["layers"]["lm_head_rows"].get<int>(), 0);
+  for (const StepSummary& st : r.summary.steps) EXPECT_GT(st.layers["lm_head_rows"].get<int>(), 0);
   EXPECT_EQ(head["runs"].get<uint64_t>(), runs);
   EXPECT_EQ(head["rows"].get<uint64_t>(), rows);
   EXPECT_NEAR(head["time_ns"].get<double>(), ns, 1e-9 * ns);
   EXPECT_EQ(head["macs"].get<uint64_t>(), rows * 256ull * 1000ull);
   EXPECT_EQ(head["w_bytes_read"].get<uint64_t>(), runs * 256ull * 1000ull * 2ull);
-  EXPECT_GT(r.summary["energy"]["by_operator_dynamic_j"]["lm_head"].get<double>(), 0.0);
+  EXPECT_GT(r.summary.energy.by_operator_dynamic_j.at("lm_head"), 0.0);
 }
 
 TEST(ModelSteps, ReusingIdenticalLayersEqualsSimulatingEveryLayer) {
@@ -279,16 +279,16 @@ TEST(ModelSteps, ReusingIdenticalLayersEqualsSimulatingEveryLayer) {
   const RunOutput reused = execute(sc, HwConfig{}, opt);
   opt.every_layer = true;
   const RunOutput every = execute(sc, HwConfig{}, opt);
-  const Json& a = reused.summary["operators"];
-  const Json& b = every.summary["operators"];
+  const Json& a = reused.summary.operators->totals;
+  const Json& b = every.summary.operators->totals;
   EXPECT_EQ(a["layers_simulated"], Json::array({0}));
   EXPECT_EQ(b["layers_simulated"], Json::array({0, 1, 2}));
   EXPECT_EQ(a["by_operator"], b["by_operator"]);
   EXPECT_EQ(a["by_step"], b["by_step"]);
-  EXPECT_EQ(a["ttft_ns"], b["ttft_ns"]);
-  EXPECT_EQ(a["tpot_ns"], b["tpot_ns"]);
-  EXPECT_EQ(reused.summary["steps"], every.summary["steps"]);
-  EXPECT_EQ(reused.summary["total_ns"], every.summary["total_ns"]);
+  EXPECT_EQ(reused.summary.operators->ttft_ns, every.summary.operators->ttft_ns);
+  EXPECT_EQ(reused.summary.operators->tpot_ns, every.summary.operators->tpot_ns);
+  EXPECT_EQ(to_json(reused.summary)["steps"], to_json(every.summary)["steps"]);
+  EXPECT_EQ(reused.summary.total_ns, every.summary.total_ns);
   for (size_t l = 0; l < 3; ++l) {
     EXPECT_EQ(a["by_layer"][l]["ns"], b["by_layer"][l]["ns"]);
     EXPECT_EQ(a["by_layer"][l]["runs_operators_of_layer"], 0);
@@ -301,10 +301,10 @@ TEST(ModelSteps, EachOperatorsEnergyIsTheFormulaOfItsCounters) {
   // (W, Y, residual bytes in HBM and staged; X out of the Q buffers and staged; MACs; vector
   // element-ops) with the default fp16 costs; the attention's is the rest of the dynamic energy.
   const RunOutput r = test::timing_only_run(small_scenario());
-  const Json& e = r.summary["energy"];
+  const Json e = report::to_json(r.summary.energy);
   const EnergyConfig k;
   double ops_j = 0;
-  for (const Json& op : r.summary["operators"]["by_operator"]) {
+  for (const Json& op : r.summary.operators->totals["by_operator"]) {
     const double w = op["w_bytes_read"].get<double>(), y = op["y_bytes_written"].get<double>(),
                  res = op["residual_bytes_read"].get<double>(), x = op["x_bytes_read"].get<double>();
     const double want = ((w + y + res) * 8 * (k.hbm_activate_pj_per_bit + k.hbm_access_pj_per_bit + k.hbm_bank_group_pj_per_bit) +

@@ -122,7 +122,7 @@ TEST(MoeSteps, SeededRouterOnTheStepTimeline) {
   // rows each expert got (Σ = rows × top_k × layers over the steps), the same seed routes the
   // same, another seed differently; the experts' MACs are the routed rows' closed forms.
   const RunOutput a = test::timing_only_run(moe_scenario(3));
-  const Json& ops = a.summary["operators"];
+  const Json& ops = a.summary.operators->totals;
   ASSERT_TRUE(ops.contains("moe"));
   std::vector<std::string> names;
   for (const Json& o : ops["by_operator"]) names.push_back(o["name"]);
@@ -144,11 +144,10 @@ TEST(MoeSteps, SeededRouterOnTheStepTimeline) {
   EXPECT_EQ(ops["by_operator"][4]["macs"].get<uint64_t>(), routed * 512 * 256);
   EXPECT_EQ(ops["by_operator"][2]["macs"].get<uint64_t>(), 2 * rows * 256 * 4);  // the router: every row, E = 4
   const RunOutput again = test::timing_only_run(moe_scenario(3));
-  EXPECT_EQ(again.summary["operators"], ops);
-  EXPECT_EQ(again.summary["total_ns"], a.summary["total_ns"]);
-  EXPECT_NE(test::timing_only_run(moe_scenario(4)).summary["operators"]["moe"]["expert_rows"], ops["moe"]["expert_rows"]);
+  EXPECT_EQ(again.summary.operators->totals, ops);
+  EXPECT_EQ(again.summary.total_ns, a.summary.total_ns);
+  EXPECT_NE(test::timing_only_run(moe_scenario(4)).summary.operators->totals["moe"]["expert_rows"], ops["moe"]["expert_rows"]);
   // Every step's time is its runs' and the attention's, as for a dense model.
-  for (const Json& st : a.summary["steps"])
-    EXPECT_NEAR(st["ns"].get<double>(), st["layers"]["operators_ns"].get<double>() + st["layers"]["attention_ns"].get<double>(),
-                1e-6 * st["ns"].get<double>());
+  for (const StepSummary& st : a.summary.steps)
+    EXPECT_NEAR(st.ns, st.layers["operators_ns"].get<double>() + st.layers["attention_ns"].get<double>(), 1e-6 * st.ns);
 }

@@ -48,8 +48,8 @@ double first_multicast_ns(const NocSpans& ns) {
 
 TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
   const RunOutput ideal = run_default_scenario("ideal");
-  const int tiles = ideal.summary["q_tiles"].get<int>();
-  const int64_t F = int64_t(ideal.summary["q_tile_rows"].get<int>()) * 128 * 4 / 64;  // flits of one Q tile
+  const int tiles = int(ideal.summary.q_tiles);
+  const int64_t F = int64_t(ideal.summary.q_tile_rows) * 128 * 4 / 64;  // flits of one Q tile
   // Zero-load closed forms (1 GHz: cycles = ns) for the default placement: host, qsrc, then
   // g0.cube0..3 on nodes 0..5. Mesh 3x2: qsrc at (1,0), farthest CUBEs (0,1), (2,1): 3 routers.
   // Ring of 6: qsrc on node 1, farthest CUBE node 4: 3 links, 4 routers.
@@ -59,22 +59,22 @@ TEST(NocAttention, SameOutputsDifferentMulticastTimesAcrossModels) {
   std::vector<double> times;
   for (const auto& [model, want] : expected) {
     const RunOutput r = run_default_scenario(model);
-    ASSERT_TRUE(r.summary["numerics"]["pass"].get<bool>()) << model;
+    ASSERT_TRUE(r.summary.numerics.pass) << model;
     const MatrixRM& o = r.sim.outputs[0];
     const MatrixRM& o_ideal = ideal.sim.outputs[0];
     ASSERT_EQ(o.rows(), o_ideal.rows());
     EXPECT_TRUE((o.array() == o_ideal.array()).all()) << model << ": O differs from the ideal NoC's";
-    EXPECT_EQ(r.summary["noc"]["model"], model);
+    EXPECT_EQ(r.summary.noc.model, model);
     const NocSpans ns = noc_spans(*r.sim.spans);
     ASSERT_EQ(ns.by_component.size(), 4u) << model;
     for (const auto& [comp, spans] : ns.by_component) EXPECT_EQ(spans.size(), size_t(tiles)) << model << " " << comp;
     const double t = first_multicast_ns(ns);
     EXPECT_NEAR(t, want, 1e-6) << model;
-    EXPECT_NEAR(r.summary["noc"]["multicast_completion"]["max_ns"].get<double>(), t, 1e-6) << model;
+    EXPECT_NEAR(r.summary.noc.stats["multicast_completion"]["max_ns"].get<double>(), t, 1e-6) << model;
     if (model != "ideal") {
       EXPECT_EQ(ns.inject, size_t(tiles)) << model;
       EXPECT_EQ(ns.network, size_t(tiles) + size_t(tiles)) << model;  // each Q multicast and each O tile
-      EXPECT_GT(r.summary["noc"]["link_cycles_busy"].get<uint64_t>(), 0u);
+      EXPECT_GT(r.summary.noc.stats["link_cycles_busy"].get<uint64_t>(), 0u);
     }
     times.push_back(t);
   }
@@ -86,18 +86,18 @@ TEST(NocAttention, TreeMulticastUsesFewerChannelFlitsThanSourceReplication) {
   for (const std::string model : {"mesh", "ring", "crossbar", "torus", "cmesh", "flatfly"}) {
     const RunOutput tree = run_default_scenario(model, {{"multicast", "tree"}}, false);
     const RunOutput source = run_default_scenario(model, {{"multicast", "source"}}, false);
-    const int tiles = tree.summary["q_tiles"].get<int>();
+    const int tiles = int(tree.summary.q_tiles);
     for (const RunOutput* r : {&tree, &source}) {
       const NocSpans ns = noc_spans(*r->sim.spans);
       ASSERT_EQ(ns.by_component.size(), 4u);
       for (const auto& [comp, spans] : ns.by_component) EXPECT_EQ(spans.size(), size_t(tiles)) << model << " " << comp;
-      EXPECT_EQ(r->summary["noc"]["packets_in_flight"].get<uint64_t>(), 0u);
+      EXPECT_EQ(r->summary.noc.stats["packets_in_flight"].get<uint64_t>(), 0u);
     }
-    const uint64_t t = tree.summary["noc"]["multicast_channel_flits"].get<uint64_t>();
-    const uint64_t s = source.summary["noc"]["multicast_channel_flits"].get<uint64_t>();
+    const uint64_t t = tree.summary.noc.stats["multicast_channel_flits"].get<uint64_t>();
+    const uint64_t s = source.summary.noc.stats["multicast_channel_flits"].get<uint64_t>();
     EXPECT_LT(t, s) << model;
     // Every copy is ejected once either way; the savings are on injection and router links.
-    const uint64_t F = uint64_t(tree.summary["q_tile_rows"].get<int>()) * 128 * 4 / 64;
+    const uint64_t F = uint64_t(tree.summary.q_tile_rows) * 128 * 4 / 64;
     EXPECT_EQ(t % F, 0u);
     EXPECT_GE(s - t, 3 * F * uint64_t(tiles)) << model << ": source replication injects 3 extra copies per tile";
   }

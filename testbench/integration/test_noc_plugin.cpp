@@ -18,14 +18,14 @@ TEST(NocPlugin, ExampleBusRunsTheAttentionModel) {
   examples::register_bus_noc(reg);
   const RunOutput bus = run_default_scenario("bus", {{"bandwidth_gbps", 40.0}, {"latency_ns", 25.0}}, true, &reg);
   const RunOutput ideal = run_default_scenario("ideal");
-  EXPECT_EQ(bus.summary["noc"]["model"], "bus");
+  EXPECT_EQ(bus.summary.noc.model, "bus");
   EXPECT_TRUE((bus.sim.outputs[0].array() == ideal.sim.outputs[0].array()).all());
   // One Q tile, one bus transfer for all four CUBEs: bytes / bandwidth + latency.
-  const double bytes = bus.summary["q_tile_rows"].get<int>() * 128.0 * 4.0;
-  const Json& mc = bus.summary["noc"]["multicast_completion"];
-  EXPECT_EQ(mc["packets"].get<int>(), bus.summary["q_tiles"].get<int>());
+  const double bytes = bus.summary.q_tile_rows * 128.0 * 4.0;
+  const Json& mc = bus.summary.noc.stats["multicast_completion"];
+  EXPECT_EQ(mc["packets"].get<int>(), int(bus.summary.q_tiles));
   EXPECT_NEAR(mc["max_ns"].get<double>(), bytes / 40.0 + 25.0, 1e-3);
-  EXPECT_GT(bus.summary["total_ns"].get<double>(), ideal.summary["total_ns"].get<double>());
+  EXPECT_GT(bus.summary.total_ns, ideal.summary.total_ns);
 }
 
 TEST(NocPlugin, ExampleBusInTheTestbench) {
@@ -136,11 +136,11 @@ TEST(NocEstimate, TheRunAsksThePluginModel) {
   const Json params = {{"bandwidth_gbps", 8.0}, {"latency_ns", 500.0}};
   const RunOutput own = run_default_scenario("bus", params, false, &reg);
   const RunOutput dflt = run_default_scenario("bus-plain", params, false, &reg);
-  EXPECT_EQ(own.summary["total_ns"], dflt.summary["total_ns"]);  // the same hardware
-  const double own_est = own.summary["policy"]["decision"]["chosen_estimate_ns"].get<double>();
-  const double dflt_est = dflt.summary["policy"]["decision"]["chosen_estimate_ns"].get<double>();
+  EXPECT_EQ(own.summary.total_ns, dflt.summary.total_ns);  // the same hardware
+  const double own_est = own.summary.policy["decision"]["chosen_estimate_ns"].get<double>();
+  const double dflt_est = dflt.summary.policy["decision"]["chosen_estimate_ns"].get<double>();
   EXPECT_GT(own_est, dflt_est + 490.0);
   // The bus's own estimate is the closer one.
-  const double sim = own.summary["total_ns"].get<double>();
+  const double sim = own.summary.total_ns;
   EXPECT_LT(std::abs(own_est - sim), std::abs(dflt_est - sim));
 }

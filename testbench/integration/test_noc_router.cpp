@@ -246,7 +246,7 @@ TEST(NocRouter, AttentionRunsOnTheBooksimPreset) {
   const RunOutput bk = run_default_scenario("mesh", {{"router", "booksim-iq"}});
   const RunOutput ideal = run_default_scenario("ideal");
   EXPECT_TRUE((bk.sim.outputs[0].array() == ideal.sim.outputs[0].array()).all());
-  const Json& mc = bk.summary["noc"]["multicast_completion"];
+  const Json& mc = bk.summary.noc.stats["multicast_completion"];
   EXPECT_DOUBLE_EQ(mc["max_ns"].get<double>(), double(closed_form(3, 1280, {4, 1, 2, 1})));
-  EXPECT_EQ(bk.summary["noc"]["router"]["preset"], "booksim-iq");
+  EXPECT_EQ(bk.summary.noc.stats["router"]["preset"], "booksim-iq");
 }

@@ -190,11 +190,11 @@ TEST(NocRouting, AttentionOutputsIdenticalOnEveryRouting) {
   for (const char* routing : {"o1turn", "valiant", "min_adapt"}) {
     const RunOutput r = run_default_scenario("mesh", {{"vcs", 4}, {"routing", routing}});
     EXPECT_TRUE((r.sim.outputs[0].array() == ideal.sim.outputs[0].array()).all()) << routing;
-    EXPECT_EQ(r.summary["noc"]["multicast_completion"]["max_ns"], dor.summary["noc"]["multicast_completion"]["max_ns"])
+    EXPECT_EQ(r.summary.noc.stats["multicast_completion"]["max_ns"], dor.summary.noc.stats["multicast_completion"]["max_ns"])
         << routing;
-    EXPECT_EQ(r.summary["noc"]["topology"]["routing"], routing);
+    EXPECT_EQ(r.summary.noc.stats["topology"]["routing"], routing);
   }
-  EXPECT_FALSE(dor.summary["noc"]["topology"].contains("routing"));  // dor adds nothing to the summary
+  EXPECT_FALSE(dor.summary.noc.stats["topology"].contains("routing"));  // dor adds nothing to the summary
 }
 
 TEST(NocRouting, ParameterErrorsNameTheField) {

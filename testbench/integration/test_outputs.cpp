@@ -161,7 +161,7 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
     }
   }
   // Span totals per component = busy times in summary.json.
-  const Json& busy = run.summary["busy_ns_by_component"];
+  const Json busy = run.summary.busy_ns_by_component;
   ASSERT_FALSE(busy.empty());
   for (const auto& [comp, acts] : busy.items()) {
     ASSERT_TRUE(span_total.count(comp)) << comp;
@@ -176,17 +176,17 @@ TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {
 TEST(Outputs, SummaryLatencyMatchesAgentLatencies) {
   ScratchDir s("latency");
   const RunOutput run = test::default_run(s.path("run"));
-  const Json& lat = run.summary["latency"];
+  const Json lat = report::to_json(run.summary.latency);
   const std::string phase = run.plan.jobs[0].phase;
-  for (const auto& [name, a] : run.summary["agents"].items()) {
+  for (const auto& [name, a] : run.summary.agents) {
     const Json& d = lat["agents"][name];
-    EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), a["latency_ns"].get<double>());
-    EXPECT_DOUBLE_EQ(d["by_phase_ns"][phase].get<double>(), a["latency_ns"].get<double>());
+    EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), a.latency_ns.value());
+    EXPECT_DOUBLE_EQ(d["by_phase_ns"][phase].get<double>(), a.latency_ns.value());
   }
   const Json& pl = lat["phases"][phase]["agent_latency"];
   EXPECT_LE(pl["p50_ns"].get<double>(), pl["p90_ns"].get<double>());
   EXPECT_LE(pl["p90_ns"].get<double>(), pl["p99_ns"].get<double>());
-  EXPECT_LE(pl["p99_ns"].get<double>(), run.summary["total_ns"].get<double>());
+  EXPECT_LE(pl["p99_ns"].get<double>(), run.summary.total_ns);
   for (const char* cls : {"Q multicast", "local GEMM", "softmax", "reduction"})
     EXPECT_GT(lat["phases"][phase]["span_ns_by_class"][cls]["count"].get<int>(), 0) << cls;
 }
@@ -195,9 +195,10 @@ TEST(Outputs, StatsJsonCountersAgreeWithSummaryAndClosedForms) {
   ScratchDir s("stats");
   const RunOutput run = test::default_run(s.path("run"));
   const Json st = Json::parse(read_file(s.path("run/stats.json")));
-  const double total = run.summary["total_ns"];
+  const double total = run.summary.total_ns;
   EXPECT_DOUBLE_EQ(st["total_ns"].get<double>(), total);
-  for (const auto& [comp, acts] : run.summary["busy_ns_by_component"].items()) {
+  for (const auto& [comp, by_activity] : run.summary.busy_ns_by_component) {
+    const Json acts = by_activity;
     const Json& c = st["components"][comp];
     EXPECT_NEAR(c["busy_ns"].get<double>(), sum_busy(acts), 1e-6 * sum_busy(acts)) << comp;
     EXPECT_EQ(c["busy_cycles"].get<uint64_t>(), uint64_t(std::llround(c["busy_ns"].get<double>())));  // 1 GHz
@@ -262,7 +263,7 @@ TEST(Outputs, ProgressCountsTheRunsSteps) {
   std::vector<SimProgress> seen;
   opt.progress = [&seen](const SimProgress& p) { seen.push_back(p); };
   const RunOutput run = execute(sc, HwConfig{}, opt);
-  const int steps = int(run.summary["steps"].size());
+  const int steps = int(run.summary.steps.size());
   ASSERT_GT(steps, 100);
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.front().step, 1);
@@ -277,7 +278,7 @@ TEST(Outputs, ProgressCountsTheRunsSteps) {
     reported[size_t(seen[i].step)] = true;
   }
   for (int s = 1; s <= steps; ++s) EXPECT_TRUE(reported[size_t(s)]) << "step " << s << " never reported";
-  EXPECT_EQ(seen.back().step_label, run.summary["steps"].back()["label"].get<std::string>());
+  EXPECT_EQ(seen.back().step_label, run.summary.steps.back().label);
 }
 
 TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
@@ -303,5 +304,5 @@ TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {
   b.sim.trace->write_vcd(vb);
   EXPECT_EQ(va.str(), vb.str());
   EXPECT_EQ(a.sim.tile_done_ns, b.sim.tile_done_ns);
-  EXPECT_EQ(a.summary.dump(), b.summary.dump());
+  EXPECT_EQ(to_json(a.summary).dump(), to_json(b.summary).dump());
 }

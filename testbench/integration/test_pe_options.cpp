@@ -47,13 +47,12 @@ TEST(PeOptions, OUnchangedUnderEveryCombination) {
         hw.pe.gemm.narrow_m = narrow;
         const RunOutput r = execute(options_scenario(t), hw, test::in_memory_options());
         const std::string what = std::string(dtype_name(t)) + " " + overlap + " " + narrow;
-        const Json& n = r.summary["numerics"];
-        EXPECT_LE(n["max_abs_err"].get<double>(), 1e-5) << what;
+        EXPECT_LE(r.summary.numerics.max_abs_err, 1e-5) << what;
         std::vector<double> errs;
-        for (const Json& s : r.summary["steps"]) errs.push_back(s["max_abs_err"].get<double>());
+        for (const StepSummary& s : r.summary.steps) errs.push_back(s.max_abs_err.value());
         if (reference_errs.empty()) reference_errs = errs;
         EXPECT_EQ(errs, reference_errs) << what;
-        total[std::string(overlap) + "/" + narrow] = r.summary["total_ns"].get<double>();
+        total[std::string(overlap) + "/" + narrow] = r.summary.total_ns;
       }
     EXPECT_LT(total["ping_pong/pad"], total["none/pad"]) << dtype_name(t);
     EXPECT_LT(total["none/gemv"], total["none/pad"]) << dtype_name(t);
@@ -109,10 +108,10 @@ TEST(PeOptions, OneRowDecodeWithTheNarrowPathIsHbmBound) {
   hw.pe.gemm.narrow_m = "gemv";
   hw.pe.dma.buffers = 3;
   const RunOutput r = execute(sc, hw, opt);
-  const Json& step = r.summary["steps"][2];
-  ASSERT_EQ(step["phase"], "decode");
-  ASSERT_EQ(step["rows_per_kv_head"], 1);
-  const double t0 = step["start_ns"].get<double>(), t1 = t0 + step["ns"].get<double>();
+  const StepSummary& step = r.summary.steps[2];
+  ASSERT_EQ(step.phase, "decode");
+  ASSERT_EQ(step.rows_per_kv_head, 1);
+  const double t0 = step.start_ns, t1 = t0 + step.ns;
   // Per PE: the union of its activity intervals inside the step, and its HBM burst time.
   std::map<std::string, std::vector<std::pair<double, double>>> active;
   std::map<std::string, double> hbm;
@@ -145,7 +144,7 @@ TEST(PeOptions, OneRowDecodeWithTheNarrowPathIsHbmBound) {
     busy += cur_b - cur_a;
     EXPECT_GE(hbm[pe], 0.8 * busy) << pe << ": HBM " << hbm[pe] << " ns of " << busy << " ns active";
   }
-  const Json& point = r.summary["roofline"]["by_step_kind"]["decode"];
+  const Json& point = r.summary.roofline["by_step_kind"]["decode"];
   EXPECT_EQ(point["bound"], "bandwidth");
 }
 
@@ -157,7 +156,7 @@ TEST(PeOptions, RooflinePointForEveryKindOfStep) {
   opt.values = false;
   const Scenario sc = load_scenario(test::source_path("traces/join_8x1000.json"));
   const RunOutput r = execute(sc, HwConfig{}, opt);
-  const Json& rl = r.summary["roofline"];
+  const Json& rl = r.summary.roofline;
   const double ridge = rl["ridge_mac_per_byte"].get<double>();
   double steps = 0;
   for (const char* kind : {"prefill", "fanout", "decode", "join"}) {
@@ -172,7 +171,7 @@ TEST(PeOptions, RooflinePointForEveryKindOfStep) {
     EXPECT_EQ(p["bound"], i < ridge ? "bandwidth" : "compute") << kind;
     steps += p["steps"].get<double>();
   }
-  EXPECT_EQ(steps, double(r.summary["steps"].size()));
+  EXPECT_EQ(steps, double(r.summary.steps.size()));
   // Intensity grows with the rows a step stacks against its KV: decode (a row per branch and
   // query head) < fan-out (16 per branch) < the join's prompt prefill (every prompt row).
   const auto intensity = [&](const char* k) { return rl["by_step_kind"][k]["intensity_mac_per_byte"].get<double>(); };

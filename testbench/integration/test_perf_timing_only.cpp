@@ -57,8 +57,8 @@ void expect_same_timing(const std::string& scenario_file, DType dtype) {
     EXPECT_TRUE(va == test::read_file(scratch.path(std::string("timing/") + f))) << scenario_file << ": " << f << " differs";
   }
   std::vector<std::pair<std::string, double>> ta, tb;
-  collect_times(a.summary, "", ta);
-  collect_times(b.summary, "", tb);
+  collect_times(to_json(a.summary), "", ta);
+  collect_times(to_json(b.summary), "", tb);
   ASSERT_GT(ta.size(), 3u);
   EXPECT_EQ(ta, tb);
   EXPECT_GT(a.sim.end_ns, 0.0);

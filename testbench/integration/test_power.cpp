@@ -29,7 +29,7 @@ void expect_rel(double got, double want, const std::string& what) {
 }
 
 void expect_conserves(const RunOutput& run) {
-  const Json& e = run.summary["energy"];
+  const Json e = report::to_json(run.summary.energy);
   const report::PowerTrace& p = run.power;
   ASSERT_EQ(p.windows.size(), size_t(std::ceil(run.sim.end_ns / p.window_ns)));
   expect_rel(p.total_j(), e["total_j"].get<double>(), "windows vs energy.total_j");
@@ -41,7 +41,7 @@ void expect_conserves(const RunOutput& run) {
   // Static power is paid in every window, so no window is below it; the peak is above the mean.
   const double static_w = e["static_power_w"].get<double>();
   for (size_t k = 0; k < p.windows.size(); ++k) EXPECT_GE(p.watts(k), static_w * (1 - 1e-9)) << k;
-  const Json& pj = run.summary["power"];
+  const Json pj = report::to_json(run.summary.power);
   expect_rel(pj["mean_w"].get<double>(), e["average_power_w"].get<double>(), "mean_w vs average_power_w");
   EXPECT_GT(pj["peak_w"].get<double>(), pj["mean_w"].get<double>());
   EXPECT_EQ(pj["peak_w"].get<double>(), p.watts(p.peak_window()));
@@ -66,7 +66,7 @@ TEST(Power, WindowsAddUpToTheEnergyOnFanout) {
 
 TEST(Power, WindowsAddUpToTheEnergyOnAJoinTrace) {
   const RunOutput run = run_of("join_8x1000.json");
-  ASSERT_TRUE(run.summary["energy"]["by_phase"].contains("join"));
+  ASSERT_TRUE(run.summary.energy.by_phase.count("join"));
   expect_conserves(run);
 }
 
@@ -141,12 +141,12 @@ RunOutput fanout_with_values(const HwConfig& hw) {
 TEST(PowerCap, BelowThePeakSlowsTheRunAndNoWindowExceedsIt) {
   const RunOutput free = fanout_with_values(HwConfig{});
   HwConfig hw;
-  hw.power_cap_w = 0.7 * free.summary["power"]["peak_w"].get<double>();
+  hw.power_cap_w = 0.7 * free.summary.power.peak_w;
   const RunOutput capped = fanout_with_values(hw);
   EXPECT_GT(capped.sim.end_ns, free.sim.end_ns);
   ASSERT_EQ(capped.power.window_ns, 100.0);  // the uncapped run's default window, not the longer run's
   for (size_t k = 0; k < capped.power.windows.size(); ++k) EXPECT_LE(capped.power.watts(k), hw.power_cap_w) << k;
-  const Json& p = capped.summary["power"];
+  const Json p = report::to_json(capped.summary.power);
   EXPECT_LE(p["peak_w"].get<double>(), hw.power_cap_w);
   EXPECT_EQ(p["throttled_ns"].get<double>(), capped.sim.end_ns - free.sim.end_ns);
   EXPECT_GT(p["throttled_ns"].get<double>(), 0.0);
@@ -155,23 +155,23 @@ TEST(PowerCap, BelowThePeakSlowsTheRunAndNoWindowExceedsIt) {
   EXPECT_GT(f, 0.0);
   EXPECT_LT(f, 1.0);
   // O still matches the float64 reference.
-  EXPECT_TRUE(capped.summary["numerics"]["pass"].get<bool>());
-  EXPECT_LE(capped.summary["numerics"]["max_abs_err"].get<double>(), capped.summary["numerics"]["tolerance_abs"].get<double>());
+  EXPECT_TRUE(capped.summary.numerics.pass);
+  EXPECT_LE(capped.summary.numerics.max_abs_err, capped.summary.numerics.tolerance_abs);
   // The same activity at a lower rate: the same dynamic energy, more static energy.
-  expect_rel(capped.summary["energy"]["dynamic_j"].get<double>(), free.summary["energy"]["dynamic_j"].get<double>(),
+  expect_rel(capped.summary.energy.run.dynamic_j(), free.summary.energy.run.dynamic_j(),
              "dynamic energy");
-  EXPECT_GT(capped.summary["energy"]["static_j"].get<double>(), free.summary["energy"]["static_j"].get<double>());
+  EXPECT_GT(capped.summary.energy.run.static_j(), free.summary.energy.run.static_j());
   // The config is echoed as given.
-  EXPECT_EQ(capped.summary["config"]["hw"]["clock_ghz"].get<double>(), 1.0);
-  EXPECT_EQ(capped.summary["config"]["hw"]["power_cap_w"].get<double>(), hw.power_cap_w);
+  EXPECT_EQ(capped.summary.config.hw["clock_ghz"].get<double>(), 1.0);
+  EXPECT_EQ(capped.summary.config.hw["power_cap_w"].get<double>(), hw.power_cap_w);
 }
 
 TEST(PowerCap, AtOrAboveThePeakIsTheUncappedRun) {
   const RunOutput free = fanout_with_values(HwConfig{});
   HwConfig hw;
-  hw.power_cap_w = free.summary["power"]["peak_w"].get<double>();
+  hw.power_cap_w = free.summary.power.peak_w;
   const RunOutput capped = fanout_with_values(hw);
-  Json a = free.summary, b = capped.summary;
+  Json a = to_json(free.summary), b = to_json(capped.summary);
   EXPECT_EQ(b["power"]["throttled_ns"].get<double>(), 0.0);
   EXPECT_EQ(b["power"]["cap"]["clock_scale"].get<double>(), 1.0);
   EXPECT_EQ(b["power"]["cap"]["runs"].get<int>(), 1);

@@ -39,11 +39,11 @@ TEST(RuntimeBatching, PageAlignedTilesGiveIdenticalO) {
   HwConfig hw;
   hw.q_tile_rows = 64;
   const RunOutput run = run_with_baseline(page_aligned(), hw);
-  const Json& u = run.summary["baselines"]["unbatched"];
+  const Json u = to_json(run.summary)["baselines"]["unbatched"];
   EXPECT_TRUE(u["identical_o"].get<bool>());
   EXPECT_EQ(u["max_abs_diff_vs_batched"].get<double>(), 0.0);
   EXPECT_GT(u["total_ns"].get<double>(), 0.0);
-  EXPECT_EQ(u["batched_total_ns"].get<double>(), run.summary["total_ns"].get<double>());
+  EXPECT_EQ(u["batched_total_ns"].get<double>(), run.summary.total_ns);
 }
 
 TEST(RuntimeBatching, PageAlignedTilesOfOtherGemmShapesAgreeToRounding) {
@@ -59,30 +59,30 @@ TEST(RuntimeBatching, PageAlignedTilesOfOtherGemmShapesAgreeToRounding) {
   // cannot resolve a re-split of a row's keys (ulps: the same-shape test above does), but a
   // row meeting a wrong key or mask moves O by ~1e-2.
   const RunOutput run = run_with_baseline(page_aligned());
-  const Json& u = run.summary["baselines"]["unbatched"];
+  const Json u = to_json(run.summary)["baselines"]["unbatched"];
   EXPECT_LE(u["max_abs_diff_vs_batched"].get<double>(), 1e-5);
-  EXPECT_LE(run.summary["numerics"]["max_abs_err"].get<double>(), 1e-4);
-  EXPECT_EQ(u["batched_total_ns"].get<double>(), run.summary["total_ns"].get<double>());
+  EXPECT_LE(run.summary.numerics.max_abs_err, 1e-4);
+  EXPECT_EQ(u["batched_total_ns"].get<double>(), run.summary.total_ns);
 }
 
 TEST(RuntimeBatching, DefaultScenarioSameOBothTimesReported) {
   Scenario sc = load_scenario(std::string(AHBM_SOURCE_DIR) + "/traces/fanout_8x20.json");
   sc.phases.push_back(PhaseSpec{PhaseType::decode, 0, 2});
   const RunOutput run = run_with_baseline(sc);
-  const Json& u = run.summary["baselines"]["unbatched"];
+  const Json u = to_json(run.summary)["baselines"]["unbatched"];
   // Private pages of different branches share KV tiles in the batched job: the softmax sums
   // group the same terms differently, so O agrees to a few fp32 ulps of |O| ~ 0.1.
   EXPECT_LE(u["max_abs_diff_vs_batched"].get<double>(), 1e-6);
-  EXPECT_LE(run.summary["numerics"]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LE(run.summary.numerics.max_abs_err, 1e-4);
   EXPECT_GT(u["total_ns"].get<double>(), 0.0);
   double per_step = 0;
-  for (const auto& s : run.summary["steps"]) {
-    ASSERT_TRUE(s.contains("unbatched_ns")) << s["label"];
-    per_step += s["unbatched_ns"].get<double>();
+  for (const StepSummary& s : run.summary.steps) {
+    ASSERT_TRUE(s.unbatched_ns.has_value()) << s.label;
+    per_step += *s.unbatched_ns;
   }
   EXPECT_DOUBLE_EQ(per_step, u["total_ns"].get<double>());
-  EXPECT_TRUE(run.summary["phases"]["fanout"].contains("unbatched_ns"));
-  EXPECT_TRUE(run.summary["phases"]["decode"].contains("unbatched_ns"));
+  EXPECT_TRUE(run.summary.phases.at("fanout").unbatched_ns.has_value());
+  EXPECT_TRUE(run.summary.phases.at("decode").unbatched_ns.has_value());
 }
 
 TEST(RuntimeBatching, TheBaselinePaysItsOwnKernelLaunches) {
@@ -92,7 +92,8 @@ TEST(RuntimeBatching, TheBaselinePaysItsOwnKernelLaunches) {
   // launch overlaps the step's Q upload, so what each adds is less than its 1000 ns.
   HwConfig free_launch, paid;
   paid.host.kernel_launch_ns = 1000;
-  const Json a = run_with_baseline(page_aligned(), free_launch).summary, b = run_with_baseline(page_aligned(), paid).summary;
+  const Json a = to_json(run_with_baseline(page_aligned(), free_launch).summary),
+             b = to_json(run_with_baseline(page_aligned(), paid).summary);
   const double batched = b["total_ns"].get<double>() - a["total_ns"].get<double>();
   const double unbatched =
       b["baselines"]["unbatched"]["total_ns"].get<double>() - a["baselines"]["unbatched"]["total_ns"].get<double>();

@@ -66,24 +66,24 @@ TEST(RuntimeDecode, OneTokenPerLiveBranchPerStepAndLaterStepsAttendToIt) {
     }
   }
   // The summary counts the same: rows per KV head per decode step and tokens per agent.
-  const Json& dec = run.summary["phases"]["decode"];
-  EXPECT_EQ(dec["steps"].get<int>(), 4);
-  EXPECT_EQ(dec["rows_per_kv_head"].get<int>(), (3 + 3 + 2 + 2) * 2);  // a stops after 2 tokens
-  EXPECT_EQ(dec["agents"]["a"]["tokens"].get<int>(), 2);
-  EXPECT_EQ(dec["agents"]["b"]["tokens"].get<int>(), 4);
-  EXPECT_EQ(run.summary["agents"]["c"]["decoded_tokens"].get<int>(), 4);
+  const PhaseSummary& dec = run.summary.phases.at("decode");
+  EXPECT_EQ(dec.steps, 4);
+  EXPECT_EQ(dec.rows_per_kv_head, (3 + 3 + 2 + 2) * 2);  // a stops after 2 tokens
+  EXPECT_EQ(dec.agents.at("a").tokens, 2);
+  EXPECT_EQ(dec.agents.at("b").tokens, 4);
+  EXPECT_EQ(run.summary.agents.at("c").decoded_tokens.value_or(0), 4);
   // Join: the parent continues on the shared prefix alone (branch pages released first).
   const StepOutput& join = run.steps.back();
   ASSERT_EQ(join.step.phase, PhaseType::join);
   EXPECT_EQ(join.step.agents.at(0).name, "main");
   EXPECT_EQ(join.step.agents.at(0).length, 70 + 5);
   EXPECT_EQ(flatten_kv(join.plan.jobs.at(0)).info.size(), 75u);
-  EXPECT_LE(run.summary["numerics"]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LE(run.summary.numerics.max_abs_err, 1e-4);
   // The steps follow each other on one timeline.
   double t = 0;
-  for (const auto& s : run.summary["steps"]) {
-    EXPECT_DOUBLE_EQ(s["start_ns"].get<double>(), t);
-    t += s["ns"].get<double>();
+  for (const StepSummary& s : run.summary.steps) {
+    EXPECT_DOUBLE_EQ(s.start_ns, t);
+    t += s.ns;
   }
-  EXPECT_NEAR(run.summary["total_ns"].get<double>(), t, 1e-6 * t);
+  EXPECT_NEAR(run.summary.total_ns, t, 1e-6 * t);
 }

@@ -37,7 +37,7 @@ double pe0_gemm_busy(const StatsNode& stats) {
 
 TEST(RuntimeGqa, LlamaRowCountsAndGroupAssignment) {
   const RunOutput run = run_llama(2, true);
-  const Json& s = run.summary;
+  const Json s = to_json(run.summary);
   EXPECT_EQ(s["model"]["q_heads_per_kv_head"].get<int>(), 4);
   EXPECT_EQ(s["model"]["time_multiplexed_rounds"].get<int>(), 4);
   EXPECT_EQ(s["rows"].get<int>(), 8 * 20 * 4);
@@ -83,14 +83,14 @@ TEST(RuntimeGqa, FewerGroupsTimeMultiplexHeads) {
   // The same per-PE work per head (statistics summed over every step): one group does all eight
   // heads' GEMMs on its PEs.
   EXPECT_NEAR(pe0_gemm_busy(one.sim.stats), 8 * pe0_gemm_busy(eight.sim.stats), 1e-6 * pe0_gemm_busy(one.sim.stats));
-  const double t1 = one.summary["total_ns"].get<double>();
-  const double t8 = eight.summary["total_ns"].get<double>();
+  const double t1 = one.summary.total_ns;
+  const double t8 = eight.summary.total_ns;
   EXPECT_GE(t1, pe0_gemm_busy(one.sim.stats));  // the run cannot beat its busiest engine
   EXPECT_LT(t8, t1);
-  EXPECT_EQ(one.summary["model"]["time_multiplexed_rounds"].get<int>(), 8);
-  EXPECT_EQ(eight.summary["model"]["time_multiplexed_rounds"].get<int>(), 1);
+  EXPECT_EQ(one.summary.model.time_multiplexed_rounds, 8);
+  EXPECT_EQ(eight.summary.model.time_multiplexed_rounds, 1);
   // The page pool holds the KV of every head a group serves: 8x fewer pages fit with 1 group.
-  EXPECT_EQ(one.summary["kv"]["page_slot_bytes"].get<uint64_t>(), 8 * eight.summary["kv"]["page_slot_bytes"].get<uint64_t>());
+  EXPECT_EQ(one.summary.kv.page_slot_bytes, 8 * eight.summary.kv.page_slot_bytes);
 }
 
 TEST(RuntimeGqa, SmallGqaNumericsPerQueryHead) {
@@ -106,8 +106,8 @@ TEST(RuntimeGqa, SmallGqaNumericsPerQueryHead) {
   opt.vcd = false;
   opt.keep_steps = true;
   const RunOutput run = execute(sc, hw, opt);
-  EXPECT_LE(run.summary["numerics"]["max_abs_err"].get<double>(), 1e-4);
-  EXPECT_EQ(run.summary["rows"].get<int>(), (6 + 9) * 4);
+  EXPECT_LE(run.summary.numerics.max_abs_err, 1e-4);
+  EXPECT_EQ(run.summary.rows, (6 + 9) * 4);
   // Different query heads of one KV head give different outputs for the same token.
   const StepOutput& fan = run.steps.at(1);
   const MatrixRM& o = fan.outputs.at(0);

@@ -37,13 +37,14 @@ TEST(RuntimePrecision, HalfTypesWithinDocumentedTolerance) {
   for (DType t : {DType::fp16, DType::bf16}) {
     sc.model.dtype = t;
     const RunOutput r = run(sc, true);
-    const Json& n = r.summary["numerics"];
-    EXPECT_LE(n["max_abs_err"].get<double>(), 1e-4) << dtype_name(t);  // fp32 arithmetic on stored values
-    err[t] = n["storage"]["max_abs_err"].get<double>();
+    const NumericsSummary& n = r.summary.numerics;
+    EXPECT_LE(n.max_abs_err, 1e-4) << dtype_name(t);  // fp32 arithmetic on stored values
+    ASSERT_TRUE(n.storage.has_value()) << dtype_name(t);
+    err[t] = n.storage->max_abs_err;
     EXPECT_LE(err[t], storage_tolerance(t)) << dtype_name(t);
-    EXPECT_EQ(n["storage"]["tolerance_abs"].get<double>(), storage_tolerance(t));
-    EXPECT_TRUE(n["pass"].get<bool>());
-    EXPECT_GT(err[t], 100 * n["max_abs_err"].get<double>()) << "rounding must show";
+    EXPECT_EQ(n.storage->tolerance_abs, storage_tolerance(t));
+    EXPECT_TRUE(n.pass);
+    EXPECT_GT(err[t], 100 * n.max_abs_err) << "rounding must show";
   }
   EXPECT_GT(err[DType::bf16], 3 * err[DType::fp16]);  // 8x coarser roundoff
 }
@@ -63,10 +64,10 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
   int i = 0;
   for (DType t : {DType::fp32, DType::fp16}) {
     const RunOutput r = run(with_dtype("decode_heavy", t), false, hw, true);
-    total[i] = r.summary["phases"]["decode"]["ns"].get<double>();
+    total[i] = r.summary.phases.at("decode").ns;
     transfer[i] = 0;
     bytes[i] = 0;
-    for (const auto& [name, ph] : r.summary["phases"].items()) bytes[i] += ph["hbm_bytes_read"].get<uint64_t>();
+    for (const auto& [name, ph] : r.summary.phases) bytes[i] += ph.hbm_bytes_read;
     // Every PE's DMA time over the whole run in closed form: per KV tile of n tokens of every
     // step, one burst latency plus K and V transferred back to back at the slice bandwidth; and
     // before it, the step's KV writes (docs/model.md "Timed KV writes"): appended tokens' K and
@@ -110,8 +111,8 @@ TEST(RuntimePrecision, SramAndQBufferChecksCountStorageBytes) {
   hw.q_tile_search = "largest";  // the largest tile that fits, which is what this counts
   const RunOutput r32 = run(with_dtype("fanout_8x20", DType::fp32), false, hw);
   const RunOutput r16 = run(with_dtype("fanout_8x20", DType::fp16), false, hw);
-  EXPECT_EQ(r32.summary["q_tiles"].get<int>(), 2);
-  EXPECT_EQ(r16.summary["q_tiles"].get<int>(), 1);
+  EXPECT_EQ(r32.summary.q_tiles, 2u);
+  EXPECT_EQ(r16.summary.q_tiles, 1u);
   // A fixed 160-row tile is refused in fp32 with a message naming the buffer and the type.
   hw.q_tile_rows = 160;
   try {

@@ -73,7 +73,7 @@ TEST(RuntimePrivate, FanoutMatchesReferenceFromDumpedTensorsAndMask) {
   const MatrixRM out = Eigen::Map<const MatrixRM>(of.data(), rows, d);
   EXPECT_LE(compare_to_reference(out, ref).max_abs_err, 1e-4);
   EXPECT_GT(ref.cwiseAbs().maxCoeff(), 1e-2);  // a non-trivial output
-  EXPECT_EQ(run.summary["kv"]["cow_copies"].get<int>(), 3);  // 1003 % 8 != 0: each branch copied the last prefix page
+  EXPECT_EQ(run.summary.kv.cow_copies, 3);  // 1003 % 8 != 0: each branch copied the last prefix page
   fs::remove_all(dir);
 }
 
@@ -81,7 +81,7 @@ TEST(RuntimePrivate, EveryStepMatchesReferenceWithPrivatePages) {
   Scenario sc = private_scenario();
   sc.phases = {PhaseSpec{PhaseType::fanout, 0, 0}, PhaseSpec{PhaseType::decode, 0, 3}, PhaseSpec{PhaseType::join, 9, 0}};
   const RunOutput run = execute(sc, HwConfig{}, test::in_memory_options());
-  ASSERT_EQ(run.summary["steps"].size(), 5u);
-  for (const auto& s : run.summary["steps"]) EXPECT_LE(s["max_abs_err"].get<double>(), 1e-4) << s["label"];
-  EXPECT_TRUE(run.summary["numerics"]["pass"].get<bool>());
+  ASSERT_EQ(run.summary.steps.size(), 5u);
+  for (const StepSummary& s : run.summary.steps) EXPECT_LE(s.max_abs_err.value(), 1e-4) << s.label;
+  EXPECT_TRUE(run.summary.numerics.pass);
 }

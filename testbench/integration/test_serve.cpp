@@ -24,6 +24,11 @@ namespace {
 using serve::ServeResult;
 using serve::Workload;
 
+// summary.json of a serve run, as `ahbm-sim serve` writes it.
+Json summary_json(const Workload& w, const HwConfig& hw, const ServeResult& r) {
+  return serve::to_json(serve::serve_summary(w, hw, r));
+}
+
 // The model of the serving tests: 4 query heads over 2 KV heads, head_dim 32, 2 layers, fp16,
 // 16-token pages (small steps, fast to simulate).
 const char* kScenario = R"({
@@ -148,7 +153,7 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
     requests += q.energy_j;
   }
   EXPECT_NEAR(requests, steps, 1e-9 * steps);
-  const Json s = serve::serve_summary(w, hw(), r);
+  const Json s = summary_json(w, hw(), r);
   EXPECT_NEAR(s["energy"]["requests_j"].get<double>(), steps, 1e-9 * steps);
   EXPECT_NEAR(s["energy"]["j_per_output_token"].get<double>() * s["requests"]["tokens_generated"].get<double>(), steps,
               1e-9 * steps);
@@ -174,7 +179,7 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
   }
   ASSERT_LT(busy, 0.5 * rs.end_ns);
   const double idle_j = static_w * (rs.end_ns - busy) * 1e-9;
-  const Json ss = serve::serve_summary(ws, hw(), rs);
+  const Json ss = summary_json(ws, hw(), rs);
   EXPECT_NEAR(ss["energy"]["idle_static_j"].get<double>(), idle_j, 1e-9 * idle_j);
   EXPECT_NEAR(ss["energy"]["total_j"].get<double>(), steps_s + idle_j, 1e-9 * (steps_s + idle_j));
   // P-B-D on 2 groups: each pool's idle time at one group's static power.
@@ -183,7 +188,7 @@ TEST(Serve, RequestEnergiesAddUpToTheSteps) {
   const ServeResult rp = serve::serve(p, with_groups(2), {});
   double pool_idle_ns = 0;
   for (const double pool_busy : {rp.pbd->prefill.busy_ns, rp.pbd->decode.busy_ns}) pool_idle_ns += rp.end_ns - pool_busy;
-  EXPECT_NEAR(serve::serve_summary(p, with_groups(2), rp)["energy"]["idle_static_j"].get<double>(),
+  EXPECT_NEAR(summary_json(p, with_groups(2), rp)["energy"]["idle_static_j"].get<double>(),
               static_w * pool_idle_ns * 1e-9, 1e-9 * static_w * rp.end_ns * 1e-9);
   // serve does not apply a power cap: it refuses one rather than ignore it.
   HwConfig capped = hw();
@@ -250,16 +255,16 @@ TEST(Serve, OneWorkflowTakesTheSameStepsAsRun) {
                    "join": {"tokens": 8}, "answer_tokens": 0}]
   })");
   const ServeResult r = serve::serve(w, h, {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   // Both: prefill, fan-out, 3 decode steps, the join's prefill; back to back on an idle chip.
   ASSERT_EQ(r.steps.size(), steps.size());
   for (size_t i = 0; i < r.steps.size(); ++i) {
-    EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_EQ(r.steps[i].ns, steps[i].ns) << "step " << i;
     // Start times are sums of the step times, added up in another order by the run's timeline.
-    EXPECT_NEAR(r.steps[i].start_ns, steps[i]["start_ns"].get<double>(), 1e-6) << "step " << i;
+    EXPECT_NEAR(r.steps[i].start_ns, steps[i].start_ns, 1e-6) << "step " << i;
   }
-  EXPECT_NEAR(r.end_ns, run.summary["total_ns"].get<double>(), 1e-6);
-  EXPECT_EQ(r.peak_pages, run.summary["kv"]["peak_pages"].get<int64_t>());
+  EXPECT_NEAR(r.end_ns, run.summary.total_ns, 1e-6);
+  EXPECT_EQ(r.peak_pages, run.summary.kv.peak_pages);
 }
 
 // A whole model (model.config): every serve step runs every layer's operators around its
@@ -292,15 +297,15 @@ TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
                    "join": {"tokens": 8}, "answer_tokens": 0}]
   })");
   const ServeResult r = serve::serve(w, h, {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   ASSERT_EQ(r.steps.size(), steps.size());
   double busy = 0;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     // Each step's layers: operators and attention summed in the same order as run's.
-    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_NEAR(r.steps[i].ns, steps[i].ns, 1e-9 * steps[i].ns) << "step " << i;
     busy += r.steps[i].ns;
   }
-  EXPECT_NEAR(r.end_ns, run.summary["total_ns"].get<double>(), 1e-6);
+  EXPECT_NEAR(r.end_ns, run.summary.total_ns, 1e-6);
   // The operators' totals: the same as run's, and with the attention of every layer they are the steps' time.
   ASSERT_TRUE(r.operators.is_object());
   EXPECT_FALSE(r.operators.contains("by_step"));
@@ -308,11 +313,11 @@ TEST(ServeWholeModel, OneWorkflowTakesTheStepsOfRunAndTheOperatorsAddUp) {
   for (const Json& o : r.operators["by_operator"]) ops += o["time_ns"].get<double>();
   EXPECT_NEAR(ops + r.operators["attention_ns"].get<double>(), busy, 1e-9 * busy);
   for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
-    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary.operators->totals["by_operator"][i]) << i;
   // The weights take their HBM from the KV pool, as run's memory map says.
-  EXPECT_EQ(r.pages_per_pe, run.summary["memory_map"]["kv"]["pages_per_pe_capacity"].get<int64_t>());
+  EXPECT_EQ(r.pages_per_pe, run.summary.memory_map["kv"]["pages_per_pe_capacity"].get<int64_t>());
   EXPECT_LT(r.pages_per_pe, int64_t(h.pe.hbm.capacity_bytes / r.memory_map["kv"]["page_slot_bytes"].get<uint64_t>()));
-  EXPECT_EQ(r.memory_map["weights"], run.summary["memory_map"]["weights"]);
+  EXPECT_EQ(r.memory_map["weights"], run.summary.memory_map["weights"]);
 }
 
 // One workflow of a whole model (the OneWorkflow test's), with the scheduler fields `sched`.
@@ -357,7 +362,7 @@ TEST(ServeWholeModel, PbdPoolsEachHoldTheWeightsAndStepAsAChipOfTheirGroups) {
   }
   EXPECT_LT(r.pbd->prefill.pages_total, int64_t(hw().pe.hbm.capacity_bytes / r.pbd->prefill.memory_map["kv"]["page_slot_bytes"].get<uint64_t>()) * 8);
   // The prefill pool ran the prompt's rows through every operator once; the decode pool the rest.
-  const Json s = serve::serve_summary(w, with_groups(2), r);
+  const Json s = summary_json(w, with_groups(2), r);
   EXPECT_EQ(s["pbd"]["decode_pool"]["operators"], r.pbd->decode.operators);
   EXPECT_FALSE(s.contains("operators"));
 }
@@ -423,14 +428,14 @@ TEST(ServeWholeModel, FusionAndGemmMappingTimeStepsAsRun) {
   opt.gemm_mapping = GemmMapping::x_stationary;
   const ServeResult r = serve::serve(w, hw(), opt);
   const ServeResult fused = serve::serve(one_whole_model_workflow(""), hw(), {});
-  const Json& steps = run.summary["steps"];
+  const std::vector<StepSummary>& steps = run.summary.steps;
   ASSERT_EQ(r.steps.size(), steps.size());
   for (size_t i = 0; i < r.steps.size(); ++i) {
-    EXPECT_NEAR(r.steps[i].ns, steps[i]["ns"].get<double>(), 1e-9 * steps[i]["ns"].get<double>()) << "step " << i;
+    EXPECT_NEAR(r.steps[i].ns, steps[i].ns, 1e-9 * steps[i].ns) << "step " << i;
     EXPECT_NE(r.steps[i].ns, fused.steps[i].ns) << "step " << i;
   }
   for (size_t i = 0; i < r.operators["by_operator"].size(); ++i)
-    EXPECT_EQ(r.operators["by_operator"][i], run.summary["operators"]["by_operator"][i]) << i;
+    EXPECT_EQ(r.operators["by_operator"][i], run.summary.operators->totals["by_operator"][i]) << i;
   // An attention-only workload has no weight GEMM to map.
   try {
     serve::serve(workload(kAgentic), hw(), opt);
@@ -466,11 +471,11 @@ TEST(Serve, OneWorkflowUnderEachAttentionPolicyTakesTheStepsOfRun) {
     })");
     const ServeResult r = serve::serve(w, h, {});
     expect_conserved(w, r);
-    const Json& steps = run.summary["steps"];
+    const std::vector<StepSummary>& steps = run.summary.steps;
     ASSERT_EQ(r.steps.size(), steps.size());
     std::vector<double> ns;
     for (size_t i = 0; i < r.steps.size(); ++i) {
-      EXPECT_EQ(r.steps[i].ns, steps[i]["ns"].get<double>()) << "step " << i;
+      EXPECT_EQ(r.steps[i].ns, steps[i].ns) << "step " << i;
       ns.push_back(r.steps[i].ns);
     }
     // Each step here is the one workflow's one part; every part ran with the named policy.
@@ -547,7 +552,7 @@ TEST(Serve, StepCacheGivesTheTimesOfDirectSimulation) {
 TEST(Serve, SeededPoissonArrivalsGiveIdenticalOutputs) {
   const Workload w = workload(kAgentic);
   const ServeResult a = serve::serve(w, hw(), {}), b = serve::serve(w, hw(), {});
-  EXPECT_EQ(serve::serve_summary(w, hw(), a).dump(), serve::serve_summary(w, hw(), b).dump());
+  EXPECT_EQ(summary_json(w, hw(), a).dump(), summary_json(w, hw(), b).dump());
   EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
   EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
   Workload other = w;
@@ -659,7 +664,7 @@ TEST(ServePbd, EveryRequestFinishesOncePagesReturnBufferStaysBounded) {
   EXPECT_EQ(sequences, int(r.workflows.size()));
   EXPECT_EQ(p.path_gbps, h.pe.hbm.bandwidth_gbps * 8);
   // A workflow's first token comes after its prompt's transfer.
-  const Json s = serve::serve_summary(w, h, r);
+  const Json s = summary_json(w, h, r);
   EXPECT_EQ(s["pbd"]["transfer"]["bytes"].get<uint64_t>(), bytes);
   EXPECT_LE(s["pbd"]["buffer"]["max"].get<double>(), 2.0);
   EXPECT_LE(s["steps"]["chip_busy_fraction"].get<double>(), 1.0);
@@ -738,7 +743,7 @@ TEST(ServePbd, SeveralPrefillPoolsShareTheBufferAndTheDecodePool) {
   for (const auto& [at, n] : b.pbd->buffer) EXPECT_LE(n, 3) << "at " << at;
   EXPECT_LT(b.end_ns, a.end_ns);
   // The summary: the stage's totals, each pool, DP_P in THInfer's model; the one-pool summary has neither.
-  const Json sa = serve::serve_summary(one, h, a), sb = serve::serve_summary(two, h, b);
+  const Json sa = summary_json(one, h, a), sb = summary_json(two, h, b);
   EXPECT_FALSE(sa["pbd"]["prefill_pool"].contains("by_pool"));
   EXPECT_FALSE(sa["pbd"]["thinfer"].contains("dp_p"));
   EXPECT_EQ(sb["pbd"]["prefill_pool"]["pools"], 2);
@@ -785,7 +790,7 @@ TEST(ServePbd, SeveralDecodePoolsPullFromTheOneBuffer) {
   EXPECT_EQ(b.pbd->decode.groups, 2);
   EXPECT_TRUE(pools_overlap(b, 1, 2));
   EXPECT_LT(b.end_ns, a.end_ns);
-  const Json sb = serve::serve_summary(two, h, b);
+  const Json sb = summary_json(two, h, b);
   EXPECT_EQ(sb["pbd"]["decode_pool"]["pools"], 2);
   EXPECT_EQ(sb["pbd"]["decode_pool"]["by_pool"][0]["name"], "decode0");
   EXPECT_EQ(sb["pbd"]["thinfer"]["dp_d"], 2);
@@ -990,7 +995,7 @@ TEST(Serve, B3AndAutoHoldEveryKvPageOncePerCube) {
     EXPECT_EQ(r.kv_copies, copies);
     EXPECT_EQ(r.pages_per_pe, 12 / copies);
     EXPECT_LE(max_reserved_under_way(r), r.pages_total);
-    EXPECT_EQ(serve::serve_summary(w, small, r)["kv"]["copies_per_page"], copies);
+    EXPECT_EQ(summary_json(w, small, r)["kv"]["copies_per_page"], copies);
   }
 }
 
@@ -1000,10 +1005,10 @@ TEST(ServePreemption, ReserveIsTheDefaultAndChangesNothing) {
   const ServeResult a = serve::serve(plain, h, {}), b = serve::serve(reserve, h, {});
   EXPECT_FALSE(a.preemption.has_value());
   EXPECT_FALSE(b.preemption.has_value());
-  EXPECT_EQ(serve::serve_summary(plain, h, a).dump(), serve::serve_summary(reserve, h, b).dump());
+  EXPECT_EQ(summary_json(plain, h, a).dump(), summary_json(reserve, h, b).dump());
   EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
   EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
-  EXPECT_FALSE(serve::serve_summary(plain, h, a).contains("preemption"));
+  EXPECT_FALSE(summary_json(plain, h, a).contains("preemption"));
 }
 
 TEST(ServePreemption, OnDemandAdmitsMorePreemptsAndConservesEverything) {
@@ -1053,7 +1058,7 @@ TEST(ServePreemption, OnDemandAdmitsMorePreemptsAndConservesEverything) {
       EXPECT_GT(p.swap_out_bytes, 0u);
       EXPECT_EQ(p.swap_in_bytes, p.swap_out_bytes);
     }
-    const Json s = serve::serve_summary(w, h, r);
+    const Json s = summary_json(w, h, r);
     EXPECT_EQ(s["preemption"]["count"].get<int64_t>(), p.preemptions);
     EXPECT_EQ(s["preemption"]["mode"].get<std::string>(), mode);
     EXPECT_NE(serve::requests_csv(r).find(",preemptions\n"), std::string::npos);
@@ -1151,7 +1156,7 @@ TEST(ServePreemption, SwapTimesEachDirectionOverTheHostLink) {
   EXPECT_EQ(p.recomputed_tokens, 0);
   // Steps never overlap: the clock advanced by every swap.
   for (size_t i = 1; i < r.steps.size(); ++i) EXPECT_GE(r.steps[i].start_ns, r.steps[i - 1].start_ns + r.steps[i - 1].ns);
-  const Json s = serve::serve_summary(w, h, r);
+  const Json s = summary_json(w, h, r);
   EXPECT_NEAR(s["preemption"]["swap"]["ns"].get<double>(), 2 * (700 + double(3 * kPageBytes) / 2), 1e-3);
   // The same run on a faster link: the swaps cost less, nothing else changes in the tokens.
   HwConfig fast = h;
@@ -1243,7 +1248,7 @@ TEST(ServePreemption, SwapsAndHostTransfersShareTheOneHostLink) {
   for (size_t i = 1; i < uses.size(); ++i)
     EXPECT_LE(uses[i - 1].second, uses[i].first + 1e-6) << "uses " << i - 1 << " and " << i << " overlap";
   EXPECT_GT(waited, 0.0);
-  const Json s = serve::serve_summary(w, h, r);
+  const Json s = summary_json(w, h, r);
   double step_waits = 0;
   for (const auto& st : r.steps) step_waits += st.host_wait_ns;
   EXPECT_DOUBLE_EQ(s["preemption"]["swap"]["host_link_wait_ns"].get<double>(), step_waits);
@@ -1256,7 +1261,7 @@ TEST(ServePreemption, SameInputsGiveIdenticalOutputs) {
     const Workload w = agentic_with(std::string(R"("admission": "on_demand", "preemption": ")") + mode + "\"");
     const ServeResult a = serve::serve(w, h, {}), b = serve::serve(w, h, {});
     ASSERT_GT(a.preemption->preemptions, 0);
-    EXPECT_EQ(serve::serve_summary(w, h, a).dump(), serve::serve_summary(w, h, b).dump());
+    EXPECT_EQ(summary_json(w, h, a).dump(), summary_json(w, h, b).dump());
     EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
     EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
     EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
@@ -1311,11 +1316,11 @@ TEST(ServePlacement, SpreadIsTheDefaultAndChangesNothing) {
   const ServeResult a = serve::serve(plain, h, {}), b = serve::serve(spread, h, {});
   EXPECT_EQ(plain.scheduler.placement, "spread");
   EXPECT_TRUE(a.slices.empty());
-  EXPECT_EQ(serve::serve_summary(plain, h, a).dump(), serve::serve_summary(spread, h, b).dump());
+  EXPECT_EQ(summary_json(plain, h, a).dump(), summary_json(spread, h, b).dump());
   EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
   EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
-  EXPECT_FALSE(serve::serve_summary(plain, h, a).contains("placement"));
-  EXPECT_FALSE(serve::serve_summary(plain, h, a)["workload"]["scheduler"].contains("placement"));
+  EXPECT_FALSE(summary_json(plain, h, a).contains("placement"));
+  EXPECT_FALSE(summary_json(plain, h, a)["workload"]["scheduler"].contains("placement"));
 }
 
 // 4 groups = 2 slices of the model's 2 KV heads: A and B go to different slices, which step at
@@ -1347,7 +1352,7 @@ TEST(ServePlacement, TwoWorkflowsOnDisjointSlicesRunInParallel) {
     ASSERT_TRUE(vcd.count(n)) << n;
     EXPECT_EQ(at(vcd.at(n), 0), 1u) << n;
   }
-  const Json s = serve::serve_summary(two_plain("prefix_affinity"), groups_of(4), r);
+  const Json s = summary_json(two_plain("prefix_affinity"), groups_of(4), r);
   EXPECT_EQ(s["placement"]["rule"], "prefix_affinity");
   ASSERT_EQ(s["placement"]["slices"].size(), 2u);
   EXPECT_DOUBLE_EQ(s["placement"]["slices"][0]["busy_ns"].get<double>(), busy_of(r, 0));
@@ -1393,7 +1398,7 @@ TEST(ServePlacement, OneSliceIsSpread) {
     EXPECT_EQ(serve::requests_csv(a), serve::requests_csv(b));
     EXPECT_EQ(serve::serve_trace_json(a), serve::serve_trace_json(b));
     EXPECT_EQ(serve::serve_vcd(a), serve::serve_vcd(b));
-    Json sa = serve::serve_summary(s, h, a), sb = serve::serve_summary(p, h, b);
+    Json sa = summary_json(s, h, a), sb = summary_json(p, h, b);
     sb.erase("placement");
     sb["workload"]["scheduler"].erase("placement");
     EXPECT_EQ(sa.dump(), sb.dump());

@@ -126,10 +126,10 @@ TEST(StepPipelineRun, EveryJobSetOfARunIsPlannedOnceAndEstimatedOncePerStep) {
   opt.policy = "auto";
   opt.compare_unbatched = true;
   const RunOutput run = execute(sc, HwConfig{}, opt);
-  const Json& steps = run.summary.at("steps");
+  const std::vector<StepSummary>& steps = run.summary.steps;
   ASSERT_EQ(steps.size(), 1u + 4u + 1u);
   int agents = 0;
-  for (const Json& s : steps) agents += s.at("agents").get<int>();
+  for (const StepSummary& s : steps) agents += int(s.agents);
   EXPECT_EQ(agents, 3 + (3 + 3 + 2 + 2) + 1);  // a decodes 2 tokens, b and c all 4 steps
   EXPECT_EQ(run.stage_calls.plan, int(steps.size()) + agents);
   EXPECT_EQ(run.stage_calls.cost_model, int(steps.size()));
@@ -154,8 +154,8 @@ TEST(StepPipelineRun, AJoinPhasePlansEachStepAndProbeOnce) {
   opt.values = false;
   opt.policy = "B4";
   const RunOutput run = execute(parse_scenario(j, "join_pipeline"), HwConfig{}, opt);
-  const int steps = int(run.summary.at("steps").size());
-  const Json& hw = run.summary.at("join").at("strategies").at(0).at("hardware");
+  const int steps = int(run.summary.steps.size());
+  const Json& hw = run.summary.join.at("strategies").at(0).at("hardware");
   const int probes = int(hw.at("reduce_prefill").at("extrapolated").get<bool>()) +
                      int(hw.at("continuation_prefill").at("extrapolated").get<bool>());
   EXPECT_TRUE(hw.at("reduce_prefill").at("extrapolated").get<bool>());  // 4000 input tokens per reducer

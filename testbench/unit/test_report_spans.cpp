@@ -51,12 +51,19 @@ TEST(Outputs, PercentilesFollowLinearInterpolation) {
   EXPECT_DOUBLE_EQ(report::percentile({7}, 99), 7);
   std::vector<double> v;
   for (int i = 1; i <= 101; ++i) v.push_back(i * 10.0);
-  const Json d = report::distribution(v);
-  EXPECT_DOUBLE_EQ(d["p50_ns"].get<double>(), 510);
-  EXPECT_DOUBLE_EQ(d["p90_ns"].get<double>(), 910);
-  EXPECT_DOUBLE_EQ(d["p99_ns"].get<double>(), 1000);
-  EXPECT_DOUBLE_EQ(d["mean_ns"].get<double>(), 510);
-  EXPECT_EQ(report::distribution({})["count"], 0);
+  const report::Distribution d = report::distribution(v);
+  EXPECT_DOUBLE_EQ(d.p50, 510);
+  EXPECT_DOUBLE_EQ(d.p90, 910);
+  EXPECT_DOUBLE_EQ(d.p99, 1000);
+  EXPECT_DOUBLE_EQ(d.mean, 510);
+  EXPECT_EQ(report::distribution({}).count, 0u);
+  // As JSON: every field with the unit as its suffix; no samples, the count alone.
+  const Json j = report::to_json(d, "_j");
+  EXPECT_EQ(j.size(), 8u);
+  EXPECT_EQ(j["count"], 101);
+  EXPECT_EQ(j["p90_j"].get<double>(), 910);
+  EXPECT_EQ(j["total_j"].get<double>(), 51510);
+  EXPECT_EQ(report::to_json(report::distribution({})), Json({{"count", 0}}));
 }
 
 TEST(Outputs, LatencyPercentilesPerPhaseAndAgent) {
@@ -73,7 +80,11 @@ TEST(Outputs, LatencyPercentilesPerPhaseAndAgent) {
                  rec.intern(name), 1, 0);
     }
   rec.record(ns(0), ns(8), rec.intern("group0.cube0.pe0"), rec.intern("gemm_qk"), prefill, rec.intern("*"), 4, 0);
-  const Json l = report::latency_summary(rec);
+  const report::LatencySummary s = report::latency_summary(rec);
+  EXPECT_DOUBLE_EQ(s.phases.at("prefill").agent_latency.p50, 25);
+  EXPECT_TRUE(s.phases.at("decode").span_ns_by_activity.empty());  // agent spans only
+  EXPECT_EQ(s.agents.at("a3").latency.count, 2u);
+  const Json l = report::to_json(s);
   EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p50_ns"].get<double>(), 25);
   EXPECT_DOUBLE_EQ(l["phases"]["prefill"]["agent_latency"]["p90_ns"].get<double>(), 37);
   EXPECT_DOUBLE_EQ(l["phases"]["decode"]["agent_latency"]["p99_ns"].get<double>(), 6 + 0.97 * 94);

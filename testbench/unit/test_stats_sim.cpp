@@ -73,11 +73,11 @@ TEST(StatsSim, TreeFollowsTheChipAndPeSumsMatchChipFigures) {
     ++pes;
   });
   EXPECT_EQ(pes, hw.pes_per_group());
-  EXPECT_EQ(macs, r.summary["arithmetic"]["macs_expected"].get<uint64_t>());
+  EXPECT_EQ(macs, r.summary.arithmetic.macs_expected);
   ASSERT_GT(macs, 0u);
   // GEMM busy time summed over PEs equals the GEMM spans' total (recorded independently).
-  const Json& act = r.summary["busy_ns_by_activity"];
-  const double spans_ns = act["gemm_qk"].get<double>() + act["gemm_pv"].get<double>();
+  const std::map<std::string, double>& act = r.summary.busy_ns_by_activity;
+  const double spans_ns = act.at("gemm_qk") + act.at("gemm_pv");
   EXPECT_NEAR(gemm_ns, spans_ns, 1e-9 * spans_ns);
   // The Q buffer's high-water mark cannot exceed its capacity.
   for (int c = 0; c < hw.group.cubes; ++c)
@@ -87,7 +87,7 @@ TEST(StatsSim, TreeFollowsTheChipAndPeSumsMatchChipFigures) {
 TEST(StatsSim, RunTreeIsTheStepTreesFoldedByEachRule) {
   const RunOutput r = two_decode_steps(mesh_hw());
   ASSERT_EQ(r.steps.size(), 3u);  // fan-out prefill, two decode steps
-  const Json& steps = r.summary["steps"];
+  const std::vector<StepSummary>& steps = r.summary.steps;
   const StatsNode& run = r.sim.stats;
 
   // Sums: every PE's MACs and DMA time; max: each Q buffer's high-water mark.
@@ -121,7 +121,7 @@ TEST(StatsSim, RunTreeIsTheStepTreesFoldedByEachRule) {
   double worst = 0, weighted = 0, covered = 0;
   for (size_t k = 0; k < r.steps.size(); ++k) {
     const StatsNode& mc = r.steps[k].stats.at(ChipStats::noc).at(NocStats::multicast);
-    const double ns = steps[k]["ns"].get<double>();
+    const double ns = steps[k].ns;
     packets += mc.get(NocStats::packets);
     worst = std::max(worst, mc.get(NocStats::max_ns));
     weighted += mc.get(NocStats::avg_ns) * ns;
@@ -136,5 +136,5 @@ TEST(StatsSim, RunTreeIsTheStepTreesFoldedByEachRule) {
       << "steps with equal means would not test the weighting";
 
   // summary.json "stats" is this tree, serialised.
-  EXPECT_EQ(r.summary["stats"], report::stats_json(run));
+  EXPECT_EQ(r.summary.stats, report::stats_json(run));
 }

@@ -133,20 +133,19 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   const RunOutput run = execute(sc, cfg, opt);
   write_run_files(target, run, opt);
 
-  const Json& s = run.summary;
-  std::cout << "scenario " << sc.name << ": " << s["rows"] << " Q rows per KV head at the fan-out, "
+  const RunSummary& s = run.summary;
+  std::cout << "scenario " << sc.name << ": " << s.rows << " Q rows per KV head at the fan-out, "
             << sc.shared_prefix_tokens << " shared-prefix tokens on " << cfg.pes_per_group() << " PEs, "
-            << s["steps"].size() << " steps; simulated " << s["total_ns"].get<double>() << " ns\n";
-  if (opt.compare_unbatched)
-    std::cout << "unbatched baseline: " << s["baselines"]["unbatched"]["total_ns"].get<double>() << " ns\n";
+            << s.steps.size() << " steps; simulated " << s.total_ns << " ns\n";
+  if (opt.compare_unbatched) std::cout << "unbatched baseline: " << s.baselines.unbatched->total_ns << " ns\n";
   if (opt.values)
-    std::cout << "numeric check vs float64: max_abs_err " << s["numerics"]["max_abs_err"].get<double>() << " ("
-              << (s["numerics"]["pass"].get<bool>() ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
-  if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s["join"]["strategy"].get<std::string>() << "):\n" << run.join_table;
+    std::cout << "numeric check vs float64: max_abs_err " << s.numerics.max_abs_err << " ("
+              << (s.numerics.pass ? "pass" : "FAIL") << ", tolerance " << opt.tolerance << ")\n";
+  if (!run.join_table.empty()) std::cout << "join (scenario strategy " << s.join["strategy"].get<std::string>() << "):\n" << run.join_table;
   std::cout << "outputs in " << out << "\n";
   check_stdout();   // a lost summary line fails the run before its directory is put in place
   target.commit();
-  if (vm.count("check") && opt.values && !s["numerics"]["pass"].get<bool>()) return 3;
+  if (vm.count("check") && opt.values && !s.numerics.pass) return 3;
   return 0;
 }
 

@@ -71,15 +71,15 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.sims = sims;
   opt.gemm_mapping = mapping;
   const serve::ServeResult r = serve::serve(w, cfg, opt);
-  const Json summary = serve::serve_summary(w, cfg, r);
+  const serve::ServeSummary summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);
-  const Json& q = summary["requests"];
+  const report::Distribution& ttft = summary.requests.ttft;
   std::cout << "workload " << w.name << ": " << r.workflows.size() << " workflows, " << r.requests.size()
             << " requests, scheduler " << r.scheduler << "; " << r.steps.size() << " steps (" << r.steps_simulated
             << " simulated, " << r.steps_reused << " reused); served in " << r.end_ns << " ns\n";
-  if (q["ttft"]["count"].get<int64_t>() > 0)
-    std::cout << "TTFT p50/p99 " << q["ttft"]["p50_ns"].get<double>() << " / " << q["ttft"]["p99_ns"].get<double>()
-              << " ns; throughput " << summary["throughput"]["tokens_per_s"].get<double>() << " tokens/s\n";
+  if (ttft.count > 0)
+    std::cout << "TTFT p50/p99 " << ttft.p50 << " / " << ttft.p99 << " ns; throughput "
+              << summary.throughput.tokens_per_s << " tokens/s\n";
   std::cout << "outputs in " << out << "\n";
   check_stdout();
   target.commit();

@@ -9,6 +9,7 @@
 // Scenarios and hardware configs are dicts or file paths, parsed and checked exactly as the CLI
 // parses them; errors raise ahbm.InputError (a ValueError) etc. with the same field-path message.
 // docs/python.md.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -51,7 +52,41 @@ Json to_json_value(const py::handle& obj) {
   return Json::parse(py::module_::import("json").attr("dumps")(obj, py::arg("allow_nan") = false).cast<std::string>());
 }
 
-py::object to_python(const Json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+// A JSON value as a Python object, walked (no JSON text in between): the object json.loads(j.dump())
+// gives. Objects become dicts in the value's key order (nlohmann's: sorted), integers ints,
+// numbers floats (the same double; a non-finite one, which dump() writes as null, None),
+// strings str, booleans bool, null None.
+py::object to_python(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::object: {
+      py::dict d;
+      for (auto it = j.begin(); it != j.end(); ++it) d[py::str(it.key())] = to_python(it.value());
+      return std::move(d);
+    }
+    case Json::value_t::array: {
+      py::list l;
+      for (const Json& e : j) l.append(to_python(e));
+      return std::move(l);
+    }
+    case Json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
+    case Json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case Json::value_t::number_integer:
+      return py::int_(j.get<int64_t>());
+    case Json::value_t::number_unsigned:
+      return py::int_(j.get<uint64_t>());
+    case Json::value_t::number_float: {
+      const double v = j.get<double>();
+      if (!std::isfinite(v)) return py::none();
+      return py::float_(v);
+    }
+    case Json::value_t::null:
+      return py::none();
+    default:  // binary and discarded values: no summary or report holds them
+      throw InternalError("to_python: a JSON value of type " + std::string(j.type_name()));
+  }
+}
 
 // The path a str or os.PathLike names; nothing for any other object.
 std::optional<std::string> path_of(const py::object& obj) {
@@ -179,7 +214,7 @@ serve::Workload workload_of(const py::object& workload) {
 
 py::dict result_of(const RunOutput& run) {
   py::dict out;
-  out["summary"] = to_python(run.summary);
+  out["summary"] = to_python(to_json(run.summary));
   py::list o;
   for (const MatrixRM& m : run.sim.outputs) {
     py::array_t<float> a({py::ssize_t(m.rows()), py::ssize_t(m.cols())});
@@ -258,13 +293,13 @@ class PySimulator {
       py::gil_scoped_release release;
       r = serve::serve(w, cfg_, opt);
     }
-    const Json summary = serve::serve_summary(w, cfg_, r);
+    const serve::ServeSummary summary = serve::serve_summary(w, cfg_, r);
     if (target) {
       serve::write_serve_files(*target, summary, r, vcd);
       target->commit();
     }
     py::dict result;
-    result["summary"] = to_python(summary);
+    result["summary"] = to_python(serve::to_json(summary));
     result["requests"] = csv_columns(serve::requests_csv(r));
     if (vcd) result["vcd"] = serve::serve_vcd(r);  // the text of waves.vcd, with or without out
     return result;
