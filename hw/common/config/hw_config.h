@@ -343,9 +343,13 @@ const std::vector<HwParam>& hw_params();
 const std::vector<HwSection>& hw_sections();
 
 // Generated artefacts (hw_config_docs.cpp; tools/gen-hw-config.sh writes them):
-// the JSON Schema of a hardware config file (draft 2020-12) ...
-Json hw_config_schema();
-// ... and the parameter table of docs/model.md (markdown, one row per parameter).
+// the JSON Schema of a hardware config file (draft 2020-12), with noc.params checked against
+// the parameters each model of `noc_models` declares when noc.model names it ...
+Json hw_config_schema(const std::vector<PluginParams>& noc_models = {});
+// ... the parameter table of docs/model.md (markdown, one row per parameter) ...
 std::string hw_config_markdown_table();
+// ... and the table of the NoC models' parameters in docs/noc.md (one row per parameter and
+// declaration: a row several models declare alike lists them all).
+std::string plugin_params_markdown_table(const std::vector<PluginParams>& models);
 
 }  // namespace ahbm
