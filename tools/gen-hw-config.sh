@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the checked-in artefacts generated from the hardware parameter table
-# (hw/common/config/hw_config.h): hw/configs/default.json, docs/schema/hw_config.schema.json and the
-# parameter table of docs/model.md (between its BEGIN/END markers). Run it after adding or
-# changing a parameter; the unit tests (HwConfigTable.*) fail until the files match.
+# (hw/common/config/hw_config.h) and the NoC models' tables (hw/noc): hw/configs/default.json,
+# docs/schema/hw_config.schema.json, the parameter table of docs/model.md and the NoC parameter
+# table of docs/noc.md (each between its BEGIN/END markers). Run it after adding or changing a
+# parameter; the unit tests (HwConfigTable.*, NocParamTable.*) fail until the files match.
 #   usage: tools/gen-hw-config.sh [AHBM_SIM=build/bin/ahbm-sim]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,17 +15,21 @@ export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 mkdir -p "$root/docs/schema"
 "$sim" hw-config --schema >"$root/docs/schema/hw_config.schema.json"
 
-# Replace the lines between the markers of docs/model.md with the generated table.
+# Replace the lines between a doc's BEGIN/END markers with a generated table.
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
-"$sim" hw-config --markdown-table >"$table"
-doc="$root/docs/model.md"
-grep -q '^<!-- BEGIN hw-config table' "$doc" && grep -q '^<!-- END hw-config table' "$doc" ||
-  { echo "gen-hw-config: $doc lacks the BEGIN/END hw-config table markers" >&2; exit 1; }
-awk -v table="$table" '
-  /^<!-- BEGIN hw-config table/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-  /^<!-- END hw-config table/ { skip = 0 }
-  !skip { print }
-' "$doc" >"$doc.tmp"
-mv "$doc.tmp" "$doc"
-echo "gen-hw-config: wrote hw/configs/default.json, docs/schema/hw_config.schema.json, docs/model.md table" >&2
+write_table() {  # write_table DOC MARKER OPTION
+  local doc="$root/$1" marker="$2"
+  "$sim" hw-config "$3" >"$table"
+  grep -q "^<!-- BEGIN $marker" "$doc" && grep -q "^<!-- END $marker" "$doc" ||
+    { echo "gen-hw-config: $doc lacks the BEGIN/END $marker markers" >&2; exit 1; }
+  awk -v table="$table" -v begin="^<!-- BEGIN $marker" -v end="^<!-- END $marker" '
+    $0 ~ begin { print; while ((getline line < table) > 0) print line; close(table); skip = 1; next }
+    $0 ~ end { skip = 0 }
+    !skip { print }
+  ' "$doc" >"$doc.tmp"
+  mv "$doc.tmp" "$doc"
+}
+write_table docs/model.md "hw-config table" --markdown-table
+write_table docs/noc.md "noc-params table" --noc-markdown-table
+echo "gen-hw-config: wrote hw/configs/default.json, docs/schema/hw_config.schema.json, the tables of docs/model.md and docs/noc.md" >&2

@@ -13,7 +13,7 @@ CubeReducer::CubeReducer(sc_core::sc_module_name name, SimShared& sh, int cube, 
       cube_(cube),
       pes_(pes),
       component_(sh.spans.intern(component_path(*this))),
-      order_(merge_order(sh.cfg.cube.reducer)),
+      order_(sh.cfg.cube.reducer.order),
       units_(sh.cfg.cube.reducer.units) {
   const std::string path = component_path(*this);
   sig_rows_merged_ = sh.trace.add_signal(path + ".rows_merged", 32);

@@ -37,7 +37,7 @@ Group::Group(sc_core::sc_module_name name, SimShared& sh, int group, Noc& noc, s
     cube.reducer.state_out.bind(*network.node_in[size_t(c)]);
     // cube.reducer.inter_cube = shared: the states arriving over the links are merged on the
     // reducer's units (docs/model.md, "Reduction").
-    if (sh.cfg.cube.reducer.inter_cube == "shared") network.use_merge_units(c, cube.reducer.merge_units());
+    if (sh.cfg.cube.reducer.inter_cube == InterCubeMerge::shared) network.use_merge_units(c, cube.reducer.merge_units());
   }
   mover = std::make_unique<KvMover>("kv_mover", sh, noc, group);
   mover->kv.bind(*this);

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 
-#include "hw/common/base/error.h"
 
 namespace ahbm::hbm {
 
 DramSpec dram_spec_of(const HbmSliceConfig& c) {
   DramSpec s = hbm3_6400();
-  s.mapping = mapping_preset(c.mapping, s.org);
-  if (!parse_refresh(c.refresh, &s.refresh)) throw InputError("pe.hbm.refresh = \"" + c.refresh + "\": allowed all, per-bank, off");
-  s.page = c.page_policy == "closed" ? PagePolicy::closed : PagePolicy::open;
+  s.mapping = mapping_preset(choice_name(c.mapping), s.org);  // the DRAM spec's presets carry the same names
+  s.refresh = c.refresh == HbmRefresh::all ? RefreshPolicy::all_bank
+              : c.refresh == HbmRefresh::per_bank ? RefreshPolicy::per_bank
+                                                  : RefreshPolicy::off;
+  s.page = c.page_policy == HbmPagePolicy::closed ? PagePolicy::closed : PagePolicy::open;
   return s;
 }
 

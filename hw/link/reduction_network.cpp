@@ -9,12 +9,14 @@
 
 namespace ahbm {
 
-std::vector<int> reduction_parents(const std::string& topology, int cubes) {
+std::vector<int> reduction_parents(ReductionTopology topology, int cubes) {
   std::vector<int> p(size_t(cubes), -1);
   for (int c = 1; c < cubes; ++c) {
-    if (topology == "chain") p[size_t(c)] = c - 1;
-    else if (topology == "ring") p[size_t(c)] = (c <= cubes / 2) ? c - 1 : (c + 1) % cubes;
-    else p[size_t(c)] = c - (c & -c);  // tree
+    switch (topology) {
+      case ReductionTopology::chain: p[size_t(c)] = c - 1; break;
+      case ReductionTopology::ring: p[size_t(c)] = (c <= cubes / 2) ? c - 1 : (c + 1) % cubes; break;
+      case ReductionTopology::tree: p[size_t(c)] = c - (c & -c); break;
+    }
   }
   return p;
 }

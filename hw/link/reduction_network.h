@@ -26,7 +26,7 @@
 namespace ahbm {
 
 // parent[c] for each CUBE (-1 for the root, CUBE 0).
-std::vector<int> reduction_parents(const std::string& topology, int cubes);
+std::vector<int> reduction_parents(ReductionTopology topology, int cubes);
 
 // Counters of the inter-CUBE links (ReductionNetwork::report_stats): one element of the list
 // `links` per link, named cube<from>_to_cube<to>.

@@ -6,6 +6,8 @@
 
 namespace ahbm {
 
+std::vector<HwParam> CMeshNoc::params() { return grid_model_params(concentration_param_table().rows()); }
+
 NocEstimate CMeshNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
 int cmesh_router(int endpoint, int concentration, int cols, int rows) {
@@ -18,11 +20,15 @@ int cmesh_router(int endpoint, int concentration, int cols, int rows) {
 
 CMeshNoc::CMeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  const int c = int(r.integer("concentration", 4, 1, 64));
+  ConcentrationParams cp = ConcentrationParams{};
+  concentration_param_table().read(cp, r);
+  const int c = cp.concentration;
+  GridParams gp;
+  grid_param_table().read(gp, r);
   // Default: the most nearly square mesh with c endpoints per router.
-  Grid g = read_grid_size(r, (endpoint_count() + c - 1) / c, 1);
+  Grid g = grid_size(gp, (endpoint_count() + c - 1) / c, 1);
   const FlitParams p = read_flit_params(r, FlitParams{});
-  const GridRouting routing = read_grid_routing(r, p, false);
+  const GridRouting routing = grid_routing(r, gp, p, false);
   std::vector<int> defaults;
   for (int e = 0; e < endpoint_count(); ++e) defaults.push_back(cmesh_router(e, c, g.cols, g.rows));
   read_grid_placement(r, ctx.endpoints, g, defaults);

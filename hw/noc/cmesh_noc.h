@@ -15,6 +15,7 @@ int cmesh_router(int endpoint, int concentration, int cols, int rows);
 class CMeshNoc : public FlitNoc {
  public:
   CMeshNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  static std::vector<HwParam> params();
   // Two routers, as the mesh's.
   static NocEstimate estimate(const NocEstimateInput& in);
 };

@@ -10,6 +10,8 @@ FlitParams crossbar_defaults() {
 }
 }  // namespace
 
+std::vector<HwParam> CrossbarNoc::params() { return flit_param_table().rows(crossbar_defaults()); }
+
 NocEstimate CrossbarNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, crossbar_defaults(), 1); }
 
 CrossbarNoc::CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {

@@ -10,6 +10,7 @@ namespace ahbm {
 class CrossbarNoc : public FlitNoc {
  public:
   CrossbarNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  static std::vector<HwParam> params();
   // One router between any two endpoints.
   static NocEstimate estimate(const NocEstimateInput& in);
 };

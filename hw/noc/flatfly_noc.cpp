@@ -4,16 +4,30 @@
 
 namespace ahbm {
 
+namespace {
+ConcentrationParams flatfly_concentration() {
+  ConcentrationParams c;
+  c.concentration = 1;  // one endpoint per router: BookSim's flatfly default
+  return c;
+}
+}  // namespace
+
+std::vector<HwParam> FlatFlyNoc::params() { return grid_model_params(concentration_param_table().rows(flatfly_concentration())); }
+
 NocEstimate FlatFlyNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
 FlatFlyNoc::FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  const int c = int(r.integer("concentration", 1, 1, 64));
+  ConcentrationParams cp = flatfly_concentration();
+  concentration_param_table().read(cp, r);
+  const int c = cp.concentration;
+  GridParams gp;
+  grid_param_table().read(gp, r);
   // Default: the most nearly square grid of routers with c endpoints each.
-  Grid g = read_grid_size(r, (endpoint_count() + c - 1) / c, 1);
+  Grid g = grid_size(gp, (endpoint_count() + c - 1) / c, 1);
   const int cols = g.cols, rows = g.rows, R = g.routers();
   const FlitParams p = read_flit_params(r, FlitParams{});
-  const GridRouting routing = read_grid_routing(r, p, false);
+  const GridRouting routing = grid_routing(r, gp, p, false);
   std::vector<int> defaults;  // endpoints i*c .. i*c + c - 1 on router i
   for (int e = 0; e < endpoint_count(); ++e) defaults.push_back((e / c) % R);
   read_grid_placement(r, ctx.endpoints, g, defaults);

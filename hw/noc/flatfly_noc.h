@@ -11,6 +11,7 @@ namespace ahbm {
 class FlatFlyNoc : public FlitNoc {
  public:
   FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  static std::vector<HwParam> params();
   // Two routers, as the mesh's.
   static NocEstimate estimate(const NocEstimateInput& in);
 };

@@ -12,10 +12,10 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
       p_.vcs % (p_.vc_classes * topo_.route_classes()) != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
       p_.sw_alloc_delay < 0 || p_.st_delay < 1 || p_.inject_cycles < 0 || p_.eject() < 1 || p_.credit_delay < 0 ||
       p_.alloc_iters < 1 || p_.input_speedup < 1 || p_.input_speedup > p_.vcs ||
-      (p_.sw_allocator != FlitParams::SwAllocator::kGreedy && !p_.staged) ||
+      (p_.sw_allocator != FlitParams::SwAllocator::kGreedy && !p_.staged()) ||
       (p_.sw_allocator == FlitParams::SwAllocator::kGreedy && p_.input_speedup != 1) ||
       (p_.vc_allocator != FlitParams::VcAllocator::kGreedy &&
-       (!p_.staged || topo_.routing == FlitTopology::Routing::kMinAdapt)))
+       (!p_.staged() || topo_.routing == FlitTopology::Routing::kMinAdapt)))
     throw std::invalid_argument("FlitNetwork: bad flow-control parameters");
   if (int(topo_.endpoint_router.size()) != E || int(topo_.route.size()) != R)
     throw std::invalid_argument("FlitNetwork: topology does not match the endpoints");
@@ -189,7 +189,7 @@ void FlitNetwork::push_arrival(InVc& iv, int router, int64_t c) {
   ++iv.arrived;
   ++routers_[size_t(router)].buffered;
   activate(router);
-  if (!p_.staged) {
+  if (!p_.staged()) {
     schedule(c + p_.router_cycles, {kWake, router, 0, 0, 0});  // when this flit may leave
     return;
   }
@@ -314,7 +314,7 @@ bool FlitNetwork::allocate_output(int r, Branch& b, const Worm& w, int64_t c) {
   // already used in this cycle is no choice there.
   const int to = topo_.endpoint_router[size_t(w.dests[0])];
   const int escape = channel_out_[size_t(topo_.next_channel(r, to, 0))];
-  auto usable = [&](const OutPort& o) { return p_.staged || o.used != c; };
+  auto usable = [&](const OutPort& o) { return p_.staged() || o.used != c; };
   if (w.rclass == 0) {  // not in the escape VCs: an adaptive VC on the productive port with most room
     int best = -1, best_room = -1;
     for (int order = 0; order < 2; ++order) {
@@ -352,7 +352,7 @@ bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const
 }
 
 bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
-  if (p_.staged) return out_[size_t(b.out)].used != c && ready_staged(b, iv, c);
+  if (p_.staged()) return out_[size_t(b.out)].used != c && ready_staged(b, iv, c);
   if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
   if (arrival_of(iv, b.sent) + p_.router_cycles > c) return false;  // still in the pipeline
   const OutPort& o = out_[size_t(b.out)];
@@ -738,7 +738,7 @@ bool FlitNetwork::allocate_switch(int r, int64_t c) {
 void FlitNetwork::step_router(int r, int64_t c) {
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
-  if (p_.staged) {
+  if (p_.staged()) {
     route_and_allocate_vcs(r, c);
   } else {
     // Route computation for heads through the pipeline, and replication into the store; neither

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/noc/flit_params.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -40,67 +41,6 @@ class SplitMix64 {
 
  private:
   uint64_t s_;
-};
-
-// Router micro-architecture (docs/noc.md, "Router micro-architecture"). Two pipelines:
-// - lumped (the `classic` preset, the default): every flit waits router_cycles in a router; a head
-//   allocates its output VC in the cycle it traverses the switch.
-// - staged (the `booksim-iq` preset): the input-queued router's stages of route computation, VC
-//   allocation, switch allocation and switch traversal, each with its own delay; a head needs an
-//   output VC before it may request the switch (or, speculative, in parallel with it); body flits
-//   go through switch allocation and traversal only.
-struct FlitParams {
-  enum class VcSelect { kLowest, kRoundRobin };
-  // Switch allocators (docs/noc.md, "Router micro-architecture"): greedy (maximal, lumped or
-  // staged); the rest staged only: separable input-first, separable output-first (round-robin
-  // arbiters that advance on every grant), iSLIP (output arbiters advance only on an accepted
-  // grant in the first iteration), wavefront.
-  enum class SwAllocator { kGreedy, kInputFirst, kOutputFirst, kIslip, kWavefront };
-  // VC allocators (staged only besides greedy): greedy (inputs in rotating order, every free VC to
-  // a waiting head: maximal), separable input-first, output-first, iSLIP (one iteration each).
-  enum class VcAllocator { kGreedy, kInputFirst, kOutputFirst, kIslip };
-
-  int flit_bytes = 64;     // payload bytes per flit = channel width per cycle
-  int router_cycles = 4;   // lumped pipeline depth: cycles from a flit's arrival until it may leave
-  int link_cycles = 1;     // router-to-router channel latency (and the credit wire's)
-  int buffer_flits = 8;    // depth of each input virtual channel
-  int vcs = 2;             // virtual channels per input port
-  int vc_classes = 1;      // 2 on rings and tori: a packet moves to the upper half of the VCs after a dateline
-  bool tree_multicast = true;  // false: source replication (one unicast copy per destination)
-
-  std::string router = "classic";  // preset the values below came from (reported when not classic)
-  bool staged = false;             // false: lumped pipeline
-  int routing_delay = 1;           // staged: route computation, cycles
-  int vc_alloc_delay = 1;          // staged: VC allocation, cycles
-  int sw_alloc_delay = 1;          // staged: switch allocation, cycles
-  int st_delay = 1;                // staged: switch traversal, cycles
-  bool speculative = false;        // staged: switch allocation in parallel with VC allocation
-  int inject_cycles = 0;           // injection channel: a packet created at c may enter the router at c + this
-  int eject_cycles = -1;           // ejection channel latency; -1: link_cycles
-  int credit_delay = 0;            // credit processing on top of the credit wire (link_cycles)
-  VcSelect vc_select = VcSelect::kLowest;          // which free output VC a head gets
-  SwAllocator sw_allocator = SwAllocator::kGreedy;  // see FlitNetwork::step_router
-  VcAllocator vc_allocator = VcAllocator::kGreedy;  // see FlitNetwork::allocate_vcs_separable
-  int alloc_iters = 1;     // separable allocators (input-first, output-first, iSLIP): iterations per cycle
-  int input_speedup = 1;   // staged allocators: switch inputs per input port (VC v uses input v mod this)
-
-  int eject() const { return eject_cycles < 0 ? link_cycles : eject_cycles; }
-  int credit_cycles() const { return link_cycles + credit_delay; }
-  // Cycles a head spends in a router without contention (arrival to leaving on the channel).
-  int head_cycles() const {
-    return staged ? routing_delay + (speculative ? std::max(vc_alloc_delay, sw_alloc_delay) : vc_alloc_delay + sw_alloc_delay) +
-                        st_delay
-                  : router_cycles;
-  }
-  // Cycles from a head's VC allocation to leaving (staged).
-  int after_vc_alloc() const { return head_cycles() - routing_delay; }
-  // Cycles a body flit spends in a router without contention.
-  int body_cycles() const { return staged ? sw_alloc_delay + st_delay : router_cycles; }
-  // Zero-load latency (creation to tail arrival) of an F-flit packet through H routers:
-  // injection channel + H router pipelines + (H - 1) links + ejection channel + serialisation.
-  int64_t zero_load_cycles(int64_t H, int64_t F) const {
-    return inject_cycles + H * head_cycles() + (H - 1) * link_cycles + eject() + (F - 1);
-  }
 };
 
 // Routers, the unidirectional channels between them, where endpoints attach, and the routing

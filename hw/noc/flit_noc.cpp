@@ -7,108 +7,73 @@
 
 namespace ahbm {
 
-const char* sw_allocator_name(FlitParams::SwAllocator a) {
-  switch (a) {
-    case FlitParams::SwAllocator::kGreedy: return "greedy";
-    case FlitParams::SwAllocator::kInputFirst: return "input-first";
-    case FlitParams::SwAllocator::kOutputFirst: return "output-first";
-    case FlitParams::SwAllocator::kIslip: return "islip";
-    case FlitParams::SwAllocator::kWavefront: return "wavefront";
-  }
-  return "?";
+const ParamTable<FlitParams>& flit_param_table() {
+  static const ParamTable<FlitParams> table(AHBM_PARAM_FIELDS(FlitParams, AHBM_PARAMS_NOC_FLIT));
+  return table;
 }
 
-const char* vc_allocator_name(FlitParams::VcAllocator a) {
-  switch (a) {
-    case FlitParams::VcAllocator::kGreedy: return "greedy";
-    case FlitParams::VcAllocator::kInputFirst: return "input-first";
-    case FlitParams::VcAllocator::kOutputFirst: return "output-first";
-    case FlitParams::VcAllocator::kIslip: return "islip";
-  }
-  return "?";
-}
-
-FlitParams router_preset(const std::string& name, const FlitParams& model_defaults) {
+FlitParams router_preset(FlitRouterPreset preset, const FlitParams& model_defaults) {
   FlitParams p = model_defaults;
-  p.router = name;
-  if (name == "booksim-iq") {
+  p.router = preset;
+  if (preset == FlitRouterPreset::booksim_iq) {
     // BookSim2's input-queued router with its default configuration (booksim_config.cpp):
     // routing_delay = vc_alloc_delay = sw_alloc_delay = st_final_delay = 1, st_prepare_delay = 0,
     // speculative = 0, num_vcs = 16, vc_buf_size = 8, sw_allocator = islip with alloc_iters = 1. Channel and credit timing as measured against BookSim in issue 22:
     // 2 cycles through the injection channel, a 7-cycle credit loop (docs/noc.md).
-    p.staged = true;
+    p.pipeline = FlitPipeline::staged;
     p.routing_delay = p.vc_alloc_delay = p.sw_alloc_delay = p.st_delay = 1;
     p.speculative = false;
     p.vcs = 16;
     p.buffer_flits = 8;
     p.link_cycles = 1;
     p.inject_cycles = 2;
-    p.eject_cycles = -1;
+    p.eject_cycles = 0;
     p.credit_delay = 1;
-    p.vc_select = FlitParams::VcSelect::kRoundRobin;
-    p.sw_allocator = FlitParams::SwAllocator::kIslip;
+    p.vc_select = FlitVcSelect::kRoundRobin;
+    p.sw_allocator = FlitSwAllocator::kIslip;
   }
   return p;
 }
 
-FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
-  const FlitParams d = router_preset(r.string("router", "classic", {"classic", "booksim-iq"}), model_defaults);
-  FlitParams p = d;
-  p.flit_bytes = int(r.integer("flit_bytes", d.flit_bytes, 1, 4096));
-  p.staged = r.string("pipeline", d.staged ? "staged" : "lumped", {"lumped", "staged"}) == "staged";
-  // Each pipeline has its own delay parameters; giving the other's is a mistake worth naming.
+namespace {
+
+// The relations between the table's fields: each pipeline has its own delay parameters (giving
+// the other's is a mistake worth naming), and the staged-only allocators and their options.
+void check_flit_params(JsonReader& r, const FlitParams& p) {
   static const char* const kStageKeys[] = {"routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "speculative"};
-  if (p.staged) {
+  if (p.staged()) {
     if (r.has("router_cycles"))
       r.fail("router_cycles", "applies to the lumped pipeline; the staged one takes routing_delay, vc_alloc_delay, "
                               "sw_alloc_delay and st_delay");
-    p.routing_delay = int(r.integer("routing_delay", d.routing_delay, 0, 64));
-    p.vc_alloc_delay = int(r.integer("vc_alloc_delay", d.vc_alloc_delay, 0, 64));
-    p.sw_alloc_delay = int(r.integer("sw_alloc_delay", d.sw_alloc_delay, 0, 64));
-    p.st_delay = int(r.integer("st_delay", d.st_delay, 1, 64));
-    p.speculative = r.boolean("speculative", d.speculative);
   } else {
     for (const char* k : kStageKeys)
       if (r.has(k)) r.fail(k, "applies to the staged pipeline (\"pipeline\": \"staged\"); the lumped one takes router_cycles");
-    p.router_cycles = int(r.integer("router_cycles", d.router_cycles, 1, 64));
   }
-  p.link_cycles = int(r.integer("link_cycles", d.link_cycles, 1, 64));
-  p.inject_cycles = int(r.integer("inject_cycles", d.inject_cycles, 0, 64));
-  p.eject_cycles = int(r.integer("eject_cycles", d.eject_cycles < 0 ? p.link_cycles : d.eject_cycles, 1, 64));
-  p.credit_delay = int(r.integer("credit_delay", d.credit_delay, 0, 64));
-  p.buffer_flits = int(r.integer("buffer_flits", d.buffer_flits, 1, 1024));
-  p.vcs = int(r.integer("vcs", d.vcs, 1, 16));
-  p.vc_select = r.string("vc_select", d.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin",
-                         {"lowest", "round-robin"}) == "lowest"
-                    ? FlitParams::VcSelect::kLowest
-                    : FlitParams::VcSelect::kRoundRobin;
-  const std::string alloc = r.string("sw_allocator", sw_allocator_name(d.sw_allocator),
-                                     {"greedy", "input-first", "output-first", "islip", "wavefront"});
-  for (auto a : {FlitParams::SwAllocator::kGreedy, FlitParams::SwAllocator::kInputFirst,
-                 FlitParams::SwAllocator::kOutputFirst, FlitParams::SwAllocator::kIslip,
-                 FlitParams::SwAllocator::kWavefront})
-    if (alloc == sw_allocator_name(a)) p.sw_allocator = a;
-  const bool greedy = p.sw_allocator == FlitParams::SwAllocator::kGreedy;
-  if (!greedy && !p.staged)
+  const std::string& alloc = choice_name(p.sw_allocator);
+  const bool greedy = p.sw_allocator == FlitSwAllocator::kGreedy;
+  if (!greedy && !p.staged())
     r.fail("sw_allocator", alloc + " needs the staged pipeline (\"pipeline\": \"staged\"): it allocates the "
                            "switch among heads that already hold an output VC");
-  const bool iterative = !greedy && p.sw_allocator != FlitParams::SwAllocator::kWavefront;
+  const bool iterative = !greedy && p.sw_allocator != FlitSwAllocator::kWavefront;
   if (r.has("alloc_iters") && !iterative)
     r.fail("alloc_iters", "applies to the separable allocators (input-first, output-first, islip), not to " + alloc);
-  p.alloc_iters = int(r.integer("alloc_iters", d.alloc_iters, 1, 16));
   if (r.has("input_speedup") && greedy)
     r.fail("input_speedup", "needs a staged switch allocator (input-first, output-first, islip or wavefront); "
                             "greedy already forwards from any VC of an input");
-  p.input_speedup = int(r.integer("input_speedup", d.input_speedup, 1, p.vcs));
-  const std::string va = r.string("vc_allocator", vc_allocator_name(d.vc_allocator),
-                                  {"greedy", "input-first", "output-first", "islip"});
-  for (auto a : {FlitParams::VcAllocator::kGreedy, FlitParams::VcAllocator::kInputFirst,
-                 FlitParams::VcAllocator::kOutputFirst, FlitParams::VcAllocator::kIslip})
-    if (va == vc_allocator_name(a)) p.vc_allocator = a;
-  if (p.vc_allocator != FlitParams::VcAllocator::kGreedy && !p.staged)
-    r.fail("vc_allocator", va + " needs the staged pipeline (\"pipeline\": \"staged\"): the lumped one allocates a "
+  r.integer("input_speedup", p.input_speedup, 1, p.vcs);  // at most one switch input per VC
+  if (p.vc_allocator != FlitVcAllocator::kGreedy && !p.staged())
+    r.fail("vc_allocator", choice_name(p.vc_allocator) + " needs the staged pipeline (\"pipeline\": \"staged\"): the lumped one allocates a "
                            "VC in the cycle the head crosses the switch");
-  p.tree_multicast = r.string("multicast", d.tree_multicast ? "tree" : "source", {"tree", "source"}) == "tree";
+}
+
+}  // namespace
+
+FlitParams read_flit_params(JsonReader& r, const FlitParams& model_defaults) {
+  FlitParams p = model_defaults;
+  flit_param_table().read(p, r, "router");
+  p = router_preset(p.router, model_defaults);
+  flit_param_table().read(p, r);
+  check_flit_params(r, p);
   return p;
 }
 
@@ -177,7 +142,7 @@ void FlitNoc::inject(NocPacket packet) {
   const int64_t cycle = std::max(net_->last_cycle() + 1, int64_t((now + period_ - 1) / period_));
   const int flits = int(std::max<uint64_t>(1, ceil_div(packet.bytes, uint64_t(params_.flit_bytes))));
   std::vector<std::vector<int>> copies;
-  if (params_.tree_multicast) copies.push_back(packet.dsts);
+  if (params_.tree_multicast()) copies.push_back(packet.dsts);
   else
     for (int d : packet.dsts) copies.push_back({d});
   net_->enqueue(packet.id, packet.src, std::move(copies), flits, cycle, packet.dsts.size() > 1);
@@ -238,28 +203,28 @@ void FlitNoc::report_stats(StatsNode& node) const {
   node.set(FlitNocStats::link_cycles, params_.link_cycles);
   node.set(FlitNocStats::buffer_flits, params_.buffer_flits);
   node.set(FlitNocStats::vcs, params_.vcs);
-  node.set(FlitNocStats::multicast, params_.tree_multicast ? "tree" : "source");
+  node.set(FlitNocStats::multicast, choice_name(params_.multicast));
   // The router micro-architecture, when it is not the classic default (whose summaries stay as
   // they were before these parameters existed).
   const FlitParams& p = params_;
-  if (p.router != "classic" || p.staged || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
+  if (p.router != FlitRouterPreset::classic || p.staged() || p.inject_cycles != 0 || p.eject() != p.link_cycles || p.credit_delay != 0 ||
       p.vc_select != FlitParams::VcSelect::kLowest || p.sw_allocator != FlitParams::SwAllocator::kGreedy ||
       p.alloc_iters != 1 || p.input_speedup != 1 || p.vc_allocator != FlitParams::VcAllocator::kGreedy) {
     StatsNode& r = node.child("router");
-    r.set(FlitRouterStats::preset, p.router);
-    r.set(FlitRouterStats::pipeline, p.staged ? "staged" : "lumped");
+    r.set(FlitRouterStats::preset, choice_name(p.router));
+    r.set(FlitRouterStats::pipeline, choice_name(p.pipeline));
     r.set(FlitRouterStats::head_cycles, int64_t(p.head_cycles()));
     r.set(FlitRouterStats::body_cycles, int64_t(p.body_cycles()));
     r.set(FlitRouterStats::inject_cycles, int64_t(p.inject_cycles));
     r.set(FlitRouterStats::eject_cycles, int64_t(p.eject()));
     r.set(FlitRouterStats::credit_delay, int64_t(p.credit_delay));
-    r.set(FlitRouterStats::vc_select, p.vc_select == FlitParams::VcSelect::kLowest ? "lowest" : "round-robin");
-    r.set(FlitRouterStats::sw_allocator, sw_allocator_name(p.sw_allocator));
+    r.set(FlitRouterStats::vc_select, choice_name(p.vc_select));
+    r.set(FlitRouterStats::sw_allocator, choice_name(p.sw_allocator));
     if (p.alloc_iters != 1) r.set(FlitRouterStats::alloc_iters, int64_t(p.alloc_iters));
     if (p.input_speedup != 1) r.set(FlitRouterStats::input_speedup, int64_t(p.input_speedup));
     if (p.vc_allocator != FlitParams::VcAllocator::kGreedy)
-      r.set(FlitRouterStats::vc_allocator, vc_allocator_name(p.vc_allocator));
-    if (p.staged) {
+      r.set(FlitRouterStats::vc_allocator, choice_name(p.vc_allocator));
+    if (p.staged()) {
       r.set(FlitRouterStats::routing_delay, int64_t(p.routing_delay));
       r.set(FlitRouterStats::vc_alloc_delay, int64_t(p.vc_alloc_delay));
       r.set(FlitRouterStats::sw_alloc_delay, int64_t(p.sw_alloc_delay));

@@ -14,16 +14,12 @@
 
 namespace ahbm {
 
-// Reads the flow-control and router parameters all flit-level models share (flit_bytes,
-// router preset and micro-architecture, link_cycles, buffer_flits, vcs, multicast; docs/noc.md);
-// `defaults` carries the model's own defaults, on which the preset named by "router" is laid.
+// Reads the flow-control and router parameters all flit-level models share (the table in
+// flit_params.h) and checks their relations; `defaults` carries the model's own defaults, on
+// which the preset named by "router" is laid. Does not finish `r`: the model reads its own keys.
 FlitParams read_flit_params(JsonReader& r, const FlitParams& defaults);
-// The values of a router preset ("classic": `model_defaults` unchanged; "booksim-iq").
-FlitParams router_preset(const std::string& name, const FlitParams& model_defaults);
-// The parameter value naming a switch allocator ("greedy", "input-first", ...).
-const char* sw_allocator_name(FlitParams::SwAllocator a);
-// The parameter value naming a VC allocator ("greedy", "input-first", "output-first", "islip").
-const char* vc_allocator_name(FlitParams::VcAllocator a);
+// The values of a router preset (classic: `model_defaults` unchanged; booksim-iq).
+FlitParams router_preset(FlitRouterPreset preset, const FlitParams& model_defaults);
 
 // Reads the optional "placement" object (endpoint name -> node) and returns the node of every
 // endpoint. Endpoints it does not name keep the default: `defaults` if given, else endpoint i on

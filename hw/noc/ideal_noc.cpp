@@ -5,8 +5,18 @@
 namespace ahbm {
 
 namespace {
-double read_latency_ns(JsonReader& r) { return r.number("latency_ns", 10.0, 0.0, 1e9); }
+const ParamTable<IdealParams>& ideal_param_table() {
+  static const ParamTable<IdealParams> table(AHBM_PARAM_FIELDS(IdealParams, AHBM_PARAMS_NOC_IDEAL));
+  return table;
+}
+double read_latency_ns(JsonReader& r) {
+  IdealParams p;
+  ideal_param_table().read(p, r);
+  return p.latency_ns;
+}
 }  // namespace
+
+std::vector<HwParam> IdealNoc::params() { return ideal_param_table().rows(); }
 
 NocEstimate IdealNoc::estimate(const NocEstimateInput& in) {
   JsonReader r(in.params, in.config_file, in.params_field);

@@ -8,12 +8,27 @@ namespace ahbm {
 
 NocEstimate MeshNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
-Grid read_grid_size(JsonReader& r, int endpoints, int min_nodes) {
+const ParamTable<GridParams>& grid_param_table() {
+  static const ParamTable<GridParams> table(AHBM_PARAM_FIELDS(GridParams, AHBM_PARAMS_NOC_GRID));
+  return table;
+}
+
+const ParamTable<ConcentrationParams>& concentration_param_table() {
+  static const ParamTable<ConcentrationParams> table(AHBM_PARAM_FIELDS(ConcentrationParams, AHBM_PARAMS_NOC_CONCENTRATION));
+  return table;
+}
+
+std::vector<HwParam> grid_model_params(std::vector<HwParam> before) {
+  for (HwParam& p : grid_param_table().rows()) before.push_back(std::move(p));
+  for (HwParam& p : flit_param_table().rows()) before.push_back(std::move(p));
+  return before;
+}
+
+Grid grid_size(const GridParams& p, int endpoints, int min_nodes) {
   const int n = std::max(min_nodes, endpoints);
-  const int cols0 = int(std::ceil(std::sqrt(double(n))));
   Grid g;
-  g.cols = int(r.integer("cols", cols0, 1, 64));
-  g.rows = int(r.integer("rows", (n + g.cols - 1) / g.cols, 1, 64));
+  g.cols = p.cols > 0 ? p.cols : int(std::ceil(std::sqrt(double(n))));
+  g.rows = p.rows > 0 ? p.rows : (n + g.cols - 1) / g.cols;
   return g;
 }
 
@@ -33,23 +48,22 @@ void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoint
   });
 }
 
-GridRouting read_grid_routing(JsonReader& r, const FlitParams& p, bool torus) {
-  static const std::vector<std::string> kNames = {"dor", "o1turn", "valiant", "min_adapt"};
+GridRouting grid_routing(JsonReader& r, const GridParams& gp, const FlitParams& p, bool torus) {
   GridRouting g;
-  g.name = r.string("routing", "dor", kNames);
-  const auto at = std::find(kNames.begin(), kNames.end(), g.name) - kNames.begin();
+  g.name = gp.routing;
   g.routing = std::array{FlitTopology::Routing::kTable, FlitTopology::Routing::kO1Turn,
-                         FlitTopology::Routing::kValiant, FlitTopology::Routing::kMinAdapt}[size_t(at)];
+                         FlitTopology::Routing::kValiant, FlitTopology::Routing::kMinAdapt}[size_t(gp.routing)];
+  const std::string& name = choice_name(g.name);
   if (g.routing == FlitTopology::Routing::kO1Turn || g.routing == FlitTopology::Routing::kValiant) {
     const int classes = 2 * p.vc_classes;
     if (p.vcs % classes != 0)
-      r.fail("vcs", std::to_string(p.vcs) + ": " + g.name + " routing needs a multiple of " + std::to_string(classes) +
+      r.fail("vcs", std::to_string(p.vcs) + ": " + name + " routing needs a multiple of " + std::to_string(classes) +
                         (torus ? " (two route classes, each with two dateline classes)"
                                : " (two route classes: " +
-                                     std::string(g.name == "o1turn" ? "X first and Y first)" : "the two phases)")));
-    g.seed = uint64_t(r.integer("route_seed", 1, 0, int64_t(1) << 62));
+                                     std::string(g.name == GridRoutingName::o1turn ? "X first and Y first)" : "the two phases)")));
+    g.seed = gp.route_seed;
   } else if (r.has("route_seed")) {
-    r.fail("route_seed", "applies to o1turn and valiant routing (per-packet draws), not to " + g.name);
+    r.fail("route_seed", "applies to o1turn and valiant routing (per-packet draws), not to " + name);
   }
   if (g.routing == FlitTopology::Routing::kMinAdapt) {
     if (torus)
@@ -57,7 +71,7 @@ GridRouting read_grid_routing(JsonReader& r, const FlitParams& p, bool torus) {
                         "the torus takes dor, o1turn or valiant");
     if (p.vcs < 2) r.fail("vcs", std::to_string(p.vcs) + ": min_adapt needs at least 2 (VC 0 is the escape channel)");
     if (p.vc_allocator != FlitParams::VcAllocator::kGreedy)
-      r.fail("vc_allocator", std::string(vc_allocator_name(p.vc_allocator)) +
+      r.fail("vc_allocator", choice_name(p.vc_allocator) +
                                  ": min_adapt chooses its port while allocating a VC, with the greedy VC allocator only");
   }
   return g;
@@ -95,7 +109,7 @@ StatsNode grid_stats(const Grid& g, const std::vector<std::string>& endpoints, c
   for (size_t e = 0; e < g.node.size(); ++e)
     placement.set(stats::Label<std::vector<int64_t>>{endpoints[e].c_str(), "", "grid coordinate (column, row) of this endpoint"}, {g.node[e] % g.cols, g.node[e] / g.cols});
   if (routing.routing != FlitTopology::Routing::kTable) {  // dor adds nothing: summaries stay as they were
-    topology.set(GridStats::routing, routing.name);
+    topology.set(GridStats::routing, choice_name(routing.name));
     if (routing.routing != FlitTopology::Routing::kMinAdapt)
       topology.set(GridStats::route_seed, int64_t(routing.seed));
   }
@@ -123,10 +137,11 @@ FlitTopology mesh_topology(const Grid& g, const GridRouting& routing) {
 
 MeshNoc::MeshNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  // Default: the most nearly square mesh with one node per endpoint.
-  Grid g = read_grid_size(r, endpoint_count(), 1);
+  GridParams gp;
+  grid_param_table().read(gp, r);
+  Grid g = grid_size(gp, endpoint_count(), 1);
   const FlitParams p = read_flit_params(r, FlitParams{});
-  const GridRouting routing = read_grid_routing(r, p, false);
+  const GridRouting routing = grid_routing(r, gp, p, false);
   read_grid_placement(r, ctx.endpoints, g);
   r.finish();
   build(mesh_topology(g, routing), p, grid_stats(g, ctx.endpoints, routing));

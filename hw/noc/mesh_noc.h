@@ -8,28 +8,64 @@
 
 namespace ahbm {
 
-// A cols x rows grid of routers, shared by the mesh and the torus. Its size: "cols" and "rows",
-// by default the most nearly square grid with one node per endpoint (at least `min_nodes`).
+#define AHBM_GRID_ROUTINGS(V) V(dor, "dor") V(o1turn, "o1turn") V(valiant, "valiant") V(min_adapt, "min_adapt")
+AHBM_CHOICE(GridRoutingName, AHBM_GRID_ROUTINGS)
+
+// The parameters of a grid of routers (mesh, torus, cmesh, flatfly), a table like the hardware
+// config's (flit_params.h has the flit-level ones all these models share).
+#define AHBM_PARAMS_NOC_GRID(X)                                                                                 \
+  X(int, cols, 0, between(0, 64), "routers",                                                                    \
+    "grid columns; 0 = the most nearly square grid with N nodes: ceil(sqrt(N)) (mesh, torus: one node per endpoint; cmesh, flatfly: ceil(endpoints / concentration))", \
+    "as square as the node count allows: the shortest average distance")                                        \
+  X(int, rows, 0, between(0, 64), "routers", "grid rows; 0 = ceil(N / cols)", "as for cols")                    \
+  X(GridRoutingName, routing, GridRoutingName::dor, one_of_names(), "name",                                     \
+    "unicast routing: dor (dimension order), o1turn, valiant, min_adapt (not on the torus); docs/noc.md, Routing", \
+    "dimension order: minimal and deadlock-free with the fewest VCs")                                           \
+  X(uint64_t, route_seed, 1, between(0, double(int64_t(1) << 62)), "seed",                                      \
+    "o1turn, valiant only: seed of the per-packet draws", "any fixed seed: runs repeat")                         \
+  X(Json, placement, Json::object(), checked_by("endpoint name -> [x, y] or a row-major node index"), "object", \
+    "where endpoints sit; those it does not name keep the default",                                             \
+    "mesh, torus: endpoint i on node i (row-major); cmesh: BookSim's CMesh::NodeToRouter; flatfly: endpoints i c .. i c + c - 1 on router i")
+struct GridParams {
+  AHBM_PARAMS_NOC_GRID(AHBM_HW_MEMBER)
+};
+const ParamTable<GridParams>& grid_param_table();
+
+// Endpoints per router of a concentrated grid (cmesh: 4 by default, flatfly: 1).
+#define AHBM_PARAMS_NOC_CONCENTRATION(X)                                                                        \
+  X(int, concentration, 4, between(1, 64), "endpoints", "endpoints per router",                                 \
+    "cmesh: 4, BookSim's (a 2 x 2 block of endpoints per router); flatfly: 1")
+struct ConcentrationParams {
+  AHBM_PARAMS_NOC_CONCENTRATION(AHBM_HW_MEMBER)
+};
+const ParamTable<ConcentrationParams>& concentration_param_table();
+
+// A cols x rows grid of routers, shared by the mesh and the torus.
 struct Grid {
   int cols = 1, rows = 1;
   std::vector<int> node;  // router (row-major) of each endpoint
   int routers() const { return cols * rows; }
   std::string router_name(int i) const { return "r(" + std::to_string(i % cols) + "," + std::to_string(i / cols) + ")"; }
 };
-Grid read_grid_size(JsonReader& r, int endpoints, int min_nodes);
+// The grid's size: `cols` and `rows` as given, 0 = the most nearly square grid with one node per
+// endpoint (at least `min_nodes`).
+Grid grid_size(const GridParams& p, int endpoints, int min_nodes);
 // "placement": endpoint -> [x, y] or a row-major node index; endpoints it does not name sit on
 // `defaults` (empty: read_placement's, endpoint i on node i mod nodes).
 void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoints, Grid& g,
                          const std::vector<int>& defaults = {});
-// Routing on a grid (mesh, torus): "routing" = dor (default), o1turn, valiant or min_adapt
-// (mesh only), "route_seed" for the per-packet draws (FlitTopology::Routing). Checks the VC
-// count each needs: o1turn and valiant split the VCs of every dateline class into two classes.
+// Routing on a grid (mesh, torus): the routing and its seed (FlitTopology::Routing), checked
+// against the VC count each needs: o1turn and valiant split the VCs of every dateline class
+// into two classes.
 struct GridRouting {
   FlitTopology::Routing routing = FlitTopology::Routing::kTable;
-  std::string name = "dor";
+  GridRoutingName name = GridRoutingName::dor;
   uint64_t seed = 1;
 };
-GridRouting read_grid_routing(JsonReader& r, const FlitParams& p, bool torus);
+GridRouting grid_routing(JsonReader& r, const GridParams& g, const FlitParams& p, bool torus);
+// The parameters of a grid model, for its registry entry: `before` (e.g. concentration), the
+// grid's, then the flit-level ones.
+std::vector<HwParam> grid_model_params(std::vector<HwParam> before = {});
 // The direction from a to b along one dimension of k routers: +1, -1 or 0 (there).
 using GridWay = int (*)(int a, int b, int k);
 // Fills t.route (`next` with order 0 towards each endpoint's router) and, when the routing is
@@ -56,6 +92,7 @@ FlitTopology mesh_topology(const Grid& g, const GridRouting& routing);
 class MeshNoc : public FlitNoc {
  public:
   MeshNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  static std::vector<HwParam> params() { return grid_model_params(); }
   // Two routers: the typical CUBE-to-CUBE distance of the default placement.
   static NocEstimate estimate(const NocEstimateInput& in);
 };

@@ -15,6 +15,7 @@
 
 #include "hw/common/base/json_reader.h"
 #include "hw/common/base/registry.h"
+#include "hw/common/config/hw_config_param.h"
 #include "hw/common/observe/stats.h"
 #include "hw/common/base/timing.h"
 
@@ -193,6 +194,10 @@ struct NocModelInfo {
   // reads are InputErrors, as when the model is built.
   std::function<NocEstimate(const NocEstimateInput&)> estimate;
   NocEstimate estimate_for(const NocEstimateInput& in) const { return estimate ? estimate(in) : default_noc_estimate(in); }
+  // The model's parameters (noc.params), declared as parameter-table rows (path = key): the
+  // JSON Schema, the table in docs/noc.md and the fuzz dictionary are generated from them.
+  // Empty = undeclared (the model still validates what it reads).
+  std::vector<HwParam> params;
   static constexpr const char* kKind = "NoC model";  // in Registry's errors
 };
 
@@ -209,12 +214,22 @@ class NocRegistry {
   }
   std::vector<std::string> names() const { return models_.names(); }
   const std::vector<NocModelInfo>& models() const { return models_.entries(); }
+  // Every model's declared parameters, in registry order (the schema and docs generators).
+  std::vector<PluginParams> params() const {
+    std::vector<PluginParams> out;
+    for (const NocModelInfo& m : models()) out.push_back({m.name, m.params});
+    return out;
+  }
 
  private:
   Registry<NocModelInfo> models_;
 };
 
 namespace detail {
+template <class Model, class = void>
+struct HasNocParams : std::false_type {};
+template <class Model>
+struct HasNocParams<Model, std::void_t<decltype(std::vector<HwParam>{Model::params()})>> : std::true_type {};
 template <class Model, class = void>
 struct HasNocEstimate : std::false_type {};
 template <class Model>
@@ -224,15 +239,17 @@ struct HasNocEstimate<Model, std::void_t<decltype(NocEstimate{Model::estimate(st
 
 // Registry entry for a model class constructible as Model(name, ctx). When the class has
 // `static NocEstimate estimate(const NocEstimateInput&)`, the cost model asks it; otherwise the
-// entry has no estimate and default_noc_estimate applies.
+// entry has no estimate and default_noc_estimate applies. When it has
+// `static std::vector<HwParam> params()` (its parameter table's rows), the entry declares them.
 template <class Model>
 NocModelInfo noc_model(const std::string& name, const std::string& description) {
   NocModelInfo info{name, description,
                     [](sc_core::sc_module_name n, const NocContext& c) -> std::unique_ptr<Noc> {
                       return std::make_unique<Model>(n, c);
                     },
-                    {}};
+                    {}, {}};
   if constexpr (detail::HasNocEstimate<Model>::value) info.estimate = &Model::estimate;
+  if constexpr (detail::HasNocParams<Model>::value) info.params = Model::params();
   return info;
 }
 

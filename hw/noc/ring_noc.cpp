@@ -2,11 +2,27 @@
 
 namespace ahbm {
 
+namespace {
+const ParamTable<RingParams>& ring_param_table() {
+  static const ParamTable<RingParams> table(AHBM_PARAM_FIELDS(RingParams, AHBM_PARAMS_NOC_RING));
+  return table;
+}
+}  // namespace
+
+std::vector<HwParam> RingNoc::params() {
+  std::vector<HwParam> rows = ring_param_table().rows();
+  for (HwParam& p : flit_param_table().rows()) rows.push_back(std::move(p));
+  return rows;
+}
+
 NocEstimate RingNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
 RingNoc::RingNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
-  const int N = int(r.integer("nodes", std::max(2, endpoint_count()), 2, 1024));
+  RingParams rp;
+  ring_param_table().read(rp, r);
+  if (rp.nodes == 1) r.fail("nodes", "1: a ring needs at least 2 nodes (0 = one per endpoint)");
+  const int N = rp.nodes > 0 ? rp.nodes : std::max(2, endpoint_count());
   FlitParams p = read_flit_params(r, FlitParams{});
   if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a ring needs an even number of VCs (2, 4, ...): "
                                     "half for packets before the dateline, half after");

@@ -6,19 +6,23 @@
 
 namespace ahbm {
 
+std::vector<HwParam> TorusNoc::params() { return grid_model_params(); }
+
 NocEstimate TorusNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
 TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   // Default: the most nearly square torus with one node per endpoint (as the mesh).
-  Grid g = read_grid_size(r, endpoint_count(), 2);
+  GridParams gp;
+  grid_param_table().read(gp, r);
+  Grid g = grid_size(gp, endpoint_count(), 2);
   const int cols = g.cols, rows = g.rows;
   if (cols * rows < 2) r.fail("cols", "a torus needs at least 2 nodes (cols x rows)");
   FlitParams p = read_flit_params(r, FlitParams{});
   if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a torus needs an even number of VCs (2, 4, ...): "
                                     "in each dimension half for packets before its dateline, half after");
   p.vc_classes = 2;
-  const GridRouting routing = read_grid_routing(r, p, true);
+  const GridRouting routing = grid_routing(r, gp, p, true);
   read_grid_placement(r, ctx.endpoints, g);
   const std::vector<int>& node = g.node;
   r.finish();

@@ -10,6 +10,7 @@ namespace ahbm {
 class TorusNoc : public FlitNoc {
  public:
   TorusNoc(sc_core::sc_module_name name, const NocContext& ctx);
+  static std::vector<HwParam> params();
   // Two routers, as the mesh's.
   static NocEstimate estimate(const NocEstimateInput& in);
 };

@@ -249,7 +249,7 @@ void Pe::write_kv(int j) {
   kv_written_[size_t(j)] = true;
   const AttentionJob& job = sh_.jobs[size_t(j)];
   const std::vector<KvWrite>& writes = pe_kv_writes(job, pe_);
-  if (writes.empty() || sh_.cfg.pe.dma.kv_writes != "timed") return;
+  if (writes.empty() || sh_.cfg.pe.dma.kv_writes != KvWritePolicy::timed) return;
   const sc_core::sc_time& launched = sh_.kernel_launched(j);
   if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
   // Spans are labelled with the job's first tile (a PE may write for a job it computes no tile of).

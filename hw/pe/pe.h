@@ -247,7 +247,7 @@ class Pe : public sc_core::sc_module, public KvEndpoint, public StatsProvider {
   uint64_t vector_ops_ = 0, sram_bytes_ = 0, x_bytes_read_ = 0;
   uint64_t kv_append_bytes_ = 0, kv_copy_bytes_ = 0;
   std::vector<bool> kv_written_;  // per job of the run: its KV writes are done (write_kv)
-  bool skip_masked() const { return sh_.cfg.pe.dma.masked_tiles == "skip"; }
+  bool skip_masked() const { return sh_.cfg.pe.dma.masked_tiles == MaskedTilePolicy::skip; }
   size_t tiles_done_ = 0;
   WaitNote compute_wait_, dma_wait_;
   sc_core::sc_event dma_start_, compute_start_;  // begin_run

@@ -78,7 +78,7 @@ std::vector<Candidate> layout_candidates(const HwConfig& hw, const AttentionJob&
   // B5: ceil(rows / PEs) rows per PE (only where a CUBE's group fits, as it always did).
   const int per_pe = cube_error.empty() ? fitting(ceil_rows(hw.pes_per_group())) : 0;
   out.push_back({{Policy::B5, per_pe}, cube_error.empty() ? no_fit : cube_error});
-  if (fixed_rows > 0 || hw.q_tile_search != "cost_model") return out;
+  if (fixed_rows > 0 || hw.q_tile_search != QTileSearch::cost_model) return out;
   // The search: after each policy's largest tile, its smaller ones (runtime/plan/planner.h).
   std::vector<Candidate> searched;
   for (const Candidate& c : out) {

@@ -187,7 +187,7 @@ void pe_write_kv(const Model& m, const AttentionJob& job, JobShape& js) {
   const int pes = m.hw.pes_per_group();
   const uint64_t row = kv_row_bytes(job);
   js.write_ns.assign(size_t(pes), 0);
-  if (m.hw.pe.dma.kv_writes != "timed") return;
+  if (m.hw.pe.dma.kv_writes != KvWritePolicy::timed) return;
   for (int p = 0; p < pes; ++p)
     for (const KvWrite& w : pe_kv_writes(job, p)) {
       const uint64_t b = 2 * uint64_t(w.count) * row;
@@ -201,7 +201,7 @@ void pe_write_kv(const Model& m, const AttentionJob& job, JobShape& js) {
 using Streamed = std::vector<std::vector<std::vector<KvBlock>>>;  // [tile][pe]
 Streamed pe_dma_blocks(const Model& m, const AttentionJob& job) {
   const int pes = m.hw.pes_per_group();
-  const bool skip = m.hw.pe.dma.masked_tiles == "skip";
+  const bool skip = m.hw.pe.dma.masked_tiles == MaskedTilePolicy::skip;
   Streamed streamed(job.tiles.size(), std::vector<std::vector<KvBlock>>(size_t(pes)));
   if (!job.kv_broadcast)
     for (size_t i = 0; i < job.tiles.size(); ++i)
@@ -453,7 +453,7 @@ double pe_attention(const Model& m, bool kv_broadcast, const std::vector<BlockCo
 double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int>& tpes, const std::map<int, double>& local_end,
                     GroupState& group, double bus, double merge) {
   const int per_cube = m.hw.cube.pes;
-  const MergeOrder merging = merge_order(m.hw.cube.reducer);
+  const MergeOrder merging = m.hw.cube.reducer.order;
   std::vector<std::pair<double, int>> order;
   for (int p : tpes)
     if (p / per_cube == c) order.push_back({local_end.at(p), p});
@@ -478,7 +478,7 @@ double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int
 double reduction_network(const Model& m, const QTile& t, int d, const std::vector<int>& tcubes,
                          const std::vector<double>& cube_done, GroupState& group, double merge) {
   const HwConfig& hw = m.hw;
-  const bool shared_units = hw.cube.reducer.inter_cube == "shared";
+  const bool shared_units = hw.cube.reducer.inter_cube == InterCubeMerge::shared;
   const uint64_t sbytes = AttnState::wire_bytes(t.rows(), d);
   const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
   std::vector<double> ready(tcubes.size(), 0);

@@ -193,7 +193,7 @@ BENCHMARK(BM_PesPerCube)->ArgName("pes")->Arg(4)->Arg(8)->Arg(16)->Unit(benchmar
 // docs/hbm.md, "End to end"; tools/hbm-compare measures whole multi-step runs).
 void BM_HbmModel(benchmark::State& state) {
   HwConfig hw;
-  hw.pe.hbm.model = state.range(0) != 0 ? "banked" : "simple";
+  hw.pe.hbm.model = state.range(0) != 0 ? HbmModel::banked : HbmModel::simple;
   run_sim(state, hw, one_job(hw, 8, 20, 8192, false));
 }
 BENCHMARK(BM_HbmModel)->ArgName("banked")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

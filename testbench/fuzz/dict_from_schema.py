@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Prints the libFuzzer dictionary: testbench/fuzz/json.dict (JSON syntax, scenario keys) plus
 every key and enum name of the hardware-config and scenario schemas (docs/schema/, generated from
-the parameter table in hw/common/config/hw_config.h and from the scenario parser's reads), so a new
+the parameter table in hw/common/config/hw_config.h, the NoC models' tables and the scenario
+parser's reads), NoC model names and noc.params keys included, so a new
 parameter or scenario field is fuzzed without editing the dictionary.
 usage: dict_from_schema.py [REPO_ROOT]"""
 import json
@@ -15,6 +16,9 @@ def schema_words(node, out):
         out.extend(v for v in sub.get("enum", []) if isinstance(v, str))
         schema_words(sub, out)
         schema_words(sub.get("items", {}), out)
+    for rule in node.get("allOf", []):  # noc: each model's noc.params, under "if model is X then"
+        out.extend(v for v in rule.get("if", {}).get("properties", {}).get("model", {}).values() if isinstance(v, str))
+        schema_words(rule.get("then", {}), out)
 
 
 def main():

@@ -20,7 +20,7 @@ RunOutput run_with(const char* model) {
   RunOptions opt = test::in_memory_options();
   opt.keep_steps = true;
   HwConfig hw;
-  hw.pe.hbm.model = model;
+  hw.pe.hbm.model = choice_of<HbmModel>(model);
   // The ideal peak the banked slice cannot beat: its 12 pseudo-channels' bandwidth (the
   // default 307.2 GB/s) and the latency of a row hit, RL + one burst (a read from an open row).
   const hbm::DramTiming t = hbm::hbm3_6400().t;

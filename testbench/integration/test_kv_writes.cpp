@@ -181,7 +181,7 @@ TEST(KvWrites, OIsTheSameTimedOrFreeAndNoStepIsFaster) {
   const Scenario sc = test::inline_scenario(kScenario, "kvw");
   RunOptions opt = test::in_memory_options();
   HwConfig timed, free_writes;
-  free_writes.pe.dma.kv_writes = "free";
+  free_writes.pe.dma.kv_writes = KvWritePolicy::free;
   const RunOutput a = execute(sc, timed, opt), b = execute(sc, free_writes, opt);
   ASSERT_EQ(a.summary.steps.size(), b.summary.steps.size());
   for (size_t s = 0; s < a.summary.steps.size(); ++s)

@@ -28,7 +28,7 @@ RunOutput run(const Scenario& sc, const std::string& masked, bool compare = fals
                const std::string& policy = "A") {
   HwConfig hw;
   hw.q_tile_rows = 64;
-  hw.pe.dma.masked_tiles = masked;
+  hw.pe.dma.masked_tiles = choice_of<MaskedTilePolicy>(masked);
   RunOptions opt;
   opt.vcd = false;
   opt.values = values;

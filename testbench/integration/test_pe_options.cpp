@@ -43,8 +43,8 @@ TEST(PeOptions, OUnchangedUnderEveryCombination) {
     for (const char* overlap : {"none", "ping_pong"})
       for (const char* narrow : {"pad", "gemv"}) {
         HwConfig hw;
-        hw.pe.overlap = overlap;
-        hw.pe.gemm.narrow_m = narrow;
+        hw.pe.overlap = choice_of<PeOverlap>(overlap);
+        hw.pe.gemm.narrow_m = choice_of<NarrowM>(narrow);
         const RunOutput r = execute(options_scenario(t), hw, test::in_memory_options());
         const std::string what = std::string(dtype_name(t)) + " " + overlap + " " + narrow;
         EXPECT_LE(r.summary.numerics.max_abs_err, 1e-5) << what;
@@ -68,13 +68,13 @@ TEST(PeOptions, OUnchangedUnderEveryCombination) {
 // broadcast meets ping_pong's held SRAM slot, which the estimate places 15% late on a 1-row step.
 TEST(PeOptions, EstimatesFollowTheSimulationUnderEveryOption) {
   HwConfig pp;
-  pp.pe.overlap = "ping_pong";
-  pp.pe.gemm.narrow_m = "pad";
+  pp.pe.overlap = PeOverlap::ping_pong;
+  pp.pe.gemm.narrow_m = NarrowM::pad;
   HwConfig gemv;
-  gemv.pe.gemm.narrow_m = "gemv";
+  gemv.pe.gemm.narrow_m = NarrowM::gemv;
   HwConfig both;
-  both.pe.overlap = "ping_pong";
-  both.pe.gemm.narrow_m = "gemv";
+  both.pe.overlap = PeOverlap::ping_pong;
+  both.pe.gemm.narrow_m = NarrowM::gemv;
   const std::vector<std::pair<std::string, HwConfig>> hws = {{"ping_pong", pp}, {"gemv", gemv}, {"ping_pong+gemv", both}};
   int estimates = 0;
   for (const auto& [name, hw] : hws)
@@ -105,7 +105,7 @@ TEST(PeOptions, OneRowDecodeWithTheNarrowPathIsHbmBound) {
   RunOptions opt = test::in_memory_options();
   opt.values = false;
   HwConfig hw;  // the calibrated PE (docs/model.md "Decode calibration")
-  hw.pe.gemm.narrow_m = "gemv";
+  hw.pe.gemm.narrow_m = NarrowM::gemv;
   hw.pe.dma.buffers = 3;
   const RunOutput r = execute(sc, hw, opt);
   const StepSummary& step = r.summary.steps[2];

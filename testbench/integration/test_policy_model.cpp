@@ -59,9 +59,9 @@ TEST(PolicyModel, EstimatesTrackSimulationAndAutoPicksTheWinner) {
 TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   auto reducer = [](const std::string& order, int units, const std::string& inter_cube) {
     HwConfig hw;
-    hw.cube.reducer.order = order;
+    hw.cube.reducer.order = choice_of<MergeOrder>(order);
     hw.cube.reducer.units = units;
-    hw.cube.reducer.inter_cube = inter_cube;
+    hw.cube.reducer.inter_cube = choice_of<InterCubeMerge>(inter_cube);
     return hw;
   };
   const std::vector<std::pair<std::string, HwConfig>> hws = {{"tree_4", reducer("tree", 4, "own_unit")},
@@ -84,7 +84,7 @@ TEST(PolicyModel, EstimatesFollowTheMergeOptions) {
   // it saves one merge time of the serial 7, in the simulation and in the estimate alike.
   const Scenario sc = test::fanout_scenario(8192, 8, 20);
   auto a_largest = [&](HwConfig hw) {
-    hw.q_tile_search = "largest";
+    hw.q_tile_search = QTileSearch::largest;
     const Json r = evaluate_policies(sc, hw);
     for (const auto& p : r["policies"])
       if (p["policy"] == "A") return std::make_pair(p["simulated_ns"].get<double>(), p["estimate_ns"].get<double>());
@@ -212,9 +212,9 @@ TEST(TileSearch, EachPolicyRunsItsLowestEstimateTileAndLargestKeepsOne) {
     EXPECT_LE(c.chosen_estimate()->total_ns, lowest * 1.001) << policy_name(p);
     EXPECT_LE(c.chosen_estimate()->total_ns, largest) << policy_name(p);
   }
-  hw.q_tile_search = "largest";
+  hw.q_tile_search = QTileSearch::largest;
   EXPECT_EQ(layout_candidates(hw, a, 0).size(), all_policies().size());
-  hw.q_tile_search = "cost_model";
+  hw.q_tile_search = QTileSearch::cost_model;
   EXPECT_EQ(layout_candidates(hw, a, 48).size(), all_policies().size());  // a fixed tile is not searched
 }
 
@@ -282,7 +282,7 @@ TEST(PolicyModel, AutoWithinFivePercentAtEfficiencyBankedHbmAndBf16) {
   HwConfig eff = {}, banked = {}, bf16_hw = {};
   eff.pe.hbm.bandwidth_gbps = 25.6;
   eff.pe.hbm.efficiency = 0.8;
-  banked.pe.hbm.model = "banked";
+  banked.pe.hbm.model = HbmModel::banked;
   banked.pe.hbm.pseudo_channels = 1;
   banked.pe.hbm.capacity_bytes = kHbm3PseudoChannelBytes;
   bf16_hw.pe.hbm.bandwidth_gbps = 25.6;

@@ -58,7 +58,7 @@ TEST(RuntimePrecision, DecodeMovesHalfTheBytesInHalfTheHbmTime) {
   // Each step at its largest Q tile (one tile per step here), the same in fp32 and fp16: the
   // closed form below streams every shard once per step, and the byte ratio compares like with
   // like (the tile search may cut fp32 and fp16 differently).
-  hw.q_tile_search = "largest";
+  hw.q_tile_search = QTileSearch::largest;
   double total[2], transfer[2];
   uint64_t bytes[2];
   int i = 0;
@@ -108,7 +108,7 @@ TEST(RuntimePrecision, SramAndQBufferChecksCountStorageBytes) {
   // A Q buffer that holds 160 rows of fp16 but not of fp32: fp32 needs two tiles, fp16 one.
   HwConfig hw;
   hw.cube.q_buffer.bytes = 160 * 128 * 2;
-  hw.q_tile_search = "largest";  // the largest tile that fits, which is what this counts
+  hw.q_tile_search = QTileSearch::largest;  // the largest tile that fits, which is what this counts
   const RunOutput r32 = run(with_dtype("fanout_8x20", DType::fp32), false, hw);
   const RunOutput r16 = run(with_dtype("fanout_8x20", DType::fp16), false, hw);
   EXPECT_EQ(r32.summary.q_tiles, 2u);

@@ -153,7 +153,7 @@ inline RunOutput run_default_scenario(const std::string& noc, const Json& params
   HwConfig hw;
   // One 160-row Q tile, the shape these NoC tests' closed forms count (1280 flits per tile): the
   // tile search would pick a tile per NoC estimate, and these tests compare NoCs, not tiles.
-  hw.q_tile_search = "largest";
+  hw.q_tile_search = QTileSearch::largest;
   hw.noc.model = noc;
   hw.noc.params = params;
   RunOptions opt;

@@ -32,9 +32,9 @@ struct Initiator : sc_core::sc_module {
 
 HbmSliceConfig banked(int channels = 12, const char* refresh = "all") {
   HbmSliceConfig c;
-  c.model = "banked";
+  c.model = HbmModel::banked;
   c.pseudo_channels = channels;
-  c.refresh = refresh;
+  c.refresh = choice_of<HbmRefresh>(refresh);
   c.capacity_bytes = std::min<uint64_t>(c.capacity_bytes, uint64_t(channels) * kHbm3PseudoChannelBytes);
   return c;
 }

@@ -83,7 +83,7 @@ TEST(CubeMerge, EightStatesMergeInSevenSerialMergesOrThreeTreeLevels) {
     HwConfig hw = test::small_hw(1, 8);
     hw.cube.q_buffer.read_ports = 8;
     hw.cube.reducer.bus_bytes_per_cycle = 1 << 16;
-    hw.cube.reducer.order = order;
+    hw.cube.reducer.order = choice_of<MergeOrder>(order);
     hw.cube.reducer.units = units;
     return simulate(hw, {test::random_job(hw, rows, 8 * 64, d, 21)});
   };
@@ -135,7 +135,7 @@ TEST(CubeMerge, EightStatesMergeInSevenSerialMergesOrThreeTreeLevels) {
 TEST(CubeMerge, SerialAndTreeOrdersMatchFloat64) {
   for (const std::string order : {"serial", "tree"}) {
     HwConfig hw = test::small_hw(4, 8);
-    hw.cube.reducer.order = order;
+    hw.cube.reducer.order = choice_of<MergeOrder>(order);
     hw.cube.reducer.units = 4;
     const AttentionJob job = test::random_job(hw, 40, 32 * 50, 64, 22, 16);
     const SimResult r = simulate(hw, {job}), again = simulate(hw, {job});
@@ -155,7 +155,7 @@ TEST(CubeMerge, InterCubeMergesQueueBehindIntraCubeMergesOnASharedUnit) {
   auto run = [&](const std::string& inter_cube) {
     HwConfig hw = test::small_hw(2, 2);
     hw.cube.reducer.lanes = 1;
-    hw.cube.reducer.inter_cube = inter_cube;
+    hw.cube.reducer.inter_cube = choice_of<InterCubeMerge>(inter_cube);
     hw.host.latency_ns = 0;
     return simulate(hw, {test::random_job(hw, 2 * rows, 4 * 64, d, 23, rows)});
   };

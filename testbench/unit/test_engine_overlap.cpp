@@ -70,7 +70,7 @@ double activity_sum(const SimResult& r, const std::string& component, const std:
 
 TEST(EngineOverlap, QTileClosedFormEqualsTheSharedSchedule) {
   PeConfig none, pp;
-  pp.overlap = "ping_pong";
+  pp.overlap = PeOverlap::ping_pong;
   for (const BlockWork w : {BlockWork{1568, 1260, 1568}, BlockWork{100, 400, 100}, BlockWork{544, 27, 544},
                             BlockWork{7, 7, 7}, BlockWork{10, 0, 30}}) {
     for (int blocks = 1; blocks <= 9; ++blocks) {
@@ -126,7 +126,7 @@ TEST(EngineOverlap, ALateBlockLetsThePendingPvGoFirst) {
 TEST(EngineOverlap, SimulatedQTileTakesTheClosedForm) {
   for (const char* overlap : {"none", "ping_pong"}) {
     HwConfig hw = test::small_hw(1, 1);
-    hw.pe.overlap = overlap;
+    hw.pe.overlap = choice_of<PeOverlap>(overlap);
     hw.pe.dma.buffers = 3;
     hw.clock_ghz = 2.0;  // 0.5 ns per cycle
     const int rows = 160, tokens = 256, d = 128;
@@ -141,7 +141,7 @@ TEST(EngineOverlap, SimulatedQTileTakesTheClosedForm) {
         << overlap;
   }
   PeConfig pp;
-  pp.overlap = "ping_pong";
+  pp.overlap = PeOverlap::ping_pong;
   const BlockWork w = block_work(pp, 160, 64, 128, DType::fp32);
   EXPECT_LT(qtile_cycles(pp, w, 4), 4 * (w.qk + w.softmax + w.pv));
 }
@@ -151,7 +151,7 @@ TEST(EngineOverlap, SimulatedQTileTakesTheClosedForm) {
 TEST(NarrowM, GemvCyclesScaleWithTheRows) {
   GemmConfig pad;
   GemmConfig gemv;
-  gemv.narrow_m = "gemv";
+  gemv.narrow_m = NarrowM::gemv;
   const uint64_t n = 64, k = 128;
   const uint64_t padded = gemm_array_cycles(pad, 1, n, k, DType::fp32);
   EXPECT_EQ(padded, 4u * 8 * 16 + 32);
@@ -179,7 +179,7 @@ TEST(NarrowM, GemvCyclesScaleWithTheRows) {
 TEST(NarrowM, SimulatedGemvSpansEqualTheClosedForm) {
   for (int rows : {1, 5}) {
     HwConfig hw = test::small_hw(1, 1);
-    hw.pe.gemm.narrow_m = "gemv";
+    hw.pe.gemm.narrow_m = NarrowM::gemv;
     const int tokens = 64, d = 128;
     const SimResult r = simulate(hw, {test::random_job(hw, rows, tokens, d, 3)});
     EXPECT_DOUBLE_EQ(activity_sum(r, "group0.cube0.pe0", "gemm_qk"), double(rows * 32 + 32)) << rows;

@@ -74,7 +74,7 @@ TEST(Timing, QBufferPortsSerialiseReads) {
 TEST(Timing, ReductionTopologiesOrderAndAgree) {
   auto run = [](const std::string& topo) {
     HwConfig hw = test::small_hw(4, 1);
-    hw.group.link.topology = topo;
+    hw.group.link.topology = choice_of<ReductionTopology>(topo);
     return simulate(hw, {test::random_job(hw, 32, 4 * 64, 128, 4)});
   };
   const SimResult chain = run("chain"), ring = run("ring"), tree = run("tree");

@@ -29,7 +29,7 @@ void check_hw_config(const HwConfig& c, const std::string& file) {
     fail(kv("pe.dma.kv_tile_tokens", kv_tile) + " is not a multiple of " + kv("pe.gemm.tile_k", g.tile_k) +
          " (allowed: multiples of tile_n and tile_k; KV tokens are the K side of O += P V)");
   const HbmSliceConfig& h = c.pe.hbm;
-  if (h.model == "banked" && h.capacity_bytes > uint64_t(h.pseudo_channels) * kHbm3PseudoChannelBytes)
+  if (h.banked() && h.capacity_bytes > uint64_t(h.pseudo_channels) * kHbm3PseudoChannelBytes)
     fail("pe.hbm.capacity_bytes = " + std::to_string(h.capacity_bytes) + " exceeds " + kv("pe.hbm.pseudo_channels", h.pseudo_channels) +
          " x 512 MiB of the banked model (allowed: capacity_bytes <= " +
          std::to_string(uint64_t(h.pseudo_channels) * kHbm3PseudoChannelBytes) + ", or more pseudo-channels)");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/common/config/choice.h"
 #include "hw/common/config/fault_injection.h"
 #include "hw/common/config/hw_config_param.h"
 #include "hw/common/base/json_reader.h"
@@ -27,6 +28,34 @@ constexpr uint64_t kHbm3PseudoChannelBytes = uint64_t(512) << 20;
 // Peak data rate of one HBM3-6400 pseudo-channel, GB/s (32 B every 2 tCK of 0.625 ns; dram_spec.cpp
 // asserts it is the preset's): a banked slice streams at most pseudo_channels of them.
 constexpr double kHbm3PseudoChannelGbps = 25.6;
+
+// The choices of the table below: each a C++ enum whose names are the parameter's allowed values
+// (choice.h), so code compares enumerators and the docs and schema list exactly these names.
+#define AHBM_NARROW_M(V) V(pad, "pad") V(gemv, "gemv")
+AHBM_CHOICE(NarrowM, AHBM_NARROW_M)
+#define AHBM_HBM_MODELS(V) V(simple, "simple") V(banked, "banked")
+AHBM_CHOICE(HbmModel, AHBM_HBM_MODELS)
+#define AHBM_HBM_MAPPINGS(V) V(bg_interleaved, "bg_interleaved") V(row_interleaved, "row_interleaved") V(bank_above_row, "bank_above_row")
+AHBM_CHOICE(HbmMapping, AHBM_HBM_MAPPINGS)
+#define AHBM_HBM_REFRESHES(V) V(all, "all") V(per_bank, "per-bank") V(off, "off")
+AHBM_CHOICE(HbmRefresh, AHBM_HBM_REFRESHES)
+#define AHBM_HBM_PAGE_POLICIES(V) V(open, "open") V(closed, "closed")
+AHBM_CHOICE(HbmPagePolicy, AHBM_HBM_PAGE_POLICIES)
+#define AHBM_MASKED_TILE_POLICIES(V) V(skip, "skip") V(compute, "compute")
+AHBM_CHOICE(MaskedTilePolicy, AHBM_MASKED_TILE_POLICIES)
+#define AHBM_KV_WRITE_POLICIES(V) V(timed, "timed") V(free, "free")
+AHBM_CHOICE(KvWritePolicy, AHBM_KV_WRITE_POLICIES)
+#define AHBM_PE_OVERLAPS(V) V(none, "none") V(ping_pong, "ping_pong")
+AHBM_CHOICE(PeOverlap, AHBM_PE_OVERLAPS)
+// How a CUBE's reducer merges the states of one tile (hw/common/model/merge_tree.h).
+#define AHBM_MERGE_ORDERS(V) V(serial, "serial") V(tree, "tree")
+AHBM_CHOICE(MergeOrder, AHBM_MERGE_ORDERS)
+#define AHBM_INTER_CUBE_MERGES(V) V(own_unit, "own_unit") V(shared, "shared")
+AHBM_CHOICE(InterCubeMerge, AHBM_INTER_CUBE_MERGES)
+#define AHBM_REDUCTION_TOPOLOGIES(V) V(chain, "chain") V(ring, "ring") V(tree, "tree")
+AHBM_CHOICE(ReductionTopology, AHBM_REDUCTION_TOPOLOGIES)
+#define AHBM_Q_TILE_SEARCHES(V) V(cost_model, "cost_model") V(largest, "largest")
+AHBM_CHOICE(QTileSearch, AHBM_Q_TILE_SEARCHES)
 
 // pe.gemm: the GEMM engine; an (m x k)(k x n) product runs as tile_m x tile_n x tile_k tiles.
 #define AHBM_PARAMS_PE_GEMM(X)                                                                                   \
@@ -43,7 +72,7 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
   X(int, mac_multiple_16bit, 1, between(1, 16), "× fp32",                                                      \
     "MAC rate with fp16/bf16 storage as a multiple of the fp32 rate: a 16-bit tile issues every ⌈issue_interval / mac_multiple_16bit⌉ cycles", \
     "1 = fp32 timing for every storage type; THInfer: FP16 runs at about twice FP32 (set 2)")                       \
-  X(std::string, narrow_m, "pad", one_of({"pad", "gemv"}), "name",                                               \
+  X(NarrowM, narrow_m, NarrowM::pad, one_of_names(), "name",                                               \
     "a product of fewer than tile_m rows: `pad` = padded to tile_m-row engine tiles; `gemv` = row by row on the narrow path (gemv_macs_per_cycle), when that takes fewer cycles", \
     "pad: the AHBM note's engine tiles; set gemv for a GEMV unit as in AttAcc/HBM-PIM, with which a 1-row decode step is HBM-bound (docs/model.md, Decode calibration)")       \
   X(int, gemv_macs_per_cycle, 256, between(1, 1 << 16), "MAC/cycle",                                             \
@@ -66,7 +95,7 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
     "AttAcc HBM3 preset: nRCD 19 + nCL 19 tCK × 0.769 ns ≈ 29 ns")                                               \
   X(uint64_t, capacity_bytes, 2ull << 30, between(1024, kMaxConfigBytes), "bytes", "HBM owned by one PE",         \
     "16 GiB per stack (AttAcc) ÷ 8 PEs")                                                                         \
-  X(std::string, model, "simple", one_of({"simple", "banked"}), "name",                                          \
+  X(HbmModel, model, HbmModel::simple, one_of_names(), "name",                                          \
     "slice timing: `simple` = latency_ns + bytes / (bandwidth_gbps × efficiency); `banked` = bank-level HBM3 pseudo-channels (docs/hbm.md)", \
     "the closed form is fast; `banked` is what a DRAM engineer would check it against")                         \
   X(double, efficiency, 1.0, between(0.01, 1.0).slower_when_smaller(), "× peak",                                     \
@@ -75,13 +104,13 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
   X(int, pseudo_channels, 12, between(1, 64), "count",                                                           \
     "`banked` only: HBM3-6400 pseudo-channels (25.6 GB/s each) a PE's slice interleaves its bursts over",        \
     "the ×3 internal factor made structural: 307.2 GB/s ÷ 25.6 GB/s = 12 (a PE owns 4 of its stack's 32, each 3 bank-group accesses wide)") \
-  X(std::string, mapping, "bg_interleaved", one_of({"bg_interleaved", "row_interleaved", "bank_above_row"}), "name", \
+  X(HbmMapping, mapping, HbmMapping::bg_interleaved, one_of_names(), "name", \
     "`banked` only: address mapping preset of each pseudo-channel (docs/hbm.md)",                               \
     "consecutive bursts rotate over bank groups, as HBM3 controllers interleave")                               \
-  X(std::string, refresh, "all", one_of({"all", "per-bank", "off"}), "name",                                     \
+  X(HbmRefresh, refresh, HbmRefresh::all, one_of_names(), "name",                                     \
     "`banked` only: refresh policy (all-bank REFab every tREFI, per-bank REFpb, or none)",                       \
     "all-bank refresh: JEDEC's baseline, 9% of the time (tRFCab / tREFI)")                                       \
-  X(std::string, page_policy, "open", one_of({"open", "closed"}), "name",                                        \
+  X(HbmPagePolicy, page_policy, HbmPagePolicy::open, one_of_names(), "name",                                        \
     "`banked` only: keep a row open after its accesses, or close it when no queued request hits it",            \
     "open page suits the PEs' streaming KV reads")
 
@@ -92,23 +121,23 @@ constexpr double kHbm3PseudoChannelGbps = 25.6;
     "4 tiles per 256-token shard: enough to overlap, large bursts")                                              \
   X(int, buffers, 2, between(1, 8), "slots", "SRAM KV tile slots: 2 = double buffering, 3 = triple",             \
     "double buffering (3 = THInfer's triple buffering)")                                                         \
-  X(std::string, masked_tiles, "skip", one_of({"skip", "compute"}), "name",                                       \
+  X(MaskedTilePolicy, masked_tiles, MaskedTilePolicy::skip, one_of_names(), "name",                                       \
     "a KV tile no row of the Q tile can see (other branches' private pages, later positions): skip = neither read nor computed (block-sparse); compute = streamed and computed under the mask", \
     "the page table says whose page each token is, so the DMA knows a tile is fully masked before it reads it (block-sparse attention as in FlashAttention's causal and paged kernels)") \
-  X(std::string, kv_writes, "timed", one_of({"timed", "free"}), "name",                                           \
+  X(KvWritePolicy, kv_writes, KvWritePolicy::timed, one_of_names(), "name",                                           \
     "the step's paged-KV memory work before the PE streams: timed = its new tokens' K/V written into its HBM slice and copy-on-write page copies read (over the NoC from another PE) and written, through the slice model; free = they take no time (the values are placed either way)", \
     "a paged KV cache writes each new token's K/V into its page and copies a shared partly filled page before a branch appends to it (vLLM's copy-on-write); both move HBM bytes")
 
 struct GemmConfig {
   AHBM_PARAMS_PE_GEMM(AHBM_HW_MEMBER)
-  bool gemv() const { return narrow_m == "gemv"; }
+  bool gemv() const { return narrow_m == NarrowM::gemv; }
 };
 struct VectorConfig {
   AHBM_PARAMS_PE_VECTOR(AHBM_HW_MEMBER)
 };
 struct HbmSliceConfig {
   AHBM_PARAMS_PE_HBM(AHBM_HW_MEMBER)
-  bool banked() const { return model == "banked"; }
+  bool banked() const { return model == HbmModel::banked; }
 };
 struct DmaConfig {
   AHBM_PARAMS_PE_DMA(AHBM_HW_MEMBER)
@@ -119,13 +148,13 @@ struct DmaConfig {
   X(uint64_t, sram_bytes, 512 * 1024, between(1024, kMaxConfigBytes), "bytes",                                   \
     "PE local SRAM: Q tile + KV tile slots + scores + state",                                                     \
     "holds the note's 160-row tile, two 64-token KV slots, scores and state (331 KiB) with room to spare") \
-  X(std::string, overlap, "none", one_of({"none", "ping_pong"}), "name",                                         \
+  X(PeOverlap, overlap, PeOverlap::none, one_of_names(), "name",                                         \
     "GEMM engine / vector unit overlap across KV tiles: `none` = Q·Kᵀ, softmax, P·V one after another; `ping_pong` = Q·Kᵀ of the next KV tile on the GEMM engine while the vector unit does this tile's softmax", \
     "none: the AHBM note's sequential PE; ping_pong: FlashAttention-3's ping-pong scheduling (docs/model.md)")
 
 struct PeConfig {
   AHBM_PARAMS_PE(AHBM_HW_MEMBER)
-  bool ping_pong() const { return overlap == "ping_pong"; }
+  bool ping_pong() const { return overlap == PeOverlap::ping_pong; }
   GemmConfig gemm;
   VectorConfig vector;
   HbmSliceConfig hbm;
@@ -149,10 +178,10 @@ struct PeConfig {
   X(int, units, 1, between(1, 64).slower_when_smaller(), "count",                                                    \
     "merge units of the reducer, each `lanes` wide, merging two states at once (different pairs of a tree, or different tiles)", \
     "1 = one serial merge unit; the note (§3.4) parallelises a merge across rows (the lanes), not across PE states") \
-  X(std::string, order, "serial", one_of({"serial", "tree"}), "name",                                            \
+  X(MergeOrder, order, MergeOrder::serial, one_of_names(), "name",                                            \
     "how a tile's PE states are merged: `serial` = each arrival into one running state (states − 1 merges in a row); `tree` = pairs by PE index, level by level, a pair as soon as both are present (⌈log2 states⌉ levels with states / 2 units)", \
     "serial: the merge needs one unit; a tree needs more units for its speed-up") \
-  X(std::string, inter_cube, "own_unit", one_of({"own_unit", "shared"}), "name",                                  \
+  X(InterCubeMerge, inter_cube, InterCubeMerge::own_unit, one_of_names(), "name",                                  \
     "where the states arriving over the reduction links are merged (and the root normalises): `own_unit` = one merge unit at the CUBE's link port; `shared` = on the reducer's `units`, contending with the intra-CUBE merges", \
     "own_unit: the inter-CUBE merges never wait for the intra-CUBE ones")
 
@@ -177,7 +206,7 @@ struct CubeConfig {
   X(double, bandwidth_gbps, 64.0, between(0.001, 1e6).slower_when_smaller().clock_scaled(), "GB/s", "inter-CUBE reduction link, per direction", \
     "a short-reach die-to-die link of a few lanes")                                                              \
   X(double, latency_ns, 20.0, between(0.0, 1e6).slower_when_larger(), "ns", "link latency", "serdes plus wire for a short link") \
-  X(std::string, topology, "tree", one_of({"chain", "ring", "tree"}), "name", "reduction tree shape",             \
+  X(ReductionTopology, topology, ReductionTopology::tree, one_of_names(), "name", "reduction tree shape",             \
     "fewest levels (2 for 4 CUBEs)")
 
 // group: a KV-head group.
@@ -288,7 +317,7 @@ struct EnergyConfig {
     "the note fixes a group (4 CUBEs), not the chip; set it to check that the groups fit (`groups` × `group.cubes` ≤ `chip_cubes`, [reliability.md](reliability.md))") \
   X(int, q_tile_rows, 0, between(0, 1 << 20), "rows", "Q rows per tile; 0 = the runtime decides (`q_tile_search`)", \
     "let the runtime fit SRAM and Q buffer")                                                                     \
-  X(std::string, q_tile_search, "cost_model", one_of({"cost_model", "largest"}), "name",                         \
+  X(QTileSearch, q_tile_search, QTileSearch::cost_model, one_of_names(), "name",                         \
     "with q_tile_rows = 0: each policy's tile rows are the cost model's best of the tiles that fit (`cost_model`), or the largest that fits (`largest`)", \
     "a fixed tile choice can flip the A-vs-B verdict (docs/policies.md)")                                       \
   X(double, power_cap_w, 0.0, between(0.0, 1e6), "W",                                                              \
@@ -343,9 +372,13 @@ const std::vector<HwParam>& hw_params();
 const std::vector<HwSection>& hw_sections();
 
 // Generated artefacts (hw_config_docs.cpp; tools/gen-hw-config.sh writes them):
-// the JSON Schema of a hardware config file (draft 2020-12) ...
-Json hw_config_schema();
-// ... and the parameter table of docs/model.md (markdown, one row per parameter).
+// the JSON Schema of a hardware config file (draft 2020-12), with noc.params checked against
+// the parameters each model of `noc_models` declares when noc.model names it ...
+Json hw_config_schema(const std::vector<PluginParams>& noc_models = {});
+// ... the parameter table of docs/model.md (markdown, one row per parameter) ...
 std::string hw_config_markdown_table();
+// ... and the table of the NoC models' parameters in docs/noc.md (one row per parameter and
+// declaration: a row several models declare alike lists them all).
+std::string plugin_params_markdown_table(const std::vector<PluginParams>& models);
 
 }  // namespace ahbm

@@ -1,6 +1,7 @@
 // The artefacts generated from the parameter table (hw_config.h): the JSON Schema of a config
 // file and the parameter table of docs/model.md. `ahbm-sim hw-config --schema|--markdown-table`
 // prints them, tools/gen-hw-config.sh writes them, and tests fail when a checked-in copy differs.
+#include <algorithm>
 #include <sstream>
 
 #include "hw/common/config/hw_config.h"
@@ -46,16 +47,57 @@ Json& node_at(Json& schema, const std::string& path) {
   return *n;
 }
 
+// The schema of one parameter's value.
+Json param_schema(const HwParam& p) {
+  Json n = Json::object();
+  switch (p.type) {
+    case ParamType::integer:
+      n["type"] = "integer";
+      n["minimum"] = int64_t(p.allowed.lo);
+      n["maximum"] = int64_t(p.allowed.hi);
+      break;
+    case ParamType::number:
+      n["type"] = "number";
+      n["minimum"] = p.allowed.lo;
+      n["maximum"] = p.allowed.hi;
+      break;
+    case ParamType::boolean: n["type"] = "boolean"; break;
+    case ParamType::string:
+      n["type"] = "string";
+      if (!p.allowed.values.empty()) n["enum"] = p.allowed.values;
+      break;
+    case ParamType::object: n["type"] = "object"; break;
+  }
+  n["default"] = p.default_value;
+  n["description"] = p.meaning + " [" + p.unit + "]" + (p.allowed.note.empty() ? "" : "; allowed: " + p.allowed.note);
+  n["$comment"] = "why this default: " + p.source;
+  return n;
+}
+
+// noc.params when noc.model names `m`: the model's declared keys and nothing else. The default
+// model (no noc.model given) is matched by its name's `if` alone.
+Json model_params_rule(const PluginParams& m, const std::string& default_model) {
+  Json props = Json::object();
+  for (const HwParam& p : m.params) props[p.path] = param_schema(p);
+  Json cond = {{"properties", {{"model", {{"const", m.name}}}}}};
+  if (m.name != default_model) cond["required"] = Json::array({"model"});
+  return {{"if", cond},
+          {"then", {{"properties", {{"params", {{"type", "object"},
+                                                 {"properties", props},
+                                                 {"additionalProperties", false},
+                                                 {"patternProperties", Json{{"^_", true}}}}}}}}}};
+}
+
 }  // namespace
 
-Json hw_config_schema() {
+Json hw_config_schema(const std::vector<PluginParams>& noc_models) {
   Json s = Json::object();
   s["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   s["title"] = "ahbm-sim hardware configuration";
   s["$comment"] =
-      "Generated from the parameter table in hw/common/config/hw_config.h by `ahbm-sim hw-config --schema` "
-      "(tools/gen-hw-config.sh); do not edit. Missing fields take their defaults. Relations between fields "
-      "(docs/reliability.md) are checked by the simulator, not here.";
+      "Generated from the parameter table in hw/common/config/hw_config.h and the NoC models' parameter tables "
+      "(hw/noc) by `ahbm-sim hw-config --schema` (tools/gen-hw-config.sh); do not edit. Missing fields take their "
+      "defaults. Relations between fields (docs/reliability.md) are checked by the simulator, not here.";
   for (const HwSection& sec : hw_sections()) {
     Json& n = node_at(s, sec.path);
     n["type"] = "object";
@@ -64,30 +106,11 @@ Json hw_config_schema() {
     n["patternProperties"] = Json{{"^_", true}};  // "_comment" and friends
     if (!n.contains("properties")) n["properties"] = Json::object();
   }
-  for (const HwParam& p : hw_params()) {
-    Json& n = node_at(s, p.path);
-    switch (p.type) {
-      case ParamType::integer:
-        n["type"] = "integer";
-        n["minimum"] = int64_t(p.allowed.lo);
-        n["maximum"] = int64_t(p.allowed.hi);
-        break;
-      case ParamType::number:
-        n["type"] = "number";
-        n["minimum"] = p.allowed.lo;
-        n["maximum"] = p.allowed.hi;
-        break;
-      case ParamType::boolean: n["type"] = "boolean"; break;
-      case ParamType::string:
-        n["type"] = "string";
-        if (!p.allowed.values.empty()) n["enum"] = p.allowed.values;
-        break;
-      case ParamType::object: n["type"] = "object"; break;
-    }
-    n["default"] = p.default_value;
-    n["description"] = p.meaning + " [" + p.unit + "]" + (p.allowed.note.empty() ? "" : "; allowed: " + p.allowed.note);
-    n["$comment"] = "why this default: " + p.source;
-  }
+  for (const HwParam& p : hw_params()) node_at(s, p.path) = param_schema(p);
+  const std::string default_model = NocConfig{}.model;
+  Json& noc = node_at(s, "noc");
+  for (const PluginParams& m : noc_models)
+    if (!m.params.empty()) noc["allOf"].push_back(model_params_rule(m, default_model));
   return s;
 }
 
@@ -99,6 +122,36 @@ std::string hw_config_markdown_table() {
     t += "| `" + p.path + "` | " + cell(p.meaning) + " | " + cell(p.unit) + " | " + cell(default_text(p.default_value)) +
          " | " + cell(allowed_text(p)) + " | " + cell(timing_text(p.allowed)) + " | " + cell(p.source) + " |\n";
   }
+  return t;
+}
+
+std::string plugin_params_markdown_table(const std::vector<PluginParams>& models) {
+  // One row per distinct declaration, in order of first appearance (a key's declarations together),
+  // with the models declaring it.
+  struct Row {
+    const HwParam* p;
+    std::string text;  // the columns after `models`
+    std::string models;
+  };
+  std::vector<Row> rows;
+  for (const PluginParams& m : models)
+    for (const HwParam& p : m.params) {
+      const std::string text = cell(p.meaning) + " | " + cell(p.unit) + " | " + cell(default_text(p.default_value)) +
+                               " | " + cell(allowed_text(p)) + " | " + cell(timing_text(p.allowed)) + " | " +
+                               cell(p.source);
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.p->path == p.path && r.text == text; });
+      if (it != rows.end()) {
+        it->models += ", " + m.name;
+        continue;
+      }
+      // A key's other declarations (another default) sit right below its first.
+      auto last = std::find_if(rows.rbegin(), rows.rend(), [&](const Row& r) { return r.p->path == p.path; });
+      rows.insert(last == rows.rend() ? rows.end() : last.base(), {&p, text, m.name});
+    }
+  std::string t =
+      "| param | models | meaning | unit | default | allowed | timing | why this default |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) t += "| `" + r.p->path + "` | " + r.models + " | " + r.text + " |\n";
   return t;
 }
 

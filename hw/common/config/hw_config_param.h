@@ -45,6 +45,8 @@ struct ParamAllowed {
 // Integer bounds are exact: every bound in the table is below 2^53.
 inline ParamAllowed between(double lo, double hi) { return ParamAllowed{lo, hi, {}, ""}; }
 inline ParamAllowed one_of(std::vector<std::string> values) { return ParamAllowed{0, 0, std::move(values), ""}; }
+// A choice (an AHBM_CHOICE enum, choice.h): its names are the allowed values.
+inline ParamAllowed one_of_names() { return ParamAllowed{}; }
 inline ParamAllowed true_or_false() { return ParamAllowed{0, 0, {}, "true, false"}; }
 inline ParamAllowed checked_by(std::string who) { return ParamAllowed{0, 0, {}, std::move(who)}; }
 
@@ -62,6 +64,13 @@ struct HwParam {
   std::string meaning;
   std::string source;      // why this default: the public figure it follows
   bool test_only = false;  // fault injection: left out of default.json and the docs table
+};
+
+// A plug-in's own parameters as its registry entry declares them: a NoC model's noc.params
+// (paths are keys inside that object). The schema and docs generators take a list of these.
+struct PluginParams {
+  std::string name;  // the model's registry name ("mesh")
+  std::vector<HwParam> params;
 };
 
 // A JSON object of the config ("" = root, "pe", "pe.gemm", ...), in table order.

@@ -66,10 +66,6 @@ inline uint64_t merge_cycles(int lanes, int ops_per_merge, uint64_t rows, uint64
   return ceil_div(merge_ops(ops_per_merge, rows, d), uint64_t(lanes));
 }
 
-// How a CUBE's reducer merges the states of one tile (cube.reducer.order; hw/common/model/merge_tree.h
-// schedules it merge by merge as states arrive).
-enum class MergeOrder { serial, tree };
-inline MergeOrder merge_order(const ReducerConfig& r) { return r.order == "tree" ? MergeOrder::tree : MergeOrder::serial; }
 // Merges on the longest path of `states` states: serial states − 1 (each into the running
 // state), tree ⌈log2 states⌉ levels.
 inline uint64_t merge_levels(uint64_t states, MergeOrder order) {

@@ -65,7 +65,7 @@ constexpr double kBankedInOrderEfficiency = 0.80;
 inline HbmSliceConfig hbm_closed_form(const HbmSliceConfig& h) {
   if (!h.banked()) return h;
   HbmSliceConfig c = h;
-  c.model = "simple";
+  c.model = HbmModel::simple;
   c.bandwidth_gbps = double(h.pseudo_channels) * kHbm3PseudoChannelGbps;
   c.latency_ns = kBankedInOrderLatencyNs;
   c.efficiency = kBankedInOrderEfficiency;
