@@ -8,8 +8,9 @@ namespace ahbm {
 FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vector<std::string> endpoint_names)
     : topo_(std::move(topo)), p_(params), endpoint_names_(std::move(endpoint_names)) {
   const int R = topo_.routers(), E = int(endpoint_names_.size());
+  routing_ = make_routing(topo_, p_);
   if (p_.router_cycles < 1 || p_.link_cycles < 1 || p_.buffer_flits < 1 || p_.vcs < 1 || p_.vc_classes < 1 ||
-      p_.vcs % (p_.vc_classes * topo_.route_classes()) != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
+      p_.vcs % (p_.vc_classes * routing_->classes()) != 0 || p_.flit_bytes < 1 || p_.routing_delay < 0 || p_.vc_alloc_delay < 0 ||
       p_.sw_alloc_delay < 0 || p_.st_delay < 1 || p_.inject_cycles < 0 || p_.eject() < 1 || p_.credit_delay < 0 ||
       p_.alloc_iters < 1 || p_.input_speedup < 1 || p_.input_speedup > p_.vcs ||
       (p_.sw_allocator != FlitParams::SwAllocator::kGreedy && !p_.staged()) ||
@@ -26,7 +27,6 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     ip.upstream = upstream;
     ip.vcs.resize(size_t(p_.vcs));
     ip.sub_rr.assign(size_t(p_.input_speedup - 1), 0);
-    ip.accept.assign(size_t(p_.input_speedup), 0);
     for (auto& v : ip.vcs) v.arrival.assign(size_t(p_.buffer_flits), 0);
     in_.push_back(std::move(ip));
     routers_[size_t(router)].ins.push_back(int(in_.size()) - 1);
@@ -37,10 +37,10 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
       throw std::invalid_argument("FlitNetwork: channel between unknown routers");
     OutPort o;
     o.router = ch.from;
+    o.channel = int(channel_out_.size());
     o.dateline = ch.dateline;
     o.dim = ch.dim;
     o.credits.assign(size_t(p_.vcs), p_.buffer_flits);
-    o.owned.assign(size_t(p_.vcs), 0);
     o.vc_flits.assign(size_t(p_.vcs), 0);
     o.name = topo_.router_names[size_t(ch.from)] + "->" + topo_.router_names[size_t(ch.to)];
     out_.push_back(std::move(o));
@@ -67,6 +67,22 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     out_[size_t(op)].local = int(outs.size());
     outs.push_back(op);
   }
+  check_routes();
+  // Each router's allocators: its switch inputs (input_speedup per input port) by its output
+  // ports; its input VCs by its output ports' VCs.
+  for (Router& router : routers_) {
+    const int ins = int(router.ins.size()), outs = int(router.outs.size());
+    if (p_.staged()) router.sw = make_switch_allocator(p_, ins * p_.input_speedup, outs);
+    router.va = make_vc_allocator(p_, ins * p_.vcs, outs);
+  }
+  // Events lie at most this many cycles ahead: pipelines, channels, credits.
+  const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
+                              p_.body_cycles(), p_.routing_delay});
+  wheel_.resize(size_t(ahead + 1));
+}
+
+void FlitNetwork::check_routes() const {
+  const int R = topo_.routers(), E = int(endpoint_names_.size());
   // Every route must end at the destination's router: follow it from every router.
   for (int r = 0; r < R; ++r) {
     if (int(topo_.route[size_t(r)].size()) != E) throw std::invalid_argument("FlitNetwork: routing table size");
@@ -102,10 +118,6 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
           if (at != target) throw std::invalid_argument("FlitNetwork: route ends at the wrong router");
         }
   }
-  // Events lie at most this many cycles ahead: pipelines, channels, credits.
-  const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
-                              p_.body_cycles(), p_.routing_delay});
-  wheel_.resize(size_t(ahead + 1));
 }
 
 void FlitNetwork::enqueue(uint64_t packet, int src, std::vector<std::vector<int>> copies, int flits, int64_t cycle,
@@ -214,12 +226,8 @@ void FlitNetwork::inject(Source& s, int64_t c) {
     }
     if (s.vc < 0) return;
     s.next_vc = (s.vc + 1) % per_class;
-    Worm w{q.packet, q.flits, 1, 0, q.multicast, q.dests};
-    if (topo_.routing != FlitTopology::Routing::kTable && q.dests.size() == 1) {
-      w.table = false;
-      if (topo_.routing == FlitTopology::Routing::kO1Turn) w.rclass = route_pick(topo_.route_seed, q.packet, 2);
-      if (topo_.routing == FlitTopology::Routing::kValiant) w.via = route_pick(topo_.route_seed, q.packet, routers());
-    }
+    Worm w{q.packet, q.flits, 1, 0, q.multicast, q.dests, -1, true, RouteState()};
+    if (q.dests.size() == 1) w.table = !routing_->start(q.packet, w.route);
     ip.vcs[size_t(s.vc)].segs.push_back({new_worm(std::move(w)), 0});
     s.injected = 0;
   }
@@ -256,88 +264,41 @@ void FlitNetwork::route(int r, InVc& iv, int64_t c) {
 }
 
 void FlitNetwork::route_unicast(int r, InVc& iv, int64_t c) {
-  // A unicast under O1TURN, Valiant or min_adapt: one branch, towards the destination's router
-  // (Valiant phase 0: the intermediate one) in the worm's dimension order. min_adapt starts from
-  // the escape (X-first) port; VC allocation may move it to the other productive port.
+  // A unicast the routing function routes: one branch, towards the destination's router (Valiant
+  // phase 0: the intermediate one). min_adapt starts from the escape (X-first) port; VC allocation
+  // may move it to the other productive port.
   Worm& w = worms_[size_t(iv.segs.front().worm)];
-  const int d = w.dests[0], to = topo_.endpoint_router[size_t(d)];
-  if (topo_.routing == FlitTopology::Routing::kValiant && w.rclass == 0 && r == w.via) {
-    w.rclass = 1;  // phase 1 from here: the upper VC half, dateline classes start afresh
+  const int d = w.dests[0], rclass = w.route.rclass;
+  const int ch = routing_->next(r, topo_.endpoint_router[size_t(d)], w.route);
+  if (w.route.rclass != rclass) {  // a new route class is a network of its own: dateline classes start afresh
     w.vclass = 0;
     w.dim = -1;
   }
-  const bool to_via = topo_.routing == FlitTopology::Routing::kValiant && w.rclass == 0;
-  const int order = topo_.routing == FlitTopology::Routing::kO1Turn ? w.rclass : 0;
-  const int ch = topo_.next_channel(r, to_via ? w.via : to, order);
   iv.branches.push_back({ch >= 0 ? channel_out_[size_t(ch)] : eject_out_[size_t(d)], ch >= 0 ? -1 : 0, 0, {d}, c});
   iv.routed = true;
 }
 
-int FlitNetwork::free_vc(const OutPort& o, int first, int count) const {
-  // The lowest-numbered free VC of the range, or the first at or after the port's round-robin
-  // pointer (which counts within the range).
-  const bool rr = p_.vc_select == FlitParams::VcSelect::kRoundRobin;
-  for (int k = 0; k < count; ++k) {
-    const int v = first + (rr ? (o.next_vc + k) % count : k);
-    if (!o.owned[size_t(v)]) return v;
+void FlitNetwork::request_vc(int r, const Branch& b, const Worm& w, int input, int64_t c) {
+  options_.clear();
+  const int to = w.table ? -1 : topo_.endpoint_router[size_t(w.dests[0])];
+  routing_->options(r, to, out_[size_t(b.out)].channel, !w.table, w.route, Credits(*this), options_);
+  VcAllocator& va = *routers_[size_t(r)].va;
+  va.add_request(input);
+  for (const RouteOption& opt : options_) {
+    const OutPort& o = out_[size_t(channel_out_[size_t(opt.channel)])];
+    // The lumped pipeline allocates in the cycle the head crosses the switch: a port already used
+    // in this cycle is no choice there.
+    if (!p_.staged() && o.used == c) continue;
+    // Each route class's VCs split into the dateline classes, the class after this channel taken.
+    const int per_class = opt.count / p_.vc_classes;
+    va.add_option(o.local, opt.first + next_class(o, w) * per_class, per_class, ~o.held);
   }
-  return -1;
 }
 
-bool FlitNetwork::alloc_vc(OutPort& o, int first, int count, int& vc) {
-  const int v = free_vc(o, first, count);
-  if (v < 0) return false;
-  o.owned[size_t(v)] = 1;
-  vc = v;
-  if (p_.vc_select == FlitParams::VcSelect::kRoundRobin) o.next_vc = (v - first + 1) % count;
-  return true;
-}
-
-std::pair<int, int> FlitNetwork::vc_range(const OutPort& o, const Worm& w) const {
-  // min_adapt (multicasts; unicasts choose in allocate_output): any VC, the escape VC 0 only once
-  // in it. A packet in the escape VC waiting for an adaptive one would make the escape network
-  // depend on adaptive packets, whose routes are not dimension-ordered: a cycle (found by the
-  // burst tests on the cmesh).
-  if (topo_.routing == FlitTopology::Routing::kMinAdapt) return {0, w.rclass ? 1 : p_.vcs};
-  // The VCs of the class the packet travels in after this channel: route class x dateline class.
-  const int per_class = p_.vcs / (p_.vc_classes * topo_.route_classes());
-  return {(w.rclass * p_.vc_classes + next_class(o, w)) * per_class, per_class};
-}
-
-bool FlitNetwork::allocate_output(int r, Branch& b, const Worm& w, int64_t c) {
-  if (w.table || topo_.routing != FlitTopology::Routing::kMinAdapt) {
-    OutPort& o = out_[size_t(b.out)];
-    const auto [first, count] = vc_range(o, w);
-    return alloc_vc(o, first, count, b.vc);
-  }
-  // min_adapt. The lumped pipeline allocates in the cycle the flit crosses the switch, so a port
-  // already used in this cycle is no choice there.
-  const int to = topo_.endpoint_router[size_t(w.dests[0])];
-  const int escape = channel_out_[size_t(topo_.next_channel(r, to, 0))];
-  auto usable = [&](const OutPort& o) { return p_.staged() || o.used != c; };
-  if (w.rclass == 0) {  // not in the escape VCs: an adaptive VC on the productive port with most room
-    int best = -1, best_room = -1;
-    for (int order = 0; order < 2; ++order) {
-      const int ch = topo_.next_channel(r, to, order);
-      if (ch < 0) continue;
-      const int op = channel_out_[size_t(ch)];
-      const OutPort& o = out_[size_t(op)];
-      if (op == best || !usable(o) || free_vc(o, 1, p_.vcs - 1) < 0) continue;
-      int room = 0;
-      for (int v = 1; v < p_.vcs; ++v) room += o.credits[size_t(v)];
-      if (room > best_room) {
-        best = op;
-        best_room = room;
-      }
-    }
-    if (best >= 0) {
-      b.out = best;
-      return alloc_vc(out_[size_t(best)], 1, p_.vcs - 1, b.vc);
-    }
-  }
-  if (!usable(out_[size_t(escape)]) || !alloc_vc(out_[size_t(escape)], 0, 1, b.vc)) return false;
-  b.out = escape;
-  return true;
+void FlitNetwork::take_vc(int r, Branch& b, int port, int vc) {
+  b.out = routers_[size_t(r)].outs[size_t(port)];
+  out_[size_t(b.out)].held |= uint64_t(1) << vc;
+  b.vc = vc;
 }
 
 bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const {
@@ -351,18 +312,23 @@ bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const
   return o.endpoint >= 0 || o.credits[size_t(b.vc)] > 0;
 }
 
-bool FlitNetwork::can_send(Branch& b, const InVc& iv, int64_t c) {
-  if (p_.staged()) return out_[size_t(b.out)].used != c && ready_staged(b, iv, c);
+bool FlitNetwork::can_send_lumped(int r, Branch& b, const InVc& iv, int input, int64_t c) {
   if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
   if (arrival_of(iv, b.sent) + p_.router_cycles > c) return false;  // still in the pipeline
-  const OutPort& o = out_[size_t(b.out)];
-  const Worm& w = worms_[size_t(iv.segs.front().worm)];
-  const bool adaptive = b.vc < 0 && !w.table && topo_.routing == FlitTopology::Routing::kMinAdapt;
-  if (o.used == c && !adaptive) return false;  // one flit per channel per cycle
-  if (o.endpoint >= 0) return true;  // destinations always accept
-  // Lumped pipeline: VC allocation in the cycle the head traverses the switch (min_adapt: on a
-  // productive port not used in this cycle, which becomes b.out).
-  if (b.vc < 0 && !allocate_output(o.router, b, w, c)) return false;
+  if (b.vc < 0) {
+    // VC allocation in the cycle the head traverses the switch, on a port not used in this cycle
+    // (min_adapt: either productive port, which becomes b.out).
+    VcAllocator& va = *routers_[size_t(r)].va;
+    va.clear();
+    request_vc(r, b, worms_[size_t(iv.segs.front().worm)], input, c);
+    va.allocate();
+    if (va.vc_of(0) < 0) return false;
+    take_vc(r, b, va.port_of(0), va.vc_of(0));
+  } else {
+    const OutPort& o = out_[size_t(b.out)];
+    if (o.used == c) return false;     // one flit per channel per cycle
+    if (o.endpoint >= 0) return true;  // destinations always accept
+  }
   return out_[size_t(b.out)].credits[size_t(b.vc)] > 0;
 }
 
@@ -382,13 +348,12 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   ++totals_.link_flits;
   ++o.vc_flits[size_t(b.vc)];
   --o.credits[size_t(b.vc)];
-  if (tail) o.owned[size_t(b.vc)] = 0;  // the next packet may follow into the downstream buffer
+  if (tail) o.held &= ~(uint64_t(1) << b.vc);  // the next packet may follow into the downstream buffer
   int nw = -1;
   if (head) {
-    // min_adapt: once in the escape VC, always in the escape VCs (unicast and multicast).
-    const bool escaped = topo_.routing == FlitTopology::Routing::kMinAdapt && b.vc == 0;
-    nw = new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim, w.table,
-                   escaped ? 1 : w.rclass, w.via});
+    RouteState route = w.route;
+    routing_->left(b.vc, route);
+    nw = new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim, w.table, route});
   }
   schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
 }
@@ -432,12 +397,13 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
 }
 
 void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
-  // Staged pipeline: route computation routing_delay after a head arrives, then VC allocation
-  // (inputs in rotating order, so that no input always wins a contested VC); replication.
+  // Staged pipeline: route computation routing_delay after a head arrives, then VC requests (inputs
+  // in rotating order: the order in which the greedy allocator serves them and the separable ones
+  // move the VC selection pointer); replication.
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
-  const bool separable = p_.vc_allocator != FlitParams::VcAllocator::kGreedy;
-  va_req_.clear();
+  R.va->clear();
+  va_branch_.clear();
   for (int k = 0; k < n; ++k) {
     const int local = (R.rr + k) % n;
     InPort& ip = in_[size_t(R.ins[size_t(local)])];
@@ -456,115 +422,29 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
       }
       const Worm& w = worms_[size_t(iv.segs.front().worm)];
       for (size_t j = 0; j < iv.branches.size(); ++j) {
-        Branch& b = iv.branches[j];
-        if (b.vc >= 0) continue;
-        if (separable) {
-          const auto [first, count] = vc_range(out_[size_t(b.out)], w);
-          va_req_.push_back({&iv, int(j), local * p_.vcs + v, first, count});
-          continue;
-        }
-        if (!allocate_output(r, b, w, c)) continue;
-        b.vc_at = c;
-        schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
+        if (iv.branches[j].vc >= 0) continue;
+        request_vc(r, iv.branches[j], w, local * p_.vcs + v, c);
+        va_branch_.push_back({&iv, int(j)});
       }
       if (iv.replicating) replicate(ip, v, c);
     }
   }
-  if (!va_req_.empty()) allocate_vcs_separable(r, c);
+  if (!va_branch_.empty()) allocate_vcs(r, c);
 }
 
-void FlitNetwork::allocate_vcs_separable(int r, int64_t c) {
-  // Separable VC allocation, one iteration (BookSim's vc_allocator): every request is a head's
-  // branch asking for any free VC of its class on its output port. Output VCs arbitrate among
-  // requests by router-local input VC, round robin from their pointer (va_arb).
-  // - input-first: each request nominates one free VC (the one vc_select would give it); each
-  //   nominated VC goes to one nominee; a loser waits for the next cycle even if another VC of its
-  //   class is free.
-  // - output-first: each free VC grants one request that may use it; each request accepts one
-  //   grant (from its accept pointer); pointers move past the winner on every grant and accept.
-  // - iSLIP: as output-first, but a VC's pointer moves only when its grant is accepted.
-  const int ids = int(routers_[size_t(r)].ins.size()) * p_.vcs;
-  auto dist = [ids](int id, int from) { return (id - from + ids) % ids; };
-  const auto kind = p_.vc_allocator;
-  const size_t n = va_req_.size();
-  auto out_of = [&](const VcRequest& q) -> OutPort& { return out_[size_t(q.iv->branches[size_t(q.branch)].out)]; };
-  for (const VcRequest& q : va_req_) {
-    OutPort& o = out_of(q);
-    if (o.va_arb.empty()) o.va_arb.assign(size_t(p_.vcs), 0);
-  }
-  va_pick_.assign(n, -1);
-  if (kind == FlitParams::VcAllocator::kInputFirst) {
-    std::vector<int> nominee(n, -1);
-    for (size_t a = 0; a < n; ++a) nominee[a] = free_vc(out_of(va_req_[a]), va_req_[a].first, va_req_[a].count);
-    for (size_t a = 0; a < n; ++a) {
-      if (nominee[a] < 0) continue;
-      const OutPort& o = out_of(va_req_[a]);
-      const int from = o.va_arb[size_t(nominee[a])];
-      bool wins = true;
-      for (size_t b = 0; b < n && wins; ++b)
-        if (b != a && nominee[b] == nominee[a] && &out_of(va_req_[b]) == &o &&
-            dist(va_req_[b].id, from) < dist(va_req_[a].id, from))
-          wins = false;
-      if (wins) va_pick_[a] = nominee[a];
-    }
-  } else {
-    // grant[a]: the VCs granting request a, as a bit mask (vcs <= 16).
-    std::vector<uint32_t> granted(n, 0);
-    for (size_t a = 0; a < n; ++a) {
-      const VcRequest& q = va_req_[a];
-      const OutPort& o = out_of(q);
-      for (int vc = q.first; vc < q.first + q.count; ++vc) {
-        if (o.owned[size_t(vc)]) continue;
-        // Does this VC grant request a? Only if no other request for it comes first.
-        const int from = o.va_arb[size_t(vc)];
-        bool first = true;
-        for (size_t b = 0; b < n && first; ++b) {
-          const VcRequest& qb = va_req_[b];
-          if (b != a && &out_of(qb) == &o && vc >= qb.first && vc < qb.first + qb.count &&
-              dist(qb.id, from) < dist(q.id, from))
-            first = false;
-        }
-        if (first) granted[a] |= 1u << vc;
-      }
-    }
-    if (kind == FlitParams::VcAllocator::kOutputFirst)
-      for (size_t a = 0; a < n; ++a)
-        for (int vc = 0; vc < p_.vcs; ++vc)
-          if (granted[a] >> vc & 1) out_of(va_req_[a]).va_arb[size_t(vc)] = (va_req_[a].id + 1) % ids;
-    for (size_t a = 0; a < n; ++a) {
-      if (!granted[a]) continue;
-      const VcRequest& q = va_req_[a];
-      for (int k = 0; k < p_.vcs; ++k) {
-        const int vc = (q.iv->va_accept + k) % p_.vcs;
-        if (granted[a] >> vc & 1) {
-          va_pick_[a] = vc;
-          break;
-        }
-      }
-    }
-  }
-  bool lost = false, won = false;
-  for (size_t a = 0; a < n; ++a) {
-    const VcRequest& q = va_req_[a];
-    const int vc = va_pick_[a];
-    if (vc < 0) {
-      lost = true;
-      continue;
-    }
-    won = true;
-    Branch& b = q.iv->branches[size_t(q.branch)];
-    OutPort& o = out_[size_t(b.out)];
-    o.owned[size_t(vc)] = 1;
-    b.vc = vc;
+void FlitNetwork::allocate_vcs(int r, int64_t c) {
+  VcAllocator& va = *routers_[size_t(r)].va;
+  va.allocate();
+  for (size_t i = 0; i < va_branch_.size(); ++i) {
+    if (va.vc_of(i) < 0) continue;
+    Branch& b = va_branch_[i].first->branches[size_t(va_branch_[i].second)];
+    take_vc(r, b, va.port_of(i), va.vc_of(i));
     b.vc_at = c;
-    if (p_.vc_select == FlitParams::VcSelect::kRoundRobin) o.next_vc = (vc - q.first + 1) % q.count;
-    if (kind != FlitParams::VcAllocator::kOutputFirst) o.va_arb[size_t(vc)] = (q.id + 1) % ids;
-    if (kind != FlitParams::VcAllocator::kInputFirst) q.iv->va_accept = (vc + 1) % p_.vcs;
     schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
   }
   // A request that lost while VCs were handed out may find one free next cycle without any flit
   // moving: step the router again then.
-  if (lost && won) schedule(c + 1, {kWake, r, 0, 0, 0});
+  if (va.retry()) schedule(c + 1, {kWake, r, 0, 0, 0});
 }
 
 template <class F>
@@ -576,155 +456,47 @@ void FlitNetwork::for_each_vc(InPort& ip, int sub, F&& f) {
     if ((s == 1 || v % s == sub) && f(v)) return;
 }
 
-bool FlitNetwork::allocate_switch(int r, int64_t c) {
-  // Staged switch allocation on a request matrix: rows are the router's switch inputs (each input
-  // port has input_speedup of them, VC v on row v mod input_speedup), columns its output ports.
-  // A row requests a column when one of its VCs has a flit ready for that output; the VC is the
-  // first such one in the row's round-robin order. At most one flit per output per cycle, one VC
-  // per row per cycle (a VC may feed several outputs: multicast replication in the switch).
+bool FlitNetwork::request_switch(int r, int64_t c) {
+  // The request matrix: rows are the router's switch inputs (each input port has input_speedup of
+  // them, VC v on row v mod input_speedup), columns its output ports. A row asks for a column for
+  // each of its VCs with a flit ready for that output, in the row's round-robin order of VCs.
   Router& R = routers_[size_t(r)];
-  const int s = p_.input_speedup, rows = int(R.ins.size()) * s, cols = int(R.outs.size());
-  req_.assign(size_t(rows * cols), -1);
-  row_vc_.assign(size_t(rows), -1);
-  col_row_.assign(size_t(cols), -1);
-  auto port = [&](int row) -> InPort& { return in_[size_t(R.ins[size_t(row / s)])]; };
-  auto req = [&](int row, int col) -> int& { return req_[size_t(row * cols + col)]; };
-  auto ring_dist = [](int x, int from, int n) { return (x - from + n) % n; };
-  const auto kind = p_.sw_allocator;
-  // The matrix allocators see every request; input-first only each row's nominee (below).
-  if (kind != FlitParams::SwAllocator::kInputFirst) {
-    bool any = false;
-    for (int row = 0; row < rows; ++row) {
-      InPort& ip = port(row);
-      for_each_vc(ip, row % s, [&](int v) {
-        const InVc& iv = ip.vcs[size_t(v)];
-        if (!iv.pending() || !iv.routed) return false;
-        for (const Branch& b : iv.branches)
-          if (ready_staged(b, iv, c)) {
-            int& q = req(row, out_[size_t(b.out)].local);
-            if (q < 0) q = v;
-            any = true;
-          }
-        return false;
-      });
-    }
-    if (!any) return false;
+  SwitchAllocator& sw = *R.sw;
+  const int s = p_.input_speedup;
+  sw.clear();
+  for (int row = 0; row < sw.rows(); ++row) {
+    InPort& ip = in_[size_t(R.ins[size_t(row / s)])];
+    for_each_vc(ip, row % s, [&](int v) {
+      const InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending() || !iv.routed) return false;
+      for (const Branch& b : iv.branches)
+        if (ready_staged(b, iv, c)) sw.add_request(row, out_[size_t(b.out)].local, v);
+      return false;
+    });
   }
-  const bool first_only = kind == FlitParams::SwAllocator::kIslip;
-  if (kind == FlitParams::SwAllocator::kWavefront) {
-    // Wavefront: cells (row, col) on one diagonal (row + col = d mod N) share no row or column,
-    // so a diagonal is granted at once; diagonals are swept from the priority one, which moves
-    // on by one every cycle the router sends.
-    const int N = std::max(rows, cols);
-    for (int d = 0; d < N; ++d) {
-      const int diag = (R.diag + d) % N;
-      for (int row = 0; row < rows; ++row) {
-        const int col = (diag - row % N + N) % N;
-        if (col >= cols || row_vc_[size_t(row)] >= 0 || col_row_[size_t(col)] >= 0 || req(row, col) < 0) continue;
-        row_vc_[size_t(row)] = req(row, col);
-        col_row_[size_t(col)] = row;
-      }
-    }
-    R.diag = (R.diag + 1) % N;
-  } else if (kind == FlitParams::SwAllocator::kInputFirst) {
-    // Separable input-first: each unmatched row nominates one VC, the first in its round-robin
-    // order with a flit ready for a free output; each free output grants one nominating row (its
-    // own round-robin pointer, which moves past the row when the flit is sent); a row is granted
-    // every output its nominee asked for that chose it. A row whose nominee lost everything sends
-    // nothing in this iteration, even if another of its VCs could have.
-    for (int it = 0; it < p_.alloc_iters; ++it) {
-      grant_.assign(size_t(cols), -1);
-      bool progress = false;
-      nominee_.assign(size_t(rows), -1);
-      for (int row = 0; row < rows; ++row) {
-        if (row_vc_[size_t(row)] >= 0) continue;
-        InPort& ip = port(row);
-        for_each_vc(ip, row % s, [&](int v) {
-          const InVc& iv = ip.vcs[size_t(v)];
-          if (!iv.pending() || !iv.routed) return false;
-          for (const Branch& b : iv.branches) {
-            const int col = out_[size_t(b.out)].local;
-            if (col_row_[size_t(col)] >= 0 || !ready_staged(b, iv, c)) continue;
-            nominee_[size_t(row)] = v;
-            int& g = grant_[size_t(col)];
-            const int arb = out_[size_t(b.out)].arb;
-            if (g < 0 || ring_dist(row, arb, rows) < ring_dist(g, arb, rows)) g = row;
-          }
-          return nominee_[size_t(row)] >= 0;
-        });
-      }
-      for (int col = 0; col < cols; ++col) {
-        const int row = grant_[size_t(col)];
-        if (row < 0) continue;
-        row_vc_[size_t(row)] = nominee_[size_t(row)];
-        col_row_[size_t(col)] = row;
-        progress = true;
-      }
-      if (!progress) break;
-    }
-  } else {
-    // Output-first and iSLIP: request, grant (each free output picks one requesting row from its
-    // pointer), accept (each row picks one granting output from its accept pointer). Output-first
-    // moves an output's pointer past every row it grants; iSLIP only past a row that accepts, and
-    // only in the first iteration, which desynchronises the outputs (McKeown, IEEE/ACM ToN 1999).
-    for (int it = 0; it < p_.alloc_iters; ++it) {
-      grant_.assign(size_t(cols), -1);
-      for (int col = 0; col < cols; ++col) {
-        if (col_row_[size_t(col)] >= 0) continue;
-        OutPort& o = out_[size_t(R.outs[size_t(col)])];
-        int& g = grant_[size_t(col)];
-        for (int row = 0; row < rows; ++row)
-          if (row_vc_[size_t(row)] < 0 && req(row, col) >= 0 &&
-              (g < 0 || ring_dist(row, o.arb, rows) < ring_dist(g, o.arb, rows)))
-            g = row;
-        if (g >= 0 && !first_only) o.arb = (g + 1) % rows;
-      }
-      bool progress = false;
-      for (int row = 0; row < rows; ++row) {
-        if (row_vc_[size_t(row)] >= 0) continue;
-        int& acc = port(row).accept[size_t(row % s)];
-        int best = -1;
-        for (int col = 0; col < cols; ++col)
-          if (grant_[size_t(col)] == row && (best < 0 || ring_dist(col, acc, cols) < ring_dist(best, acc, cols)))
-            best = col;
-        if (best < 0) continue;
-        row_vc_[size_t(row)] = req(row, best);
-        col_row_[size_t(best)] = row;
-        progress = true;
-        if (!first_only || it == 0) {
-          acc = (best + 1) % cols;
-          if (first_only) out_[size_t(R.outs[size_t(best)])].arb = (row + 1) % rows;
-        }
-      }
-      if (!progress) break;
-    }
-  }
-  if (kind != FlitParams::SwAllocator::kInputFirst) {
-    // The matching above is one-to-one; a multicast VC also feeds its other outputs still free
-    // (the switch replicates the flit).
-    for (int row = 0; row < rows; ++row) {
-      const int v = row_vc_[size_t(row)];
-      if (v < 0) continue;
-      const InVc& iv = port(row).vcs[size_t(v)];
-      if (iv.branches.size() < 2) continue;
-      for (const Branch& b : iv.branches) {
-        const int col = out_[size_t(b.out)].local;
-        if (col_row_[size_t(col)] < 0 && ready_staged(b, iv, c)) col_row_[size_t(col)] = row;
-      }
-    }
-  }
+  return sw.has_requests();
+}
+
+bool FlitNetwork::allocate_switch(int r, int64_t c) {
+  // Staged switch allocation: at most one flit per output per cycle, one VC per row per cycle (a VC
+  // may feed several outputs: multicast replication in the switch). Each row that won sends its
+  // VC's flit on every output granted to it.
+  if (!request_switch(r, c)) return false;
+  Router& R = routers_[size_t(r)];
+  SwitchAllocator& sw = *R.sw;
+  sw.allocate();
+  const int s = p_.input_speedup, rows = sw.rows();
   bool sent_any = false;
-  for (int row = 0; row < rows; ++row) {
-    const int v = row_vc_[size_t(row)];
+  for (int k = 0; k < rows; ++k) {
+    const int row = (sw.first_row() + k) % rows, v = sw.label_of(row);
     if (v < 0) continue;
-    InPort& ip = port(row);
+    InPort& ip = in_[size_t(R.ins[size_t(row / s)])];
     InVc& iv = ip.vcs[size_t(v)];
     bool sent = false;
     for (Branch& b : iv.branches) {
-      OutPort& o = out_[size_t(b.out)];
-      if (col_row_[size_t(o.local)] != row || o.used == c || !ready_staged(b, iv, c)) continue;
+      const OutPort& o = out_[size_t(b.out)];
+      if (sw.row_of(o.local) != row || o.used == c || !ready_staged(b, iv, c)) continue;
       send(b, iv, c);
-      if (kind == FlitParams::SwAllocator::kInputFirst) o.arb = (row + 1) % rows;
       sent = true;
     }
     if (!sent) continue;
@@ -735,48 +507,43 @@ bool FlitNetwork::allocate_switch(int r, int64_t c) {
   return sent_any;
 }
 
-void FlitNetwork::step_router(int r, int64_t c) {
+void FlitNetwork::route_lumped(int r, int64_t c) {
+  // Route computation for heads through the pipeline, and replication into the store; neither
+  // uses the switch.
+  for (int i : routers_[size_t(r)].ins) {
+    InPort& ip = in_[size_t(i)];
+    for (int v = 0; v < p_.vcs; ++v) {
+      InVc& iv = ip.vcs[size_t(v)];
+      if (!iv.pending()) continue;
+      if (!iv.routed) {
+        if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
+        route(r, iv, c);
+      }
+      if (iv.replicating) replicate(ip, v, c);
+    }
+  }
+}
+
+bool FlitNetwork::traverse_lumped(int r, int64_t c) {
+  // Greedy allocation with rotating priorities, done in place: each input port forwards from at
+  // most one VC per cycle (that VC may feed several outputs: multicast replication in the
+  // crossbar), and each output takes at most one flit per cycle. An input whose first VC finds its
+  // output taken tries its next VC, so the matching is maximal. The lumped pipeline cannot collect
+  // a request matrix first (as the staged one does for GreedySwitchAllocator): a head allocates
+  // its output VC as its input's turn comes, among the ports no earlier input used in this cycle.
   Router& R = routers_[size_t(r)];
   const int n = int(R.ins.size());
-  if (p_.staged()) {
-    route_and_allocate_vcs(r, c);
-  } else {
-    // Route computation for heads through the pipeline, and replication into the store; neither
-    // uses the switch.
-    for (int i : R.ins) {
-      InPort& ip = in_[size_t(i)];
-      for (int v = 0; v < p_.vcs; ++v) {
-        InVc& iv = ip.vcs[size_t(v)];
-        if (!iv.pending()) continue;
-        if (!iv.routed) {
-          if (arrival_of(iv, 0) + p_.router_cycles > c) continue;  // head not through the pipeline yet
-          route(r, iv, c);
-        }
-        if (iv.replicating) replicate(ip, v, c);
-      }
-    }
-  }
-  if (p_.sw_allocator != FlitParams::SwAllocator::kGreedy) {
-    if (allocate_switch(r, c)) {
-      R.rr = (R.rr + 1) % n;
-      moved_ = true;
-    }
-    return;
-  }
-  // Greedy allocation with rotating priorities: each input port forwards from at most one VC per
-  // cycle (that VC may feed several outputs: multicast replication in the crossbar), and each
-  // output takes at most one flit per cycle. An input whose first VC finds its output taken tries
-  // its next VC, so the matching is maximal.
   bool sent_any = false;
   for (int k = 0; k < n; ++k) {
-    InPort& ip = in_[size_t(R.ins[size_t((R.rr + k) % n)])];
+    const int local = (R.rr + k) % n;
+    InPort& ip = in_[size_t(R.ins[size_t(local)])];
     for (int j = 0; j < p_.vcs; ++j) {
       const int v = (ip.rr + j) % p_.vcs;
       InVc& iv = ip.vcs[size_t(v)];
       if (!iv.pending() || !iv.routed) continue;
       bool any = false;
       for (Branch& b : iv.branches)
-        if (can_send(b, iv, c)) {
+        if (can_send_lumped(r, b, iv, local * p_.vcs + v, c)) {
           send(b, iv, c);
           any = true;
         }
@@ -787,8 +554,21 @@ void FlitNetwork::step_router(int r, int64_t c) {
       break;
     }
   }
-  if (sent_any) {
-    R.rr = (R.rr + 1) % n;
+  return sent_any;
+}
+
+void FlitNetwork::step_router(int r, int64_t c) {
+  bool sent;
+  if (p_.staged()) {
+    route_and_allocate_vcs(r, c);
+    sent = allocate_switch(r, c);
+  } else {
+    route_lumped(r, c);
+    sent = traverse_lumped(r, c);
+  }
+  if (sent) {
+    Router& R = routers_[size_t(r)];
+    R.rr = (R.rr + 1) % int(R.ins.size());
     moved_ = true;
   }
 }

@@ -17,10 +17,14 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "hw/noc/flit_allocators.h"
 #include "hw/noc/flit_params.h"
+#include "hw/noc/flit_routing.h"
 #include "hw/noc/noc.h"
 
 namespace ahbm {
@@ -50,7 +54,7 @@ class SplitMix64 {
 //
 // Routing beyond the table (docs/noc.md, "Routing"), for unicast worms on grids: multicast worms
 // always follow the table (the tree) in VC class 0 (min_adapt: in any VC, and in the escape VC
-// only once they are in it, as its unicasts).
+// only once they are in it, as its unicasts). One class per algorithm in hw/noc/flit_routing.h:
 // - kO1Turn: each packet draws X-first or Y-first (route_pick(seed, packet, 2)) and travels in
 //   VC class 0 or 1 accordingly; each class alone is dimension-ordered, hence deadlock-free.
 // - kValiant: each packet draws an intermediate router (route_pick(seed, packet, routers)), goes
@@ -59,7 +63,8 @@ class SplitMix64 {
 //   productive port (the one with the most credits over its adaptive VCs, ties X first). A head
 //   that finds no adaptive VC free takes the escape VC if it is, and stays in escape VCs from
 //   then on (as BookSim's min_adapt).
-// VC classes multiply: route class (O1TURN order, Valiant phase) x dateline class (tori).
+// VC classes multiply: route class (O1TURN order, Valiant phase; FlitRouting::classes) x dateline
+// class (tori).
 struct FlitTopology {
   enum class Routing { kTable, kO1Turn, kValiant, kMinAdapt };
   struct Channel {
@@ -76,11 +81,13 @@ struct FlitTopology {
   // Not kTable: the channel a dimension-order route takes from `router` towards `target` (a
   // router; -1 when there), `order` 0 = X first, 1 = Y first. On a grid the two orders' first
   // hops are the productive directions.
-  std::function<int(int router, int target, int order)> next_channel;
+  NextChannel next_channel;
   int routers() const { return int(router_names.size()); }
-  int route_classes() const { return routing == Routing::kO1Turn || routing == Routing::kValiant ? 2 : 1; }
 };
 
+// One switch allocator and one VC allocator per router, and one routing function, chosen at
+// construction (make_switch_allocator, make_vc_allocator, make_routing): the engine builds their
+// requests from its buffers and carries out their grants.
 class FlitNetwork {
  public:
   static constexpr int64_t kIdle = std::numeric_limits<int64_t>::max();
@@ -136,9 +143,8 @@ class FlitNetwork {
     bool multicast = false;
     std::vector<int> dests;
     int dim = -1;  // dimension of the channel it arrived on (-1: from the source)
-    bool table = true;  // routed by the destination table (else by FlitTopology::routing)
-    int rclass = 0;     // O1TURN: 1 = Y first; Valiant: phase; min_adapt: 1 = in the escape VC
-    int via = -1;       // Valiant: the intermediate router
+    bool table = true;  // routed by the destination table (else by the routing function)
+    RouteState route;   // the routing function's state (route class, Valiant's intermediate router)
   };
   struct Branch {  // one output a worm is forwarded to, with the destinations behind it
     int out = 0;
@@ -165,7 +171,6 @@ class FlitNetwork {
     std::vector<Branch> branches;  // of the front packet
     std::vector<int64_t> arrival;  // ring of buffer_flits arrival cycles, indexed by arrival index
     std::vector<int64_t> store;    // replication store: arrival cycles of the front packet's freed flits
-    int va_accept = 0;             // output-first, iSLIP VC allocation: the VC index it accepts first
     int buffered() const { return int(arrived - front_base) - freed; }
     bool pending() const { return !segs.empty() && segs.front().received > done; }
   };
@@ -173,23 +178,22 @@ class FlitNetwork {
     int router = 0;
     int upstream = -1;  // output port feeding it; -1 = a source endpoint
     std::vector<InVc> vcs;
-    int rr = 0;                // VC that has priority (greedy; separable allocators with speedup 1)
-    std::vector<int> sub_rr;   // input speedup s > 1: the same for switch inputs 1 .. s-1
-    std::vector<int> accept;   // output-first, iSLIP: per switch input, the local output with priority
+    // The VC a switch input offers first (round robin from the one after the last that sent):
+    // rr for switch input 0, sub_rr for inputs 1 .. input_speedup - 1.
+    int rr = 0;
+    std::vector<int> sub_rr;
   };
   struct OutPort {
     int router = 0;
+    int channel = -1;   // the topology's channel, or -1 when it ejects
     int down = -1;      // input port it feeds, or -1 when it ejects
     int endpoint = -1;  // ejection: the endpoint it delivers to
     bool dateline = false;
     int dim = 0;
     std::vector<int> credits;
-    std::vector<char> owned;  // VC held by a packet from head allocation until its tail is sent
-    int next_vc = 0;          // round-robin VC selection: where the next search starts (within a class)
-    int local = 0;            // index among its router's output ports
-    int arb = 0;              // separable allocators: router-local switch input with priority
-    std::vector<int> va_arb;  // separable VC allocators: per VC, the router-local input VC with priority
-    int64_t used = -1;        // last cycle a flit was sent
+    uint64_t held = 0;  // bit v: VC v held by a packet from head allocation until its tail is sent
+    int local = 0;      // index among its router's output ports (its switch column)
+    int64_t used = -1;  // last cycle a flit was sent
     uint64_t flits = 0;
     std::vector<uint64_t> vc_flits;  // router-to-router links: flits per VC
     std::string name;
@@ -197,8 +201,9 @@ class FlitNetwork {
   struct Router {
     std::vector<int> ins;
     std::vector<int> outs;  // output ports, by OutPort::local
-    int rr = 0;             // input with priority (greedy switch allocation, VC allocation)
-    int diag = 0;           // wavefront allocator: the priority diagonal
+    int rr = 0;             // input with priority (VC requests, lumped traversal); moves when a flit is sent
+    std::unique_ptr<SwitchAllocator> sw;  // staged pipeline
+    std::unique_ptr<VcAllocator> va;
     int buffered = 0;
     bool active = false;
   };
@@ -225,15 +230,28 @@ class FlitNetwork {
     int a, b, c;  // arrive: in port, vc, new worm (head) or -1; credit: out port, vc; eject: endpoint, hops, tail
     uint64_t packet;
   };
+  // The routing function's view of the credits (min_adapt weighs channels by them).
+  class Credits final : public ChannelCredits {
+   public:
+    explicit Credits(const FlitNetwork& n) : n_(n) {}
+    int credits(int channel, int vc) const override {
+      return n_.out_[size_t(n_.channel_out_[size_t(channel)])].credits[size_t(vc)];
+    }
 
+   private:
+    const FlitNetwork& n_;
+  };
+
+  // Throws std::invalid_argument unless every route (the table's, and the routing function's
+  // dimension orders) ends where it should without a loop.
+  void check_routes() const;
   void schedule(int64_t at, const Event& e);
   void apply(const Event& e, int64_t c);
   void activate(int router);
   void inject(Source& s, int64_t c);
   void step_router(int r, int64_t c);
   void route(int r, InVc& iv, int64_t c);
-  void route_and_allocate_vcs(int r, int64_t c);
-  bool allocate_switch(int r, int64_t c);
+  void route_unicast(int r, InVc& iv, int64_t c);
   int& vc_pointer(InPort& ip, int sub) { return sub == 0 ? ip.rr : ip.sub_rr[size_t(sub - 1)]; }
   template <class F>
   void for_each_vc(InPort& ip, int sub, F&& f);
@@ -242,35 +260,28 @@ class FlitNetwork {
   }
   void replicate(InPort& ip, int vc, int64_t c);
   void push_arrival(InVc& iv, int router, int64_t c);
-  bool can_send(Branch& b, const InVc& iv, int64_t c);
   bool ready_staged(const Branch& b, const InVc& iv, int64_t c) const;
-  // The free VC among `count` from `first` that a head would get (vc_select), or -1; alloc_vc
-  // takes it.
-  int free_vc(const OutPort& o, int first, int count) const;
-  bool alloc_vc(OutPort& o, int first, int count, int& vc);
-  // VC allocation for branch `b` of worm `w` at router r: a VC of the worm's class on b.out, or
-  // (min_adapt) the adaptive choice, which may move the branch to another productive port.
-  bool allocate_output(int r, Branch& b, const Worm& w, int64_t c);
-  void route_unicast(int r, InVc& iv, int64_t c);
-  // The VCs a head of worm `w` may take on output `o`: `count` from `first` (its route class x
-  // dateline class).
-  std::pair<int, int> vc_range(const OutPort& o, const Worm& w) const;
-  // Separable VC allocation among the requests collected in va_req_ (staged pipeline).
-  void allocate_vcs_separable(int r, int64_t c);
-  struct VcRequest {
-    InVc* iv;
-    int branch;
-    int id;  // router-local input VC: local input port x vcs + VC
-    int first, count;
-  };
-  std::vector<VcRequest> va_req_;
-  std::vector<int> va_pick_;
+  // VC allocation. request_vc adds to router r's VC allocator the request of branch b of worm w
+  // (input VC `input`, router-local): the options the routing function gives, split by the dateline
+  // class, with their free VCs. take_vc gives the branch a granted VC (on the port granted, which
+  // an adaptive routing may have chosen).
+  void request_vc(int r, const Branch& b, const Worm& w, int input, int64_t c);
+  void take_vc(int r, Branch& b, int port, int vc);
   // The VC class a packet travels in on channel `o`: 1 after crossing a dateline, back to 0 when
   // it enters a new dimension, else unchanged.
   static int next_class(const OutPort& o, const Worm& w) {
     return o.dateline ? 1 : o.dim != w.dim && w.dim >= 0 ? 0 : w.vclass;
   }
-  void step_router_staged(int r, int64_t c);
+  // Staged pipeline: route computation, VC requests and replication, then VC allocation; switch
+  // requests from the flits ready, then switch allocation and traversal.
+  void route_and_allocate_vcs(int r, int64_t c);
+  void allocate_vcs(int r, int64_t c);
+  bool request_switch(int r, int64_t c);
+  bool allocate_switch(int r, int64_t c);
+  // Lumped pipeline: route computation and replication, then allocation in switch traversal.
+  void route_lumped(int r, int64_t c);
+  bool traverse_lumped(int r, int64_t c);
+  bool can_send_lumped(int r, Branch& b, const InVc& iv, int input, int64_t c);
   void send(Branch& b, InVc& iv, int64_t c);
   void free_flits(InPort& ip, int vc, int64_t c);
   int new_worm(Worm w);
@@ -278,6 +289,7 @@ class FlitNetwork {
   FlitTopology topo_;
   FlitParams p_;
   std::vector<std::string> endpoint_names_;
+  std::unique_ptr<FlitRouting> routing_;
   std::vector<InPort> in_;
   std::vector<OutPort> out_;
   std::vector<Router> routers_;
@@ -288,12 +300,9 @@ class FlitNetwork {
   std::vector<int> free_worms_;
   std::vector<std::vector<Event>> wheel_;  // events by cycle modulo its size
   std::vector<Event> due_;                 // the slot being applied (kept for its capacity)
-  // Switch allocation scratch, per router-local switch input (row) and output (column).
-  std::vector<int> req_;       // [row * outputs + column]: the VC requesting, or -1
-  std::vector<int> row_vc_;    // row -> VC matched (-1: none)
-  std::vector<int> col_row_;   // column -> row matched (-1: free)
-  std::vector<int> grant_;     // column -> row granted this iteration (-1: none)
-  std::vector<int> nominee_;   // input-first: row -> the VC it nominates this iteration (-1: none)
+  // VC allocation scratch: the branch behind each request, the routing function's options.
+  std::vector<std::pair<InVc*, int>> va_branch_;
+  std::vector<RouteOption> options_;
   size_t pending_events_ = 0;
   std::vector<int> active_routers_, active_sources_;
   int64_t last_ = -1;
