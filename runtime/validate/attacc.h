@@ -18,7 +18,7 @@ namespace ahbm::validate {
 // Every unit of every channel runs the same command stream in lockstep (the artifact broadcasts
 // each MAC to all of a channel's units), so one unit's time is the channel's and the stack's.
 struct AttaccPreset {
-  std::string pim_type;   // BG | BANK | BUFFER
+  std::string pim_type;   // BG | BANK | BUFFER (a row's BA, the artifact's name, is read as BANK)
   bool power_constraint;  // MACs every nCCDSB / nCCDAB of the power-constrained preset, or of _NPC
   int channels = 16;      // channels per stack: a round runs that many (request, head) pairs
   int token_split = 16;   // units a pair's tokens are spread over

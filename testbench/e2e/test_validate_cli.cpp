@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -32,6 +35,32 @@ TEST(ValidateCli, WritesInputColumnsPlusSimulatedReferenceAndError) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "L,nhead,dhead,dbyte,pim_type,power_constraint,cycle,note,ahbm_ns,ref_ns,err");
   EXPECT_NE(csv.find("\n2048,188,128,2,BG,True,162803,a,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",125233.1,"), std::string::npos) << csv;  // ref_ns = 162803 cycles / 1.3 GHz
+}
+
+// ramulator.out, the artifact's own file, names the bank level by its enum (PIMType.BA) and adds
+// command counts after `cycle`: its rows run as they are, BA on the bank-level preset.
+TEST(ValidateCli, ReadsTheArtifactsOwnRowsWithBaForTheBankLevel) {
+  const std::string dir = test::temp_dir("validate-ba");
+  const std::string points = write_points(dir, "p.csv",
+                                          "L,nhead,dhead,dbyte,pim_type,power_constraint,cycle,mac,softmax,mvgb,mvsb,wrgb\n"
+                                          "512,16,128,2,BA,True,1000,1,2,3,4,5\n"
+                                          "512,16,128,2,BANK,True,1000,1,2,3,4,5\n"
+                                          "512,16,128,2,BG,True,1000,1,2,3,4,5\n");
+  const test::CliResult r = test::run_cli("validate attacc " + points + " --out " + dir + "/r.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream csv(test::read_file(dir + "/r.csv"));
+  std::string header, ba, bank, bg;
+  std::getline(csv, header), std::getline(csv, ba), std::getline(csv, bank), std::getline(csv, bg);
+  EXPECT_EQ(header, "L,nhead,dhead,dbyte,pim_type,power_constraint,cycle,mac,softmax,mvgb,mvsb,wrgb,ahbm_ns,ref_ns,err");
+  const auto sim = [](const std::string& row) {  // ahbm_ns: the third field from the end
+    std::vector<std::string> f;
+    std::istringstream in(row);
+    for (std::string c; std::getline(in, c, ',');) f.push_back(c);
+    return f.at(f.size() - 3);
+  };
+  ASSERT_EQ(ba.rfind("512,16,128,2,BA,True,1000,1,2,3,4,5,", 0), 0u) << ba;  // the cell is kept as given
+  EXPECT_EQ(sim(ba), sim(bank));
+  EXPECT_NE(sim(ba), sim(bg));  // and it is the bank level's time, not the bank group's
 }
 
 TEST(ValidateCli, PointsOutsideThePresetsAreInputErrorsWithoutOutput) {

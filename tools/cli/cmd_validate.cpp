@@ -64,7 +64,7 @@ int cmd_validate(int argc, char** argv) {
   po::options_description desc(
       "usage: ahbm-sim validate attacc POINTS.csv --out RESULT.csv [--presets DIR]\n"
       "       ahbm-sim validate cent ROWS.csv --out RESULT.csv [--presets DIR]\n\n"
-      "attacc: runs every row of POINTS.csv (columns L, nhead, dhead, dbyte, pim_type = BG | BANK | BUFFER,\n"
+      "attacc: runs every row of POINTS.csv (columns L, nhead, dhead, dbyte, pim_type = BG | BA | BANK | BUFFER,\n"
       "power_constraint = True | False; any others are carried through) on the matching AttAcc preset\n"
       "(DIR/attacc-<level>[-npc].json) and writes the input columns plus ahbm_ns (the decode step's\n"
       "attention on one HBM3 stack), and, with a `cycle` column, ref_ns (cycle x 0.76923 ns) and err\n"

@@ -90,7 +90,7 @@ AHBM_CHOICE(QTileSearch, AHBM_Q_TILE_SEARCHES)
 // pe.hbm: the PE's HBM slice.
 #define AHBM_PARAMS_PE_HBM(X)                                                                                    \
   X(double, bandwidth_gbps, 307.2, between(0.001, 1e6).slower_when_smaller().clock_scaled(), "GB/s", "HBM slice → SRAM bandwidth", \
-    "HBM3 stack 819.2 GB/s (JESD238) × 3 (AttAcc bank-group-level internal bandwidth under a power limit) ÷ 8 PEs") \
+    "HBM3 stack 819.2 GB/s (JESD238) × 3 (AttAcc bank-group-level internal bandwidth under a power limit, src/config.py BW_SCALE) ÷ 8 PEs; AttAcc applies ×3 to its 670.4 GB/s stack and its own timing realises ×2.67, ×2.43 with refresh (docs/validation.md)") \
   X(double, latency_ns, 30.0, between(0.0, 1e6).slower_when_larger(), "ns", "first-byte latency of a DMA burst",     \
     "AttAcc HBM3 preset: nRCD 19 + nCL 19 tCK × 0.769 ns ≈ 29 ns")                                               \
   X(uint64_t, capacity_bytes, 2ull << 30, between(1024, kMaxConfigBytes), "bytes", "HBM owned by one PE",         \
@@ -103,7 +103,7 @@ AHBM_CHOICE(QTileSearch, AHBM_Q_TILE_SEARCHES)
     "1 = peak (the reference point); docs/hbm.md calibrates it against `banked` (0.90 for KV streaming)")       \
   X(int, pseudo_channels, 12, between(1, 64), "count",                                                           \
     "`banked` only: HBM3-6400 pseudo-channels (25.6 GB/s each) a PE's slice interleaves its bursts over",        \
-    "the ×3 internal factor made structural: 307.2 GB/s ÷ 25.6 GB/s = 12 (a PE owns 4 of its stack's 32, each 3 bank-group accesses wide)") \
+    "the ×3 internal factor made structural: 307.2 GB/s ÷ 25.6 GB/s = 12 (a PE owns 4 of its stack's 32, each 3 bank-group accesses wide); AttAcc's timing realises ×2.67 (docs/validation.md)") \
   X(HbmMapping, mapping, HbmMapping::bg_interleaved, one_of_names(), "name", \
     "`banked` only: address mapping preset of each pseudo-channel (docs/hbm.md)",                               \
     "consecutive bursts rotate over bank groups, as HBM3 controllers interleave")                               \
@@ -266,16 +266,16 @@ struct RemoteConfig {
 #define AHBM_PARAMS_ENERGY(X)                                                                                    \
   X(double, hbm_activate_pj_per_bit, 0.11, between(0.0, 1e3), "pJ/bit",                                           \
     "HBM row activation (cell to bit-line sense amplifier), per bit read from or written to a PE's slice",       \
-    "AttAcc (ASPLOS 2024) HBM3 energy breakdown: cell activate 0.11 pJ/bit")                                     \
+    "AttAcc (ASPLOS 2024, src/config.py, after FGDRAM, MICRO 2017) HBM3 energy breakdown: cell activate 0.11 pJ/bit")                                     \
   X(double, hbm_access_pj_per_bit, 0.44, between(0.0, 1e3), "pJ/bit",                                             \
     "HBM column access (sense amplifier to bank I/O), per bit read or written",                                   \
-    "AttAcc: read 0.44 pJ/bit (a write is taken to cost the same)")                                              \
+    "AttAcc src/config.py (after FGDRAM): cell read/write 0.44 pJ/bit")                                              \
   X(double, hbm_bank_group_pj_per_bit, 1.01, between(0.0, 1e3), "pJ/bit",                                         \
     "bank-group multiplexer to the PE, per bit: the in-stack path of a bank-group-level PE",                       \
-    "AttAcc: bank-group mux 1.01 pJ/bit (the ×3 internal bandwidth of pe.hbm is bank-group level)")              \
+    "AttAcc src/config.py (after FGDRAM): column decoder to bank-group mux 1.01 pJ/bit; its bank-group PIM pays 0.11 + 0.44 + 1.01 per bit, as a PE here")              \
   X(double, stack_io_pj_per_bit, 2.03, between(0.0, 1e3), "pJ/bit",                                               \
     "off-stack I/O, per bit of NoC payload delivered (every NoC delivery enters or leaves a CUBE's stack)",       \
-    "AttAcc: global I/O 1.23 + TSV 0.5 + interposer 0.3 pJ/bit")                                                 \
+    "AttAcc src/config.py (after FGDRAM): bank-group mux to global I/O 1.23 + TSV 0.5 + interposer 0.3 pJ/bit")                                                 \
   X(double, sram_pj_per_byte, 1.25, between(0.0, 1e4), "pJ/B",                                                   \
     "SRAM access (Q buffer, PE SRAM), per byte written or read",                                                  \
     "Horowitz (ISSCC 2014, 45 nm): a 64-bit access of an 8 KiB SRAM 10 pJ")                                       \
