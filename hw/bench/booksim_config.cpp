@@ -1,13 +1,15 @@
 #include "hw/bench/booksim_config.h"
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "hw/common/base/error.h"
+#include "hw/common/base/input_file.h"
+#include "hw/common/base/json_reader.h"
 
 namespace ahbm {
 
@@ -43,7 +45,7 @@ std::map<std::string, std::string> statements(const std::string& text, const std
     if (stmt.empty()) continue;
     const size_t eq = stmt.find('=');
     if (eq == std::string::npos || trim(stmt.substr(0, eq)).empty())
-      throw InputError(file + ": \"" + stmt + "\": expected key = value;");
+      throw InputError(file + ": \"" + printable(stmt) + "\": expected key = value;");
     kv[trim(stmt.substr(0, eq))] = trim(stmt.substr(eq + 1));
   }
   return kv;
@@ -54,7 +56,8 @@ class Reader {
   Reader(std::map<std::string, std::string> kv, std::string file) : kv_(std::move(kv)), file_(std::move(file)) {}
   bool has(const std::string& k) const { return kv_.count(k) != 0; }
   [[noreturn]] void fail(const std::string& k, const std::string& what) const {
-    throw InputError(file_ + ": " + k + " = " + (has(k) ? kv_.at(k) : std::string("(default)")) + ": " + what);
+    throw InputError(file_ + ": " + printable(k) + " = " + (has(k) ? printable(kv_.at(k)) : std::string("(default)")) +
+                     ": " + what);
   }
   std::string str(const std::string& k, const std::string& def) {
     used_.insert(k);
@@ -77,7 +80,8 @@ class Reader {
       if (!used_.count(k)) {
         std::string list;
         for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
-        throw InputError(file_ + ": " + k + " = " + v + ": not modelled by ahbm-sim noc-bench (keys read: " + list + ")");
+        throw InputError(file_ + ": " + printable(k) + " = " + printable(v) +
+                         ": not modelled by ahbm-sim noc-bench (keys read: " + list + ")");
       }
   }
   const std::set<std::string>& used() const { return used_; }
@@ -96,7 +100,11 @@ class Reader {
       n = 0;
     }
     if (n == 0 || n != kv_.at(k).size() || !std::isfinite(double(v))) fail(k, std::string("expected ") + what);
-    if (v < lo || v > hi) fail(k, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    if (v < lo || v > hi) {
+      // The range as written in the code ("[1e-09, 1]"; std::to_string printed it "[0.000000, 1.000000]").
+      if constexpr (std::is_integral_v<T>) fail(k, "must be in " + range_text(int64_t(lo), int64_t(hi)));
+      else fail(k, "must be in " + range_text(double(lo), double(hi)));
+    }
     return v;
   }
 
@@ -112,7 +120,7 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   std::map<std::string, std::string> kv = statements(text, file);
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError("--set " + o + ": expected key=value");
+    if (eq == std::string::npos || eq == 0) throw InputError("--set " + printable(o) + ": expected key=value");
     kv[trim(o.substr(0, eq))] = trim(o.substr(eq + 1));
   }
   Reader r(std::move(kv), file);
@@ -257,11 +265,9 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
 }
 
 NocBenchOptions load_booksim_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path + ": cannot read the BookSim config");
-  std::stringstream s;
-  s << f.rdbuf();
-  return parse_booksim_config(s.str(), path, overrides);
+  // A directory read as an empty config would run BookSim's defaults; a FIFO or a device never ends.
+  constexpr uintmax_t kMaxConfigBytes = uintmax_t(1) << 20;
+  return parse_booksim_config(read_input_file(path, "a BookSim config", kMaxConfigBytes), path, overrides);
 }
 
 }  // namespace ahbm

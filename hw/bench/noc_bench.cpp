@@ -316,6 +316,8 @@ NocBenchWork noc_bench_work(const NocBenchOptions& in) {
 
 NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions& in) {
   NocBenchOptions o = in;
+  check(o.drain >= -1 && o.drain <= 100000000, "--drain " + std::to_string(o.drain),
+        "must be -1 (as long as --cycles) or in [0, 1e8]");
   if (o.drain < 0) o.drain = o.cycles;
   const std::vector<std::string>& patterns = pattern_names();
   if (std::find(patterns.begin(), patterns.end(), o.traffic) == patterns.end()) {
@@ -358,7 +360,6 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     check(o.converge_threshold > 0 && o.converge_threshold < 1, "--converge-threshold " + fmt("%g", o.converge_threshold),
           "must be in (0, 1)");
   }
-  check(o.drain <= 100000000, "--drain " + std::to_string(o.drain), "must be at most 1e8");
   if (o.traffic == "hotspot") {
     check(o.hotspot_node >= 0 && o.hotspot_node < o.nodes, "--hotspot-node " + std::to_string(o.hotspot_node),
           "must be a node in [0, " + std::to_string(o.nodes - 1) + "]");
@@ -522,9 +523,11 @@ NocSaturation find_saturation(const NocRegistry& registry, const NocBenchOptions
 std::string NocBenchResult::line() const {
   std::ostringstream s;
   s << options.noc << " " << options.traffic << " rate " << fmt("%.3f", options.rate) << ": offered "
-    << fmt("%.3f", offered) << " accepted " << fmt("%.3f", accepted) << " flits/node/cycle, latency avg "
-    << fmt("%.1f", avg_latency) << " p99 " << fmt("%.0f", p99_latency) << " (network avg "
-    << fmt("%.1f", avg_network_latency) << ") cycles, hops "
+    << fmt("%.3f", offered) << " accepted " << fmt("%.3f", accepted) << " flits/node/cycle, "
+    << (deliveries_measured ? "latency avg " + fmt("%.1f", avg_latency) + " p99 " + fmt("%.0f", p99_latency) +
+                                  " (network avg " + fmt("%.1f", avg_network_latency) + ") cycles"
+                            : std::string("no packets delivered in the window, no latency"))
+    << ", hops "
     << (avg_hops < 0 ? std::string("n/a") : fmt("%.2f", avg_hops)) << ", link util max "
     << fmt("%.2f", max_link_utilisation) << " avg " << fmt("%.2f", avg_link_utilisation) << ", "
     << (saturated ? "SATURATED" : "not saturated");
@@ -537,8 +540,9 @@ std::string noc_bench_table(const std::vector<NocBenchResult>& results) {
   s << "    rate  offered  accepted  avg_lat  p99_lat   hops  max_link  saturated\n";
   for (const auto& r : results) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%8.3f %8.3f %9.3f %8.1f %8.0f %6s %9.2f  %s\n", r.options.rate, r.offered,
-                  r.accepted, r.avg_latency, r.p99_latency,
+    const bool none = r.deliveries_measured == 0;  // no latency: "n/a", not 0.0
+    std::snprintf(buf, sizeof buf, "%8.3f %8.3f %9.3f %8s %8s %6s %9.2f  %s\n", r.options.rate, r.offered, r.accepted,
+                  none ? "n/a" : fmt("%.1f", r.avg_latency).c_str(), none ? "n/a" : fmt("%.0f", r.p99_latency).c_str(),
                   r.avg_hops < 0 ? "n/a" : fmt("%.2f", r.avg_hops).c_str(), r.max_link_utilisation,
                   r.saturated ? "yes" : "no");
     s << buf;

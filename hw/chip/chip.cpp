@@ -1,6 +1,7 @@
 #include "hw/chip/chip.h"
 
 #include "hw/common/base/component.h"
+#include "hw/common/sim/sim_context.h"
 
 namespace ahbm {
 
@@ -12,6 +13,26 @@ std::vector<int> Chip::groups_of(const HwConfig& cfg, const std::vector<Attentio
   for (int g = 0; g < cfg.groups; ++g)
     if (used[size_t(g)]) groups.push_back(g);
   return groups;
+}
+
+std::vector<std::string> Chip::noc_endpoints(const HwConfig& cfg, const std::vector<int>& group_ids) {
+  std::vector<std::string> e = {"host", "qsrc"};
+  for (int g : group_ids)
+    for (int c = 0; c < cfg.group.cubes; ++c) e.push_back("g" + std::to_string(g) + ".cube" + std::to_string(c));
+  return e;
+}
+
+void check_noc_config(const HwConfig& cfg, const NocRegistry& nocs, const std::string& hw_file) {
+  SimContext context;
+  SimContext::Scope use_context(context);
+  std::vector<int> every_group(size_t(cfg.groups));
+  for (int g = 0; g < cfg.groups; ++g) every_group[size_t(g)] = g;
+  NocContext ctx;
+  ctx.params = cfg.noc.params;
+  ctx.config_file = hw_file;
+  ctx.clock = Clock(cfg.clock_ghz);
+  ctx.endpoints = Chip::noc_endpoints(cfg, every_group);
+  with_internal_errors([&] { nocs.get(cfg.noc.model, hw_file).make("noc", ctx); });
 }
 
 Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
@@ -48,13 +69,11 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
     const TileRef& t = sh.tiles.at(gt);
     sh.span(start, end, sh.spans.intern(component), activity, t, t.rows(), int64_t(p.bytes));
   };
-  ctx.endpoints = {"host", "qsrc"};
+  ctx.endpoints = noc_endpoints(cfg, active_groups);
   std::vector<std::vector<int>> group_endpoints(size_t(cfg.groups));
-  for (int g : active_groups)
-    for (int c = 0; c < cfg.group.cubes; ++c) {
-      group_endpoints[size_t(g)].push_back(int(ctx.endpoints.size()));
-      ctx.endpoints.push_back("g" + std::to_string(g) + ".cube" + std::to_string(c));
-    }
+  for (size_t a = 0; a < active_groups.size(); ++a)
+    for (int c = 0; c < cfg.group.cubes; ++c)
+      group_endpoints[size_t(active_groups[a])].push_back(2 + int(a) * cfg.group.cubes + c);
   noc = nocs.get(cfg.noc.model, hw_file).make("noc", ctx);
   sh.spans.declare(component_path(*noc), {ComponentInfo::Kind::noc, -1, -1, -1, component_path(*noc)});
   host = std::make_unique<Host>("host", sh);

@@ -16,6 +16,12 @@
 
 namespace ahbm {
 
+// The check a chip's elaboration makes of the NoC: builds cfg.noc.model with cfg.noc.params alone
+// (in a context of its own, nothing simulated) for the endpoints of every group, so a parameter
+// the model does not have, or a value it refuses, is the InputError run and serve give
+// (`hw_file` names the config in it). `ahbm-sim hw-config` calls it: a config it prints builds.
+void check_noc_config(const HwConfig& cfg, const NocRegistry& nocs, const std::string& hw_file);
+
 class Chip : public sc_core::sc_module, public StatsProvider {
  public:
   Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs, const std::string& hw_file,
@@ -30,6 +36,8 @@ class Chip : public sc_core::sc_module, public StatsProvider {
   void report_stats(StatsNode& node) const override;
   // Groups with work in `jobs`, ascending: the chip's structure for them.
   static std::vector<int> groups_of(const HwConfig& cfg, const std::vector<AttentionJob>& jobs);
+  // The NoC's endpoints for the active groups `group_ids`: "host", "qsrc", then "gG.cubeC".
+  static std::vector<std::string> noc_endpoints(const HwConfig& cfg, const std::vector<int>& group_ids);
 
   std::unique_ptr<Noc> noc;
   std::unique_ptr<Host> host;

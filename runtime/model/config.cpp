@@ -1,6 +1,7 @@
 #include "runtime/model/config.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "hw/common/base/recorded_schema.h"
 
@@ -19,6 +20,30 @@ const std::vector<std::string>& model_config_keys() {
       "tie_word_embeddings", "attention_bias", "num_local_experts", "num_experts_per_tok"};
   return keys;
 }
+
+namespace {
+
+// The parameter count in integers (total_params, int64) and its bytes in fp32 (uint64) must not
+// wrap: each field is in range, but their product may not be (2^20 x 2^22 x 1024 experts x 1024
+// layers printed a negative count). Counted in long double here, before anything multiplies.
+void check_param_count(const JsonReader& r, const ModelConfig& m) {
+  constexpr int64_t kMaxParams = int64_t(1) << 61;  // x 4 bytes (fp32) still fits uint64
+  long double n = 0;
+  for (const WeightTensor& t : layer_weights(m)) n += (long double)t.rows * t.cols * t.count;
+  n *= m.num_hidden_layers;
+  for (const WeightTensor& t : global_weights(m)) n += (long double)t.rows * t.cols * t.count;
+  if (n <= (long double)kMaxParams) return;
+  char about[32];
+  std::snprintf(about, sizeof about, "%.3Lg", n);
+  r.fail("hidden_size", "value " + std::to_string(m.hidden_size) + " with intermediate_size = " +
+                            std::to_string(m.intermediate_size) + ", num_local_experts = " +
+                            std::to_string(m.num_local_experts) + ", num_hidden_layers = " +
+                            std::to_string(m.num_hidden_layers) + " and vocab_size = " + std::to_string(m.vocab_size) +
+                            " gives about " + about + " parameters (allowed: up to 2^61 = " +
+                            std::to_string(kMaxParams) + "; these fields multiply)");
+}
+
+}  // namespace
 
 ModelConfig read_model_config(JsonReader& r) {
   ModelConfig m;
@@ -71,6 +96,7 @@ ModelConfig read_model_config(JsonReader& r) {
                                       range_text(int64_t(1), int64_t(m.num_local_experts)) +
                                       "); at most num_local_experts");
   for (const auto& k : kModelMetadataKeys) r.ignore(k);
+  check_param_count(r, m);
   return m;
 }
 

@@ -13,6 +13,7 @@ Json noc_bench_json(const NocBenchResult& r) {
   }
   Json mix = Json::array();
   for (const auto& [flits, weight] : o.packet_mix) mix.push_back({flits, weight});
+  const auto latency = [&](double cycles) { return r.deliveries_measured ? Json(cycles) : Json(); };
   return Json{{"noc", o.noc},
               {"params", o.params},
               {"traffic", o.traffic},
@@ -41,12 +42,15 @@ Json noc_bench_json(const NocBenchResult& r) {
                           : Json{{"rule", "fixed"}, {"start", r.window_start}, {"end", r.window_end}}},
               {"offered_flits_per_node_cycle", r.offered},
               {"accepted_flits_per_node_cycle", r.accepted},
-              {"avg_latency_cycles", r.avg_latency},
-              {"p99_latency_cycles", r.p99_latency},
+              // No delivery measured: no latency to report (null, not 0).
+              {"avg_latency_cycles", latency(r.avg_latency)},
+              {"p99_latency_cycles", latency(r.p99_latency)},
               {"latency_percentiles_cycles",
-               {{"p50", r.p50_latency}, {"p90", r.p90_latency}, {"p99", r.p99_latency}, {"p99.9", r.p999_latency}, {"max", r.max_latency}}},
+               {{"p50", latency(r.p50_latency)}, {"p90", latency(r.p90_latency)}, {"p99", latency(r.p99_latency)},
+                {"p99.9", latency(r.p999_latency)}, {"max", latency(r.max_latency)}}},
               {"network_latency_cycles",
-               {{"avg", r.avg_network_latency}, {"p99", r.p99_network_latency}, {"max", r.max_network_latency}}},
+               {{"avg", latency(r.avg_network_latency)}, {"p99", latency(r.p99_network_latency)},
+                {"max", latency(r.max_network_latency)}}},
               {"latency_histogram", {{"bin_cycles", r.histogram_bin}, {"counts", r.histogram}}},
               {"fairness", {{"accepted_min", r.accepted_min}, {"accepted_max", r.accepted_max}}},
               {"per_node", {{"injected_flits_per_cycle", r.node_injected}, {"accepted_flits_per_cycle", r.node_accepted}}},

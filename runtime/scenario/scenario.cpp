@@ -45,6 +45,10 @@ std::string resolve_model_config(const JsonReader& m, const std::string& name) {
   std::error_code ec;
   for (const auto& t : tried)
     if (fs::is_regular_file(t, ec)) return t.lexically_normal().string();
+  for (const auto& t : tried)  // there, but not a file: say what it is rather than "not found"
+    if (fs::exists(t, ec))
+      m.fail("config", "\"" + name + "\" is " + (fs::is_directory(t, ec) ? "a directory" : "not a regular file") + " (" +
+                           t.lexically_normal().string() + "; allowed: a model config.json file)");
   std::string where;
   for (const auto& t : tried) where += (where.empty() ? "" : ", ") + t.lexically_normal().string();
   m.fail("config", "file \"" + name + "\" not found (looked for " + where +

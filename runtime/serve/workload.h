@@ -13,6 +13,7 @@
 
 #include "hw/common/base/json_reader.h"
 #include "runtime/scenario/scenario.h"
+#include "runtime/serve/azure_csv.h"
 
 namespace ahbm::serve {
 
@@ -132,14 +133,7 @@ Workload load_workload(const std::string& path);
 // The workload format's JSON Schema, generated from parse_workload's reads over `probes`.
 Json workload_schema(const std::vector<std::string>& probes);
 
-// Rows of an Azure LLM inference trace CSV (header TIMESTAMP,ContextTokens,GeneratedTokens;
-// TIMESTAMP as "YYYY-MM-DD HH:MM:SS[.fraction]" or seconds), at most `max_rows`: arrival in ns
-// after the first row, context and generated tokens. Bad rows are InputErrors naming line and column.
-struct TraceRow {
-  double arrival_ns = 0;
-  int context_tokens = 0, generated_tokens = 0;
-};
-std::vector<TraceRow> read_azure_csv(const std::string& path, int max_rows);
+// Rows of an Azure LLM inference trace CSV: read_azure_csv, runtime/serve/azure_csv.h.
 
 // The run's workflows in arrival order (ids 0, 1, ...); the same workload gives the same list.
 std::vector<WorkflowSpec> expand(const Workload& w);

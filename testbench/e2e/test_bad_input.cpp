@@ -3,6 +3,8 @@
 // the field path, the value and what is allowed, and that --out was not created (or, when it
 // already existed, was left untouched). docs/reliability.md tabulates these cases by id; a test
 // below keeps that table in step with this list.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -43,7 +45,26 @@ struct BadInput {
   std::string scenario;  // sc.json contents; "" = kScenario
   std::string args;      // "" = "{sc} --hw {hw} --out {out}" (without --hw when hw is "")
   std::vector<std::string> expect;  // substrings stderr must contain
+  std::string command = "run";      // the ahbm-sim command ("" = none: args start with the option)
+  // More files in the scratch directory: name, contents ({src} = the source tree); the contents
+  // "<fifo>" make a named pipe (a reader that opens it would wait forever).
+  std::vector<std::pair<std::string, std::string>> files = {};
 };
+
+// A serve workload over `csv` (a path relative to the workload, or absolute) as Azure trace, with
+// `extra` fields added.
+std::string csv_workload(const std::string& csv, const std::string& extra = "") {
+  return R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json", "arrival": {"process": "azure_csv", "file": ")" +
+         csv + "\"}" + extra + "}";
+}
+// A literal with its NUL bytes (std::string from a char* stops at the first).
+template <size_t N>
+std::string bytes(const char (&text)[N]) {
+  return std::string(text, N - 1);
+}
+const char* kCsvHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+// A serve command on w.json (the workload) into {out}.
+const char* kServe = "{dir}/w.json --out {out}";
 
 void PrintTo(const BadInput& c, std::ostream* os) { *os << c.id; }  // ctest names show the id
 
@@ -215,6 +236,60 @@ const std::vector<BadInput>& cases() {
        {"--dump-tensors needs values"}},
       {"cli.unknown_noc", "", "", "{sc} --out {out} --noc mesh2", {"--noc", "\"mesh2\"", "allowed: ", "did you mean \"mesh\""}},
       {"cli.missing_option_value", "", "", "{sc} --out {out} --hw", {"the required argument for option '--hw' is missing"}},
+      // ---- issue 42: serve's Azure CSV, the BookSim reader, the benches' options (docs/reliability.md) ----
+      {"serve.csv_fifo", "", "", kServe, {"fifo.csv: is not a regular file"}, "serve",
+       {{"w.json", csv_workload("fifo.csv")}, {"fifo.csv", "<fifo>"}}},
+      {"serve.csv_dev_zero", "", "", kServe, {"/dev/zero: is not a regular file"}, "serve",
+       {{"w.json", csv_workload("/dev/zero")}}},
+      {"serve.csv_dev_null", "", "", kServe, {"/dev/null: is not a regular file"}, "serve",
+       {{"w.json", csv_workload("/dev/null")}}},
+      {"serve.csv_directory", "", "", kServe, {"foreign_dir: is a directory, not an Azure trace CSV"}, "serve",
+       {{"w.json", csv_workload("foreign_dir")}}},
+      {"serve.csv_empty", "", "", kServe, {"t.csv: file is empty (expected the header TIMESTAMP,"}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", ""}}},
+      {"serve.csv_impossible_date", "", "", kServe,
+       {"t.csv: line 3: TIMESTAMP \"2023-11-31 00:00:00\": day 31 is out of range (allowed: [1, 30] in 2023-11)"}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", std::string(kCsvHeader) + "2023-11-30 23:00:00,64,2\n2023-11-31 00:00:00,64,2\n"}}},
+      {"serve.csv_february_29", "", "", kServe, {"TIMESTAMP \"2023-02-29 10:00:00\": day 29", "[1, 28] in 2023-02"}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", std::string(kCsvHeader) + "2023-02-29 10:00:00,64,2\n"}}},
+      {"serve.csv_bom_bad_header", "", "", kServe,
+       {"t.csv: line 1 must be the header", "got \"TIMESTAMP,Context,GeneratedTokens\" after a UTF-8 byte-order mark"}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", "\xEF\xBB\xBFTIMESTAMP,Context,GeneratedTokens\n0,64,2\n"}}},
+      {"serve.csv_nul_byte", "", "", kServe, {"got \"TIMES\\x00TAMP,ContextTokens,GeneratedTokens\""}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", bytes("TIMES\0TAMP,ContextTokens,GeneratedTokens\n0,64,2\n")}}},
+      {"serve.templates_with_azure_csv", "", "", kServe,
+       {"w.json: templates: not allowed with arrival.process = \"azure_csv\""}, "serve",
+       {{"w.json", csv_workload("t.csv", R"(, "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}])")},
+        {"t.csv", std::string(kCsvHeader) + "0,64,2\n"}}},
+      {"serve.rate_hex", "", "", "{src}/traces/serve/agentic_mix.json --out {out} --rate-per-s 0x10",
+       {"--rate-per-s: value \"0x10\" is not a number in [1e-06, 1e+12]"}, "serve"},
+      {"noc.booksim_directory", "", "", "--booksim {dir}", {"is a directory, not a BookSim config"}, "noc-bench"},
+      {"noc.booksim_fifo", "", "", "--booksim {dir}/fifo.cfg", {"fifo.cfg: is not a regular file"}, "noc-bench",
+       {{"fifo.cfg", "<fifo>"}}},
+      {"noc.booksim_dev_zero", "", "", "--booksim /dev/zero", {"/dev/zero: is not a regular file"}, "noc-bench"},
+      {"noc.booksim_rate_range", "", "", "--booksim {dir}/b.cfg", {"b.cfg: injection_rate = 0: must be in [1e-09, 1]"},
+       "noc-bench", {{"b.cfg", "injection_rate = 0;\n"}}},
+      {"noc.booksim_nul_byte", "", "", "--booksim {dir}/b.cfg", {"b.cfg: k\\x00ey = 3: not modelled"}, "noc-bench",
+       {{"b.cfg", bytes("k\0ey = 3;\n")}}},
+      {"noc.seed_negative", "", "", "--seed=-1", {"--seed: value \"-1\" is not an integer in [0, 18446744073709551615]"},
+       "noc-bench"},
+      {"noc.perm_seed_negative", "", "", "--traffic randperm --perm-seed=-1",
+       {"--perm-seed: value \"-1\" is not an integer in [0, 18446744073709551615]"}, "noc-bench"},
+      {"noc.drain_negative", "", "", "--drain -2", {"--drain -2: must be -1 (as long as --cycles) or in [0, 1e8]"},
+       "noc-bench"},
+      {"hbm.seed_negative", "", "", "--pattern random --seed=-1",
+       {"--seed: value \"-1\" is not an integer in [0, 18446744073709551615]"}, "hbm-bench"},
+      {"hwconfig.noc_param_of_another_model", "", "", "--set noc.params.vcs=4",
+       {"(built-in defaults): noc.params.vcs: unknown key"}, "hw-config"},
+      {"nocs.unknown_option", "", "", "--bogus", {"unrecognised option '--bogus'"}, "nocs"},
+      {"nocs.extra_argument", "", "", "extra", {"too many positional options"}, "nocs"},
+      {"version.extra_argument", "", "", "--version extra", {"--version: error: takes no arguments (got \"extra\")"}, ""},
+      {"sc.model_config_directory", "", config_scenario("foreign_dir"), "",
+       {"sc.json: model.config: \"foreign_dir\" is a directory"}},
+      {"sc.model_params_beyond_int64", R"({"hidden_size": 1048576, "intermediate_size": 4194304, "num_attention_heads": 1024,
+           "num_hidden_layers": 1024, "vocab_size": 16777216, "num_local_experts": 1024, "num_experts_per_tok": 1})",
+       config_scenario("hw.json"), "{sc} --out {out}",
+       {"hw.json: hidden_size: value 1048576", "gives about 1.38e+19 parameters (allowed: up to 2^61"}},
   };
   return list;
 }
@@ -230,11 +305,16 @@ TEST_P(BadInputTest, ExitsTwoNamingFieldAndValueWithoutOutput) {
   write_file(dir / "existing_file", "not a run\n");
   fs::create_directories(dir / "foreign_dir");
   write_file(dir / "foreign_dir/notes.txt", "keep me\n");
+  for (const auto& [name, text] : c.files) {
+    if (text == "<fifo>") ASSERT_EQ(mkfifo((dir / name).c_str(), 0644), 0) << name;
+    else write_file(dir / name, replace_all(text, "{src}", AHBM_SOURCE_DIR));
+  }
   std::string args = c.args.empty() ? (c.hw.empty() ? "{sc} --out {out}" : "{sc} --hw {hw} --out {out}") : c.args;
   args = replace_all(args, "{sc}", quote(dir / "sc.json"));
   args = replace_all(args, "{hw}", quote(dir / "hw.json"));
   args = replace_all(args, "{out}", quote(dir / "out"));
   args = replace_all(args, "{dir}", dir.path().string());
+  args = replace_all(args, "{src}", AHBM_SOURCE_DIR);
   const std::vector<std::string> before = [&] {
     std::vector<std::string> names;
     for (const auto& e : fs::recursive_directory_iterator(dir.path())) names.push_back(e.path().string());
@@ -242,7 +322,10 @@ TEST_P(BadInputTest, ExitsTwoNamingFieldAndValueWithoutOutput) {
     return names;
   }();
 
-  const CliResult r = run_cli("run " + args, dir.path());
+  // A reader that hangs (a FIFO) or reads without end (/dev/zero) fails the case, not the suite.
+  // (The address-space limit only off `run`, whose preflight reads RLIMIT_AS.)
+  const CliResult r = run_cli(c.command + " " + args, dir.path(),
+                              std::string(c.command == "run" ? "" : "ulimit -v 8000000; ") + "timeout -s KILL 120 env");
 
   EXPECT_EQ(r.exit_code, 2) << "stderr: " << r.err;
   for (const auto& e : c.expect) EXPECT_NE(r.err.find(e), std::string::npos) << "missing \"" << e << "\" in: " << r.err;

@@ -141,3 +141,25 @@ TEST(NocConfigs, CommandLineRunsBooksimAndHwConfigs) {
   EXPECT_EQ(badhw.exit_code, 2);
   EXPECT_NE(badhw.output.find("vcs"), std::string::npos) << badhw.output;
 }
+
+// Issue 42 item 9: a run that delivers nothing has no latency. It printed "latency avg 0.0" and
+// wrote avg_latency_cycles 0.0, a plausible number; now the line says so and the report has null.
+TEST(NocConfigs, NoDeliveriesReportNoLatency) {
+  const std::string dir = test::temp_dir("noc-no-deliveries");
+  const auto r = test::run_cli("noc-bench --rate 1e-300 --cycles 2000 --out '" + dir + "/r.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.out.find("no packets delivered in the window, no latency"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("latency avg"), std::string::npos) << r.out;
+  const Json j = load_json_file(dir + "/r.json");
+  EXPECT_EQ(j["deliveries_measured"], 0);
+  EXPECT_TRUE(j["avg_latency_cycles"].is_null()) << j["avg_latency_cycles"];
+  EXPECT_TRUE(j["p99_latency_cycles"].is_null());
+  EXPECT_TRUE(j["latency_percentiles_cycles"]["max"].is_null());
+  EXPECT_TRUE(j["network_latency_cycles"]["avg"].is_null());
+  const auto sweep = test::run_cli("noc-bench --sweep 1e-300,0.05 --cycles 2000 --out '" + dir + "/s.json'");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
+  EXPECT_NE(sweep.out.find("n/a      n/a"), std::string::npos) << sweep.out;
+  const Json s = load_json_file(dir + "/s.json");
+  EXPECT_TRUE(s["sweep"][0]["avg_latency_cycles"].is_null());
+  EXPECT_GT(s["sweep"][1]["avg_latency_cycles"].get<double>(), 0.0);  // a run with deliveries is unchanged
+}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "hw/common/base/error.h"
 #include "runtime/serve/workload.h"
@@ -191,6 +192,35 @@ TEST(ServeWorkload, AzureCsvRowsBecomePlainRequests) {
   EXPECT_EQ(specs[1].prompt_tokens, 300);
   EXPECT_EQ(specs[1].answer_tokens, 2);
   EXPECT_TRUE(specs[1].rounds.empty());
+}
+
+// Issue 42 item 6: dates on the real calendar (every month was 31 days long).
+TEST(ServeWorkload, AzureCsvDatesFollowTheCalendar) {
+  EXPECT_EQ(serve::days_from_civil(1970, 1, 1), 0);
+  EXPECT_EQ(serve::days_from_civil(2000, 3, 1), 11017);
+  EXPECT_EQ(serve::days_from_civil(1969, 12, 31), -1);
+  EXPECT_EQ(serve::days_from_civil(2023, 12, 1) - serve::days_from_civil(2023, 11, 30), 1);
+  EXPECT_EQ(serve::days_in_month(2023, 2), 28);
+  EXPECT_EQ(serve::days_in_month(2024, 2), 29);
+  EXPECT_EQ(serve::days_in_month(1900, 2), 28);
+  EXPECT_EQ(serve::days_in_month(2000, 2), 29);
+  const auto gaps = [](const std::string& a, const std::string& b) {
+    std::istringstream in("TIMESTAMP,ContextTokens,GeneratedTokens\n" + a + ",10,1\n" + b + ",10,1\n");
+    return serve::parse_azure_csv(in, "t.csv", 10).back().arrival_ns / 1e9;
+  };
+  EXPECT_DOUBLE_EQ(gaps("2023-11-30 23:59:59", "2023-12-01 00:00:00"), 1.0);       // was 86,401 s
+  EXPECT_DOUBLE_EQ(gaps("2023-02-28 00:00:00", "2023-03-01 00:00:00"), 86400.0);   // was 4 days
+  EXPECT_DOUBLE_EQ(gaps("2024-02-28 00:00:00", "2024-03-01 00:00:00"), 172800.0);  // leap year
+  EXPECT_DOUBLE_EQ(gaps("2023-12-31 23:00:00", "2024-01-01 01:00:00"), 7200.0);
+}
+
+// Issue 42 item 22: a byte-order mark before the header (spreadsheet programs write one) is skipped.
+TEST(ServeWorkload, AzureCsvByteOrderMarkIsSkipped) {
+  std::istringstream in("\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\n0,10,1\n2.5,20,2\n");
+  const auto rows = serve::parse_azure_csv(in, "t.csv", 10);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[1].arrival_ns, 2.5e9);
+  EXPECT_EQ(rows[1].context_tokens, 20);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "hw/chip/chip.h"
 #include "hw/common/config/hw_config.h"
 #include "hw/common/config/hw_config_override.h"
 #include "hw/noc/noc.h"
@@ -41,7 +42,10 @@ int cmd_hw_config(int argc, char** argv) {
     std::cout << (table ? hw_config_markdown_table() : plugin_params_markdown_table(nocs.params()));
     return 0;
   }
-  std::cout << hw_config_text(load_hw_config(hw, overrides));
+  const HwConfig cfg = load_hw_config(hw, overrides);
+  // The NoC model's own check of noc.params, as a run's or serve's chip makes it when it is built.
+  check_noc_config(cfg, nocs, hw.empty() ? "(built-in defaults)" : hw);
+  std::cout << hw_config_text(cfg);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "hw/bench/hbm_bench.h"
 #include "runtime/io/output_dir.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 
 namespace po = boost::program_options;
 
@@ -24,7 +25,7 @@ int cmd_hbm_bench(int argc, char** argv) {
       "then the JSON report (or writes it to --out). --hw FILE: a JSON file whose \"dram\" object overrides\n"
       "the preset (org, timing in tCK, mapping, page, refresh, queue_depth); the options above override it.\n\noptions");
   hbm::HbmBenchOptions o;
-  std::string mapping, refresh, page, hw, out;
+  std::string mapping, refresh, page, hw, out, seed;
   int queue = 0;
   desc.add_options()
       ("help,h", "show this help")
@@ -40,13 +41,14 @@ int cmd_hbm_bench(int argc, char** argv) {
       ("inflight", po::value<int>(&o.inflight)->default_value(o.inflight), "chunks outstanding at once")
       ("pseudo-channels", po::value<int>(&o.pseudo_channels)->default_value(o.pseudo_channels),
        "pseudo-channels side by side, bursts interleaved over them (a PE's slice: 12)")
-      ("seed", po::value<uint64_t>(&o.seed)->default_value(o.seed), "random-pattern seed")
+      ("seed", po::value<std::string>(&seed)->default_value(std::to_string(o.seed)), "random-pattern seed, 0 to 2^64-1")
       ("check", po::bool_switch(&o.check), "check every command against the timing rules")
       ("hw", po::value<std::string>(&hw), "JSON file with a \"dram\" object")
       ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
   if (!parse_command_line(argc, argv, desc)) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
   if (!out.empty()) target.emplace(out, OutputKind::file);
+  o.seed = parse_uint_option("seed", seed, 0, UINT64_MAX);  // as text: Boost's conversion wraps "-1"
   Json over = Json::object();
   if (!hw.empty()) {
     const Json file = load_json_file(hw);

@@ -12,6 +12,7 @@
 #include "runtime/io/output_dir.h"
 #include "runtime/report/noc_bench_json.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 
 namespace po = boost::program_options;
 
@@ -98,7 +99,7 @@ int cmd_noc_bench(int argc, char** argv) {
   NocBenchOptions o;
   std::string params_json, sweep, out, rate_unit, mix;
   std::vector<std::string> param_kv, set_kv;
-  std::string hw_file, booksim_file;
+  std::string hw_file, booksim_file, seed, perm_seed;
   bool saturation = false, progress = false;
   desc.add_options()
       ("help,h", "show this help")
@@ -115,7 +116,8 @@ int cmd_noc_bench(int argc, char** argv) {
       ("injection", po::value<std::string>(&o.injection)->default_value(o.injection), "bernoulli | on-off")
       ("burst-alpha", po::value<double>(&o.burst_alpha)->default_value(o.burst_alpha), "on-off: P(off -> on) per cycle")
       ("burst-beta", po::value<double>(&o.burst_beta)->default_value(o.burst_beta), "on-off: P(on -> off) per cycle")
-      ("perm-seed", po::value<uint64_t>(&o.perm_seed)->default_value(o.perm_seed), "randperm: permutation seed")
+      ("perm-seed", po::value<std::string>(&perm_seed)->default_value(std::to_string(o.perm_seed)),
+       "randperm: permutation seed, 0 to 2^64-1")
       ("cycles", po::value<int64_t>(&o.cycles)->default_value(o.cycles), "measurement window, cycles")
       ("warmup", po::value<int64_t>(&o.warmup)->default_value(o.warmup), "warm-up cycles before the window")
       ("drain", po::value<int64_t>(&o.drain)->default_value(o.drain), "cycles allowed after the window (-1 = --cycles)")
@@ -128,7 +130,7 @@ int cmd_noc_bench(int argc, char** argv) {
        "--converge: at most this many periods (warm-up included)")
       ("converge-threshold", po::value<double>(&o.converge_threshold)->default_value(o.converge_threshold),
        "--converge: relative change of latency and throughput counted as converged")
-      ("seed", po::value<uint64_t>(&o.seed)->default_value(o.seed), "traffic seed")
+      ("seed", po::value<std::string>(&seed)->default_value(std::to_string(o.seed)), "traffic seed, 0 to 2^64-1")
       ("nodes", po::value<int>(&o.nodes)->default_value(o.nodes), "endpoints, one per node (16 = 4x4 mesh, 16-ring)")
       ("hotspot-fraction", po::value<double>(&o.hotspot_fraction)->default_value(o.hotspot_fraction),
        "hotspot: share of packets sent to the hotspot node")
@@ -152,6 +154,9 @@ int cmd_noc_bench(int argc, char** argv) {
   if (!vm) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
   if (!out.empty()) target.emplace(out, OutputKind::file);
+  // As text: Boost's conversion wraps "-1" to 2^64 - 1.
+  o.seed = parse_uint_option("seed", seed, 0, UINT64_MAX);
+  o.perm_seed = parse_uint_option("perm-seed", perm_seed, 0, UINT64_MAX);
   if (!params_json.empty()) {
     // The file loader's limits (nesting, duplicate keys) apply to the argument too.
     const std::optional<Json> params = parse_json_argument(params_json, "--params");

@@ -114,6 +114,10 @@ int sc_main(int argc, char** argv) {
     return stdout_written();
   }
   if (cmd == "--version" || cmd == "-V") {
+    if (argc > 2) {
+      std::cerr << "ahbm-sim " << cmd << ": error: takes no arguments (got \"" << argv[2] << "\")\n";
+      return 2;
+    }
     // The same two strings summary.json records under "simulator".
     std::cout << "ahbm-sim " << ahbm::simulator_version() << " (commit " << ahbm::simulator_commit() << ")\n";
     return stdout_written();

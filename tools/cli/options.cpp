@@ -33,8 +33,10 @@ uint64_t parse_uint_option(const std::string& option, const std::string& text, u
 double parse_double_option(const std::string& option, const std::string& text, double lo, double hi) {
   char* end = nullptr;
   errno = 0;
-  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo || v > hi)
+  // Decimal only: strtod also reads hexadecimal ("0x10" is 16), "inf" and "nan".
+  const bool decimal = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  const double v = decimal ? std::strtod(text.c_str(), &end) : NAN;
+  if (!decimal || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo || v > hi)
     bad(option, text, "a number", lo, hi);
   return v;
 }

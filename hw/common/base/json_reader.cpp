@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hw/common/base/input_file.h"
+
 namespace ahbm {
 
 namespace {
@@ -415,25 +417,9 @@ constexpr uintmax_t kMaxJsonBytes = uintmax_t(64) << 20;
 }  // namespace
 
 Json load_json_file(const std::string& path) {
-  // Say why a file cannot be used before trying to parse it: a missing file, a directory, a
-  // device (reading /dev/zero would never end) and an empty file each get their own message.
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st))
-    throw InputError(path + ": cannot open file: " + (ec ? ec.message() : std::string("no such file or directory")));
-  if (std::filesystem::is_directory(st)) throw InputError(path + ": is a directory, not a JSON file");
-  if (!std::filesystem::is_regular_file(st)) throw InputError(path + ": is not a regular file");
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxJsonBytes)
-    throw InputError(path + ": file is " + std::to_string(size) + " bytes (allowed: up to " +
-                     std::to_string(kMaxJsonBytes) + ")");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (in.bad()) throw InputError(path + ": cannot read file: " + std::strerror(errno));
-  return parse_json_text(text, path);
+  // A missing file, a directory, a device (reading /dev/zero would never end), an oversized and
+  // an empty file each get their own message (read_input_file, parse_json_text).
+  return parse_json_text(read_input_file(path, "a JSON file", kMaxJsonBytes), path);
 }
 
 std::optional<Json> parse_json_argument(const std::string& text, const std::string& option) {
