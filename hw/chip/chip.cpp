@@ -102,7 +102,7 @@ Chip::Chip(sc_core::sc_module_name name, SimShared& sh, const NocRegistry& nocs,
         slices.push_back(groups[gi]->cubes[size_t(c)]->slices[size_t(p)].get());
       }
   }
-  sh.pe_endpoint = pe_endpoints;  // K-split partials go PE to PE (hw/pe/pe_gemm.cpp)
+  sh.pe_endpoint = pe_endpoints;  // K-split partials go PE to PE (hw/pe/gemm_program.cpp)
   w_streamer = std::make_unique<WeightStreamer>("w_streamer", sh, *noc, std::move(pes), std::move(pe_endpoints), std::move(ports));
   for (size_t i = 0; i < slices.size(); ++i)
     links_.bind(w_streamer->slices, slices[i]->socket, "w_streamer_slice" + std::to_string(i) + "_check", sh.tlm_checks,

@@ -180,7 +180,7 @@ void pe_remap(const Model& m, const AttentionJob& job, JobShape& js) {
   js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
 }
 
-// Pe::write_kv: the step's KV writes, one after another before the PE streams: a copy's read (its
+// KvDma::write_kv (hw/pe/kv_dma.cpp): the step's KV writes, one after another before the PE streams: a copy's read (its
 // own slice, or a remote read over the NoC), then the K and V bursts written (a write's latency is
 // hidden: the slice has it stored once the bytes have streamed in).
 void pe_write_kv(const Model& m, const AttentionJob& job, JobShape& js) {

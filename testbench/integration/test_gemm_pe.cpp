@@ -1,4 +1,4 @@
-// Weight GEMMs on the PEs (hw/common/contract/gemm_job.h, hw/pe/pe_gemm.cpp): simulated per-PE time vs
+// Weight GEMMs on the PEs (hw/common/contract/gemm_job.h, hw/pe/gemm_program.cpp): simulated per-PE time vs
 // the closed forms of docs/model.md "Weight GEMMs" (compute-bound and bandwidth-bound, aligned
 // and ragged shapes), the blocking formula under shrunk SRAM and Q buffer, double vs triple
 // buffering with write-back, and values vs a float64 reference (K-split partial sums included)

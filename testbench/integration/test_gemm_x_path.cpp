@@ -2,7 +2,7 @@
 // GEMMs"): X from the host through the Q source's multicast into the CUBEs' Q buffers
 // (hw/chip/host.h, q_source.h, hw/cube/q_buffer.h) against its closed form x_ready_ns on the
 // ideal NoC (aligned and ragged M, two jobs), later on a NoC with contention, and the PEs
-// starting an M-block only once its X is written; and the K-split reduction (hw/pe/pe_gemm.cpp):
+// starting an M-block only once its X is written; and the K-split reduction (hw/pe/gemm_program.cpp):
 // partial Y blocks over the NoC to their owner, added on its vector unit, against its closed form,
 // with its counters, and its values against float64.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The X-stationary weight GEMM (hw/common/contract/gemm_job.h, hw/chip/weight_streamer.h,
-// Pe::gemm_compute_xstat): rows split over the PEs that hold a shard, every W tile read once per
+// GemmProgram::compute_xstat): rows split over the PEs that hold a shard, every W tile read once per
 // pass by its holder and multicast over the NoC into the receivers' DMA slots. Simulated per-PE
 // time vs the closed form of docs/models.md "X-stationary" (aligned and ragged shapes), values
 // vs float64 (K-split summed on the receiver, several passes), the bytes each mapping moves and

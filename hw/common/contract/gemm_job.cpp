@@ -397,8 +397,12 @@ double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t 
   return to_ns(ready);
 }
 
+uint64_t gemm_reduce_cycles(const VectorConfig& v, int mb, int nb, int partials) {
+  return vector_pass_cycles(v, mul_sat(mul_sat(uint64_t(mb), uint64_t(nb)), uint64_t(partials)), 1);
+}
+
 uint64_t gemm_reduce_cycles(const HwConfig& cfg, int mb, int nb, int partials) {
-  return vector_pass_cycles(cfg.pe.vector, mul_sat(mul_sat(uint64_t(mb), uint64_t(nb)), uint64_t(partials)), 1);
+  return gemm_reduce_cycles(cfg.pe.vector, mb, nb, partials);
 }
 
 }  // namespace ahbm

@@ -222,6 +222,7 @@ double x_ready_ns(const HwConfig& cfg, const std::vector<GemmJob>& jobs, size_t 
 
 // w_stationary K-split reduction: the owner's vector unit adds `partials` partial Y blocks of
 // mb × nb fp32 into its own, one add per element and partial.
+uint64_t gemm_reduce_cycles(const VectorConfig& v, int mb, int nb, int partials);
 uint64_t gemm_reduce_cycles(const HwConfig& cfg, int mb, int nb, int partials);
 
 // Counters of one GEMM operator over the PEs that ran it (SimResult::gemms).
@@ -274,7 +275,7 @@ inline uint64_t gemm_y_block_bytes(const GemmFusion& f, int mb, int nb) {
 }
 
 // An X-stationary W tile on the NoC (hw/chip/weight_streamer.h): NocPacket::tag = kGemmTag, the
-// payload this; the CUBEs of its receivers hand it to them (Pe::gemm_tile_arrived).
+// payload this; the CUBEs of its receivers hand it to them (Pe::gemm_tile_arrived, GemmProgram::tile_arrived).
 constexpr int kGemmTag = -2;
 struct GemmTileMessage {
   int job = 0, holder = 0;         // the job, the chip PE whose slice it was read from
@@ -294,7 +295,7 @@ struct GemmXMessage {
   int chunk = 0;  // index in GemmRun::x_chunks
 };
 
-// A w_stationary K-split's partial Y block on its way to its owner (hw/pe/pe_gemm.cpp):
+// A w_stationary K-split's partial Y block on its way to its owner (hw/pe/gemm_program.cpp):
 // NocPacket::tag = kGemmPartialTag, the payload this; the owner's CUBE hands it to the owner.
 constexpr int kGemmPartialTag = -4;
 struct GemmPartialMessage {

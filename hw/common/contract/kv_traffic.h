@@ -30,7 +30,7 @@ struct KvMessage {
   std::vector<int> slots;          // broadcast: the SRAM slot reserved in each receiver
   std::shared_ptr<const std::vector<unsigned char>> data;  // K rows then V rows, stored bytes (null: timing only)
   // request: read timing-only even in a run with values (a copy-on-write page copy, whose
-  // values are placed before the run; Pe::write_kv), so the response carries no data.
+  // values are placed before the run; KvDma::write_kv), so the response carries no data.
   bool timing_only = false;
   uint64_t wire_bytes(const AttentionJob& j) const { return 2 * uint64_t(count) * kv_row_bytes(j); }
 };

@@ -118,8 +118,11 @@ inline uint64_t o_tile_bytes(uint64_t rows, uint64_t d) { return mul_sat(mul_sat
 struct BlockWork {
   uint64_t qk = 0, softmax = 0, pv = 0;
 };
+inline BlockWork block_work(const GemmConfig& g, const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d, DType t) {
+  return {gemm_cycles(g, rows, n, d, t), softmax_cycles(v, rows, n, d), gemm_cycles(g, rows, d, n, t)};
+}
 inline BlockWork block_work(const PeConfig& pe, uint64_t rows, uint64_t n, uint64_t d, DType t) {
-  return {gemm_cycles(pe.gemm, rows, n, d, t), softmax_cycles(pe.vector, rows, n, d), gemm_cycles(pe.gemm, rows, d, n, t)};
+  return block_work(pe.gemm, pe.vector, rows, n, d, t);
 }
 
 // Steady-state cycles per KV block with every block's KV in SRAM (pe.overlap):
@@ -156,7 +159,7 @@ inline uint64_t block_cycles(const PeConfig& pe, uint64_t rows, uint64_t n, uint
 }
 
 // The GEMM engine and vector unit of one PE as two timelines, one Q tile at a time: the PE
-// (hw/pe/pe.cpp) and the cost model (runtime/policy/cost_model.cpp) place every KV block's
+// (hw/pe/attention_program.cpp) and the cost model (runtime/policy/cost_model.cpp) place every KV block's
 // work with it, so both follow one schedule. `Time` is sc_time (the PE) or double ns (the
 // cost model); durations are given in it.
 //  - none: Q K^T, softmax, P V of a block one after another, the next block after them.

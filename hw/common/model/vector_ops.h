@@ -1,7 +1,7 @@
 #pragma once
 // The vector operators of a decoder layer (RMSNorm, RoPE, the gated activation, the residual
 // add) as the PE's vector unit runs them, fused into the weight GEMM whose X or Y they touch
-// (hw/common/contract/gemm_job.h GemmFusion, hw/pe/pe_gemm.cpp; docs/model.md "Vector operators"):
+// (hw/common/contract/gemm_job.h GemmFusion, hw/pe/gemm_program.cpp; docs/model.md "Vector operators"):
 //   rms_norm   prologue of the GEMM that reads the normed rows (qkv_proj, gate_up_proj). X is
 //              broadcast whole-row to every CUBE, so every PE sees all K columns of its rows and
 //              needs no exchange: per X block it accumulates each row's sum of squares and

@@ -51,13 +51,12 @@ GemmOpStats& start_operator(Run& run, const Job& job, size_t pes, SpanRecorder& 
 
 }  // namespace
 
-SimShared::SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s)
+RunContext::RunContext(const HwConfig& c, TraceSink& t, SpanRecorder& s)
     : cfg(c), clock(c.clock_ghz), trace(t), spans(s), guard(s) {
   none_agent = spans.intern("-");
 }
 
-void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& run_epoch) {
-  jobs.bind(run_jobs);
+void RunContext::begin_epoch(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& run_epoch) {
   epoch = run_epoch;
   trace.set_epoch(epoch);
   spans.set_epoch(epoch);
@@ -66,6 +65,11 @@ void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_co
   for (size_t j = 0; j < run_jobs.size(); ++j)
     kernel_launched_.push_back(
         epoch + sc_core::sc_time(kernel_start_ns(run_jobs, j, cfg.host.kernel_launch_ns), sc_core::SC_NS));
+}
+
+void SimShared::begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& run_epoch) {
+  jobs.bind(run_jobs);
+  begin_epoch(run_jobs, run_epoch);
   tiles.clear();
   tiles_of_group.assign(size_t(cfg.groups), {});
   const auto streams = send_streams(run_jobs);

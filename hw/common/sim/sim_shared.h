@@ -1,6 +1,7 @@
 #pragma once
-// Everything the modules of one simulation share: the config, the clock, the observability
-// sinks and the table of Q tiles of every job. Owned by the Chip; no globals.
+// Everything the modules of one simulation share, in two parts: the run context (config, clock,
+// observability sinks, epoch) and the job table (the run's jobs and its Q tiles). Owned by the
+// Chip; no globals.
 #include <string>
 #include <vector>
 
@@ -76,28 +77,17 @@ struct VectorKernelRun {
   uint64_t blocks_left = 0;
 };
 
-struct SimShared {
-  SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s);
-  // Points everything at a new run's jobs: the tile table, and the epoch (the simulated time the
-  // run starts at) of the sinks, so recorded times count from the run's start.
-  void begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& epoch);
-  // The run's weight GEMMs (after begin_run; none for a run of attention jobs).
-  void begin_gemms(const std::vector<GemmJob>& run_gemms);
-  // The run's unfused vector kernels (after begin_run; none for other runs).
-  void begin_vector_kernels(const std::vector<VectorKernelJob>& run_kernels);
+// What every module of one simulation shares whatever the run holds: the config, the clock, the
+// observability sinks, the run's epoch and kernel launch times, the wait registry, the numeric
+// guard. A module that needs no job reads only this.
+struct RunContext {
+  RunContext(const HwConfig& c, TraceSink& t, SpanRecorder& s);
 
   const HwConfig& cfg;
   Clock clock;
-  JobList jobs;
-  GemmRun gemm;
-  VectorKernelRun kernels;
   sc_core::sc_time epoch = sc_core::SC_ZERO_TIME;
   TraceSink& trace;
   SpanRecorder& spans;
-  std::vector<TileRef> tiles;
-  std::vector<std::vector<int>> tiles_of_group;  // global tile indices per group, in send order
-  // Per chip PE, its CUBE's NoC endpoint (-1: its group is not elaborated); set by the chip.
-  std::vector<int> pe_endpoint;
   int none_agent = 0;  // interned "-" for spans that belong to no agent
   WaitRegistry waits;  // what each module waits for, for the stall watchdog's report
   NumericGuard guard;  // first NaN/Inf in the datapath
@@ -120,20 +110,50 @@ struct SimShared {
             const TileRef& t, int64_t rows, int64_t bytes) {
     span(start, end, component, spans.intern(activity), t, rows, bytes);
   }
-  // A span of weight-GEMM job `j` of the run: its phase, agent = its operator.
-  void gemm_span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity, int j,
-                 int64_t rows, int64_t bytes) {
-    spans.record(start, end, component, activity, spans.intern(gemm.jobs[size_t(j)].phase), gemm.op_ids[size_t(j)], rows,
-                 bytes);
-  }
   // With the activity already interned (hot paths: once per KV tile).
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity,
             const TileRef& t, int64_t rows, int64_t bytes) {
     spans.record(start, end, component, activity, t.phase_id, t.agent_id, rows, bytes);
   }
 
+ protected:
+  // The run's epoch into the sinks and the jobs' launch times (SimShared::begin_run).
+  void begin_epoch(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& run_epoch);
+
  private:
   std::vector<sc_core::sc_time> kernel_launched_;  // per job of the run (begin_run)
+};
+
+// What the run asks of the chip: its jobs of one kind (attention, weight GEMMs or vector
+// kernels), the table of Q tiles in send order, and where each PE's CUBE sits on the NoC.
+struct JobTable {
+  JobList jobs;
+  GemmRun gemm;
+  VectorKernelRun kernels;
+  std::vector<TileRef> tiles;  // the run's Q tiles; a tile's index is its place in the Q source's send order
+  std::vector<std::vector<int>> tiles_of_group;  // global tile indices per group, in send order
+  // Per chip PE, its CUBE's NoC endpoint (-1: its group is not elaborated); set by the chip.
+  std::vector<int> pe_endpoint;
+};
+
+// Both parts, owned by the Chip and passed by reference; no globals. A module that needs only
+// one part takes that part (the PE's children do: hw/pe/).
+struct SimShared : RunContext, JobTable {
+  SimShared(const HwConfig& c, TraceSink& t, SpanRecorder& s) : RunContext(c, t, s) {}
+  // Points everything at a new run's jobs: the tile table, and the epoch (the simulated time the
+  // run starts at) of the sinks, so recorded times count from the run's start.
+  void begin_run(const std::vector<AttentionJob>& run_jobs, const sc_core::sc_time& epoch);
+  // The run's weight GEMMs (after begin_run; none for a run of attention jobs).
+  void begin_gemms(const std::vector<GemmJob>& run_gemms);
+  // The run's unfused vector kernels (after begin_run; none for other runs).
+  void begin_vector_kernels(const std::vector<VectorKernelJob>& run_kernels);
+
+  // A span of weight-GEMM job `j` of the run: its phase, agent = its operator.
+  void gemm_span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, int activity, int j,
+                 int64_t rows, int64_t bytes) {
+    spans.record(start, end, component, activity, spans.intern(gemm.jobs[size_t(j)].phase), gemm.op_ids[size_t(j)], rows,
+                 bytes);
+  }
 };
 
 }  // namespace ahbm
