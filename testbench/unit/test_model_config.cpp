@@ -64,6 +64,13 @@ TEST(ModelConfig, ShippedConfigsMatchTheClosedFormAndPublishedSizes) {
       {"qwen2.5-7b", closed_form_params(3584, 18944, 28, 4, 128, 28, 152064, false, true, 1), 7.62e9},
       {"mixtral-8x7b", closed_form_params(4096, 14336, 32, 8, 128, 32, 32000, false, false, 8), 46.7e9},
       {"llama-3.2-1b", closed_form_params(2048, 8192, 32, 8, 64, 16, 128256, true, false, 1), 1.24e9},
+      // The many-chip models (issue 39): too large for one chip's HBM at 16 bits.
+      {"llama-3-70b", closed_form_params(8192, 28672, 64, 8, 128, 80, 128256, false, false, 1), 70.55e9},
+      {"qwen2.5-72b", closed_form_params(8192, 29568, 64, 8, 128, 80, 152064, false, true, 1), 72.7e9},
+      {"llama-2-7b", closed_form_params(4096, 11008, 32, 32, 128, 32, 32000, false, false, 1), 6.74e9},
+      {"llama-2-13b", closed_form_params(5120, 13824, 40, 40, 128, 40, 32000, false, false, 1), 13.02e9},
+      {"llama-2-70b", closed_form_params(8192, 28672, 64, 8, 128, 80, 32000, false, false, 1), 68.98e9},
+      {"mixtral-8x22b", closed_form_params(6144, 16384, 48, 8, 128, 56, 32000, false, false, 8), 140.6e9},
   };
   for (const Case& c : cases) {
     const ModelConfig m = load_model(c.name);
@@ -72,6 +79,9 @@ TEST(ModelConfig, ShippedConfigsMatchTheClosedFormAndPublishedSizes) {
   }
   EXPECT_EQ(total_params(load_model("llama-3-8b")), 8030261248);
   EXPECT_EQ(total_params(load_model("mixtral-8x7b")), 46702792704);
+  EXPECT_EQ(total_params(load_model("llama-3-70b")), 70553706496);
+  EXPECT_EQ(total_params(load_model("llama-2-7b")), 6738415616);
+  EXPECT_EQ(active_params(load_model("mixtral-8x22b")), 39152031744);
 }
 
 TEST(ModelConfig, MoeActiveParametersCountTopKExperts) {
