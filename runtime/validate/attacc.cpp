@@ -58,16 +58,24 @@ AttaccTiming simulate_attacc(const AttaccPreset& p, const AttaccPoint& pt) {
   t.unit_bursts_per_round = uint64_t(2 * phase);
   t.rounds = ceil_div(pt.nhead, p.channels);
   t.rounds_simulated = std::min<int64_t>(t.rounds, std::max<int64_t>(1, int64_t(kMaxSimulatedBursts / t.unit_bursts_per_round)));
-  // A round's K shard and V shard lie in consecutive rows of the unit, rounds one after another
-  // (wrapping around the unit's capacity: the row pattern, hence the timing, is the same).
+  // K and V lie in two regions of the unit, as the artifact's trace generators place them
+  // (gen_trace_attacc_{bg,bank,buffer}.py: val_addr = key_addr + v_offset, v_offset = 2^23): a
+  // round's K shard starts a row of its own in the K region and its V shard one in the V region,
+  // so every round opens at least one row for each even when both would fit one row together.
+  // Rounds follow one another in each region (wrapping around it: the row pattern, hence the
+  // timing, is the same).
   hbm::ChannelArray unit(p.dram, 1);
-  const uint64_t capacity = unit.bytes(), page = uint64_t(p.dram.org.page_bytes);
-  const uint64_t round_bytes = t.unit_bursts_per_round * uint64_t(burst);
-  const uint64_t stride = (round_bytes + page - 1) / page * page;
+  const uint64_t region = unit.bytes() / 2, page = uint64_t(p.dram.org.page_bytes);
+  const uint64_t phase_bytes = uint64_t(phase) * uint64_t(burst);
+  const uint64_t stride = (phase_bytes + page - 1) / page * page;
   int64_t end = 0;
   // Arrival 0: the unit is never idle between rounds; a round starts when the previous one's MACs
   // have issued (the artifact pipelines the next head's scores under a head's softmax).
-  for (int64_t r = 0; r < t.rounds_simulated; ++r) end = unit.transfer(0, (uint64_t(r) * stride) % capacity, round_bytes, false);
+  for (int64_t r = 0; r < t.rounds_simulated; ++r) {
+    const uint64_t at = (uint64_t(r) * stride) % (region / stride * stride);
+    unit.transfer(0, at, phase_bytes, false);                   // Q·Kᵀ over the K shard
+    end = unit.transfer(0, region + at, phase_bytes, false);    // P·V over the V shard
+  }
   t.cycles = t.rounds_simulated == t.rounds ? end : int64_t(std::llround(double(end) * double(t.rounds) / double(t.rounds_simulated)));
   t.ns = double(t.cycles) * p.dram.t.tck_ns;
   return t;

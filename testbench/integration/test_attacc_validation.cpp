@@ -84,3 +84,17 @@ TEST(AttaccValidation, ComposedRoundsMatchSimulatedOnes) {
   EXPECT_EQ(r.rounds_simulated, 1);
   EXPECT_NEAR(double(t.cycles) / double(t.rounds), double(r.cycles), 0.01 * double(r.cycles));
 }
+
+TEST(AttaccValidation, KAndVOpenRowsOfTheirOwnSoTimeGrowsEvenlyWithL) {
+  // The artifact keeps K and V in two regions (gen_trace_attacc_*.py: val_addr = key_addr +
+  // v_offset), so every round opens a row for each whatever L is. A bank-level unit at L = 128 reads
+  // 8 tokens x 64 B of K and as much of V: 1 KiB, one row if they were packed together. With the
+  // regions apart, the 16 tokens from 112 to 128 cost what those from 128 to 144 cost (one more
+  // token per unit, two more MACs per round each); packed, the second step paid an extra row switch.
+  const validate::AttaccPreset p = preset("BANK", true);
+  const auto ns = [&](int64_t L) { return simulate_attacc(p, validate::AttaccPoint{L, 101, 128, 2, "BANK", true}).ns; };
+  const double before = ns(128) - ns(112), after = ns(144) - ns(128), later = ns(160) - ns(144);
+  EXPECT_GT(before, 0.0);
+  EXPECT_NEAR(after, later, 0.02 * later);
+  EXPECT_NEAR(before, later, 0.02 * later);
+}
