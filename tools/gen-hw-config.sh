@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the checked-in artefacts generated from the hardware parameter table
-# (hw/common/config/hw_config.h) and the NoC models' tables (hw/noc): hw/configs/default.json,
-# docs/schema/hw_config.schema.json, the parameter table of docs/model.md and the NoC parameter
-# table of docs/noc.md (each between its BEGIN/END markers). Run it after adding or changing a
+# (hw/common/config/hw_config.h), the NoC models' tables (hw/noc) and the system networks'
+# (hw/system): hw/configs/default.json, docs/schema/hw_config.schema.json, the parameter table of
+# docs/model.md, the NoC parameter table of docs/noc.md and the system network table of
+# docs/system.md (each between its BEGIN/END markers). Run it after adding or changing a
 # parameter; the unit tests (HwConfigTable.*, NocParamTable.*) fail until the files match.
 #   usage: tools/gen-hw-config.sh [AHBM_SIM=build/bin/ahbm-sim]
 set -euo pipefail
@@ -32,4 +33,5 @@ write_table() {  # write_table DOC MARKER OPTION
 }
 write_table docs/model.md "hw-config table" --markdown-table
 write_table docs/noc.md "noc-params table" --noc-markdown-table
-echo "gen-hw-config: wrote hw/configs/default.json, docs/schema/hw_config.schema.json, the tables of docs/model.md and docs/noc.md" >&2
+write_table docs/system.md "system-network-params table" --system-markdown-table
+echo "gen-hw-config: wrote hw/configs/default.json, docs/schema/hw_config.schema.json, the tables of docs/model.md, docs/noc.md and docs/system.md" >&2

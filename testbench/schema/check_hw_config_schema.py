@@ -80,34 +80,42 @@ def main():
     if not v.is_valid(doc):
         fail("a _comment key is rejected")
 
-    # noc.params: each model's declared keys with their bounds and names, and no other key.
-    rules = schema["properties"]["noc"].get("allOf", [])
-    if len(rules) < 7:
-        fail(f"only {len(rules)} NoC models declare their parameters in the schema")
+    # noc.params and system.network.params: each model's declared keys with their bounds and
+    # names, and no other key.
     noc_checked = 0
-    for rule in rules:
-        model = rule["if"]["properties"]["model"]["const"]
-        props = rule["then"]["properties"]["params"]["properties"]
-        for key, prop in props.items():
+    counts = []
+    for where, least in ((("noc",), 7), (("system", "network"), 5)):
+        node = schema
+        for key in where:
+            node = node["properties"][key]
+        rules = node.get("allOf", [])
+        if len(rules) < least:
+            fail(f"only {len(rules)} {'.'.join(where)} models declare their parameters in the schema")
+        counts.append(len(rules))
+        for rule in rules:
+            model = rule["if"]["properties"]["model"]["const"]
+            props = rule["then"]["properties"]["params"]["properties"]
+            for key, prop in props.items():
+                doc = copy.deepcopy(base)
+                set_at(doc, where, {"model": model, "params": {key: prop["default"]}})
+                if not v.is_valid(doc):
+                    fail(f"{'.'.join(where)} {model}: {key} at its default does not validate")
+                bad = [{"unexpected": "object"} if prop["type"] != "object" else 3]
+                if "maximum" in prop:
+                    bad.append(prop["maximum"] + 1)
+                if "enum" in prop:
+                    bad.append("no_such_value")
+                for value in bad:
+                    set_at(doc, where, {"model": model, "params": {key: value}})
+                    if v.is_valid(doc):
+                        fail(f"{'.'.join(where)} {model}: params.{key} = {value!r} validates, but the model rejects it")
+                    noc_checked += 1
+                params.append((where + ("params", key), prop))  # for the fuzz dictionary check below
             doc = copy.deepcopy(base)
-            doc["noc"] = {"model": model, "params": {key: prop["default"]}}
-            if not v.is_valid(doc):
-                fail(f"noc {model}: {key} at its default does not validate")
-            bad = [{"unexpected": "object"} if prop["type"] != "object" else 3]
-            if "maximum" in prop:
-                bad.append(prop["maximum"] + 1)
-            if "enum" in prop:
-                bad.append("no_such_value")
-            for value in bad:
-                doc["noc"]["params"] = {key: value}
-                if v.is_valid(doc):
-                    fail(f"noc {model}: params.{key} = {value!r} validates, but the model rejects it")
-                noc_checked += 1
-            params.append((("noc", "params", key), prop))  # for the fuzz dictionary check below
-        doc = copy.deepcopy(base)
-        doc["noc"] = {"model": model, "params": {"no_such_param": 1}}
-        if v.is_valid(doc):
-            fail(f"noc {model}: an unknown key in params validates")
+            set_at(doc, where, {"model": model, "params": {"no_such_param": 1}})
+            if v.is_valid(doc):
+                fail(f"{'.'.join(where)} {model}: an unknown key in params validates")
+    rules = counts
 
     fuzz_dict = subprocess.run(["/usr/bin/python3", str(root / "testbench/fuzz/dict_from_schema.py"), str(root)],
                                check=True, capture_output=True, text=True).stdout.splitlines()
@@ -116,7 +124,7 @@ def main():
             if json.dumps(json.dumps(key)) not in fuzz_dict:
                 fail(f"{key} is not in the fuzz dictionary")
     print(f"check_hw_config_schema: {len(good)} configs valid, {checked} bad values and {len(params)} unknown keys "
-          f"rejected; {len(rules)} NoC models, {noc_checked} bad noc.params values rejected")
+          f"rejected; {rules[0]} NoC models and {rules[1]} system networks, {noc_checked} bad params values rejected")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ const Levels kHwLevel = {
     {"common/sim", 4},       // SystemC infrastructure: run context, shared state, waits, payloads
     {"noc", 5},   {"hbm", 5},  // the network, DRAM/HBM slice models
     {"pe", 6},    {"link", 6},  // processing element, inter-CUBE reduction links
+    {"system", 6},              // the chip-to-chip network and the collectives on it
     {"cube", 7},                // a CUBE: Q buffer, reducer, its PEs
     {"group", 8},               // a KV-head group: CUBEs, reduction network, KV mover
     {"chip", 9},                // the chip and the Simulator

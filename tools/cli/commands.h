@@ -61,7 +61,7 @@ inline const std::vector<Command>& commands() {
        [](int c, char** v, const CommandContext& x) { return cmd_run(c, v, x.sims); }},
       {"serve", "serve many workflows arriving over time; writes summary.json, requests.csv, trace.json",
        [](int c, char** v, const CommandContext& x) { return cmd_serve(c, v, x.sims); }},
-      {"nocs", "list the registered NoC models", without_context(cmd_nocs)},
+      {"nocs", "list the registered NoC models (--system: the chip-to-chip networks)", without_context(cmd_nocs)},
       {"policy-eval", "simulate and estimate every attention policy for one scenario", without_context(cmd_policy_eval)},
       {"hw-config", "print a hardware config with every default filled in", without_context(cmd_hw_config)},
       {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)",

@@ -16,6 +16,7 @@ struct Section {
   std::string key;  // in the parent object ("" = root)
   std::string doc;
   bool test_only = false;
+  bool omit_at_defaults = false;  // left out of to_json when every field is at its default
   std::function<void*(void*)> member;  // the parent struct -> this one
   std::function<const void*(const void*)> cmember;
   std::vector<ParamField> fields;
@@ -24,11 +25,12 @@ struct Section {
 
 template <class P, class S>
 Section section(const char* key, S P::*m, const char* doc, std::vector<ParamField> fields, std::vector<Section> subs = {},
-                bool test_only = false) {
+                bool test_only = false, bool omit_at_defaults = false) {
   Section s;
   s.key = key;
   s.doc = doc;
   s.test_only = test_only;
+  s.omit_at_defaults = omit_at_defaults || test_only;
   s.member = [m](void* p) -> void* { return &(static_cast<P*>(p)->*m); };
   s.cmember = [m](const void* p) -> const void* { return &(static_cast<const P*>(p)->*m); };
   s.fields = std::move(fields);
@@ -68,6 +70,13 @@ const Section& root() {
         section("fault_injection", &HwConfig::fault,
                 "TEST ONLY: breaks the model on purpose (docs/reliability.md); off by default",
                 AHBM_PARAM_FIELDS(FaultConfig, AHBM_PARAMS_FAULT), {}, true),
+        section("system", &HwConfig::system,
+                "several chips of this config and the chip-to-chip network (docs/system.md); left out of the resolved "
+                "config at its defaults (one chip)",
+                AHBM_PARAM_FIELDS(SystemConfig, AHBM_PARAMS_SYSTEM),
+                {section("network", &SystemConfig::network, "the chip-to-chip network: a model and its parameters",
+                         AHBM_PARAM_FIELDS(SystemNetworkConfig, AHBM_PARAMS_SYSTEM_NETWORK))},
+                false, true),
     };
     return s;
   }();
@@ -97,7 +106,8 @@ Json write_section(const Section& s, const void* obj) {
   for (const ParamField& f : s.fields) j[f.key] = f.get(obj);
   for (const Section& sub : s.subs) {
     const void* so = sub.cmember(obj);
-    if (sub.test_only && at_defaults(sub, so)) continue;  // fault injection shows only when a test turns it on
+    // Fault injection shows only when a test turns it on; the system block only when it is set.
+    if (sub.omit_at_defaults && at_defaults(sub, so)) continue;
     j[sub.key] = write_section(sub, so);
   }
   return j;

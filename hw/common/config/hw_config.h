@@ -250,6 +250,20 @@ struct GroupConfig {
   X(int, page_rebuild_cycles, 32, between(0, kMaxConfigCycles).slower_when_larger(), "cycles",                       \
     "cycles to rebuild one page-table entry after a KV remap (B1)", "a table write plus a TLB-style invalidate")
 
+// system: several chips of this config and the network between them (docs/system.md). Absent
+// (every field at its default) it is left out of the resolved config, so a one-chip config reads
+// and echoes as before. The network is a plug-in of the NoC's kind whose endpoints are the chips;
+// its `params` belong to the chosen model, which validates them when it is built.
+#define AHBM_PARAMS_SYSTEM(X)                                                                                    \
+  X(int, chips, 1, between(1, 4096), "count", "chips in the system, each an ordinary chip of this config",           \
+    "one chip: the single-chip model, outputs as without a system block")
+#define AHBM_PARAMS_SYSTEM_NETWORK(X)                                                                            \
+  X(std::string, model, "switch", checked_by("a registered system network (`ahbm-sim nocs --system`)"), "name",       \
+    "chip-to-chip network model by name (`ahbm-sim nocs --system`)",                                              \
+    "one switch with a port per chip, as a CXL 2.0 switch or an NVSwitch fabric (docs/system.md)")               \
+  X(Json, params, Json::object(), checked_by("the keys the model documents (docs/system.md)"), "object",         \
+    "the network model's own parameters", "each model's defaults (docs/system.md)")
+
 struct NocConfig {
   AHBM_PARAMS_NOC(AHBM_HW_MEMBER)
 };
@@ -258,6 +272,14 @@ struct HostConfig {
 };
 struct RemoteConfig {
   AHBM_PARAMS_REMOTE(AHBM_HW_MEMBER)
+};
+
+struct SystemNetworkConfig {
+  AHBM_PARAMS_SYSTEM_NETWORK(AHBM_HW_MEMBER)
+};
+struct SystemConfig {
+  AHBM_PARAMS_SYSTEM(AHBM_HW_MEMBER)
+  SystemNetworkConfig network;
 };
 
 // energy: the cost of each counted activity and the static power of each component
@@ -334,6 +356,7 @@ struct HwConfig {
   RemoteConfig remote;
   EnergyConfig energy;
   FaultConfig fault;  // JSON "fault_injection": test-only (docs/reliability.md); off by default
+  SystemConfig system;  // JSON "system": several chips (docs/system.md); left out of to_json at its defaults
 
   int pes_per_group() const { return cube.pes * group.cubes; }
 };
@@ -373,8 +396,9 @@ const std::vector<HwSection>& hw_sections();
 
 // Generated artefacts (hw_config_docs.cpp; tools/gen-hw-config.sh writes them):
 // the JSON Schema of a hardware config file (draft 2020-12), with noc.params checked against
-// the parameters each model of `noc_models` declares when noc.model names it ...
-Json hw_config_schema(const std::vector<PluginParams>& noc_models = {});
+// the parameters each model of `noc_models` declares when noc.model names it (and
+// system.network.params against `system_models` likewise) ...
+Json hw_config_schema(const std::vector<PluginParams>& noc_models = {}, const std::vector<PluginParams>& system_models = {});
 // ... the parameter table of docs/model.md (markdown, one row per parameter) ...
 std::string hw_config_markdown_table();
 // ... and the table of the NoC models' parameters in docs/noc.md (one row per parameter and

@@ -90,13 +90,13 @@ Json model_params_rule(const PluginParams& m, const std::string& default_model) 
 
 }  // namespace
 
-Json hw_config_schema(const std::vector<PluginParams>& noc_models) {
+Json hw_config_schema(const std::vector<PluginParams>& noc_models, const std::vector<PluginParams>& system_models) {
   Json s = Json::object();
   s["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   s["title"] = "ahbm-sim hardware configuration";
   s["$comment"] =
       "Generated from the parameter table in hw/common/config/hw_config.h and the NoC models' parameter tables "
-      "(hw/noc) by `ahbm-sim hw-config --schema` (tools/gen-hw-config.sh); do not edit. Missing fields take their "
+      "(hw/noc) and the system networks' (hw/system) by `ahbm-sim hw-config --schema` (tools/gen-hw-config.sh); do not edit. Missing fields take their "
       "defaults. Relations between fields (docs/reliability.md) are checked by the simulator, not here.";
   for (const HwSection& sec : hw_sections()) {
     Json& n = node_at(s, sec.path);
@@ -107,10 +107,15 @@ Json hw_config_schema(const std::vector<PluginParams>& noc_models) {
     if (!n.contains("properties")) n["properties"] = Json::object();
   }
   for (const HwParam& p : hw_params()) node_at(s, p.path) = param_schema(p);
-  const std::string default_model = NocConfig{}.model;
-  Json& noc = node_at(s, "noc");
-  for (const PluginParams& m : noc_models)
-    if (!m.params.empty()) noc["allOf"].push_back(model_params_rule(m, default_model));
+  // A plug-in's params, checked against the rows of the model its object names.
+  const auto add_model_rules = [&s](const std::string& path, const std::vector<PluginParams>& models,
+                                    const std::string& default_model) {
+    Json& n = node_at(s, path);
+    for (const PluginParams& m : models)
+      if (!m.params.empty()) n["allOf"].push_back(model_params_rule(m, default_model));
+  };
+  add_model_rules("noc", noc_models, NocConfig{}.model);
+  add_model_rules("system.network", system_models, SystemNetworkConfig{}.model);
   return s;
 }
 
