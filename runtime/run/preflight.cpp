@@ -153,6 +153,7 @@ void check_resources(const ResourceEstimate& e, const HostLimits& host, const Sc
 void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   // KV capacity is checked by the page manager (runtime/kv), which knows the storage type,
   // layers and heads a page holds.
+  check_split_fits_system(sc.model.parallel, hw.system.chips, opt.hw_file, opt.scenario_file);
   const ResourceEstimate e = estimate_resources(sc, hw, opt);
   if (e.tensor_bytes > kMaxTensorBytes)
     throw InputError(tensor_parameters(sc, opt) + ": the run needs about " + mib(e.resident_bytes) +

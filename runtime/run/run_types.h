@@ -42,6 +42,8 @@ struct RunOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scenario_file = "(scenario)";
   const NocRegistry* nocs = nullptr;
+  // The system networks by name (hw/system/system_network.h); nullptr: the built-in ones.
+  const NocRegistry* system_networks = nullptr;
   std::function<void(const SimProgress&)> progress;  // see SimOptions::progress
   double watchdog_ns = 1e6;      // stall watchdog window (SimOptions::watchdog_ns)
   // Elaborated chips to simulate on, kept by the caller across runs (the Python module's

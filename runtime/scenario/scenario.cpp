@@ -74,12 +74,24 @@ void read_model(JsonReader m, ModelSpec& s) {
     } else {
       cfg = read_model_config(m);
     }
+    s.whole = std::make_shared<const ModelConfig>(cfg);
+    if (m.has("parallel")) {
+      // How the model is split over the system's chips (docs/system.md): tensor parallelism.
+      JsonReader p = m.object("parallel");
+      s.parallel.tp = int(p.integer("tp", 1, 1, 4096));
+      const std::string problem = tensor_parallel_problem(cfg, s.parallel.tp);
+      if (!problem.empty()) p.fail("tp", "value " + std::to_string(s.parallel.tp) + " " + problem);
+      p.finish();
+      cfg = tensor_parallel_shard(cfg, s.parallel.tp);
+    }
     s.head_dim = cfg.head_dim;
     s.num_q_heads = cfg.num_attention_heads;
     s.num_kv_heads = cfg.num_key_value_heads;
     s.layers = cfg.num_hidden_layers;
-    s.full = std::make_shared<const ModelConfig>(cfg);
+    s.full = s.parallel.none() ? s.whole : std::make_shared<const ModelConfig>(cfg);
   } else {
+    if (m.has("parallel"))
+      m.fail("parallel", "needs a whole model (\"config\" or \"hidden_size\"): the split is of its layers");
     s.head_dim = int(m.integer("head_dim", 1, 1024));
     s.num_q_heads = int(m.integer("num_q_heads", 1, 1, 1024));
     s.num_kv_heads = int(m.integer("num_kv_heads", 1, 1, 1024));  // fixed bounds: rules between fields follow
@@ -203,11 +215,12 @@ namespace {
 
 // A full model is echoed with its fields inline (resolved), so the echo parses on its own.
 Json model_json(const ModelSpec& m) {
-  Json j = m.full ? to_json(*m.full)
+  Json j = m.full ? to_json(*m.whole)
                   : Json{{"head_dim", m.head_dim}, {"num_q_heads", m.num_q_heads}, {"num_kv_heads", m.num_kv_heads},
                          {"layers", m.layers}};
   j["dtype"] = dtype_name(m.dtype);
   if (!m.fusion.all()) j["fusion"] = to_json(m.fusion);  // absent: all fused (the echo stays as it was)
+  if (!m.parallel.none()) j["parallel"] = {{"tp", m.parallel.tp}};  // absent: one chip
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include "hw/common/base/storage_type.h"
 #include "runtime/kv/placement.h"
 #include "runtime/model/config.h"
+#include "runtime/model/parallel.h"
 
 namespace ahbm {
 
@@ -33,7 +34,12 @@ struct ModelSpec {
   int num_kv_heads = 1;
   int layers = 1;
   DType dtype = DType::fp32;  // storage type of Q, K, V (and of the weights of a full model)
-  std::shared_ptr<const ModelConfig> full;  // null: attention only
+  // null: attention only. The model one chip runs: with model.parallel.tp > 1 the tensor-parallel
+  // shard (runtime/model/parallel.h), whose heads the four fields above follow; `whole` is the
+  // model as given (the same object when tp = 1).
+  std::shared_ptr<const ModelConfig> full;
+  std::shared_ptr<const ModelConfig> whole;
+  Parallelism parallel;     // model.parallel (a whole model only); tp = 1 by default
   std::string config_file;  // the resolved model.config path ("" when inline or attention only)
   ModelFusion fusion;       // a whole model's fusion choices (model.fusion; all fused by default)
   int q_per_kv() const { return num_q_heads / num_kv_heads; }

@@ -289,6 +289,7 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
 PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   const Scenario& sc = w_.scenario;
   if (!sc.model.full) return nullptr;
+  check_split_fits_system(sc.model.parallel, hw_.system.chips, opt_.hw_file, w_.scenario_file);
   auto m = std::make_unique<PoolModel>();
   m->hw = hw_;
   m->hw.groups = groups;
@@ -299,8 +300,16 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   try {  // the weights and one KV page fit each PE; the operators' shards fit the pool's PEs
     m->weights = plan_memory(*sc.model.full, sc.model.dtype, m->hw);
     check_weights_fit(m->weights, kv_slot_bytes(groups), opt_.hw_file, w_.scenario_file);
+    TpCollectives tp;
+    if (!sc.model.parallel.none()) {
+      std::vector<int> ranks(size_t(sc.model.parallel.tp));
+      for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = int(r);
+      m->collectives.emplace(m->hw, opt_.hw_file, ranks,
+                             opt_.system_networks ? *opt_.system_networks : system_network_registry());
+      tp = m->collectives->tensor_parallel();
+    }
     m->steps.emplace(*sc.model.full, sc.model.dtype, m->weights, m->hw, m->sims, so, /*every_layer=*/false, sc.seed,
-                     opt_.gemm_mapping, sc.model.fusion);
+                     opt_.gemm_mapping, sc.model.fusion, tp);
   } catch (const InputError& e) {
     if (pool == "chip") throw;
     const std::string field = pool == "slice" ? "scheduler.placement = 'prefix_affinity'" : "scheduler.pbd";

@@ -28,6 +28,7 @@ struct ServeOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scheduler;  // overrides the workload's scheduler.policy ("" = keep)
   const NocRegistry* nocs = nullptr;
+  const NocRegistry* system_networks = nullptr;  // hw/system/system_network.h; nullptr: the built-in ones
   // The admission rules scheduler.admission names (admission.h); null: builtin_admission_rules().
   const AdmissionRegistry* admissions = nullptr;
   // The preemption rules scheduler.preemption names (preemption.h); null: builtin_preemption_rules().

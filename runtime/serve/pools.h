@@ -12,6 +12,7 @@
 #include "runtime/kv/page_manager.h"
 #include "runtime/model/memory_map.h"
 #include "runtime/step/model_steps.h"
+#include "runtime/step/system_collectives.h"
 #include "runtime/serve/flow.h"
 #include "runtime/step/step_runner.h"
 
@@ -30,6 +31,8 @@ struct PoolModel {
   HwConfig hw;
   MemoryMap weights;
   SimulatorPool sims;
+  // Tensor parallelism: the collectives between the ranks (declared before `steps`, which calls them).
+  std::optional<SystemCollectives> collectives;
   std::optional<ModelSteps> steps;
 };
 

@@ -72,10 +72,10 @@ Routing every_expert_once(int experts) {
 
 ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
                        const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping,
-                       const ModelFusion& fusion)
+                       const ModelFusion& fusion, TpCollectives tp)
     : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), fusion_(fusion),
       layer_ns_(size_t(m.num_hidden_layers), 0.0),
-      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0) {
+      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0), tp_(std::move(tp)) {
   opt_.vcd = false;
   opt_.progress = nullptr;
   // Layers with the same shards for every operator (every expert's) run the same jobs.
@@ -162,6 +162,17 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   return runs_.emplace(key, std::move(out)).first->second;
 }
 
+double ModelSteps::all_reduce_ns(int rows) {
+  if (tp_.tp == 1 || rows <= 0) return 0;
+  return tp_.all_reduce_ns(uint64_t(rows) * uint64_t(m_.hidden_size) * dtype_bytes(t_));
+}
+
+double ModelSteps::logits_gather_ns(int logit_rows) {
+  if (tp_.tp == 1 || logit_rows <= 0) return 0;
+  // Every rank's logits of its vocabulary rows (the shard's vocab_size each), gathered on every rank.
+  return tp_.all_gather_ns(uint64_t(logit_rows) * uint64_t(m_.vocab_size) * uint64_t(tp_.tp) * dtype_bytes(t_));
+}
+
 void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
   mark(tl, component, tl.advance(ns), step, rows, layer);
 }
@@ -195,13 +206,16 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
       for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
       place(tl, "runtime.layer.attention", attention_ns, step, rows, l);
     }
-    for (size_t i = before_attention_; i < ops.size(); ++i)
+    for (size_t i = before_attention_; i < ops.size(); ++i) {
       place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
+      if (is_tp_point(ops[i].op)) place(tl, "runtime.layer.tp_all_reduce", all_reduce_ns(rows), step, rows, l);
+    }
   }
   const StepOps c = count(step, rows, attention_ns);
   // The final norm and LM head on the last row of each agent, after the last layer.
   const std::vector<GemmOpStats>& head_ops = head(c.logits);
   for (size_t i = 0; i < head_ops.size(); ++i) place(tl, "runtime." + head_ops[i].op, head_ops[i].end_ns, step, c.logits, -1);
+  if (tp_.tp > 1) place(tl, "runtime.tp_logits_all_gather", logits_gather_ns(c.logits), step, c.logits, -1);
   j["lm_head_rows"] = c.logits;
   Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
   double ops_total = 0;
@@ -219,9 +233,13 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   }
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
-  s["ns"] = ops_total + attention_all;
+  s["ns"] = ops_total + attention_all + c.tp_ns;
   j["operators_ns"] = ops_total;
   j["attention_ns"] = attention_all;
+  if (tp_.tp > 1) {
+    s["tp_collectives_ns"] = c.tp_ns;
+    j["tp_collectives_ns"] = c.tp_ns;
+  }
   steps_.push_back(s);
   return j;
 }
@@ -239,7 +257,16 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     attention_ns_ += attention_ns;
     for (size_t i = 0; i < before_attention_; ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
     layer_ns_[size_t(l)] += attention_ns;
-    for (size_t i = before_attention_; i < ops.size(); ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
+    for (size_t i = before_attention_; i < ops.size(); ++i) {
+      layer_ns_[size_t(l)] += ops[i].end_ns;
+      if (!is_tp_point(ops[i].op)) continue;
+      const double ar = all_reduce_ns(rows);
+      layer_ns_[size_t(l)] += ar;
+      c.tp_ns += ar;
+      tp_totals_.all_reduces += 1;
+      tp_totals_.all_reduce_bytes += uint64_t(rows) * uint64_t(m_.hidden_size) * dtype_bytes(t_);
+      tp_totals_.all_reduce_ns += ar;
+    }
     // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
     const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -263,6 +290,13 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     total.runs += 1;
     total.rows += uint64_t(c.logits);
   }
+  if (tp_.tp > 1 && c.logits > 0) {
+    const double ag = logits_gather_ns(c.logits);
+    c.tp_ns += ag;
+    tp_totals_.all_gathers += 1;
+    tp_totals_.all_gather_bytes += uint64_t(c.logits) * uint64_t(m_.vocab_size) * uint64_t(tp_.tp) * dtype_bytes(t_);
+    tp_totals_.all_gather_ns += ag;
+  }
   for (size_t e = 0; e < c.expert_rows.size(); ++e) expert_rows_[e] += uint64_t(c.expert_rows[e]);
   return c;
 }
@@ -281,10 +315,12 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
   for (int l = 0; l < m_.num_hidden_layers; ++l) {
     ns += attention_ns;
     if (rows > 0)
-      for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns;
+      for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns + (is_tp_point(op.op) ? all_reduce_ns(rows) : 0.0);
   }
-  if (rows > 0)
+  if (rows > 0) {
     for (const GemmOpStats& op : head(logit_rows(step))) ns += op.end_ns;
+    ns += logits_gather_ns(logit_rows(step));
+  }
   return ns;
 }
 
@@ -371,6 +407,18 @@ Json ModelSteps::json() const {
                    "with \"kernel\": input_norm, rope, post_attention_norm, final_norm), each after a host launch, "
                    "with an HBM round trip of its rows; attention: false writes each KV block's scores to HBM and reads "
                    "them back (two kernels per attention launch)";
+  }
+  if (tp_.tp > 1) {
+    out["tensor_parallel"] = {
+        {"tp", tp_.tp},
+        {"ranks_simulated", 1},
+        {"network", tp_.network},
+        {"all_reduce", {{"calls", tp_totals_.all_reduces}, {"bytes", tp_totals_.all_reduce_bytes}, {"time_ns", tp_totals_.all_reduce_ns}}},
+        {"logits_all_gather",
+         {{"calls", tp_totals_.all_gathers}, {"bytes", tp_totals_.all_gather_bytes}, {"time_ns", tp_totals_.all_gather_ns}}},
+        {"note", "one rank simulated: every rank runs a shard of the same shape (runtime/model/parallel.h), so the same "
+                 "time; after o_proj and down_proj of every layer an all-reduce of rows x hidden_size x element bytes per "
+                 "rank, and once per step an all-gather of the LM head's logits, each timed on the system network"}};
   }
   if (m_.moe())
     out["moe"] = {{"experts", m_.num_local_experts},

@@ -14,6 +14,7 @@
 // simulated once per row count and reused (`every_layer` simulates each layer; a test checks
 // the two agree), and the summary names the simulated layers. Every operator's GEMM (the LM
 // head's too) runs in one mapping, w_stationary or x_stationary (gemm_job.h).
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -27,11 +28,23 @@
 
 namespace ahbm {
 
+// Tensor parallelism's collectives between the ranks (runtime/model/parallel.h), timed on the
+// system network (runtime/step/system_collectives.h). tp = 1: none, and every output is as
+// without them. Each function gives the time of one collective of `bytes` per rank.
+struct TpCollectives {
+  int tp = 1;
+  std::function<double(uint64_t bytes)> all_reduce_ns;  // after o_proj and after down_proj, every layer
+  std::function<double(uint64_t bytes)> all_gather_ns;  // the vocab-parallel logits, once per step
+  // What the collectives ran on, for the summary (e.g. the network model and its links).
+  Json network;
+};
+
 class ModelSteps : public StepLayers {
  public:
   ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
              const SimOptions& opt, bool every_layer, uint64_t seed = 1,
-             GemmMapping mapping = GemmMapping::w_stationary, const ModelFusion& fusion = {});
+             GemmMapping mapping = GemmMapping::w_stationary, const ModelFusion& fusion = {},
+             TpCollectives tp = {});
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
@@ -70,6 +83,7 @@ class ModelSteps : public StepLayers {
   // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
   struct StepOps {
     std::vector<double> op_ns;
+    double tp_ns = 0;  // the step's tensor-parallel collectives (every layer's all-reduces, the logits' all-gather)
     uint64_t w_bytes = 0;
     std::vector<int> expert_rows;
     int logits = 0;  // the LM head's rows
@@ -85,6 +99,11 @@ class ModelSteps : public StepLayers {
   // The operator track's span of [start, tl.now()) (place: after advancing the timeline by it).
   void mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step, int rows,
             int layer);
+  // Tensor parallelism: one all-reduce of a step's rows (rows x hidden x element bytes) and the
+  // all-gather of its logits; 0 without tp.
+  double all_reduce_ns(int rows);
+  double logits_gather_ns(int logit_rows);
+  bool is_tp_point(const std::string& op) const { return tp_.tp > 1 && (op == "o_proj" || op == "down_proj"); }
   const ModelConfig& m_;
   DType t_;
   const MemoryMap& map_;
@@ -103,6 +122,11 @@ class ModelSteps : public StepLayers {
   std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
   double attention_ns_ = 0;       // Σ over steps and layers
   std::vector<uint64_t> expert_rows_;  // MoE: rows routed to each expert, Σ over layers and steps
+  TpCollectives tp_;
+  struct TpTotals {
+    uint64_t all_reduces = 0, all_reduce_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
+    double all_reduce_ns = 0, all_gather_ns = 0;
+  } tp_totals_;
   Json steps_ = Json::array();
 };
 
