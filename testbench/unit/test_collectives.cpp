@@ -4,6 +4,7 @@
 // SystemC thread.
 #include <gtest/gtest.h>
 
+#include "hw/bench/coll_bench.h"
 #include "hw/common/base/error.h"
 #include "hw/common/sim/sim_context.h"
 #include "hw/system/collectives.h"
@@ -189,4 +190,25 @@ TEST(Collectives, StartedAndWaitedOnFromASystemCThread) {
   EXPECT_GT(one, 0);
   EXPECT_NEAR(to_ns(layers.second), 2 * one + 1000, 1e-6);
   unwind_threads();
+}
+
+// coll-bench's rows: nccl-tests' bandwidths and the closed form beside the simulated time.
+TEST(CollBench, RowsCarryBusBandwidthAndTheClosedForm) {
+  CollBenchOptions o;
+  o.network = network("ring", 8);
+  o.min_bytes = 1 << 20;
+  o.max_bytes = 4 << 20;
+  o.step_factor = 4;
+  const CollBenchResult r = run_coll_bench(system_network_registry(), o);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const CollBenchRow& row : r.rows) {
+    EXPECT_NEAR(row.algbw_gbps, double(row.bytes) / (row.time_us * 1e3), 1e-9);
+    EXPECT_NEAR(row.busbw_gbps, row.algbw_gbps * 2 * 7 / 8, 1e-9);
+    EXPECT_LT(std::abs(row.error_pct), 1.0);
+  }
+  EXPECT_GT(r.rows[1].busbw_gbps, r.rows[0].busbw_gbps);  // latency matters less at larger sizes
+  EXPECT_LT(r.rows[1].busbw_gbps, 64.0);                   // never above the link
+  o.collective = "all_gather";
+  o.algo = "tree";
+  EXPECT_THROW(run_coll_bench(system_network_registry(), o), InputError);
 }

@@ -47,6 +47,7 @@ int cmd_nocs(int argc, char** argv);
 int cmd_hw_config(int argc, char** argv);
 int cmd_policy_eval(int argc, char** argv);
 int cmd_noc_bench(int argc, char** argv);
+int cmd_coll_bench(int argc, char** argv);
 int cmd_hbm_bench(int argc, char** argv);
 int cmd_schema(int argc, char** argv);
 int cmd_validate(int argc, char** argv);
@@ -66,6 +67,8 @@ inline const std::vector<Command>& commands() {
       {"hw-config", "print a hardware config with every default filled in", without_context(cmd_hw_config)},
       {"noc-bench", "synthetic-traffic testbench for one NoC model (latency, throughput, saturation)",
        without_context(cmd_noc_bench)},
+      {"coll-bench", "collectives on a chip-to-chip network over a size sweep (nccl-tests-style algbw, busbw, closed form)",
+       without_context(cmd_coll_bench)},
       {"hbm-bench", "chunked traffic on one bank-level HBM3 pseudo-channel (efficiency, row hits, refresh)",
        without_context(cmd_hbm_bench)},
       {"validate", "compare the model with a published reference (attacc: attention per HBM3-PIM stack; cent: a Llama-2 block on GDDR6-AiM CXL devices)",
