@@ -4,6 +4,7 @@ the in-process module hook, the Slurm script's shape. ahbm-sim is replaced by fa
 this file), which is fast and fails on cue; the real binary is exercised by sweep_slurm_test.py and
 the C++ OutputsTools tests."""
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -162,6 +163,40 @@ class BadInput(SweepCase):
         self.expect_2([self.grid(), "--out", foreign, "--collect"], "not a sweep directory")
         self.assertEqual(sorted(os.listdir(foreign)), ["main.c", "points"])
         self.assertEqual(os.listdir(os.path.join(foreign, "points")), [])
+
+    def test_a_second_sweep_into_a_locked_dir_is_refused(self):
+        # Two sweeps into one DIR recorded each other's running points as failed (issue 42, item
+        # 20): the second is refused while the first holds DIR/.sweep.lock.
+        out = self.path("out")
+        rc, o, e = self.sweep(self.grid(), "--out", out)
+        self.assertEqual(rc, 0, o + e)
+        fd = os.open(os.path.join(out, ".sweep.lock"), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running sweep holds it
+            self.expect_2([self.grid(), "--out", out, "--rerun-failed"], "another sweep", "is running into it")
+        finally:
+            os.close(fd)
+        rc, o, e = self.sweep(self.grid(), "--out", out)  # released: runs again
+        self.assertEqual(rc, 0, o + e)
+
+    def test_files_are_written_through_fresh_temporary_names(self):
+        # A link planted at the old guessable temporary name (PATH.tmp-PID) redirected the write
+        # onto its target (issue 42, item 19): write_file makes its temporary with mkstemp.
+        import importlib.machinery
+        import importlib.util
+        from unittest import mock
+        loader = importlib.machinery.SourceFileLoader("sweep_tool", SWEEP)
+        spec = importlib.util.spec_from_loader("sweep_tool", loader)
+        sweep = importlib.util.module_from_spec(spec)
+        loader.exec_module(sweep)
+        victim = self.write("victim.txt", "keep me")
+        target = self.path("results.csv")
+        os.symlink(victim, target + ".tmp-4242")
+        with mock.patch("os.getpid", return_value=4242):
+            sweep.write_file(target, "a,b\n")
+        self.assertEqual(read(victim), "keep me")
+        self.assertEqual(read(target), "a,b\n")
+        self.assertEqual(os.stat(target).st_mode & 0o777, 0o666 & ~sweep.UMASK)
 
     def test_plot_bad_input(self):
         run = self.path("run")
