@@ -234,6 +234,11 @@ const std::vector<BadInput>& cases() {
       {"cli.out_not_run_dir", "", "", "{sc} --out {dir}/foreign_dir",
        {"--out", "foreign_dir", "not an ahbm-sim run directory (it holds notes.txt but no .ahbm-run marker)"}},
       {"cli.out_parent_is_file", "", "", "{sc} --out {dir}/existing_file/sub", {"existing_file is not a directory"}},
+      // The parents --out made are removed again (the lock file in the deepest one once kept them).
+      {"cli.out_new_parents_removed", R"({"clock_gz": 2})", "", "{sc} --hw {hw} --out {dir}/a/p1/p2/p3",
+       {"hw.json", "clock_gz: unknown key"}},
+      {"serve.out_new_parents_removed", "", "", "{dir}/nope.json --out {dir}/a/p1/p2/p3", {"nope.json", "cannot open file"},
+       "serve"},
       {"cli.unknown_option", "", "", "{sc} --out {out} --frobnicate", {"unrecognised option '--frobnicate'"}},
       {"cli.missing_out", "", "", "{sc}", {"missing --out DIR"}},
       {"cli.missing_scenario", "", "", "--out {out}", {"missing SCENARIO.json"}},

@@ -102,6 +102,7 @@ void keep_freed_memory() {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  ahbm::guard_standard_streams();  // before any file is opened
   use_one_blas_thread(argc, argv);
   keep_freed_memory();
   if (argc < 2) {
