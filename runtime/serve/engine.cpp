@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "runtime/model/memory_map.h"
 #include "runtime/step/model_steps.h"
 #include "runtime/policy/cost_model.h"
+#include "runtime/run/preflight.h"
 #include "runtime/serve/flow.h"
 #include "runtime/serve/pools.h"
 #include "runtime/serve/preemption.h"
@@ -90,6 +92,40 @@ int64_t work_tokens(const WorkflowSpec& w) {
   return n;
 }
 
+// The steps a workflow takes alone that hold the most (runtime/run/preflight.h, preflight_steps):
+// its prompt's prefill and each round's fan-out (every branch's instruction tokens over the
+// context by then), each as a one-step run of the workload's model. Decode and join steps bring a
+// token per agent or the join's few over the same context: less.
+void add_step_shapes(const Workload& w, const WorkflowSpec& s, const std::string& name, std::vector<PreflightStep>& out) {
+  const std::string who = w.file + ": workflow " + std::to_string(s.id) + " (" + name + ")";
+  const std::string model = ", " + w.scenario_file + ": model.num_kv_heads = " +
+                            std::to_string(w.scenario.model.num_kv_heads) + " x " +
+                            std::to_string(w.scenario.model.q_per_kv()) + " query heads each, model.head_dim = " +
+                            std::to_string(w.scenario.model.head_dim);
+  Scenario prompt = w.scenario;
+  prompt.agents.clear();
+  prompt.join = nullptr;
+  prompt.shared_prefix_tokens = s.prompt_tokens;
+  prompt.phases = {PhaseSpec{PhaseType::prefill, s.prompt_tokens - s.cached_tokens, 0}};
+  out.push_back({who + ": prompt_tokens = " + std::to_string(s.prompt_tokens) + " (cached_tokens = " +
+                     std::to_string(s.cached_tokens) + ") prefilled in one step" + model,
+                 prompt});
+  for (size_t r = 0; r < s.rounds.size(); ++r) {
+    Scenario fan = prompt;
+    fan.shared_prefix_tokens = s.prompt_tokens + int(r) * s.join_tokens;
+    fan.phases = {PhaseSpec{PhaseType::fanout, 0, 0}};
+    int tokens = 0;
+    for (size_t b = 0; b < s.rounds[r].size(); ++b) {
+      fan.agents.push_back({"b" + std::to_string(b), s.rounds[r][b].new_tokens, 0});
+      tokens += s.rounds[r][b].new_tokens;
+    }
+    out.push_back({who + ": round " + std::to_string(r) + "'s fan-out, " + std::to_string(s.rounds[r].size()) +
+                       " branches' " + std::to_string(tokens) + " new tokens over a context of " +
+                       std::to_string(fan.shared_prefix_tokens) + " (prompt_tokens and join tokens)" + model,
+                   std::move(fan)});
+  }
+}
+
 class Engine final : private LifecycleEvents {
  public:
   Engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt)
@@ -122,6 +158,7 @@ class Engine final : private LifecycleEvents {
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   void start_results();
   void start_flows();
+  void preflight() const;
   void take_events();
   void admit_waiting();
   void pull_idle();
@@ -793,6 +830,25 @@ void Engine::start_flows() {
   }
 }
 
+// Before any step: the host memory of the largest step a workflow takes (a run's estimate, one
+// shape per distinct workflow), so a workflow too large for the machine is refused (InputError)
+// instead of running out of memory mid-run.
+void Engine::preflight() const {
+  std::vector<PreflightStep> shapes;
+  std::set<std::tuple<int, int, int, std::vector<int>>> seen;  // prompt, cached, join tokens, each round's new tokens
+  for (const WorkflowSpec& s : specs_) {
+    std::vector<int> rounds;
+    for (const auto& round : s.rounds) {
+      rounds.push_back(-1);  // round separator
+      for (const BranchSpec& b : round) rounds.push_back(b.new_tokens);
+    }
+    if (!seen.insert({s.prompt_tokens, s.cached_tokens, s.join_tokens, rounds}).second) continue;
+    add_step_shapes(w_, s, s.tmpl >= 0 ? "template " + w_.templates[size_t(s.tmpl)].name : std::string("azure_csv"),
+                    shapes);
+  }
+  preflight_steps(shapes, hw_, opt_.hw_file);
+}
+
 // What happened by now: steps that ended (a pool runs its steps back to back; the pools run at
 // once), arrivals, tool calls that returned (in pools at a step boundary), a KV transfer's end.
 void Engine::take_events() {
@@ -901,7 +957,9 @@ void Engine::advance_clock() {
 ServeResult Engine::run() {
   start_results();
   start_flows();
+  preflight();
   while (true) {
+    if (opt_.poll) opt_.poll();
     take_events();
     admit_waiting();
     pull_idle();
