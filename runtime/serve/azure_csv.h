@@ -11,6 +11,12 @@ namespace ahbm::serve {
 // proleptic Gregorian calendar, or seconds), at most `max_rows`: arrival in ns after the first
 // row, context and generated tokens. Bad rows and impossible dates are InputErrors naming the
 // line, the column and the value.
+// Arrivals are held as double ns from the first one; up to 2^43 ns (8,796 s, about 2 h 27 min)
+// a double resolves better than 1 ps (2^-10 ns), the simulator's time resolution, so step times
+// added to an arrival keep their last picosecond. Later arrivals (a CSV row, an element of
+// times_ns, a Poisson arrival) are refused (docs/reliability.md, "Ranges of time").
+constexpr double kMaxArrivalNs = 8796093022208.0;  // 2^43
+
 struct TraceRow {
   double arrival_ns = 0;
   int context_tokens = 0, generated_tokens = 0;

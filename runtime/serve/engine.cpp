@@ -66,7 +66,11 @@ struct StepBuild {
 // Pages a workflow may hold at once (admission reserves them, so a run never runs out): its
 // parent's whole sequence, plus the largest round's branches, each a copy of the parent's
 // partly filled last page (copy-on-write, up to page_tokens - 1 tokens) and its own tokens.
-// Without sharing, each branch holds a copy of the parent's pages as well.
+// Without sharing, each branch holds a copy of the parent's pages as well; so does each branch
+// planned as its own part (batch_branches = false): the chip holds every job's KV in a region
+// of its own (hw/group/group.cpp), the shared prefix once per branch's job, and a reservation
+// that counted it once admitted workflows whose steps then failed, "pe.hbm.capacity_bytes
+// exceeded" (`share` is false for both).
 int64_t reservation(const WorkflowSpec& w, int page_tokens, bool share) {
   int64_t parent_tokens = w.prompt_tokens + int64_t(w.rounds.size()) * w.join_tokens + w.answer_tokens;
   const int64_t parent_pages = int64_t(ceil_div(uint64_t(parent_tokens), uint64_t(page_tokens)));
@@ -173,10 +177,13 @@ class Engine final : private LifecycleEvents {
   void add_pool(const std::string& name, int groups, PoolModel* model);
   // Copies of each KV page the HBM holds: policy B3 reads copies of the peer CUBEs' shards placed
   // when the KV was written (apply_policy.h), so with B3 among a step's policies (B3, or auto,
-  // which may pick it) every page is held once on every CUBE of its group; else once.
+  // which may pick it) every page is held once on every CUBE of its group; policy B1 receives
+  // those copies over the NoC during the step, into the same HBM space (the chip's check_jobs
+  // counts them: a B1 serve that counted one copy failed mid-run, "pe.hbm.capacity_bytes
+  // exceeded"); else once.
   int kv_copies() const {
     const std::string& p = w_.scheduler.attention_policy;
-    return p == "B3" || p == "auto" ? hw_.group.cubes : 1;
+    return p == "B3" || p == "B1" || p == "auto" ? hw_.group.cubes : 1;
   }
   // HBM a KV page takes on a pool of `groups` groups, its copies included.
   uint64_t kv_slot_bytes(int groups) const { return kv_page_bytes(w_.scenario, groups) * uint64_t(kv_copies()); }
@@ -809,7 +816,8 @@ void Engine::start_flows() {
     Flow& f = flows_[i];
     f.spec = &specs_[i];
     f.record = int(i);
-    f.reserved = reservation(specs_[i], w_.scenario.kv.page_tokens, w_.scheduler.share_prefix);
+    f.reserved = reservation(specs_[i], w_.scenario.kv.page_tokens,
+                             w_.scheduler.share_prefix && w_.scheduler.batch_branches);
     f.remaining = work_tokens(specs_[i]);
     const int64_t first = pbd_ ? prompt_pages(specs_[i], w_.scenario.kv.page_tokens) : f.reserved;
     for (const auto& [need, total, pool] : {std::tuple{first, admit_total, &prefill_pool()},
