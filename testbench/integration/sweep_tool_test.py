@@ -133,7 +133,8 @@ class BadInput(SweepCase):
                  ({"parameters": {"scenario.agents.0.new_tokens": [1]}}, "parameters.scenario.agents.0.new_tokens"),
                  ({"parameters": {f"scenario.f{i}": list(range(11)) for i in range(5)}}, "161051 points; at most"),
                  ({"run_args": "--no-vcd"}, "\"run_args\" must be a list of strings"),
-                 ({"run_args": ["--out=x"]}, "run_args: \"--out=x\" is set by the sweep")]
+                 ({"run_args": ["--out=x"]}, "run_args: \"--out=x\" is set by the sweep"),
+                 ({"run_args": ["-ox"]}, "run_args: \"-ox\" is set by the sweep")]
         for i, (override, needle) in enumerate(cases):
             doc = {"scenario": self.scenario, "parameters": {"scenario.seed": [1]}}
             doc.update(override)
@@ -163,6 +164,18 @@ class BadInput(SweepCase):
         self.expect_2([self.grid(), "--out", foreign, "--collect"], "not a sweep directory")
         self.assertEqual(sorted(os.listdir(foreign)), ["main.c", "points"])
         self.assertEqual(os.listdir(os.path.join(foreign, "points")), [])
+
+    def test_duplicate_grid_keys_and_a_missing_ahbm_cli_are_refused(self):
+        # Issue 42, item 17: a key given twice was silently the last one; AHBM_CLI naming no
+        # binary silently fell back to the build's.
+        out = self.path("out")
+        g = self.write("dup.json", '{"scenario": "%s", "parameters": {"scenario.seed": [1], "scenario.seed": [2]}}'
+                       % self.scenario)
+        self.expect_2([g, "--out", out], "dup.json", "key \"scenario.seed\" is given twice")
+        rc, o, e = self.sweep(self.grid(), "--out", out, env={"AHBM_CLI": "/nonexistent"}, cli=False)
+        self.assertEqual(rc, 2, o + e)
+        self.assertIn("AHBM_CLI=/nonexistent: not an executable file", e)
+        self.assertFalse(os.path.exists(out))
 
     def test_a_second_sweep_into_a_locked_dir_is_refused(self):
         # Two sweeps into one DIR recorded each other's running points as failed (issue 42, item
