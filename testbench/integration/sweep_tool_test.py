@@ -217,7 +217,13 @@ class BadInput(SweepCase):
         self.write("run/trace.json", "{\"traceEvents\": 3}")
         self.write("run/stats.json", "{\"components\": {}}")
         for args, needle in (([run], "trace.json: traceEvents: missing or not a list"), ([self.path("nosuch")], "nosuch"),
-                             (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv")):
+                             (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv"),
+                             # issue 42, item 16: a row wider than the header was an internal error
+                             # (exit 1); a text column as y plotted an empty chart (exit 0)
+                             (["--sweep", self.write("w.csv", "point,status,error,scenario.a,total_ns\n0,ok,,1,5,9,9\n")],
+                              "w.csv: line 2: 7 fields, the header has 5"),
+                             (["--sweep", self.write("t.csv", "point,status,error,scenario.a,total_ns\n0,ok,,1,5\n"),
+                               "--y", "status"], "t.csv: column 'status' holds no numbers")):
             self.plot_fails(args, needle)
 
     def plot_fails(self, args, needle):
