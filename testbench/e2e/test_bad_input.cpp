@@ -63,6 +63,15 @@ std::string csv_workload(const std::string& csv, const std::string& extra = "") 
   return R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json", "arrival": {"process": "azure_csv", "file": ")" +
          csv + "\"}" + extra + "}";
 }
+// One workflow of a 1500-token prompt and 8 branches planned apart (batch_branches false) under
+// attention `policy`.
+std::string unbatched_workload(const std::string& policy) {
+  return R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
+    "arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "t", "prompt_tokens": 1500, "rounds": 1,
+      "fanout": {"branches": 8, "new_tokens": 16, "decode_tokens": 2}, "answer_tokens": 2}],
+    "scheduler": {"attention_policy": ")" + policy + R"(", "batch_branches": false}})";
+}
 // A literal with its NUL bytes (std::string from a char* stops at the first).
 template <size_t N>
 std::string bytes(const char (&text)[N]) {
@@ -290,19 +299,11 @@ const std::vector<BadInput>& cases() {
       // refused before the first step; it was admitted and failed mid-run (issue 42, item 11).
       {"serve.unbatched_branches_beyond_hbm", "", "", "{dir}/w.json --out {out} --set pe.hbm.capacity_bytes=1114112",
        {"w.json: workflow 0 (template t, prompt_tokens 1500) needs up to", "KV pages, more than the pool's"}, "serve",
-       {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
-           "arrival": {"process": "timestamps", "times_ns": [0]},
-           "templates": [{"name": "t", "prompt_tokens": 1500, "rounds": 1,
-             "fanout": {"branches": 8, "new_tokens": 16, "decode_tokens": 2}, "answer_tokens": 2}],
-           "scheduler": {"attention_policy": "B3", "batch_branches": false}})"}}},
+       {{"w.json", unbatched_workload("B3")}}},
       {"serve.b1_copies_beyond_hbm", "", "", "{dir}/w.json --out {out} --set pe.hbm.capacity_bytes=1114112",
        {"w.json: workflow 0 (template t, prompt_tokens 1500) needs up to", "x 4 copies: scheduler.attention_policy = 'B1'"},
        "serve",
-       {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
-           "arrival": {"process": "timestamps", "times_ns": [0]},
-           "templates": [{"name": "t", "prompt_tokens": 1500, "rounds": 1,
-             "fanout": {"branches": 8, "new_tokens": 16, "decode_tokens": 2}, "answer_tokens": 2}],
-           "scheduler": {"attention_policy": "B1", "batch_branches": false}})"}}},
+       {{"w.json", unbatched_workload("B1")}}},
       {"serve.rate_hex", "", "", "{src}/traces/serve/agentic_mix.json --out {out} --rate-per-s 0x10",
        {"--rate-per-s: value \"0x10\" is not a number in [1e-06, 1e+12]"}, "serve"},
       {"noc.booksim_directory", "", "", "--booksim {dir}", {"is a directory, not a BookSim config"}, "noc-bench"},
