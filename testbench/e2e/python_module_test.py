@@ -209,6 +209,45 @@ class ModuleCase(unittest.TestCase):
             ahbm.noc_bench(["--noc", "no_such_noc"])
         self.assertIn("no_such_noc", str(e.exception))
 
+    def test_noc_bench_does_not_follow_a_planted_link(self):
+        # Issue 42, item 19: the report went to $TMPDIR/ahbm-noc-bench-PID.json, following a link
+        # planted there onto a victim file; now it goes to a mkdtemp directory of the call's own.
+        victim = os.path.join(self.dir, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("keep me")
+        os.symlink(victim, os.path.join(self.dir, f"ahbm-noc-bench-{os.getpid()}.json"))
+        old = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = self.dir
+        try:
+            report = ahbm.noc_bench(["--noc", "ring", "--cycles", "300", "--warmup", "0"])
+        finally:
+            if old is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = old
+        self.assertEqual(report["noc"], "ring")
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep me")
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted(["victim.txt", f"ahbm-noc-bench-{os.getpid()}.json"]))
+
+    def test_arguments_of_the_wrong_kind_raise(self):
+        # Issue 42, item 18: cli(["--version"]) returned 2; run_points split an "args" string into
+        # its characters; seed=True was taken as seed 1.
+        code, out, err = ahbm.cli(["--version"])
+        self.assertEqual((code, out, err), (0, f"ahbm-sim {ahbm.__version__} (commit {ahbm.commit})\n", ""))
+        self.assertEqual(ahbm.cli(["--version", "extra"])[0], 2)
+        job = {"scenario": FANOUT, "hw": os.path.join(ROOT, "hw", "configs", "default.json"),
+               "out": os.path.join(self.dir, "p"), "args": "--no-values"}
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run_points([job])
+        self.assertIn('job "args": expected a list of strings, got str', str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "p")))
+        for call in (lambda: ahbm.run(FANOUT, seed=True, values=False),
+                     lambda: ahbm.serve(os.path.join(ROOT, "traces", "serve", "agentic_mix.json"), seed=True)):
+            with self.assertRaises(ahbm.InputError) as e:
+                call()
+            self.assertIn("seed: value True is not an integer", str(e.exception))
+
     def test_serve_matches_the_cli(self):
         workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
         out = os.path.join(self.dir, "serve")

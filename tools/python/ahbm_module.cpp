@@ -234,6 +234,18 @@ py::dict csv_columns(const std::string& csv) {
   return cols;
 }
 
+// seed=: None, or an int in [0, 2^64 - 1]; a bool (an int to Python) was taken as 0 or 1.
+std::optional<uint64_t> seed_of(const py::object& seed) {
+  if (seed.is_none()) return std::nullopt;
+  const std::string bad = "seed: value " + std::string(py::repr(seed)) + " is not an integer in [0, 18446744073709551615]";
+  if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) throw InputError(bad);
+  try {
+    return seed.cast<uint64_t>();
+  } catch (const py::cast_error&) {
+    throw InputError(bad);
+  }
+}
+
 // A serving workload from a dict or a path.
 serve::Workload workload_of(const py::object& workload) {
   if (const auto path = path_of(workload)) return serve::load_workload(*path);
@@ -263,13 +275,13 @@ class PySimulator {
   PySimulator(const py::object& hw, const std::vector<std::string>& set, const std::optional<std::string>& noc)
       : cfg_(hw_of(hw, set, noc, hw_name_)) {}
 
-  py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
+  py::dict run(const py::object& scenario, const std::string& policy, const py::object& seed_arg, bool values,
                bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
                bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
                std::optional<int64_t> power_window_ns) {
     RunOptions opt;
     opt.policy = policy;
-    opt.seed = seed;
+    opt.seed = seed_of(seed_arg);
     opt.values = values;
     opt.vcd = vcd;
     opt.launch = launch;  // checked at the first step, as the CLI's --launch
@@ -300,14 +312,14 @@ class PySimulator {
     return result_of(run);
   }
   py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
-                 std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+                 const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
                  bool vcd, const std::string& gemm_mapping) {
     const GemmMapping mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory, /*handle_signals=*/false);
     serve::Workload w = workload_of(workload);
     serve::WorkloadOverrides changes;
-    changes.seed = seed;
+    changes.seed = seed_of(seed_arg);
     changes.rate_per_s = rate_per_s;
     changes.scheduler = scheduler.value_or("");
     serve::apply_overrides(w, changes, "serve()");
@@ -430,6 +442,14 @@ PYBIND11_MODULE(ahbm, m) {
     } catch (const Interrupted& e) {
       PyErr_SetInterrupt();
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const py::error_already_set&) {
+      throw;  // a Python exception (KeyboardInterrupt from check_interrupt) goes back as it was
+    } catch (const py::builtin_exception&) {
+      throw;  // pybind11's own (a TypeError of an argument's conversion)
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const std::exception& e) {
+      internal_error(e.what());  // any other failure is an internal error, as the CLI's exit 1
     }
   });
 
@@ -461,9 +481,9 @@ PYBIND11_MODULE(ahbm, m) {
       "serve",
       [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
-         std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+         const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
          bool vcd, const std::string& gemm_mapping) {
-        return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out, vcd, gemm_mapping);
+        return PySimulator(hw, set, noc).serve(workload, scheduler, seed_arg, rate_per_s, out, vcd, gemm_mapping);
       },
       py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
@@ -474,12 +494,12 @@ PYBIND11_MODULE(ahbm, m) {
   m.def(
       "run",
       [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
-         const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
+         const std::optional<std::string>& noc, const std::string& policy, const py::object& seed_arg, bool values,
          bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
          bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
          std::optional<int64_t> power_window_ns) {
         return PySimulator(hw, set, noc)
-            .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
+            .run(scenario, policy, seed_arg, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
                  gemm_mapping, power_window_ns);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
@@ -535,7 +555,13 @@ PYBIND11_MODULE(ahbm, m) {
           const char* input = command == "serve" ? "workload" : "scenario";
           std::vector<std::string> args = {command, j[input].cast<std::string>(), "--hw", j["hw"].cast<std::string>(),
                                             "--out", j["out"].cast<std::string>()};
-          for (const auto& a : j["args"]) args.push_back(a.cast<std::string>());
+          if (j.contains("args")) {  // a str would be split into its characters
+            const py::object more = j["args"];
+            if (!py::isinstance<py::list>(more) && !py::isinstance<py::tuple>(more))
+              throw InputError("run_points: job \"args\": expected a list of strings, got " +
+                               std::string(py::str(py::type::of(more).attr("__name__"))));
+            for (const auto& a : more) args.push_back(a.cast<std::string>());
+          }
           const CliResult r = run_cli(args, &sims);
           out.emplace_back(r.code, r.err);
         }
