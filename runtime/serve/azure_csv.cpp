@@ -120,8 +120,8 @@ std::vector<TraceRow> parse_azure_csv(std::istream& in, const std::string& path,
     const double at_ns = (t_s - first_s) * 1e9;
     if (!(at_ns <= kMaxArrivalNs))
       throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) + "\" is " + Json(t_s - first_s).dump() +
-                       " s after the first row's (allowed: up to 8796.093022208 s = 2^43 ns after it, where time in "
-                       "double ns keeps 1 ps; split the trace)");
+                       " s after the first row's (allowed: up to 1125899.906842624 s = 2^50 ns after it, where time in "
+                       "double ns resolves 1/8 ns; split the trace)");
     if (!rows.empty() && at_ns < rows.back().arrival_ns)
       throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) +
                        "\" is earlier than the row before (rows must be in time order)");

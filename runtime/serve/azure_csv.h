@@ -11,11 +11,11 @@ namespace ahbm::serve {
 // proleptic Gregorian calendar, or seconds), at most `max_rows`: arrival in ns after the first
 // row, context and generated tokens. Bad rows and impossible dates are InputErrors naming the
 // line, the column and the value.
-// Arrivals are held as double ns from the first one; up to 2^43 ns (8,796 s, about 2 h 27 min)
-// a double resolves better than 1 ps (2^-10 ns), the simulator's time resolution, so step times
-// added to an arrival keep their last picosecond. Later arrivals (a CSV row, an element of
-// times_ns, a Poisson arrival) are refused (docs/reliability.md, "Ranges of time").
-constexpr double kMaxArrivalNs = 8796093022208.0;  // 2^43
+// Arrivals are held as double ns from the first one. Up to 2^50 ns (1,125,900 s, about 13 days:
+// a week-long trace fits) a double resolves 1/8 ns or better (below 2^43 ns, 1/1024 ns, under
+// SystemC's 1 ps), and whole-ns times (a 1 GHz clock) stay exact; later arrivals (a CSV row, an
+// element of times_ns, a Poisson arrival) are refused (docs/reliability.md, "Ranges of time").
+constexpr double kMaxArrivalNs = 1125899906842624.0;  // 2^50
 
 struct TraceRow {
   double arrival_ns = 0;

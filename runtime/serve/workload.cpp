@@ -116,8 +116,8 @@ ArrivalSpec read_arrival(JsonReader a) {
       if (!t[i].is_number() || !std::isfinite(t[i].get<double>()) || t[i].get<double>() < last ||
           t[i].get<double>() > kMaxArrivalNs)
         a.fail("times_ns", "element " + std::to_string(i) + " = " + t[i].dump() +
-                               " must be a number in [previous time, 8796093022208] (times are non-decreasing, from 0, "
-                               "up to 2^43 ns, where time in double ns keeps 1 ps)");
+                               " must be a number in [previous time, 1125899906842624] (times are non-decreasing, from 0, "
+                               "up to 2^50 ns, where time in double ns resolves 1/8 ns)");
       last = t[i].get<double>();
       s.times_ns.push_back(last);
     }
@@ -286,8 +286,8 @@ std::vector<WorkflowSpec> expand(const Workload& w) {
         throw InputError(w.file + ": arrival: workflow " + std::to_string(i) + " of count = " +
                          std::to_string(w.arrival.count) + " at rate_per_s = " + Json(w.arrival.rate_per_s).dump() +
                          " arrives at " + Json(t).dump() +
-                         " ns (allowed: up to 8796093022208 ns = 2^43 ns, where time in double ns keeps 1 ps; raise "
-                         "rate_per_s or lower count)");
+                         " ns (allowed: up to 1125899906842624 ns = 2^50 ns, where time in double ns resolves 1/8 ns; "
+                         "raise rate_per_s or lower count)");
       from_template(pick(), t);
     }
   } else if (w.arrival.process == "timestamps") {

@@ -281,19 +281,19 @@ const std::vector<BadInput>& cases() {
        {"w.json: templates: not allowed with arrival.process = \"azure_csv\""}, "serve",
        {{"w.json", csv_workload("t.csv", R"(, "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}])")},
         {"t.csv", std::string(kCsvHeader) + "0,64,2\n"}}},
-      // Times are double ns: exact to 1 ps up to 2^43 ns (docs/reliability.md, "Ranges of time").
+      // Times are double ns, bounded to 2^50 ns (docs/reliability.md, "Ranges of time").
       {"serve.times_ns_beyond_exact_range", "", "", kServe,
-       {"w.json: arrival.times_ns: element 1 = 1e+18 must be a number in [previous time, 8796093022208]"}, "serve",
+       {"w.json: arrival.times_ns: element 1 = 1e+18 must be a number in [previous time, 1125899906842624]"}, "serve",
        {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
            "arrival": {"process": "timestamps", "times_ns": [0, 1e18]},
            "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}]})"}}},
       {"serve.csv_seconds_beyond_exact_range", "", "", kServe,
-       {"t.csv: line 3: TIMESTAMP \"1e10\" is 10000000000.0 s after the first row's", "2^43 ns"}, "serve",
+       {"t.csv: line 3: TIMESTAMP \"1e10\" is 10000000000.0 s after the first row's", "2^50 ns"}, "serve",
        {{"w.json", csv_workload("t.csv")}, {"t.csv", std::string(kCsvHeader) + "0,64,2\n1e10,64,2\n"}}},
       {"serve.poisson_beyond_exact_range", "", "", kServe,
-       {"w.json: arrival: workflow ", " of count = 3 at rate_per_s = 1e-06 arrives at", "2^43 ns"}, "serve",
+       {"w.json: arrival: workflow ",  " of count = 30 at rate_per_s = 1e-06 arrives at", "2^50 ns"}, "serve",
        {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
-           "arrival": {"process": "poisson", "rate_per_s": 1e-6, "count": 3},
+           "arrival": {"process": "poisson", "rate_per_s": 1e-6, "count": 30},
            "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}]})"}}},
       // Branches planned apart each hold the prefix in the chip's HBM (B1 and B3: on every CUBE):
       // refused before the first step; it was admitted and failed mid-run (issue 42, item 11).
