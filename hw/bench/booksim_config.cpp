@@ -160,6 +160,8 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   } else {
     r.fail("topology", "modelled: mesh and torus with n = 1 or 2 (a 1-D torus is our ring), cmesh, flatfly");
   }
+  o.given_as["--nodes"] = file + ": topology = " + topo + ", k = " + std::to_string(k) + ", n = " + std::to_string(n) +
+                         (topo == "cmesh" || topo == "flatfly" ? ", c = " + std::to_string(o.nodes / (k * k)) : std::string());
   // Routing by BookSim's names (routefunc.cpp: dim_order, xy_yx = O1TURN, valiant, min_adapt) or ours.
   // The cmesh's are BookSim's *_no_express variants (dor_cmesh and xy_yx_cmesh use express
   // channels along the edges, which are not modelled).
@@ -233,6 +235,8 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   o.traffic = traffic;
   o.include_self = traffic == "uniform";
   o.rate = r.number("injection_rate", 0.1, 1e-9, 1);
+  o.given_as["--rate"] = file + ": injection_rate";
+  o.given_as["--packet-flits"] = file + ": " + (r.has("packet_size") ? "packet_size" : "const_flits_per_packet");
   o.rate_in_packets = r.integer("injection_rate_uses_flits", 0, 0, 1) == 0;
   o.packet_flits = int(r.integer("const_flits_per_packet", 1, 1, 4096));
   if (r.has("packet_size")) o.packet_flits = int(r.integer("packet_size", 1, 1, 4096));
@@ -255,6 +259,11 @@ NocBenchOptions parse_booksim_config(const std::string& text, const std::string&
   o.cycles = (samples - std::max<int64_t>(warm, 1)) * period;
   // latency: wait for every measured packet (up to the window's length again); throughput: none.
   o.drain = sim == "latency" ? o.cycles : 0;
+  const std::string periods = "sample_period = " + std::to_string(period) + ", warmup_periods = " + std::to_string(warm) +
+                              ", max_samples = " + std::to_string(samples);
+  o.given_as["--warmup"] = file + ": " + periods + " (max(warmup_periods, 1) x sample_period)";
+  o.given_as["--cycles"] = file + ": " + periods + " (the other samples x sample_period)";
+  o.given_as["--drain"] = file + ": sim_type = " + sim + " (" + (sim == "latency" ? "as long as the window" : "none") + ")";
   // Output and diagnostics only: they change what BookSim prints, not the network.
   for (const char* k : {"print_activity", "print_csv_results", "print_vc_stats", "viewer_trace", "watch_file",
                         "watch_flits", "watch_packets", "watch_transactions", "watch_out", "stats_out",

@@ -1,6 +1,7 @@
 #include "hw/bench/hbm_bench.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -18,6 +19,12 @@ struct Chunk {
   uint64_t addr, bytes;
   bool write;
 };
+
+std::string fmt_work(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 void check_options(const HbmBenchOptions& o) {
   auto need = [](bool ok, const std::string& opt, const std::string& value, const std::string& allowed) {
@@ -38,6 +45,18 @@ void check_options(const HbmBenchOptions& o) {
        "> 0 exactly when --write-bytes > 0");
   need(o.inflight >= 1 && o.inflight <= 1024, "--inflight", std::to_string(o.inflight), "[1, 1024]");
   o.spec.validate("hbm-bench");
+  const HbmBenchWork w = hbm_bench_work(o);
+  const double max_bursts = o.check ? kMaxHbmBenchCheckedBursts : kMaxHbmBenchBursts;
+  if (!o.allow_large && (w.chunks > kMaxHbmBenchChunks || w.bursts > max_bursts))
+    throw InputError("--bytes " + std::to_string(o.bytes) + " in chunks of --chunk-bytes " + std::to_string(o.chunk_bytes) +
+                     (o.write_every ? " (and --write-bytes " + std::to_string(o.write_bytes) + " every --write-every " +
+                                          std::to_string(o.write_every) + ")"
+                                    : std::string()) +
+                     " = " + fmt_work(w.chunks) + " chunks and " + fmt_work(w.bursts) + " bursts of " +
+                     std::to_string(burst) + " bytes exceed the bench's bound (allowed: up to " +
+                     fmt_work(kMaxHbmBenchChunks) + " chunks and " + fmt_work(max_bursts) + " bursts" +
+                     (o.check ? " with --check" : "") +
+                     ", about 8 minutes and 1 GiB; fewer --bytes, larger --chunk-bytes, or --allow-large)");
 }
 
 // The run's chunks in issue order: reads as the pattern says, and a write of write_bytes after
@@ -64,6 +83,18 @@ std::vector<Chunk> make_chunks(const HbmBenchOptions& o) {
 }
 
 }  // namespace
+
+HbmBenchWork hbm_bench_work(const HbmBenchOptions& o) {
+  const double burst = double(o.spec.org.burst_bytes);
+  const double reads = std::ceil(double(o.bytes) / double(std::max<uint64_t>(o.chunk_bytes, 1)));
+  // A write after every write_every bytes read (make_chunks): at most one per read chunk.
+  const double writes =
+      o.write_every ? std::min(reads, std::floor(double(o.bytes) / double(std::max(o.write_every, o.chunk_bytes)))) : 0.0;
+  HbmBenchWork w;
+  w.chunks = reads + writes;
+  w.bursts = std::ceil(double(o.bytes) / burst) + writes * std::ceil(double(o.write_bytes) / burst);
+  return w;
+}
 
 HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   HbmBenchOptions o = opt;

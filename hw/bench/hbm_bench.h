@@ -24,7 +24,24 @@ struct HbmBenchOptions {
   // each has its own controller. Addresses, capacity and peak scale with them.
   int pseudo_channels = 1;
   DramSpec spec = hbm3_6400();         // mapping, refresh and page policy included
+  // Runs whose work (hbm_bench_work) exceeds the bounds below are refused unless this is set
+  // (--allow-large).
+  bool allow_large = false;
 };
+
+// What a bench run costs at most, known before it starts: chunks (each held for the whole run,
+// about 48 bytes with its bookkeeping: the memory goes with it) and bursts simulated (the time
+// goes with them; with `check` each burst's commands are logged too, about 54 bytes a burst).
+struct HbmBenchWork {
+  double chunks = 0;
+  double bursts = 0;
+};
+HbmBenchWork hbm_bench_work(const HbmBenchOptions& o);
+// Documented bounds (docs/hbm.md, "Work bound"), from rates measured on the 2-core reference
+// machine under load (4.3e5 bursts/s): about 8 minutes and 1 GiB at most.
+constexpr double kMaxHbmBenchBursts = 2e8;
+constexpr double kMaxHbmBenchChunks = 2e7;
+constexpr double kMaxHbmBenchCheckedBursts = 2e7;  // with `check`
 
 struct HbmBenchResult {
   HbmBenchOptions options;

@@ -267,11 +267,11 @@ std::vector<int> pattern_destinations(const NocBenchOptions& o) {
   std::vector<int> d;
   if (t == "transpose") {
     const int k = int(std::lround(std::sqrt(double(n))));
-    check(k * k == n, "--nodes " + std::to_string(n), "transpose traffic needs a square node count");
+    check(k * k == n, option_label(o, "--nodes", std::to_string(n)), "transpose traffic needs a square node count");
     for (int s = 0; s < n; ++s) d.push_back((s % k) * k + s / k);
   } else if (t == "bitcomp" || t == "bitrev" || t == "shuffle") {
     const int b = log2_exact(n);
-    check(b >= 1, "--nodes " + std::to_string(n), t + " traffic needs a power-of-two node count");
+    check(b >= 1, option_label(o, "--nodes", std::to_string(n)), t + " traffic needs a power-of-two node count");
     for (int s = 0; s < n; ++s) {
       int x = 0;
       if (t == "bitcomp") x = ~s & (n - 1);                                          // d_i = not s_i
@@ -305,6 +305,12 @@ int64_t run_limit(const NocBenchOptions& o) {
   return (o.converge ? o.sample_period * o.max_samples : o.warmup + o.cycles) + drain;
 }
 
+std::string option_label(const NocBenchOptions& o, const std::string& option, const std::string& value) {
+  const auto it = o.given_as.find(option);
+  if (it == o.given_as.end()) return option + " " + value;
+  return it->second + " (" + option.substr(2) + " = " + value + ")";
+}
+
 NocBenchWork noc_bench_work(const NocBenchOptions& in) {
   const double drain = double(in.drain < 0 ? in.cycles : in.drain);
   const double nodes = double(in.nodes), injecting = double(run_limit(in)) - drain;
@@ -316,7 +322,7 @@ NocBenchWork noc_bench_work(const NocBenchOptions& in) {
 
 NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions& in) {
   NocBenchOptions o = in;
-  check(o.drain >= -1 && o.drain <= 100000000, "--drain " + std::to_string(o.drain),
+  check(o.drain >= -1 && o.drain <= 100000000, option_label(o, "--drain", std::to_string(o.drain)),
         "must be -1 (as long as --cycles) or in [0, 1e8]");
   if (o.drain < 0) o.drain = o.cycles;
   const std::vector<std::string>& patterns = pattern_names();
@@ -325,10 +331,10 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
     for (const auto& p : patterns) list += (list.empty() ? "" : ", ") + p;
     throw InputError("--traffic " + o.traffic + ": unknown pattern (allowed: " + list + ")");
   }
-  check(o.nodes >= 2 && o.nodes <= 4096, "--nodes " + std::to_string(o.nodes), "must be in [2, 4096]");
-  check(o.rate > 0 && o.rate <= 1, "--rate " + fmt("%g", o.rate),
+  check(o.nodes >= 2 && o.nodes <= 4096, option_label(o, "--nodes", std::to_string(o.nodes)), "must be in [2, 4096]");
+  check(o.rate > 0 && o.rate <= 1, option_label(o, "--rate", fmt("%g", o.rate)),
         std::string("must be in (0, 1] ") + (o.rate_in_packets ? "packets" : "flits") + "/node/cycle");
-  check(o.packet_flits >= 1 && o.packet_flits <= 4096, "--packet-flits " + std::to_string(o.packet_flits),
+  check(o.packet_flits >= 1 && o.packet_flits <= 4096, option_label(o, "--packet-flits", std::to_string(o.packet_flits)),
         "must be in [1, 4096]");
   for (const auto& [flits, weight] : o.packet_mix) {
     check(flits >= 1 && flits <= 4096, "--packet-mix " + std::to_string(flits), "packet sizes must be in [1, 4096] flits");
@@ -343,13 +349,13 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
   }
   {
     const double p = packet_probability(o) * (o.injection == "on-off" ? (o.burst_alpha + o.burst_beta) / o.burst_alpha : 1.0);
-    check(p <= 1, "--rate " + fmt("%g", o.rate),
+    check(p <= 1, option_label(o, "--rate", fmt("%g", o.rate)),
           "needs a packet probability of " + fmt("%g", p) + " per cycle" +
               (o.injection == "on-off" ? " in the on state" : "") + ", above 1 (lower the rate or raise the packet size)");
   }
   pattern_destinations(o);  // checks that the pattern fits the node count
-  check(o.cycles >= 1 && o.cycles <= 100000000, "--cycles " + std::to_string(o.cycles), "must be in [1, 1e8]");
-  check(o.warmup >= 0 && o.warmup <= 100000000, "--warmup " + std::to_string(o.warmup), "must be in [0, 1e8]");
+  check(o.cycles >= 1 && o.cycles <= 100000000, option_label(o, "--cycles", std::to_string(o.cycles)), "must be in [1, 1e8]");
+  check(o.warmup >= 0 && o.warmup <= 100000000, option_label(o, "--warmup", std::to_string(o.warmup)), "must be in [0, 1e8]");
   if (o.converge) {
     check(o.sample_period >= 1 && o.sample_period <= 100000000, "--sample-period " + std::to_string(o.sample_period),
           "must be in [1, 1e8]");
@@ -371,10 +377,12 @@ NocBenchResult run_noc_bench(const NocRegistry& registry, const NocBenchOptions&
           "must be in [1, nodes - 1 = " + std::to_string(o.nodes - 1) + "]");
   const NocBenchWork work = noc_bench_work(o);
   if (!o.allow_large && (work.node_cycles > kMaxNocBenchNodeCycles || work.packets > kMaxNocBenchPackets))
-    throw InputError("--nodes " + std::to_string(o.nodes) + " x (--warmup " + std::to_string(o.warmup) + " + --cycles " +
-                     std::to_string(o.cycles) + " + --drain " + std::to_string(o.drain) + ") = " +
-                     fmt("%.3g", work.node_cycles) + " node-cycles and " + fmt("%.3g", work.packets) +
-                     " packets at --rate " + fmt("%g", o.rate) + " exceed the bench's bound (allowed: up to " +
+    throw InputError(option_label(o, "--nodes", std::to_string(o.nodes)) + " x (" +
+                     option_label(o, "--warmup", std::to_string(o.warmup)) + " + " +
+                     option_label(o, "--cycles", std::to_string(o.cycles)) + " + " +
+                     option_label(o, "--drain", std::to_string(o.drain)) + ") = " + fmt("%.3g", work.node_cycles) +
+                     " node-cycles and " + fmt("%.3g", work.packets) + " packets at " +
+                     option_label(o, "--rate", fmt("%g", o.rate)) + " exceed the bench's bound (allowed: up to " +
                      fmt("%.3g", kMaxNocBenchNodeCycles) + " node-cycles and " + fmt("%.3g", kMaxNocBenchPackets) +
                      " packets, about 10 minutes and 2.5 GiB; fewer nodes or cycles, or --allow-large)");
 

@@ -8,6 +8,7 @@
 // so it always stops.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct NocBenchOptions {
   // Runs whose work (noc_bench_work) exceeds the bounds below are refused unless this is set
   // (--allow-large).
   bool allow_large = false;
+  // Options set from another input than the command line (a BookSim config): option ("--nodes")
+  // -> the keys that set it ("b.cfg: k = 3, n = 1, topology = torus"). Messages name those, not
+  // an option the user never gave (option_label).
+  std::map<std::string, std::string> given_as;
   // Called between slices of simulated time with the cycle reached and the cycle limit
   // (warm-up + window + drain); the CLI prints progress on stderr for long runs.
   std::function<void(int64_t cycle, int64_t limit)> progress;
@@ -73,6 +78,9 @@ struct NocBenchWork {
   double packets = 0;
 };
 NocBenchWork noc_bench_work(const NocBenchOptions& options);
+// How a message names `option` with its `value`: "--nodes 9" from the command line, or
+// "b.cfg: k = 3, n = 2, topology = mesh (nodes = 9)" when given_as holds it.
+std::string option_label(const NocBenchOptions& o, const std::string& option, const std::string& value);
 // Documented bounds (docs/noc.md, "Work bound and progress"), from rates measured on the 2-core
 // reference machine: about 1.5e6 node-cycles/s at moderate load (1e9: ~11 minutes); at
 // saturation about 8e4 packets/s and 120 bytes per undelivered packet (2e7: ~4 minutes, 2.4 GB).

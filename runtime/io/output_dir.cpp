@@ -248,7 +248,8 @@ void OutFile::close() {
 
 // ---- OutputTarget ------------------------------------------------------------------------------
 
-OutputTarget::OutputTarget(const std::string& arg, OutputKind kind) : arg_(arg), kind_(kind) {
+OutputTarget::OutputTarget(const std::string& arg, OutputKind kind, bool handle_signals)
+    : arg_(arg), kind_(kind), handle_signals_(handle_signals) {
   try {
     claim();
   } catch (...) {
@@ -346,7 +347,7 @@ void OutputTarget::claim() {
   }
 
   // Register for signal cleanup.
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kSlots && handle_signals_; ++i) {
     SignalSlot& s = g_slots[i];
     if (s.used) continue;
     s.staging_is_dir = kind_ == OutputKind::directory;
@@ -366,7 +367,9 @@ void OutputTarget::take_lock() {
   // flock on a lock file next to the target (inside it for a mount point). The holder removes the
   // file before unlocking, so a process that opened the old file retries on the new one.
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const int fd = ::open(lock_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a link planted at the lock's name (a shared directory) would have its target
+    // truncated and overwritten with our pid.
+    const int fd = ::open(lock_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) throw InputError("--out " + arg_ + ": cannot create the lock file " + lock_.string() + ": " + os_reason(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
@@ -387,7 +390,7 @@ void OutputTarget::take_lock() {
         // the pid only improves the loser's message
       }
       lock_fd_ = fd;
-      if (g_claims++ == 0) {  // released with the lock (release())
+      if (handle_signals_ && g_claims++ == 0) {  // released with the lock (release())
         struct sigaction sa {};
         sa.sa_handler = on_signal;
         sigemptyset(&sa.sa_mask);
@@ -531,22 +534,32 @@ void OutputTarget::release() noexcept {
   std::error_code ec;
   if (!committed_ && !staging_.empty()) fs::remove_all(staging_, ec);
   staging_.clear();
-  if (!committed_)
-    for (auto it = created_parents_.rbegin(); it != created_parents_.rend(); ++it) rmdir(it->c_str());
-  created_parents_.clear();
   if (lock_fd_ >= 0) {
     unlink(lock_.c_str());  // before unlocking: see take_lock()
     ::close(lock_fd_);
     lock_fd_ = -1;
-    if (--g_claims == 0) {
+    if (handle_signals_ && --g_claims == 0) {
       sigaction(SIGINT, &g_old_int, nullptr);
       sigaction(SIGTERM, &g_old_term, nullptr);
     }
   }
+  // After the lock file: it lies in the deepest parent, which is not empty while it is there.
+  if (!committed_)
+    for (auto it = created_parents_.rbegin(); it != created_parents_.rend(); ++it) rmdir(it->c_str());
+  created_parents_.clear();
   if (writing_) {
     writing_ = false;
     --g_writing;
   }
+}
+
+void guard_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      const int held = ::open("/dev/null", O_RDONLY);  // the lowest free descriptor: fd itself
+      if (held >= 0 && held != fd) ::close(held);
+    }
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 void check_stdout() {

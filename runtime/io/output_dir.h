@@ -50,8 +50,11 @@ enum class OutputKind { directory, file };
 class OutputTarget {
  public:
   // Claims `arg`, the --out value (see the header comment). Throws InputError "--out ARG: ..."
-  // naming the path and the reason (OS reasons by strerror).
-  OutputTarget(const std::string& arg, OutputKind kind);
+  // naming the path and the reason (OS reasons by strerror). `handle_signals` (the CLI): while
+  // claimed, SIGINT/SIGTERM remove the partial output and end the process. Off (the Python
+  // module), the process's own handlers stay: an interrupt that unwinds as an exception
+  // (KeyboardInterrupt) removes the partial output through the destructor.
+  OutputTarget(const std::string& arg, OutputKind kind, bool handle_signals = true);
   ~OutputTarget();
   OutputTarget(const OutputTarget&) = delete;
   OutputTarget& operator=(const OutputTarget&) = delete;
@@ -80,6 +83,7 @@ class OutputTarget {
   std::filesystem::path staging_;  // directory kind: a directory; file kind: a file
   std::filesystem::path lock_;
   std::vector<std::filesystem::path> created_parents_;  // deepest last
+  bool handle_signals_ = true;
   int lock_fd_ = -1;
   int slot_ = -1;           // signal-cleanup slot
   bool exists_ = false;     // the target existed when claimed
@@ -92,5 +96,14 @@ class OutputTarget {
 // Flushes standard output and throws OutputError "cannot write standard output: REASON" if
 // anything written to it was lost (a full disk, a closed pipe, /dev/full).
 void check_stdout();
+
+// For a program's entry point, before it opens any file: standard input, output and error that
+// the caller closed (`>&-`) are held by /dev/null opened read-only, so no file opened later (the
+// --out lock file) takes their descriptor and receives the text meant for them; a write to them
+// fails with EBADF as on a closed descriptor, which check_stdout() reports. And SIGPIPE is
+// ignored: a closed pipe on standard output (`ahbm-sim run ... | true`) is a write that fails with
+// EPIPE (check_stdout(): exit 1, the partial output removed), not a death that leaves the lock
+// file and the staging tree behind.
+void guard_standard_streams();
 
 }  // namespace ahbm

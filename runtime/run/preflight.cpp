@@ -126,13 +126,12 @@ std::string tensor_parameters(const Scenario& sc, const RunOptions& opt) {
 
 }  // namespace
 
-void check_resources(const ResourceEstimate& e, const HostLimits& host, const Scenario& sc, const HwConfig& hw,
-                     const RunOptions& opt) {
-  const std::string what = tensor_parameters(sc, opt);
-  const std::string chip = opt.hw_file + ": " + std::to_string(e.active_groups) + " of groups = " +
+void check_resources(const ResourceEstimate& e, const HostLimits& host, const std::string& what, const HwConfig& hw,
+                     const std::string& hw_file, bool values) {
+  const std::string chip = hw_file + ": " + std::to_string(e.active_groups) + " of groups = " +
                            std::to_string(hw.groups) + " in use x group.cubes = " + std::to_string(hw.group.cubes) +
                            " x cube.pes = " + std::to_string(hw.cube.pes);
-  const std::string hint = opt.values ? "; run timing only with --no-values, or lower the parameters named" : "; lower the parameters named";
+  const std::string hint = values ? "; run timing only with --no-values, or lower the parameters named" : "; lower the parameters named";
   if (host.mappings && e.mappings > host.mappings->value)
     throw InputError(chip + " need " + std::to_string(e.threads) + " SystemC processes, whose stacks take " +
                      std::to_string(e.mappings) + " memory mappings; " + host.mappings->what + " leaves " +
@@ -145,7 +144,7 @@ void check_resources(const ResourceEstimate& e, const HostLimits& host, const Sc
   if (host.address_space && e.virtual_bytes > host.address_space->value)
     throw InputError(what + "; " + chip + ": the run needs about " + mib(e.virtual_bytes) + " of address space (" +
                      e.describe() + ", coroutine stacks of " + std::to_string(e.threads) + " SystemC processes" +
-                     (opt.values ? ", the BLAS buffer " + mib(kBlasBufferBytes) : std::string()) +
+                     (values ? ", the BLAS buffer " + mib(kBlasBufferBytes) : std::string()) +
                      "), more than the " + mib(host.address_space->value) + " left by " + host.address_space->what +
                      hint);
 }
@@ -159,9 +158,24 @@ void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
     throw InputError(tensor_parameters(sc, opt) + ": the run needs about " + mib(e.resident_bytes) +
                      " of host memory (" + e.describe() + "), its tensors " + mib(e.tensor_bytes) +
                      " (allowed: up to " + mib(kMaxTensorBytes) + " on any machine); run timing only with --no-values");
-  check_resources(e, read_host_limits(), sc, hw, opt);
+  check_resources(e, read_host_limits(), tensor_parameters(sc, opt), hw, opt.hw_file, opt.values);
   // Checked to fit: take OpenBLAS's buffer now, before the run's allocations could leave it none.
   if (opt.values) reserve_blas_buffer();
+}
+
+void preflight_steps(const std::vector<PreflightStep>& steps, const HwConfig& hw, const std::string& hw_file) {
+  RunOptions opt;
+  opt.values = false;  // serve times its steps only
+  const PreflightStep* largest = nullptr;
+  ResourceEstimate most;
+  for (const PreflightStep& s : steps) {
+    ResourceEstimate e = estimate_resources(s.sc, hw, opt);
+    if (!largest || e.resident_bytes > most.resident_bytes) {
+      largest = &s;
+      most = std::move(e);
+    }
+  }
+  if (largest) check_resources(most, read_host_limits(), largest->what, hw, hw_file, false);
 }
 
 }  // namespace ahbm

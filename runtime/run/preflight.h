@@ -36,10 +36,24 @@ struct ResourceEstimate {
 
 ResourceEstimate estimate_resources(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
 
-// Throws InputError when `est` exceeds a limit in `host`.
-void check_resources(const ResourceEstimate& est, const HostLimits& host, const Scenario& sc, const HwConfig& hw,
-                     const RunOptions& opt);
+// Throws InputError when `est` exceeds a limit in `host`. `what` names the input parameters that
+// size the estimate (the message's start), `hw_file` the hardware config; `values`: a
+// value-carrying run (its message suggests --no-values).
+void check_resources(const ResourceEstimate& est, const HostLimits& host, const std::string& what, const HwConfig& hw,
+                     const std::string& hw_file, bool values);
 
 void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt);
+
+// One step of a serve run as the one-step, timing-only run of `sc` (its model and KV paging, its
+// shared prefix and one phase); `what` names the workload's fields that size it.
+struct PreflightStep {
+  std::string what;
+  Scenario sc;
+};
+
+// serve's preflight (runtime/serve/engine.cpp): a serve run holds one step's simulation at a time,
+// so it needs about the memory of its largest step. Each shape is estimated as a run's
+// (estimate_resources, timing only) and the largest checked against the machine (check_resources).
+void preflight_steps(const std::vector<PreflightStep>& steps, const HwConfig& hw, const std::string& hw_file);
 
 }  // namespace ahbm

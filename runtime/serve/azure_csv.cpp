@@ -118,6 +118,10 @@ std::vector<TraceRow> parse_azure_csv(std::istream& in, const std::string& path,
     const double t_s = timestamp_seconds(col[0], at);
     if (rows.empty()) first_s = t_s;
     const double at_ns = (t_s - first_s) * 1e9;
+    if (!(at_ns <= kMaxArrivalNs))
+      throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) + "\" is " + Json(t_s - first_s).dump() +
+                       " s after the first row's (allowed: up to 1125899.906842624 s = 2^50 ns after it, where time in "
+                       "double ns resolves 1/8 ns; split the trace)");
     if (!rows.empty() && at_ns < rows.back().arrival_ns)
       throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) +
                        "\" is earlier than the row before (rows must be in time order)");

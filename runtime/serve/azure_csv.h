@@ -11,6 +11,12 @@ namespace ahbm::serve {
 // proleptic Gregorian calendar, or seconds), at most `max_rows`: arrival in ns after the first
 // row, context and generated tokens. Bad rows and impossible dates are InputErrors naming the
 // line, the column and the value.
+// Arrivals are held as double ns from the first one. Up to 2^50 ns (1,125,900 s, about 13 days:
+// a week-long trace fits) a double resolves 1/8 ns or better (below 2^43 ns, 1/1024 ns, under
+// SystemC's 1 ps), and whole-ns times (a 1 GHz clock) stay exact; later arrivals (a CSV row, an
+// element of times_ns, a Poisson arrival) are refused (docs/reliability.md, "Ranges of time").
+constexpr double kMaxArrivalNs = 1125899906842624.0;  // 2^50
+
 struct TraceRow {
   double arrival_ns = 0;
   int context_tokens = 0, generated_tokens = 0;

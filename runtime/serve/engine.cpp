@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "runtime/model/memory_map.h"
 #include "runtime/step/model_steps.h"
 #include "runtime/policy/cost_model.h"
+#include "runtime/run/preflight.h"
 #include "runtime/serve/flow.h"
 #include "runtime/serve/pools.h"
 #include "runtime/serve/preemption.h"
@@ -64,7 +66,11 @@ struct StepBuild {
 // Pages a workflow may hold at once (admission reserves them, so a run never runs out): its
 // parent's whole sequence, plus the largest round's branches, each a copy of the parent's
 // partly filled last page (copy-on-write, up to page_tokens - 1 tokens) and its own tokens.
-// Without sharing, each branch holds a copy of the parent's pages as well.
+// Without sharing, each branch holds a copy of the parent's pages as well; so does each branch
+// planned as its own part (batch_branches = false): the chip holds every job's KV in a region
+// of its own (hw/group/group.cpp), the shared prefix once per branch's job, and a reservation
+// that counted it once admitted workflows whose steps then failed, "pe.hbm.capacity_bytes
+// exceeded" (`share` is false for both).
 int64_t reservation(const WorkflowSpec& w, int page_tokens, bool share) {
   int64_t parent_tokens = w.prompt_tokens + int64_t(w.rounds.size()) * w.join_tokens + w.answer_tokens;
   const int64_t parent_pages = int64_t(ceil_div(uint64_t(parent_tokens), uint64_t(page_tokens)));
@@ -88,6 +94,40 @@ int64_t work_tokens(const WorkflowSpec& w) {
   for (const auto& round : w.rounds)
     for (const BranchSpec& b : round) n += b.new_tokens + b.decode_tokens;
   return n;
+}
+
+// The steps a workflow takes alone that hold the most (runtime/run/preflight.h, preflight_steps):
+// its prompt's prefill and each round's fan-out (every branch's instruction tokens over the
+// context by then), each as a one-step run of the workload's model. Decode and join steps bring a
+// token per agent or the join's few over the same context: less.
+void add_step_shapes(const Workload& w, const WorkflowSpec& s, const std::string& name, std::vector<PreflightStep>& out) {
+  const std::string who = w.file + ": workflow " + std::to_string(s.id) + " (" + name + ")";
+  const std::string model = ", " + w.scenario_file + ": model.num_kv_heads = " +
+                            std::to_string(w.scenario.model.num_kv_heads) + " x " +
+                            std::to_string(w.scenario.model.q_per_kv()) + " query heads each, model.head_dim = " +
+                            std::to_string(w.scenario.model.head_dim);
+  Scenario prompt = w.scenario;
+  prompt.agents.clear();
+  prompt.join = nullptr;
+  prompt.shared_prefix_tokens = s.prompt_tokens;
+  prompt.phases = {PhaseSpec{PhaseType::prefill, s.prompt_tokens - s.cached_tokens, 0}};
+  out.push_back({who + ": prompt_tokens = " + std::to_string(s.prompt_tokens) + " (cached_tokens = " +
+                     std::to_string(s.cached_tokens) + ") prefilled in one step" + model,
+                 prompt});
+  for (size_t r = 0; r < s.rounds.size(); ++r) {
+    Scenario fan = prompt;
+    fan.shared_prefix_tokens = s.prompt_tokens + int(r) * s.join_tokens;
+    fan.phases = {PhaseSpec{PhaseType::fanout, 0, 0}};
+    int tokens = 0;
+    for (size_t b = 0; b < s.rounds[r].size(); ++b) {
+      fan.agents.push_back({"b" + std::to_string(b), s.rounds[r][b].new_tokens, 0});
+      tokens += s.rounds[r][b].new_tokens;
+    }
+    out.push_back({who + ": round " + std::to_string(r) + "'s fan-out, " + std::to_string(s.rounds[r].size()) +
+                       " branches' " + std::to_string(tokens) + " new tokens over a context of " +
+                       std::to_string(fan.shared_prefix_tokens) + " (prompt_tokens and join tokens)" + model,
+                   std::move(fan)});
+  }
 }
 
 class Engine final : private LifecycleEvents {
@@ -122,6 +162,7 @@ class Engine final : private LifecycleEvents {
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   void start_results();
   void start_flows();
+  void preflight() const;
   void take_events();
   void admit_waiting();
   void pull_idle();
@@ -136,10 +177,13 @@ class Engine final : private LifecycleEvents {
   void add_pool(const std::string& name, int groups, PoolModel* model);
   // Copies of each KV page the HBM holds: policy B3 reads copies of the peer CUBEs' shards placed
   // when the KV was written (apply_policy.h), so with B3 among a step's policies (B3, or auto,
-  // which may pick it) every page is held once on every CUBE of its group; else once.
+  // which may pick it) every page is held once on every CUBE of its group; policy B1 receives
+  // those copies over the NoC during the step, into the same HBM space (the chip's check_jobs
+  // counts them: a B1 serve that counted one copy failed mid-run, "pe.hbm.capacity_bytes
+  // exceeded"); else once.
   int kv_copies() const {
     const std::string& p = w_.scheduler.attention_policy;
-    return p == "B3" || p == "auto" ? hw_.group.cubes : 1;
+    return p == "B3" || p == "B1" || p == "auto" ? hw_.group.cubes : 1;
   }
   // HBM a KV page takes on a pool of `groups` groups, its copies included.
   uint64_t kv_slot_bytes(int groups) const { return kv_page_bytes(w_.scenario, groups) * uint64_t(kv_copies()); }
@@ -781,7 +825,8 @@ void Engine::start_flows() {
     Flow& f = flows_[i];
     f.spec = &specs_[i];
     f.record = int(i);
-    f.reserved = reservation(specs_[i], w_.scenario.kv.page_tokens, w_.scheduler.share_prefix);
+    f.reserved = reservation(specs_[i], w_.scenario.kv.page_tokens,
+                             w_.scheduler.share_prefix && w_.scheduler.batch_branches);
     f.remaining = work_tokens(specs_[i]);
     const int64_t first = pbd_ ? prompt_pages(specs_[i], w_.scenario.kv.page_tokens) : f.reserved;
     for (const auto& [need, total, pool] : {std::tuple{first, admit_total, &prefill_pool()},
@@ -800,6 +845,25 @@ void Engine::start_flows() {
     wr.reserved_pages = f.reserved;
     log_.add_workflow(wr);
   }
+}
+
+// Before any step: the host memory of the largest step a workflow takes (a run's estimate, one
+// shape per distinct workflow), so a workflow too large for the machine is refused (InputError)
+// instead of running out of memory mid-run.
+void Engine::preflight() const {
+  std::vector<PreflightStep> shapes;
+  std::set<std::tuple<int, int, int, std::vector<int>>> seen;  // prompt, cached, join tokens, each round's new tokens
+  for (const WorkflowSpec& s : specs_) {
+    std::vector<int> rounds;
+    for (const auto& round : s.rounds) {
+      rounds.push_back(-1);  // round separator
+      for (const BranchSpec& b : round) rounds.push_back(b.new_tokens);
+    }
+    if (!seen.insert({s.prompt_tokens, s.cached_tokens, s.join_tokens, rounds}).second) continue;
+    add_step_shapes(w_, s, s.tmpl >= 0 ? "template " + w_.templates[size_t(s.tmpl)].name : std::string("azure_csv"),
+                    shapes);
+  }
+  preflight_steps(shapes, hw_, opt_.hw_file);
 }
 
 // What happened by now: steps that ended (a pool runs its steps back to back; the pools run at
@@ -910,7 +974,9 @@ void Engine::advance_clock() {
 ServeResult Engine::run() {
   start_results();
   start_flows();
+  preflight();
   while (true) {
+    if (opt_.poll) opt_.poll();
     take_events();
     admit_waiting();
     pull_idle();

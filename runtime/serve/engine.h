@@ -6,6 +6,7 @@
 // time the step on the chip (StepRunner::batch_jobs + simulate_quiet, through the step cache), and
 // advance the clock by it. A branch in a tool call or finished leaves the batch; a workflow's
 // parent keeps its KV pages across rounds (prefix caching); the branches of a round share them.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ struct ServeOptions {
   // A whole model's weight GEMMs (gemm_job.h; ahbm-sim serve --gemm-mapping, as run's). An
   // attention-only workload refuses x_stationary: it has no weight GEMM.
   GemmMapping gemm_mapping = GemmMapping::w_stationary;
+  // Called before every step boundary's work (the Python module checks for Ctrl-C there); what it
+  // throws ends the run. Results are the same with or without it.
+  std::function<void()> poll;
 };
 
 // One request: a branch of a round, or the parent's answer ("main").

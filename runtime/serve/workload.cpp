@@ -113,9 +113,11 @@ ArrivalSpec read_arrival(JsonReader a) {
       a.fail("times_ns", "must be a non-empty array of at most " + std::to_string(kMaxWorkflows) + " times in ns");
     double last = 0;
     for (size_t i = 0; i < t.size(); ++i) {
-      if (!t[i].is_number() || !std::isfinite(t[i].get<double>()) || t[i].get<double>() < last || t[i].get<double>() > 1e18)
+      if (!t[i].is_number() || !std::isfinite(t[i].get<double>()) || t[i].get<double>() < last ||
+          t[i].get<double>() > kMaxArrivalNs)
         a.fail("times_ns", "element " + std::to_string(i) + " = " + t[i].dump() +
-                               " must be a number in [previous time, 1e18] (times are non-decreasing, from 0)");
+                               " must be a number in [previous time, 1125899906842624] (times are non-decreasing, from 0, "
+                               "up to 2^50 ns, where time in double ns resolves 1/8 ns)");
       last = t[i].get<double>();
       s.times_ns.push_back(last);
     }
@@ -280,6 +282,12 @@ std::vector<WorkflowSpec> expand(const Workload& w) {
       // Exponential gaps of mean 1/rate: -ln(1 - u) / rate, u in [0, 1).
       const double u = double(rng() >> 11) * 0x1.0p-53;
       if (i > 0) t += -std::log1p(-u) / w.arrival.rate_per_s * 1e9;
+      if (t > kMaxArrivalNs)
+        throw InputError(w.file + ": arrival: workflow " + std::to_string(i) + " of count = " +
+                         std::to_string(w.arrival.count) + " at rate_per_s = " + Json(w.arrival.rate_per_s).dump() +
+                         " arrives at " + Json(t).dump() +
+                         " ns (allowed: up to 1125899906842624 ns = 2^50 ns, where time in double ns resolves 1/8 ns; "
+                         "raise rate_per_s or lower count)");
       from_template(pick(), t);
     }
   } else if (w.arrival.process == "timestamps") {

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -208,6 +209,45 @@ class ModuleCase(unittest.TestCase):
             ahbm.noc_bench(["--noc", "no_such_noc"])
         self.assertIn("no_such_noc", str(e.exception))
 
+    def test_noc_bench_does_not_follow_a_planted_link(self):
+        # Issue 42, item 19: the report went to $TMPDIR/ahbm-noc-bench-PID.json, following a link
+        # planted there onto a victim file; now it goes to a mkdtemp directory of the call's own.
+        victim = os.path.join(self.dir, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("keep me")
+        os.symlink(victim, os.path.join(self.dir, f"ahbm-noc-bench-{os.getpid()}.json"))
+        old = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = self.dir
+        try:
+            report = ahbm.noc_bench(["--noc", "ring", "--cycles", "300", "--warmup", "0"])
+        finally:
+            if old is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = old
+        self.assertEqual(report["noc"], "ring")
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep me")
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted(["victim.txt", f"ahbm-noc-bench-{os.getpid()}.json"]))
+
+    def test_arguments_of_the_wrong_kind_raise(self):
+        # Issue 42, item 18: cli(["--version"]) returned 2; run_points split an "args" string into
+        # its characters; seed=True was taken as seed 1.
+        code, out, err = ahbm.cli(["--version"])
+        self.assertEqual((code, out, err), (0, f"ahbm-sim {ahbm.__version__} (commit {ahbm.commit})\n", ""))
+        self.assertEqual(ahbm.cli(["--version", "extra"])[0], 2)
+        job = {"scenario": FANOUT, "hw": os.path.join(ROOT, "hw", "configs", "default.json"),
+               "out": os.path.join(self.dir, "p"), "args": "--no-values"}
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run_points([job])
+        self.assertIn('job "args": expected a list of strings, got str', str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "p")))
+        for call in (lambda: ahbm.run(FANOUT, seed=True, values=False),
+                     lambda: ahbm.serve(os.path.join(ROOT, "traces", "serve", "agentic_mix.json"), seed=True)):
+            with self.assertRaises(ahbm.InputError) as e:
+                call()
+            self.assertIn("seed: value True is not an integer", str(e.exception))
+
     def test_serve_matches_the_cli(self):
         workload = os.path.join(ROOT, "traces", "serve", "agentic_mix.json")
         out = os.path.join(self.dir, "serve")
@@ -299,6 +339,95 @@ class ModuleCase(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("poisson", err)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "no")))
+
+
+def run_script(test, script, *args):
+    """Runs a Python script with the module in a child interpreter (a crash there fails the test
+    with its exit status, not the whole suite); returns the JSON object it prints last."""
+    p = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=600)
+    test.assertEqual(p.returncode, 0, f"exit {p.returncode}; stderr: {p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+THREADS_SCRIPT = r"""
+import json, sys, threading
+import ahbm
+fanout, workload = sys.argv[1], sys.argv[2]
+want_run = ahbm.run(fanout, values=False)["summary"]["total_ns"]
+want_serve = ahbm.serve(workload)["summary"]
+got, errors = [], []
+def work(i):
+    try:
+        for _ in range(3):
+            if i % 2:
+                got.append(("run", ahbm.run(fanout, values=False)["summary"]["total_ns"]))
+            else:
+                got.append(("serve", ahbm.serve(workload)["summary"]))
+            code, out, err = ahbm.cli(["nocs"])
+            got.append(("cli", code))
+    except Exception as e:
+        errors.append(repr(e))
+threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+ok = all((v == want_run) if k == "run" else (v == want_serve) if k == "serve" else v == 0 for k, v in got)
+print(json.dumps({"results": len(got), "same": ok, "errors": errors}))
+"""
+
+INTERRUPT_SCRIPT = r"""
+import json, os, signal, sys, threading, time
+import ahbm
+workload, out = json.loads(sys.argv[1]), sys.argv[2]
+sent = []
+def interrupt():
+    time.sleep(1.0)
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt, daemon=True).start()
+outcome, returned = "returned", None
+try:
+    ahbm.serve(workload, out=out)
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+    returned = time.monotonic()
+# The module works on after it: a small serve runs to the end.
+small = dict(workload, arrival={"process": "poisson", "rate_per_s": 20000, "count": 2})
+after = len(ahbm.serve(small)["requests"]["workflow"])
+print(json.dumps({"outcome": outcome, "seconds": (returned - sent[0]) if returned and sent else None,
+                  "out_exists": os.path.exists(out), "after": after}))
+"""
+
+
+class ThreadsAndInterrupts(unittest.TestCase):
+    """docs/python.md, "Threads and Ctrl-C": simulations of several threads are serialised (the
+    SystemC kernel is one per process); Ctrl-C during a call raises KeyboardInterrupt and leaves no
+    partial out= directory (issue 42, items 1 and 2)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="ahbm-py-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_threads_calling_run_serve_and_cli_at_once_get_the_sequential_results(self):
+        r = run_script(self, THREADS_SCRIPT, FANOUT, os.path.join(ROOT, "traces", "serve", "agentic_mix.json"))
+        self.assertEqual(r["errors"], [])
+        self.assertEqual(r["results"], 4 * 3 * 2)
+        self.assertTrue(r["same"])
+
+    def test_ctrl_c_during_serve_raises_keyboard_interrupt_and_leaves_no_output(self):
+        with open(os.path.join(ROOT, "traces", "serve", "agentic_mix.json")) as f:
+            workload = json.load(f)
+        workload["scenario"] = os.path.join(ROOT, "traces", "serve", workload["scenario"])
+        workload["arrival"]["count"] = 5000  # minutes of serving: the interrupt comes long before the end
+        workload["scheduler"]["step_cache"] = False
+        out = os.path.join(self.dir, "sub", "serve")
+        r = run_script(self, INTERRUPT_SCRIPT, json.dumps(workload), out)
+        self.assertEqual(r["outcome"], "KeyboardInterrupt")
+        self.assertFalse(r["out_exists"])  # interrupted inside the call: a finished call writes out
+        self.assertEqual(os.listdir(self.dir), [])  # no lock file, staging tree or created parent left
+        self.assertGreater(r["after"], 0)
+        print(f"KeyboardInterrupt {r['seconds']:.3f} s after SIGINT", file=sys.stderr)
 
 
 if __name__ == "__main__":

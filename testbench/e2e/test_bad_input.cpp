@@ -63,6 +63,15 @@ std::string csv_workload(const std::string& csv, const std::string& extra = "") 
   return R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json", "arrival": {"process": "azure_csv", "file": ")" +
          csv + "\"}" + extra + "}";
 }
+// One workflow of a 1500-token prompt and 8 branches planned apart (batch_branches false) under
+// attention `policy`.
+std::string unbatched_workload(const std::string& policy) {
+  return R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
+    "arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "t", "prompt_tokens": 1500, "rounds": 1,
+      "fanout": {"branches": 8, "new_tokens": 16, "decode_tokens": 2}, "answer_tokens": 2}],
+    "scheduler": {"attention_policy": ")" + policy + R"(", "batch_branches": false}})";
+}
 // A literal with its NUL bytes (std::string from a char* stops at the first).
 template <size_t N>
 std::string bytes(const char (&text)[N]) {
@@ -234,6 +243,11 @@ const std::vector<BadInput>& cases() {
       {"cli.out_not_run_dir", "", "", "{sc} --out {dir}/foreign_dir",
        {"--out", "foreign_dir", "not an ahbm-sim run directory (it holds notes.txt but no .ahbm-run marker)"}},
       {"cli.out_parent_is_file", "", "", "{sc} --out {dir}/existing_file/sub", {"existing_file is not a directory"}},
+      // The parents --out made are removed again (the lock file in the deepest one once kept them).
+      {"cli.out_new_parents_removed", R"({"clock_gz": 2})", "", "{sc} --hw {hw} --out {dir}/a/p1/p2/p3",
+       {"hw.json", "clock_gz: unknown key"}},
+      {"serve.out_new_parents_removed", "", "", "{dir}/nope.json --out {dir}/a/p1/p2/p3", {"nope.json", "cannot open file"},
+       "serve"},
       {"cli.unknown_option", "", "", "{sc} --out {out} --frobnicate", {"unrecognised option '--frobnicate'"}},
       {"cli.missing_out", "", "", "{sc}", {"missing --out DIR"}},
       {"cli.missing_scenario", "", "", "--out {out}", {"missing SCENARIO.json"}},
@@ -267,6 +281,29 @@ const std::vector<BadInput>& cases() {
        {"w.json: templates: not allowed with arrival.process = \"azure_csv\""}, "serve",
        {{"w.json", csv_workload("t.csv", R"(, "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}])")},
         {"t.csv", std::string(kCsvHeader) + "0,64,2\n"}}},
+      // Times are double ns, bounded to 2^50 ns (docs/reliability.md, "Ranges of time").
+      {"serve.times_ns_beyond_exact_range", "", "", kServe,
+       {"w.json: arrival.times_ns: element 1 = 1e+18 must be a number in [previous time, 1125899906842624]"}, "serve",
+       {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
+           "arrival": {"process": "timestamps", "times_ns": [0, 1e18]},
+           "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}]})"}}},
+      {"serve.csv_seconds_beyond_exact_range", "", "", kServe,
+       {"t.csv: line 3: TIMESTAMP \"1e10\" is 10000000000.0 s after the first row's", "2^50 ns"}, "serve",
+       {{"w.json", csv_workload("t.csv")}, {"t.csv", std::string(kCsvHeader) + "0,64,2\n1e10,64,2\n"}}},
+      {"serve.poisson_beyond_exact_range", "", "", kServe,
+       {"w.json: arrival: workflow ",  " of count = 30 at rate_per_s = 1e-06 arrives at", "2^50 ns"}, "serve",
+       {{"w.json", R"({"name": "w", "scenario": "{src}/traces/serve/small_attn.json",
+           "arrival": {"process": "poisson", "rate_per_s": 1e-6, "count": 30},
+           "templates": [{"name": "t", "prompt_tokens": 64, "answer_tokens": 2}]})"}}},
+      // Branches planned apart each hold the prefix in the chip's HBM (B1 and B3: on every CUBE):
+      // refused before the first step; it was admitted and failed mid-run (issue 42, item 11).
+      {"serve.unbatched_branches_beyond_hbm", "", "", "{dir}/w.json --out {out} --set pe.hbm.capacity_bytes=1114112",
+       {"w.json: workflow 0 (template t, prompt_tokens 1500) needs up to", "KV pages, more than the pool's"}, "serve",
+       {{"w.json", unbatched_workload("B3")}}},
+      {"serve.b1_copies_beyond_hbm", "", "", "{dir}/w.json --out {out} --set pe.hbm.capacity_bytes=1114112",
+       {"w.json: workflow 0 (template t, prompt_tokens 1500) needs up to", "x 4 copies: scheduler.attention_policy = 'B1'"},
+       "serve",
+       {{"w.json", unbatched_workload("B1")}}},
       {"serve.rate_hex", "", "", "{src}/traces/serve/agentic_mix.json --out {out} --rate-per-s 0x10",
        {"--rate-per-s: value \"0x10\" is not a number in [1e-06, 1e+12]"}, "serve"},
       {"noc.booksim_directory", "", "", "--booksim {dir}", {"is a directory, not a BookSim config"}, "noc-bench"},
@@ -275,6 +312,13 @@ const std::vector<BadInput>& cases() {
       {"noc.booksim_dev_zero", "", "", "--booksim /dev/zero", {"/dev/zero: is not a regular file"}, "noc-bench"},
       {"noc.booksim_rate_range", "", "", "--booksim {dir}/b.cfg", {"b.cfg: injection_rate = 0: must be in [1e-09, 1]"},
        "noc-bench", {{"b.cfg", "injection_rate = 0;\n"}}},
+      // A BookSim config's errors name its keys, not noc-bench options the user never gave.
+      {"noc.booksim_window_names_keys", "", "", "--booksim {dir}/b.cfg",
+       {"b.cfg: sample_period = 10000000, warmup_periods = 0, max_samples = 1000", "(cycles = 9990000000): must be in [1, 1e8]"},
+       "noc-bench", {{"b.cfg", "sim_type = throughput; sample_period = 10000000; max_samples = 1000;\n"}}},
+      {"noc.booksim_nodes_names_keys", "", "", "--booksim {dir}/b.cfg",
+       {"b.cfg: topology = torus, k = 8, n = 1 (nodes = 8): transpose traffic needs a square node count"}, "noc-bench",
+       {{"b.cfg", "topology = torus; k = 8; n = 1; traffic = transpose;\n"}}},
       {"noc.booksim_nul_byte", "", "", "--booksim {dir}/b.cfg", {"b.cfg: k\\x00ey = 3: not modelled"}, "noc-bench",
        {{"b.cfg", bytes("k\0ey = 3;\n")}}},
       {"noc.seed_negative", "", "", "--seed=-1", {"--seed: value \"-1\" is not an integer in [0, 18446744073709551615]"},
@@ -304,6 +348,14 @@ const std::vector<BadInput>& cases() {
        {"hw.json: system.chips: value 0 is out of range (allowed: [1, 4096])"}, "hw-config"},
       {"hwconfig.system_unknown_network", R"({"system": {"chips": 4, "network": {"model": "tours"}}})", "", "{hw}",
        {"hw.json: system.network.model: unknown NoC model \"tours\"", "did you mean \"torus\""}, "hw-config"},
+      {"hbm.chunk_bytes_negative", "", "", "--chunk-bytes=-1",
+       {"--chunk-bytes: value \"-1\" is not an integer in [0, 18446744073709551615]"}, "hbm-bench"},
+      {"hbm.bytes_negative", "", "", "--bytes=-1", {"--bytes: value \"-1\" is not an integer in [0, 18446744073709551615]"},
+       "hbm-bench"},
+      {"hbm.work_bound", "", "", "--pseudo-channels 64 --bytes 17179869184 --chunk-bytes 32",
+       {"--bytes 17179869184 in chunks of --chunk-bytes 32", "5.37e+08 chunks", "exceed the bench's bound",
+        "--allow-large"},
+       "hbm-bench"},
       {"hwconfig.noc_param_of_another_model", "", "", "--set noc.params.vcs=4",
        {"(built-in defaults): noc.params.vcs: unknown key"}, "hw-config"},
       {"nocs.unknown_option", "", "", "--bogus", {"unrecognised option '--bogus'"}, "nocs"},

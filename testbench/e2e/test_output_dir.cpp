@@ -278,6 +278,50 @@ TEST(OutputDir, StdoutOnAFullDeviceIsAnError) {
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
 
+// Standard output a pipe whose reader is gone (`ahbm-sim run ... | true`) or closed (`>&-`), for
+// run and serve: exit 1 naming standard output and the reason, no DIR, no lock file, no staging
+// tree. They died of SIGPIPE (141) leaving the lock and the staging tree, and with stdout closed the
+// lock file took descriptor 1 and received the summary text (exit 0).
+TEST(OutputDir, BrokenOrClosedStdoutLeavesNoLockOrStaging) {
+  ScratchDir dir;
+  const std::string serve = "serve " + quote(source_path("traces/serve/agentic_mix.json"));
+  // A pipe with its read end closed before the command starts (no race with a reader exiting);
+  // subprocess restores SIGPIPE's default action in the child, as a shell does.
+  const std::string broken_pipe = "/usr/bin/python3 -c 'import os, subprocess, sys; r, w = os.pipe(); os.close(r); "
+                                  "c = subprocess.call(sys.argv[1:], stdout=w); sys.exit(128 - c if c < 0 else c)' ";
+  struct Case {
+    std::string prefix, command, redirect, reason;
+  };
+  for (const Case& c : std::vector<Case>{{broken_pipe, "run " + quote(kTrace), "", "Broken pipe"},
+                                         {broken_pipe, serve, "", "Broken pipe"},
+                                         {"", "run " + quote(kTrace), " >&-", "Bad file descriptor"},
+                                         {"", serve, " >&-", "Bad file descriptor"}}) {
+    SCOPED_TRACE(c.command + c.redirect);
+    const std::string line = "SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 " + c.prefix + quote(AHBM_CLI) + " " + c.command +
+                             " --out " + quote(dir / "out") + c.redirect + " 2>" + quote(dir / "err");
+    const int status = std::system(line.c_str());
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
+    EXPECT_NE(read_file(dir.path() / "err").find("cannot write standard output: " + c.reason), std::string::npos)
+        << read_file(dir.path() / "err");
+    EXPECT_FALSE(fs::exists(dir.path() / "out"));
+    const std::vector<std::string> left = leftovers(dir.path());
+    EXPECT_TRUE(left.empty()) << left.front();
+  }
+}
+
+// A link planted at the lock file's name (--out in a shared directory such as /tmp) is not
+// followed: its target was truncated and overwritten with the pid (issue 42, item 19).
+TEST(OutputDir, LinkAtTheLockNameIsNotFollowed) {
+  ScratchDir dir;
+  write_file(dir / "victim", "keep me\n");
+  fs::create_symlink(dir / "victim", dir / ".out.lock");
+  const Child c = spawn_cli(run_args(dir / "out", 3), dir.path(), "lock");
+  EXPECT_EQ(wait_child(c), 2);
+  EXPECT_NE(read_file(c.err).find("cannot create the lock file"), std::string::npos) << read_file(c.err);
+  EXPECT_EQ(read_file(dir / "victim"), "keep me\n");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 // A stale temporary of a dead process (pid beyond pid_max) goes on the next run; a run set aside
 // by a process killed between the two renames of the fallback replacement is put back first.
 TEST(OutputDir, StaleTemporariesOfDeadProcessesAreRemoved) {

@@ -110,6 +110,21 @@ TEST(ResourceGuards, GqaJobBeyondMemoryIsRefusedBeforeWork) {
   EXPECT_FALSE(fs::exists(dir / "run"));
 }
 
+// serve: one in-range request of 1,048,576 prompt tokens ran out of memory (exit 1) after minutes;
+// its prompt's prefill step is estimated as a run's (preflight_steps) and refused up front.
+TEST(ResourceGuards, ServeStepBeyondMemoryIsRefusedBeforeWork) {
+  ScratchDir dir;
+  write_file(dir / "w.json", R"({"name": "big", "scenario": ")" + source_path("traces/serve/small_attn.json") + R"(",
+    "arrival": {"process": "timestamps", "times_ns": [0]},
+    "templates": [{"name": "huge", "prompt_tokens": 1048576, "answer_tokens": 2}]})");
+  const Outcome o = run_child({"serve", dir / "w.json", "--out", dir / "run"}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  expect_in(o.err, {"w.json: workflow 0 (template huge): prompt_tokens = 1048576", "prefilled in one step",
+                    "model.num_kv_heads = 2", "MiB of host memory"});
+  EXPECT_LT(o.peak_kb, 200 * 1024);
+  EXPECT_FALSE(fs::exists(dir / "run"));
+}
+
 // A run that needs more than RLIMIT_DATA allows is refused naming the limit.
 TEST(ResourceGuards, DataLimitIsChecked) {
   ScratchDir dir;

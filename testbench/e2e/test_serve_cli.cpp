@@ -28,6 +28,27 @@ TEST(ServeCli, WritesSummaryRequestsAndTrace) {
   EXPECT_GT(t["traceEvents"].size(), 40u);
 }
 
+// Serve times are double ns, arrivals up to 2^50 ns (docs/reliability.md, "Ranges of time"): on
+// the default 1 GHz clock (whole-ns step times) a workflow arriving at the bound has the TTFT,
+// TPOT and end-to-end time, to the last bit, of the same workflow arriving at 0 (at 1e18, the
+// old maximum, TTFT was 24 ns off).
+TEST(ServeCli, ArrivalAtTheExactTimeBoundKeepsTheTimesOfTimeZero) {
+  const std::string dir = test::temp_dir("serve-cli-time");
+  Json times;
+  for (const char* at : {"0", "1125899906842624"}) {
+    const std::string w = test::write_temp(dir, std::string("w") + at + ".json", R"({
+      "name": "w", "scenario": ")" + test::source_path("traces/serve/small_attn.json") + R"(",
+      "arrival": {"process": "timestamps", "times_ns": [)" + at + R"(]},
+      "templates": [{"name": "t", "prompt_tokens": 512, "rounds": 1,
+        "fanout": {"branches": 3, "new_tokens": 16, "decode_tokens": 5}, "answer_tokens": 20}]})");
+    const test::CliResult r = test::run_cli("serve '" + w + "' --out '" + dir + "/out" + at + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Json s = Json::parse(test::read_file(dir + "/out" + at + "/summary.json"));
+    times[at] = {s["requests"]["ttft"], s["requests"]["tpot"], s["requests"]["end_to_end"], s["workflows"]["end_to_end"]};
+  }
+  EXPECT_EQ(times["0"].dump(), times["1125899906842624"].dump());
+}
+
 TEST(ServeCli, BadWorkloadExits2NamingTheFieldAndWritesNothing) {
   const std::string dir = test::temp_dir("serve-cli-bad");
   const std::string w = test::write_temp(dir, "bad.json", R"({

@@ -4,6 +4,7 @@ the in-process module hook, the Slurm script's shape. ahbm-sim is replaced by fa
 this file), which is fast and fails on cue; the real binary is exercised by sweep_slurm_test.py and
 the C++ OutputsTools tests."""
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -132,7 +133,8 @@ class BadInput(SweepCase):
                  ({"parameters": {"scenario.agents.0.new_tokens": [1]}}, "parameters.scenario.agents.0.new_tokens"),
                  ({"parameters": {f"scenario.f{i}": list(range(11)) for i in range(5)}}, "161051 points; at most"),
                  ({"run_args": "--no-vcd"}, "\"run_args\" must be a list of strings"),
-                 ({"run_args": ["--out=x"]}, "run_args: \"--out=x\" is set by the sweep")]
+                 ({"run_args": ["--out=x"]}, "run_args: \"--out=x\" is set by the sweep"),
+                 ({"run_args": ["-ox"]}, "run_args: \"-ox\" is set by the sweep")]
         for i, (override, needle) in enumerate(cases):
             doc = {"scenario": self.scenario, "parameters": {"scenario.seed": [1]}}
             doc.update(override)
@@ -163,13 +165,65 @@ class BadInput(SweepCase):
         self.assertEqual(sorted(os.listdir(foreign)), ["main.c", "points"])
         self.assertEqual(os.listdir(os.path.join(foreign, "points")), [])
 
+    def test_duplicate_grid_keys_and_a_missing_ahbm_cli_are_refused(self):
+        # Issue 42, item 17: a key given twice was silently the last one; AHBM_CLI naming no
+        # binary silently fell back to the build's.
+        out = self.path("out")
+        g = self.write("dup.json", '{"scenario": "%s", "parameters": {"scenario.seed": [1], "scenario.seed": [2]}}'
+                       % self.scenario)
+        self.expect_2([g, "--out", out], "dup.json", "key \"scenario.seed\" is given twice")
+        rc, o, e = self.sweep(self.grid(), "--out", out, env={"AHBM_CLI": "/nonexistent"}, cli=False)
+        self.assertEqual(rc, 2, o + e)
+        self.assertIn("AHBM_CLI=/nonexistent: not an executable file", e)
+        self.assertFalse(os.path.exists(out))
+
+    def test_a_second_sweep_into_a_locked_dir_is_refused(self):
+        # Two sweeps into one DIR recorded each other's running points as failed (issue 42, item
+        # 20): the second is refused while the first holds DIR/.sweep.lock.
+        out = self.path("out")
+        rc, o, e = self.sweep(self.grid(), "--out", out)
+        self.assertEqual(rc, 0, o + e)
+        fd = os.open(os.path.join(out, ".sweep.lock"), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running sweep holds it
+            self.expect_2([self.grid(), "--out", out, "--rerun-failed"], "another sweep", "is running into it")
+        finally:
+            os.close(fd)
+        rc, o, e = self.sweep(self.grid(), "--out", out)  # released: runs again
+        self.assertEqual(rc, 0, o + e)
+
+    def test_files_are_written_through_fresh_temporary_names(self):
+        # A link planted at the old guessable temporary name (PATH.tmp-PID) redirected the write
+        # onto its target (issue 42, item 19): write_file makes its temporary with mkstemp.
+        import importlib.machinery
+        import importlib.util
+        from unittest import mock
+        loader = importlib.machinery.SourceFileLoader("sweep_tool", SWEEP)
+        spec = importlib.util.spec_from_loader("sweep_tool", loader)
+        sweep = importlib.util.module_from_spec(spec)
+        loader.exec_module(sweep)
+        victim = self.write("victim.txt", "keep me")
+        target = self.path("results.csv")
+        os.symlink(victim, target + ".tmp-4242")
+        with mock.patch("os.getpid", return_value=4242):
+            sweep.write_file(target, "a,b\n")
+        self.assertEqual(read(victim), "keep me")
+        self.assertEqual(read(target), "a,b\n")
+        self.assertEqual(os.stat(target).st_mode & 0o777, 0o666 & ~sweep.UMASK)
+
     def test_plot_bad_input(self):
         run = self.path("run")
         os.makedirs(run)
         self.write("run/trace.json", "{\"traceEvents\": 3}")
         self.write("run/stats.json", "{\"components\": {}}")
         for args, needle in (([run], "trace.json: traceEvents: missing or not a list"), ([self.path("nosuch")], "nosuch"),
-                             (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv")):
+                             (["--sweep", self.write("r.csv", "point,status\np0,ok\n")], "r.csv"),
+                             # issue 42, item 16: a row wider than the header was an internal error
+                             # (exit 1); a text column as y plotted an empty chart (exit 0)
+                             (["--sweep", self.write("w.csv", "point,status,error,scenario.a,total_ns\n0,ok,,1,5,9,9\n")],
+                              "w.csv: line 2: 7 fields, the header has 5"),
+                             (["--sweep", self.write("t.csv", "point,status,error,scenario.a,total_ns\n0,ok,,1,5\n"),
+                               "--y", "status"], "t.csv: column 'status' holds no numbers")):
             self.plot_fails(args, needle)
 
     def plot_fails(self, args, needle):

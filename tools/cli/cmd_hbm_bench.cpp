@@ -16,7 +16,7 @@ int cmd_hbm_bench(int argc, char** argv) {
       "usage: ahbm-sim hbm-bench [--pattern sequential|random|stream-write] [--chunk-bytes N] [--bytes N]\n"
       "                          [--write-bytes N --write-every N] [--mapping NAME|LAYOUT] [--refresh all|per-bank|off]\n"
       "                          [--page open|closed] [--queue N] [--inflight N] [--pseudo-channels N] [--seed S]\n"
-      "                          [--check] [--hw FILE]\n"
+      "                          [--check] [--hw FILE] [--allow-large]\n"
       "                          [--out FILE]\n\n"
       "Chunked traffic on one HBM3-6400 pseudo-channel of the bank-level model (docs/hbm.md). --bytes are read\n"
       "in chunks of --chunk-bytes (consecutive, or at random chunk-aligned addresses); a write chunk of\n"
@@ -26,14 +26,17 @@ int cmd_hbm_bench(int argc, char** argv) {
       "the preset (org, timing in tCK, mapping, page, refresh, queue_depth); the options above override it.\n\noptions");
   hbm::HbmBenchOptions o;
   std::string mapping, refresh, page, hw, out, seed;
+  // As text: Boost's conversion to an unsigned type wraps "-1" to 2^64 - 1.
+  std::string chunk_bytes = std::to_string(o.chunk_bytes), bytes = std::to_string(o.bytes),
+              write_bytes = std::to_string(o.write_bytes), write_every = std::to_string(o.write_every);
   int queue = 0;
   desc.add_options()
       ("help,h", "show this help")
       ("pattern", po::value<std::string>(&o.pattern)->default_value(o.pattern), "sequential | random | stream-write")
-      ("chunk-bytes", po::value<uint64_t>(&o.chunk_bytes)->default_value(o.chunk_bytes), "bytes per chunk")
-      ("bytes", po::value<uint64_t>(&o.bytes)->default_value(o.bytes), "bytes read in all")
-      ("write-bytes", po::value<uint64_t>(&o.write_bytes)->default_value(o.write_bytes), "bytes per write chunk")
-      ("write-every", po::value<uint64_t>(&o.write_every)->default_value(o.write_every), "bytes read between writes")
+      ("chunk-bytes", po::value<std::string>(&chunk_bytes)->default_value(chunk_bytes), "bytes per chunk")
+      ("bytes", po::value<std::string>(&bytes)->default_value(bytes), "bytes read in all")
+      ("write-bytes", po::value<std::string>(&write_bytes)->default_value(write_bytes), "bytes per write chunk")
+      ("write-every", po::value<std::string>(&write_every)->default_value(write_every), "bytes read between writes")
       ("mapping", po::value<std::string>(&mapping), "bg_interleaved | row_interleaved | bank_above_row | \"field:bits ...\"")
       ("refresh", po::value<std::string>(&refresh), "all | per-bank | off (default all)")
       ("page", po::value<std::string>(&page), "open | closed (default open)")
@@ -44,11 +47,17 @@ int cmd_hbm_bench(int argc, char** argv) {
       ("seed", po::value<std::string>(&seed)->default_value(std::to_string(o.seed)), "random-pattern seed, 0 to 2^64-1")
       ("check", po::bool_switch(&o.check), "check every command against the timing rules")
       ("hw", po::value<std::string>(&hw), "JSON file with a \"dram\" object")
-      ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout");
+      ("out,o", po::value<std::string>(&out), "write the JSON report to FILE instead of stdout")
+      ("allow-large", po::bool_switch(&o.allow_large),
+       "run beyond the work bound (2e7 chunks, 2e8 bursts or 2e7 with --check: about 8 minutes and 1 GiB; docs/hbm.md)");
   if (!parse_command_line(argc, argv, desc)) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
   if (!out.empty()) target.emplace(out, OutputKind::file);
   o.seed = parse_uint_option("seed", seed, 0, UINT64_MAX);  // as text: Boost's conversion wraps "-1"
+  o.chunk_bytes = parse_uint_option("chunk-bytes", chunk_bytes, 0, UINT64_MAX);
+  o.bytes = parse_uint_option("bytes", bytes, 0, UINT64_MAX);
+  o.write_bytes = parse_uint_option("write-bytes", write_bytes, 0, UINT64_MAX);
+  o.write_every = parse_uint_option("write-every", write_every, 0, UINT64_MAX);
   Json over = Json::object();
   if (!hw.empty()) {
     const Json file = load_json_file(hw);

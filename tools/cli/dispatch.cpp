@@ -6,12 +6,28 @@
 
 #include "hw/common/base/error.h"
 #include "runtime/io/output_dir.h"
+#include "runtime/io/version.h"
 #include "tools/cli/commands.h"
 
 namespace ahbm::cli {
 
 int run_command(int argc, char** argv, const CommandContext& ctx, std::ostream& err) {
   const std::string cmd = argc > 0 ? argv[0] : "";
+  if (cmd == "--version" || cmd == "-V") {  // here, not in main(): the Python module's cli() runs it too
+    if (argc > 1) {
+      err << "ahbm-sim " << cmd << ": error: takes no arguments (got \"" << argv[1] << "\")\n";
+      return 2;
+    }
+    // The same two strings summary.json records under "simulator".
+    std::cout << "ahbm-sim " << simulator_version() << " (commit " << simulator_commit() << ")\n";
+    try {
+      check_stdout();
+    } catch (const OutputError& e) {
+      err << "ahbm-sim: error: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  }
   for (const auto& c : commands()) {
     if (c.name != cmd) continue;
     try {

@@ -102,6 +102,7 @@ void keep_freed_memory() {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  ahbm::guard_standard_streams();  // before any file is opened
   use_one_blas_thread(argc, argv);
   keep_freed_memory();
   if (argc < 2) {
@@ -113,15 +114,7 @@ int sc_main(int argc, char** argv) {
     print_usage(std::cout);
     return stdout_written();
   }
-  if (cmd == "--version" || cmd == "-V") {
-    if (argc > 2) {
-      std::cerr << "ahbm-sim " << cmd << ": error: takes no arguments (got \"" << argv[2] << "\")\n";
-      return 2;
-    }
-    // The same two strings summary.json records under "simulator".
-    std::cout << "ahbm-sim " << ahbm::simulator_version() << " (commit " << ahbm::simulator_commit() << ")\n";
-    return stdout_written();
-  }
+  if (cmd == "--version" || cmd == "-V") return ahbm::cli::run_command(argc - 1, argv + 1, {}, std::cerr);
   const bool known = std::any_of(ahbm::cli::commands().begin(), ahbm::cli::commands().end(),
                                  [&](const ahbm::cli::Command& c) { return c.name == cmd; });
   if (known) {

@@ -9,12 +9,16 @@
 // Scenarios and hardware configs are dicts or file paths, parsed and checked exactly as the CLI
 // parses them; errors raise ahbm.InputError (a ValueError) etc. with the same field-path message.
 // docs/python.md.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -47,6 +51,33 @@ __attribute__((visibility("default"))) int sc_main(int, char**) { return 1; }
 namespace ahbm::python {
 
 namespace {
+
+// libsystemc has one simulation kernel per process: two Python threads simulating at once (the
+// GIL is released while a chip runs) corrupted it (abort, segfault). Every call that elaborates,
+// runs or destroys a chip holds this lock, the one process-wide state of the module, as the kernel
+// it guards is. It is only ever waited for with the GIL released (exclusive()): its holder takes
+// the GIL back now and then to look for Ctrl-C (check_interrupt()).
+std::mutex& kernel_lock() {
+  static std::mutex m;
+  return m;
+}
+
+// Runs `f` with the GIL released (other Python threads run meanwhile) and the kernel to itself.
+template <class F>
+auto exclusive(F&& f) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(kernel_lock());
+  return f();
+}
+
+// While the GIL is released, Python's SIGINT handler only notes Ctrl-C. Called between slices of
+// simulated time and between serve steps: runs the pending signal handlers (the main thread
+// only) and turns their exception (KeyboardInterrupt) into a C++ one that unwinds the simulation,
+// drops its chip and removes a partial out= directory; pybind11 raises it again in Python.
+void check_interrupt() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
 
 Json to_json_value(const py::handle& obj) {
   return Json::parse(py::module_::import("json").attr("dumps")(obj, py::arg("allow_nan") = false).cast<std::string>());
@@ -203,6 +234,18 @@ py::dict csv_columns(const std::string& csv) {
   return cols;
 }
 
+// seed=: None, or an int in [0, 2^64 - 1]; a bool (an int to Python) was taken as 0 or 1.
+std::optional<uint64_t> seed_of(const py::object& seed) {
+  if (seed.is_none()) return std::nullopt;
+  const std::string bad = "seed: value " + std::string(py::repr(seed)) + " is not an integer in [0, 18446744073709551615]";
+  if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) throw InputError(bad);
+  try {
+    return seed.cast<uint64_t>();
+  } catch (const py::cast_error&) {
+    throw InputError(bad);
+  }
+}
+
 // A serving workload from a dict or a path.
 serve::Workload workload_of(const py::object& workload) {
   if (const auto path = path_of(workload)) return serve::load_workload(*path);
@@ -232,13 +275,13 @@ class PySimulator {
   PySimulator(const py::object& hw, const std::vector<std::string>& set, const std::optional<std::string>& noc)
       : cfg_(hw_of(hw, set, noc, hw_name_)) {}
 
-  py::dict run(const py::object& scenario, const std::string& policy, std::optional<uint64_t> seed, bool values,
+  py::dict run(const py::object& scenario, const std::string& policy, const py::object& seed_arg, bool values,
                bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
                bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
                std::optional<int64_t> power_window_ns) {
     RunOptions opt;
     opt.policy = policy;
-    opt.seed = seed;
+    opt.seed = seed_of(seed_arg);
     opt.values = values;
     opt.vcd = vcd;
     opt.launch = launch;  // checked at the first step, as the CLI's --launch
@@ -253,18 +296,15 @@ class PySimulator {
     }
     opt.watchdog_ns = watchdog_ns;
     opt.hw_file = hw_name_;
-    opt.sims = &sims_;
+    opt.sims = sims_.get();
     check_watchdog_window(watchdog_ns, "watchdog_ns");  // as the CLI: [1, kMaxWatchdogNs] ns
     if (watchdog_ns < 1)
       throw InputError("watchdog_ns: value " + std::to_string(watchdog_ns) + " is out of range [1, 1e+15]");
+    opt.progress = [](const SimProgress&) { check_interrupt(); };  // results are the same with it
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
-    if (out) target.emplace(*out, OutputKind::directory);
+    if (out) target.emplace(*out, OutputKind::directory, /*handle_signals=*/false);
     const Scenario sc = scenario_of(scenario, opt);
-    RunOutput run;
-    {
-      py::gil_scoped_release release;  // other Python threads run meanwhile
-      run = execute(sc, cfg_, opt);
-    }
+    RunOutput run = exclusive([&] { return execute(sc, cfg_, opt); });
     if (target) {
       write_run_files(*target, run, opt);
       target->commit();
@@ -272,27 +312,24 @@ class PySimulator {
     return result_of(run);
   }
   py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
-                 std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+                 const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
                  bool vcd, const std::string& gemm_mapping) {
     const GemmMapping mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
-    if (out) target.emplace(*out, OutputKind::directory);
+    if (out) target.emplace(*out, OutputKind::directory, /*handle_signals=*/false);
     serve::Workload w = workload_of(workload);
     serve::WorkloadOverrides changes;
-    changes.seed = seed;
+    changes.seed = seed_of(seed_arg);
     changes.rate_per_s = rate_per_s;
     changes.scheduler = scheduler.value_or("");
     serve::apply_overrides(w, changes, "serve()");
     serve::ServeOptions opt;
     opt.hw_file = hw_name_;
     opt.scheduler = changes.scheduler;
-    opt.sims = &sims_;
+    opt.sims = sims_.get();
     opt.gemm_mapping = mapping;
-    serve::ServeResult r;
-    {
-      py::gil_scoped_release release;
-      r = serve::serve(w, cfg_, opt);
-    }
+    opt.poll = check_interrupt;
+    const serve::ServeResult r = exclusive([&] { return serve::serve(w, cfg_, opt); });
     const serve::ServeSummary summary = serve::serve_summary(w, cfg_, r);
     if (target) {
       serve::write_serve_files(*target, summary, r, vcd);
@@ -304,12 +341,40 @@ class PySimulator {
     if (vcd) result["vcd"] = serve::serve_vcd(r);  // the text of waves.vcd, with or without out
     return result;
   }
-  int elaborations() const { return sims_.elaborations(); }
+  int elaborations() const { return sims_->elaborations(); }
+  ~PySimulator() {  // its chips are the kernel's: destroyed while no other thread simulates
+    exclusive([&] {
+      sims_.reset();
+      return 0;
+    });
+  }
 
  private:
   std::string hw_name_;
   HwConfig cfg_;
-  SimulatorPool sims_;
+  std::unique_ptr<SimulatorPool> sims_ = std::make_unique<SimulatorPool>();
+};
+
+// A new directory only this process can enter (mkdtemp under $TMPDIR or /tmp, mode 0700), removed
+// with what it holds.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ahbm-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw OutputError("cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+    path_ = pattern;
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
 };
 
 // Runs an ahbm-sim command in-process; stdout and stderr of the command are captured.
@@ -324,17 +389,19 @@ CliResult run_cli(const std::vector<std::string>& args, SimulatorPool* sims) {
   for (std::string& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::ostringstream out, err;
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  int code;
-  try {
-    cli::CommandContext ctx;
-    ctx.sims = sims;
-    code = cli::run_command(int(owned.size()), argv.data(), ctx, err);
-  } catch (...) {
-    std::cout.rdbuf(old_out);
-    throw;
-  }
-  std::cout.rdbuf(old_out);
+  const int code = exclusive([&] {  // std::cout is the process's too
+    std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+    try {
+      cli::CommandContext ctx;
+      ctx.sims = sims;
+      const int c = cli::run_command(int(owned.size()), argv.data(), ctx, err);
+      std::cout.rdbuf(old_out);
+      return c;
+    } catch (...) {
+      std::cout.rdbuf(old_out);
+      throw;
+    }
+  });
   return {code, out.str(), err.str()};
 }
 
@@ -375,6 +442,14 @@ PYBIND11_MODULE(ahbm, m) {
     } catch (const Interrupted& e) {
       PyErr_SetInterrupt();
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const py::error_already_set&) {
+      throw;  // a Python exception (KeyboardInterrupt from check_interrupt) goes back as it was
+    } catch (const py::builtin_exception&) {
+      throw;  // pybind11's own (a TypeError of an argument's conversion)
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const std::exception& e) {
+      internal_error(e.what());  // any other failure is an internal error, as the CLI's exit 1
     }
   });
 
@@ -406,9 +481,9 @@ PYBIND11_MODULE(ahbm, m) {
       "serve",
       [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
-         std::optional<uint64_t> seed, std::optional<double> rate_per_s, const std::optional<std::string>& out,
+         const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
          bool vcd, const std::string& gemm_mapping) {
-        return PySimulator(hw, set, noc).serve(workload, scheduler, seed, rate_per_s, out, vcd, gemm_mapping);
+        return PySimulator(hw, set, noc).serve(workload, scheduler, seed_arg, rate_per_s, out, vcd, gemm_mapping);
       },
       py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
@@ -419,12 +494,12 @@ PYBIND11_MODULE(ahbm, m) {
   m.def(
       "run",
       [](const py::object& scenario, const py::object& hw, const std::vector<std::string>& set,
-         const std::optional<std::string>& noc, const std::string& policy, std::optional<uint64_t> seed, bool values,
+         const std::optional<std::string>& noc, const std::string& policy, const py::object& seed_arg, bool values,
          bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
          bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
          std::optional<int64_t> power_window_ns) {
         return PySimulator(hw, set, noc)
-            .run(scenario, policy, seed, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
+            .run(scenario, policy, seed_arg, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
                  gemm_mapping, power_window_ns);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
@@ -447,21 +522,19 @@ PYBIND11_MODULE(ahbm, m) {
   m.def(
       "noc_bench",
       [](std::vector<std::string> args) {
-        const std::filesystem::path dir = std::filesystem::temp_directory_path();
-        const std::string file = (dir / ("ahbm-noc-bench-" + std::to_string(::getpid()) + ".json")).string();
+        // The report goes to a directory of this call's own (mkdtemp: a new name, mode 0700), never
+        // to a guessable path in the shared temporary directory, where a planted symbolic link
+        // redirected the write onto another file.
+        const PrivateDir dir;
+        const std::string file = (dir.path() / "report.json").string();
         args.insert(args.begin(), "noc-bench");
         args.push_back("--out");
         args.push_back(file);
         const CliResult r = run_cli(args, nullptr);
-        if (r.code != 0) {
-          std::remove(file.c_str());
+        if (r.code != 0)
           throw InputError(r.err.empty() ? "noc-bench exited " + std::to_string(r.code) : r.err.substr(0, r.err.find_last_not_of('\n') + 1));
-        }
         std::ifstream in(file);
-        const Json report = Json::parse(in);
-        in.close();
-        std::remove(file.c_str());
-        return to_python(report);
+        return to_python(Json::parse(in));
       },
       py::arg("args"),
       "`ahbm-sim noc-bench ARGS` in-process, e.g. noc_bench(['--noc', 'mesh', '--rate', '0.1']); returns its JSON "
@@ -482,7 +555,13 @@ PYBIND11_MODULE(ahbm, m) {
           const char* input = command == "serve" ? "workload" : "scenario";
           std::vector<std::string> args = {command, j[input].cast<std::string>(), "--hw", j["hw"].cast<std::string>(),
                                             "--out", j["out"].cast<std::string>()};
-          for (const auto& a : j["args"]) args.push_back(a.cast<std::string>());
+          if (j.contains("args")) {  // a str would be split into its characters
+            const py::object more = j["args"];
+            if (!py::isinstance<py::list>(more) && !py::isinstance<py::tuple>(more))
+              throw InputError("run_points: job \"args\": expected a list of strings, got " +
+                               std::string(py::str(py::type::of(more).attr("__name__"))));
+            for (const auto& a : more) args.push_back(a.cast<std::string>());
+          }
           const CliResult r = run_cli(args, &sims);
           out.emplace_back(r.code, r.err);
         }
