@@ -14,6 +14,7 @@
 #include "runtime/step/system_collectives.h"
 #include "test_model_support.h"
 #include "test_runtime_support.h"
+#include "test_support.h"
 
 using namespace ahbm;
 
