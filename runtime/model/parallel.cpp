@@ -34,6 +34,17 @@ ModelConfig tensor_parallel_shard(const ModelConfig& m, int tp) {
   return s;  // head_dim is resolved in m already, so the shard keeps it
 }
 
+void check_per_chip(const Parallelism& p, const std::function<void()>& check) {
+  if (p.none()) return check();
+  try {
+    check();
+  } catch (const InputError& e) {
+    throw InputError("each chip of the split model.parallel.tp = " + std::to_string(p.tp) + " (1/" + std::to_string(p.tp) +
+                     " of every layer, the numbers below are one chip's): " + e.what() +
+                     "; or split over more chips (model.parallel.tp)");
+  }
+}
+
 void check_split_fits_system(const Parallelism& p, int chips, const std::string& hw_file, const std::string& scenario_file) {
   if (p.tp <= chips) return;
   throw InputError(scenario_file + ": model.parallel.tp: value " + std::to_string(p.tp) + " needs " +

@@ -7,6 +7,7 @@
 // embedding and LM head are split by vocabulary rows (vocab-parallel), the logits gathered once
 // per step. KV heads are split over the ranks; with fewer KV heads than ranks each KV head is
 // replicated on tp / KV ranks (Megatron's rule), so every rank holds one.
+#include <functional>
 #include <string>
 
 #include "runtime/model/config.h"
@@ -27,6 +28,10 @@ std::string tensor_parallel_problem(const ModelConfig& m, int tp);
 // std::logic_error when tensor_parallel_problem is not empty (callers check it first and name
 // their field).
 ModelConfig tensor_parallel_shard(const ModelConfig& m, int tp);
+
+// Runs `check` (a per-chip check such as check_weights_fit); with tp > 1 an InputError it throws
+// is rethrown naming the split, since its numbers are then one chip's (every rank's alike).
+void check_per_chip(const Parallelism& p, const std::function<void()>& check);
 
 // The split needs tp chips: InputError naming model.parallel.tp in `scenario_file` and
 // system.chips in `hw_file` when the system has fewer.

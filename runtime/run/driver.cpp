@@ -91,7 +91,8 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   std::optional<MemoryMap> weights;  // a full model's weights in the HBM slices
   if (sc.model.full) {
     weights = plan_memory(*sc.model.full, sc.model.dtype, hw);
-    check_weights_fit(*weights, kv_page_bytes(sc, hw.groups), opt.hw_file, opt.scenario_file);
+    check_per_chip(sc.model.parallel,
+                   [&] { check_weights_fit(*weights, kv_page_bytes(sc, hw.groups), opt.hw_file, opt.scenario_file); });
   }
   std::string note;
   const int64_t pool = pages_per_pe(sc, hw, opt, weights ? &*weights : nullptr, &note);

@@ -343,7 +343,8 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   so.nocs = opt_.nocs;
   try {  // the weights and one KV page fit each PE; the operators' shards fit the pool's PEs
     m->weights = plan_memory(*sc.model.full, sc.model.dtype, m->hw);
-    check_weights_fit(m->weights, kv_slot_bytes(groups), opt_.hw_file, w_.scenario_file);
+    check_per_chip(sc.model.parallel,
+                   [&] { check_weights_fit(m->weights, kv_slot_bytes(groups), opt_.hw_file, w_.scenario_file); });
     TpCollectives tp;
     if (!sc.model.parallel.none()) {
       std::vector<int> ranks(size_t(sc.model.parallel.tp));

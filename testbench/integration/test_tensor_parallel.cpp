@@ -14,6 +14,7 @@
 #include "runtime/step/system_collectives.h"
 #include "test_model_support.h"
 #include "test_runtime_support.h"
+#include "test_support.h"
 
 using namespace ahbm;
 
@@ -160,4 +161,16 @@ TEST(TensorParallel, ARanksTimeDoesNotDependOnItsValues) {
   EXPECT_EQ(r0.summary.total_ns, r1.summary.total_ns);
   const Json a = to_json(r0.summary), b = to_json(r1.summary);
   for (size_t i = 0; i < a["steps"].size(); ++i) EXPECT_EQ(a["steps"][i]["ns"], b["steps"][i]["ns"]);
+}
+
+TEST(TensorParallel, AShardThatDoesNotFitIsRefusedWithOneChipsNumbers) {
+  // LLaMA-3-70B over 2 chips: 35.3e9 parameters (70.6 GB in fp16) per chip, against 1 GiB x 32 PEs.
+  HwConfig hw = system_of(2);
+  hw.pe.hbm.capacity_bytes = uint64_t(1) << 30;
+  Json model = {{"config", test::source_path("traces/models/llama-3-70b.json")}, {"dtype", "fp16"}, {"parallel", {{"tp", 2}}}};
+  const std::string e = input_error([&] { test::timing_only_run(scenario_of(model), hw); });
+  EXPECT_NE(e.find("each chip of the split model.parallel.tp = 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("model weights do not fit"), std::string::npos) << e;
+  EXPECT_NE(e.find("35277512704 parameters"), std::string::npos) << e;  // one chip's, not the model's 70.55e9
+  EXPECT_NE(e.find("or split over more chips"), std::string::npos) << e;
 }
