@@ -7,7 +7,7 @@ serve_scenarios=()
 for f in traces/serve/*.json; do
   if grep -q '"arrival"' "$f"; then serve_workload_probes+=("$f"); else serve_scenarios+=("$f"); fi
 done
-scenario_probes=(traces/*.json traces/bench/*.json traces/moe/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json
+scenario_probes=(traces/*.json traces/bench/*.json traces/moe/*.json traces/system/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json
                  testbench/schema/probes/model_fusion.json)
 model_config_probes=(traces/models/*.json)
 join_input_probes=(traces/join/*.json)
@@ -39,6 +39,7 @@ summary_run_probes=(
   "testbench/fuzz/corpus/scenario/every_block.json"
   "testbench/fuzz/corpus/scenario/every_block_alt.json"
   "testbench/fuzz/corpus/scenario/join_options_alt.json"
+  "traces/system/llama3_70b_tp8.json --hw hw/configs/system-8chips.json --no-values"  # tensor parallelism: operators.tensor_parallel
 )
 serve_summary_probes=(
   "traces/serve/agentic_mix.json"

@@ -48,14 +48,7 @@ HwConfig system_of(int chips) {
   return hw;
 }
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string input_error(const std::function<void()>& f) { return test::input_error_of(f); }
 
 ModelConfig load(const std::string& name) { return load_model_config(test::source_path("traces/models/" + name + ".json")); }
 

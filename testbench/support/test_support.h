@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
 
 #include <sys/wait.h>
 
+#include "hw/common/base/error.h"
 #include "hw/common/config/hw_config.h"
 #include "hw/common/contract/job.h"
 #include "test_files.h"
@@ -31,6 +33,16 @@ inline CliResult run_shell(const std::string& cmd) {
 }
 
 inline std::string source_path(const std::string& rel) { return std::string(AHBM_SOURCE_DIR) + "/" + rel; }
+
+// The message of the InputError `f` throws; "" when it throws none.
+inline std::string input_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // Hardware of `cubes` CUBEs with `pes` PEs each, everything else default.
 inline HwConfig small_hw(int cubes, int pes) {
