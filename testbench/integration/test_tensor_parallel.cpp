@@ -84,8 +84,8 @@ TEST(TensorParallel, SplitsThatDoNotExistAreInputErrorsNamingTheField) {
   ModelConfig g = test::small_model_config();  // 4 heads, 2 KV heads, FFN 512
   g.num_attention_heads = 12, g.num_key_value_heads = 6, g.head_dim = 64;
   EXPECT_NE(tensor_parallel_problem(g, 4).find("num_key_value_heads = 6 are not multiples"), std::string::npos);
-  g.intermediate_size = 500;
-  EXPECT_NE(tensor_parallel_problem(g, 2).find("does not divide intermediate_size = 500"), std::string::npos);
+  g.intermediate_size = 501;
+  EXPECT_NE(tensor_parallel_problem(g, 2).find("does not divide intermediate_size = 501"), std::string::npos);
 
   std::string e = input_error([] { scenario_of(with_tp(small_model(), 3)); });
   EXPECT_NE(e.find("model.parallel.tp"), std::string::npos) << e;
