@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (clang) and runs them within a time budget.
-#   usage: testbench/fuzz/run.sh [SECONDS=60]      (SECONDS shared by the three harnesses)
+#   usage: testbench/fuzz/run.sh [SECONDS=60]      (SECONDS shared by the four harnesses)
 # Seeds: traces/*.json (scenarios), hw/configs/*.json (hardware configs, default.json sets every
 # parameter) and testbench/fuzz/corpus/ (a unit test checks that the seeds cover every parameter).
 # Inputs that once crashed a parser live in testbench/fuzz/regressions/ and are replayed first
@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${AHBM_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
-per=$(( seconds / 3 ))
+per=$(( seconds / 4 ))
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root/testbench/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -49,4 +49,5 @@ fuzz() {  # harness, regression folder, seed folders...
 fuzz fuzz_hw_config "$root/testbench/fuzz/regressions/hw" "$root/testbench/fuzz/corpus/hw" "$root/hw/configs"
 fuzz fuzz_scenario "$root/testbench/fuzz/regressions/scenario" "$root/testbench/fuzz/corpus/scenario" "$root/traces"
 fuzz fuzz_azure_csv "$root/testbench/fuzz/regressions/azure_csv" "$root/testbench/fuzz/corpus/azure_csv"
+fuzz fuzz_booksim_config "$root/testbench/fuzz/regressions/booksim" "$root/testbench/fuzz/corpus/booksim"
 echo "fuzz: no failure in ${seconds} s" >&2
