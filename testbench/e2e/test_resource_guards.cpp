@@ -121,7 +121,13 @@ TEST(ResourceGuards, ServeStepBeyondMemoryIsRefusedBeforeWork) {
   EXPECT_EQ(o.code, 2) << o.err;
   expect_in(o.err, {"w.json: workflow 0 (template huge): prompt_tokens = 1048576", "prefilled in one step",
                     "model.num_kv_heads = 2", "MiB of host memory"});
+  // Refused before any tensor: the peak is the binary's own. Under AddressSanitizer the shadow and
+  // quarantine add to it (214 MB measured for this case), so the bound doubles there.
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(o.peak_kb, 400 * 1024);
+#else
   EXPECT_LT(o.peak_kb, 200 * 1024);
+#endif
   EXPECT_FALSE(fs::exists(dir / "run"));
 }
 
