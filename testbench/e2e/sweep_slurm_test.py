@@ -4,9 +4,10 @@
 A 40-point timing-only grid runs locally (-j 2) and on the cluster (5 points per array task, at most
 2 tasks at once). While the array runs, one running task is cancelled: the sweep's retry round must
 rerun only that task's unfinished points, and results.csv must be byte-identical to the local one.
-Points inside array tasks wait at a gate (a wrapper around ahbm-sim) until the cancelled task has
-left the running state: a point takes under 0.1 s, so a task released before scancel lands (late on
-a loaded machine) could finish its points first.
+Points inside array tasks wait at a gate (a wrapper around ahbm-sim) until a task has been chosen
+and cancelled; the chosen task is held before scancel by a file of its own, so it never runs a point
+however late its processes receive the signal (a point takes under 0.1 s: CI once saw Slurm report
+the task gone, the gate open, and the task finish its 5 points before the kill reached them).
 Then a grid change makes 4 points stale: a detached submission reruns only those (a second
 submission while it is queued is refused with exit 2), --collect merges them; lost results are
 listed as missing by --collect (exit 1) and a resubmission reruns only them.
@@ -79,16 +80,25 @@ def same_results(a, b):
     return slurp(os.path.join(a, "results.csv")) == slurp(os.path.join(b, "results.csv"))
 
 
+def hold_path(work, task):
+    """The file that holds array task TASK ("JOB_INDEX", as squeue prints it) at the gate."""
+    return os.path.join(work, f"hold-{task}")
+
+
 def gated_cli(work, cli):
-    """A wrapper that holds every point run inside a Slurm array task while WORK/gate exists (120 s
-    at most, so a failing test cannot hang a task), then execs the real ahbm-sim."""
+    """A wrapper that holds every point run inside a Slurm array task while WORK/gate exists, and
+    the points of task J_I while WORK/hold-J_I exists (120 s at most, so a failing test cannot hang a
+    task), then execs the real ahbm-sim."""
     gate, path = os.path.join(work, "gate"), os.path.join(work, "ahbm-sim-gated")
     with open(gate, "w"):
         pass
+    hold = hold_path(work, "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}")
     with open(path, "w") as f:
         f.write("#!/bin/sh\n"
                 'if [ -n "$SLURM_ARRAY_TASK_ID" ]; then\n'
-                f"  n=0; while [ -e '{gate}' ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n + 1)); done\n"
+                f"  n=0; while {{ [ -e '{gate}' ] || [ -e \"{hold}\" ]; }} && [ $n -lt 2400 ]; do\n"
+                "    sleep 0.05; n=$((n + 1))\n"
+                "  done\n"
                 "fi\n"
                 f"exec '{cli}' \"$@\"\n")
     os.chmod(path, 0o755)
@@ -126,20 +136,18 @@ def run(c, work, real_cli):
                 max_running = max(max_running, len(running))
                 if running and killed is None:
                     killed = running[0]
+                    # Held before the cancel: the gate opens for the others at once, and this task
+                    # cannot finish a point however late the kill reaches its processes.
+                    with open(hold_path(work, killed), "w"):
+                        pass
                     r = c.run(["scancel", killed])
                     print(f"  cancelled array task {killed} while it ran (scancel rc {r.returncode})", flush=True)
-                    # The gate opens only once the cancelled task has left the running state: a
-                    # loaded machine can deliver the cancel late, and a task released before it
-                    # lands finishes its points (then there is nothing to retry).
-                    gone_by = time.monotonic() + 60
-                    while time.monotonic() < gone_by and \
-                            c.run(["squeue", "-h", "-j", killed, "-o", "%T"]).stdout.strip() == "RUNNING":
-                        time.sleep(0.05)
                     os.remove(gate)  # the other tasks go on
             time.sleep(0.1)
     finally:
-        if os.path.exists(gate):
-            os.remove(gate)
+        for f in [gate] + ([hold_path(work, killed)] if killed else []):
+            if os.path.exists(f):
+                os.remove(f)
         if proc.poll() is None:
             proc.kill()
     log = slurp(log_path)
