@@ -34,22 +34,54 @@ ModelConfig tensor_parallel_shard(const ModelConfig& m, int tp) {
   return s;  // head_dim is resolved in m already, so the shard keeps it
 }
 
+std::string Parallelism::name() const {
+  if (pp == 1) return "model.parallel.tp = " + std::to_string(tp);
+  if (tp == 1) return "model.parallel.pp = " + std::to_string(pp);
+  return "model.parallel.tp = " + std::to_string(tp) + " x pp = " + std::to_string(pp);
+}
+
+std::string pipeline_parallel_problem(const ModelConfig& m, int pp) {
+  if (pp < 1) return "is not a stage count (allowed: 1 or more)";
+  if (pp > m.num_hidden_layers)
+    return "is more stages than num_hidden_layers = " + std::to_string(m.num_hidden_layers) +
+           " (allowed: 1 to " + std::to_string(m.num_hidden_layers) + "; each stage holds at least one layer)";
+  return "";
+}
+
+std::vector<int> pipeline_stage_layers(int layers, int pp) {
+  std::vector<int> out(size_t(pp), layers / pp);
+  for (int s = 0; s < layers % pp; ++s) ++out[size_t(s)];
+  return out;
+}
+
+ModelConfig chip_model(const ModelConfig& m, const Parallelism& p) {
+  ModelConfig c = tensor_parallel_shard(m, p.tp);
+  if (p.pp == 1) return c;
+  const std::string problem = pipeline_parallel_problem(m, p.pp);
+  if (!problem.empty()) throw std::logic_error("chip_model: pp " + std::to_string(p.pp) + " " + problem);
+  c.num_hidden_layers = pipeline_stage_layers(m.num_hidden_layers, p.pp).front();
+  return c;
+}
+
 void check_per_chip(const Parallelism& p, const std::function<void()>& check) {
   if (p.none()) return check();
   try {
     check();
   } catch (const InputError& e) {
-    throw InputError("each chip of the split model.parallel.tp = " + std::to_string(p.tp) + " (1/" + std::to_string(p.tp) +
-                     " of every layer, the numbers below are one chip's): " + e.what() +
-                     "; or split over more chips (model.parallel.tp)");
+    const std::string holds =
+        p.pp == 1 ? "1/" + std::to_string(p.tp) + " of every layer"
+                  : (p.tp == 1 ? std::string() : "1/" + std::to_string(p.tp) + " of ") + "the layers of the largest of " +
+                        std::to_string(p.pp) + " stages, the embedding and the LM head";
+    throw InputError("each chip of the split " + p.name() + " (" + holds + ", the numbers below are one chip's): " +
+                     e.what() + "; or split over more chips (model.parallel.tp, model.parallel.pp)");
   }
 }
 
 void check_split_fits_system(const Parallelism& p, int chips, const std::string& hw_file, const std::string& scenario_file) {
-  if (p.tp <= chips) return;
-  throw InputError(scenario_file + ": model.parallel.tp: value " + std::to_string(p.tp) + " needs " +
-                   std::to_string(p.tp) + " chips, and " + hw_file + " has system.chips = " + std::to_string(chips) +
-                   " (allowed: tp up to system.chips; give the hardware config a system block with more chips)");
+  if (p.chips() <= chips) return;
+  throw InputError(scenario_file + ": " + p.name() + " needs " + std::to_string(p.chips()) + " chips, and " +
+                   hw_file + " has system.chips = " + std::to_string(chips) +
+                   " (allowed: tp x pp up to system.chips; give the hardware config a system block with more chips)");
 }
 
 }  // namespace ahbm

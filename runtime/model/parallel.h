@@ -7,8 +7,13 @@
 // embedding and LM head are split by vocabulary rows (vocab-parallel), the logits gathered once
 // per step. KV heads are split over the ranks; with fewer KV heads than ranks each KV head is
 // replicated on tp / KV ranks (Megatron's rule), so every rank holds one.
+// Pipeline parallelism: the layers are split into pp stages of consecutive layers (the first
+// L mod pp stages one layer more), each stage on its own tp chips; a step's rows pass the stages
+// in order, each stage sending its last layer's output rows to the next. The chips are numbered
+// stage-major: chip = stage x tp + rank, so a stage's TP group is consecutive chips.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/model/config.h"
 
@@ -16,7 +21,11 @@ namespace ahbm {
 
 struct Parallelism {
   int tp = 1;  // tensor-parallel ranks (chips) over which every layer is split
-  bool none() const { return tp == 1; }
+  int pp = 1;  // pipeline stages, each tp chips holding consecutive layers
+  bool none() const { return tp == 1 && pp == 1; }
+  int chips() const { return tp * pp; }
+  // "model.parallel.tp = 8" or "model.parallel.tp = 4 x pp = 2": the split as error messages name it.
+  std::string name() const;
 };
 
 // Why `m` cannot be split over tp ranks ("" when it can): tp must divide the query heads and the
@@ -29,11 +38,22 @@ std::string tensor_parallel_problem(const ModelConfig& m, int tp);
 // their field).
 ModelConfig tensor_parallel_shard(const ModelConfig& m, int tp);
 
+// Why `m` cannot be split into pp stages ("" when it can): each stage holds at least one layer.
+// The text follows "value <pp>".
+std::string pipeline_parallel_problem(const ModelConfig& m, int pp);
+// Layers per stage: L / pp each, the first L mod pp stages one more (sum L).
+std::vector<int> pipeline_stage_layers(int layers, int pp);
+// The model one chip of the split runs: the tensor-parallel shard with the layers of the
+// largest stage (the memory model checks the chip that holds the most). Throws std::logic_error
+// when a problem above is not empty.
+ModelConfig chip_model(const ModelConfig& m, const Parallelism& p);
+
 // Runs `check` (a per-chip check such as check_weights_fit); with tp > 1 an InputError it throws
-// is rethrown naming the split, since its numbers are then one chip's (every rank's alike).
+// is rethrown naming the split, since its numbers are then one chip's (every rank's alike; with
+// pp > 1 the chip of the largest stage, holding the embedding and the LM head both).
 void check_per_chip(const Parallelism& p, const std::function<void()>& check);
 
-// The split needs tp chips: InputError naming model.parallel.tp in `scenario_file` and
+// The split needs tp x pp chips: InputError naming model.parallel in `scenario_file` and
 // system.chips in `hw_file` when the system has fewer.
 void check_split_fits_system(const Parallelism& p, int chips, const std::string& hw_file, const std::string& scenario_file);
 

@@ -120,21 +120,18 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   // A whole model: every step runs every layer's operators around its attention, then the LM
   // head (runtime/step/model_steps.h; an MoE layer's experts get the seeded router's rows).
   SimulatorPool gemm_sims;
-  // Tensor parallelism: one rank simulated, the collectives between the ranks timed on the system
-  // network (runtime/step/system_collectives.h).
+  // A split model (tensor, pipeline parallelism): one chip simulated, the collectives between the
+  // chips timed on the system network (runtime/step/system_collectives.h).
   std::optional<SystemCollectives> collectives;
-  TpCollectives tp;
+  SplitCollectives split;
   if (weights && !sc.model.parallel.none()) {
-    std::vector<int> ranks(size_t(sc.model.parallel.tp));
-    std::iota(ranks.begin(), ranks.end(), 0);
-    collectives.emplace(hw, opt.hw_file, ranks,
-                        opt.system_networks ? *opt.system_networks : system_network_registry());
-    tp = collectives->tensor_parallel();
+    collectives.emplace(hw, opt.hw_file, sc.model.parallel, opt.system_networks);
+    split = collectives->bind();
   }
   std::optional<ModelSteps> operators;
   if (weights) {
     operators.emplace(*sc.model.full, sc.model.dtype, *weights, hw, gemm_sims, set.sim, opt.every_layer, seed,
-                      opt.gemm_mapping, sc.model.fusion, tp);
+                      opt.gemm_mapping, sc.model.fusion, split, sc.model.layers);
     set.layers = &*operators;
   }
   StepRunner steps(sc, hw, set);  // plan -> choose -> apply -> simulate -> report, per step

@@ -76,18 +76,21 @@ void read_model(JsonReader m, ModelSpec& s) {
     }
     s.whole = std::make_shared<const ModelConfig>(cfg);
     if (m.has("parallel")) {
-      // How the model is split over the system's chips (docs/system.md): tensor parallelism.
+      // How the model is split over the system's chips (docs/system.md): tensor and pipeline parallelism.
       JsonReader p = m.object("parallel");
       s.parallel.tp = int(p.integer("tp", 1, 1, 4096));
       const std::string problem = tensor_parallel_problem(cfg, s.parallel.tp);
       if (!problem.empty()) p.fail("tp", "value " + std::to_string(s.parallel.tp) + " " + problem);
+      s.parallel.pp = int(p.integer("pp", 1, 1, 4096));
+      const std::string stages = pipeline_parallel_problem(cfg, s.parallel.pp);
+      if (!stages.empty()) p.fail("pp", "value " + std::to_string(s.parallel.pp) + " " + stages);
       p.finish();
-      cfg = tensor_parallel_shard(cfg, s.parallel.tp);
     }
+    s.layers = cfg.num_hidden_layers;  // every layer's attention runs, on whichever chip holds it
+    cfg = chip_model(cfg, s.parallel);
     s.head_dim = cfg.head_dim;
     s.num_q_heads = cfg.num_attention_heads;
     s.num_kv_heads = cfg.num_key_value_heads;
-    s.layers = cfg.num_hidden_layers;
     s.full = s.parallel.none() ? s.whole : std::make_shared<const ModelConfig>(cfg);
   } else {
     if (m.has("parallel"))
@@ -220,7 +223,10 @@ Json model_json(const ModelSpec& m) {
                          {"layers", m.layers}};
   j["dtype"] = dtype_name(m.dtype);
   if (!m.fusion.all()) j["fusion"] = to_json(m.fusion);  // absent: all fused (the echo stays as it was)
-  if (!m.parallel.none()) j["parallel"] = {{"tp", m.parallel.tp}};  // absent: one chip
+  if (!m.parallel.none()) {  // absent: one chip; pp only when pipelined (a TP echo stays as it was)
+    j["parallel"] = {{"tp", m.parallel.tp}};
+    if (m.parallel.pp > 1) j["parallel"]["pp"] = m.parallel.pp;
+  }
   return j;
 }
 

@@ -32,17 +32,19 @@ struct ModelSpec {
   int head_dim = 128;
   int num_q_heads = 1;
   int num_kv_heads = 1;
-  int layers = 1;
+  int layers = 1;  // the whole model's (a pipelined model's chips hold layers_per_chip() of them)
   DType dtype = DType::fp32;  // storage type of Q, K, V (and of the weights of a full model)
-  // null: attention only. The model one chip runs: with model.parallel.tp > 1 the tensor-parallel
-  // shard (runtime/model/parallel.h), whose heads the four fields above follow; `whole` is the
-  // model as given (the same object when tp = 1).
+  // null: attention only. The model one chip runs: with model.parallel the tensor-parallel shard
+  // with the largest pipeline stage's layers (runtime/model/parallel.h chip_model), whose heads
+  // the fields above follow; `whole` is the model as given (the same object without a split).
   std::shared_ptr<const ModelConfig> full;
   std::shared_ptr<const ModelConfig> whole;
   Parallelism parallel;     // model.parallel (a whole model only); tp = 1 by default
   std::string config_file;  // the resolved model.config path ("" when inline or attention only)
   ModelFusion fusion;       // a whole model's fusion choices (model.fusion; all fused by default)
   int q_per_kv() const { return num_q_heads / num_kv_heads; }
+  // The layers whose KV one chip keeps: all of them, or the largest pipeline stage's.
+  int layers_per_chip() const { return full ? full->num_hidden_layers : layers; }
 };
 
 struct KvSpec {

@@ -13,7 +13,7 @@ std::string Step::label() const {
 uint64_t kv_page_bytes(const Scenario& sc, int groups) {
   const uint64_t heads_per_group = ceil_div(uint64_t(sc.model.num_kv_heads), uint64_t(groups));
   return uint64_t(sc.kv.page_tokens) * uint64_t(sc.model.head_dim) * 2 * dtype_bytes(sc.model.dtype) *
-         uint64_t(sc.model.layers) * heads_per_group;
+         uint64_t(sc.model.layers_per_chip()) * heads_per_group;
 }
 
 AgentSession::AgentSession(const Scenario& sc, KvPageManager& kv, bool share) : sc_(sc), kv_(kv), share_(share) {}

@@ -345,16 +345,13 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
     m->weights = plan_memory(*sc.model.full, sc.model.dtype, m->hw);
     check_per_chip(sc.model.parallel,
                    [&] { check_weights_fit(m->weights, kv_slot_bytes(groups), opt_.hw_file, w_.scenario_file); });
-    TpCollectives tp;
+    SplitCollectives split;
     if (!sc.model.parallel.none()) {
-      std::vector<int> ranks(size_t(sc.model.parallel.tp));
-      for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = int(r);
-      m->collectives.emplace(m->hw, opt_.hw_file, ranks,
-                             opt_.system_networks ? *opt_.system_networks : system_network_registry());
-      tp = m->collectives->tensor_parallel();
+      m->collectives.emplace(m->hw, opt_.hw_file, sc.model.parallel, opt_.system_networks);
+      split = m->collectives->bind();
     }
     m->steps.emplace(*sc.model.full, sc.model.dtype, m->weights, m->hw, m->sims, so, /*every_layer=*/false, sc.seed,
-                     opt_.gemm_mapping, sc.model.fusion, tp);
+                     opt_.gemm_mapping, sc.model.fusion, split, sc.model.layers);
   } catch (const InputError& e) {
     if (pool == "chip") throw;
     const std::string field = pool == "slice" ? "scheduler.placement = 'prefix_affinity'" : "scheduler.pbd";

@@ -72,12 +72,24 @@ Routing every_expert_once(int experts) {
 
 ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
                        const SimOptions& opt, bool every_layer, uint64_t seed, GemmMapping mapping,
-                       const ModelFusion& fusion, TpCollectives tp)
+                       const ModelFusion& fusion, SplitCollectives split, int layers)
     : m_(m), t_(t), map_(map), hw_(hw), sims_(sims), opt_(opt), seed_(seed), mapping_(mapping), fusion_(fusion),
-      layer_ns_(size_t(m.num_hidden_layers), 0.0),
-      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0), tp_(std::move(tp)) {
+      expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0), split_(std::move(split)) {
   opt_.vcd = false;
   opt_.progress = nullptr;
+  // The whole model's layers over the pipeline stages; each stage's chip runs m's first layers.
+  if (split_.split.pp > 1 && layers < split_.split.pp)
+    throw std::logic_error("ModelSteps: " + std::to_string(split_.split.pp) + " stages need the whole model's layers");
+  const std::vector<int> stages =
+      split_.split.pp == 1 ? std::vector<int>{m.num_hidden_layers} : pipeline_stage_layers(layers, split_.split.pp);
+  for (size_t st = 0; st < stages.size(); ++st) {
+    if (stages[st] > m.num_hidden_layers)
+      throw std::logic_error("ModelSteps: stage " + std::to_string(st) + " has more layers than the chip's model");
+    stage_first_.push_back(int(stage_of_.size()));
+    for (int l = 0; l < stages[st]; ++l) stage_of_.push_back(int(st)), local_.push_back(l);
+  }
+  layer_ns_.assign(stage_of_.size(), 0.0);
+  pp_totals_.busy_ns.assign(stages.size(), 0.0);
   // Layers with the same shards for every operator (every expert's) run the same jobs.
   const Routing all = every_expert_once(m.num_local_experts);
   const std::vector<int64_t> one_each(size_t(m.num_local_experts), 0);
@@ -148,7 +160,7 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   const int rows = step_rows(step);
   std::optional<Routing> r;
   if (m_.moe()) r = routing(step, layer);
-  const RunKey key{rows, rep_[size_t(layer)], r ? r->expert_rows() : std::vector<int>{}};
+  const RunKey key{rows, rep_[size_t(local_[size_t(layer)])], r ? r->expert_rows() : std::vector<int>{}};
   auto it = runs_.find(key);
   if (it != runs_.end()) return it->second;
   LayerStats out;
@@ -162,15 +174,33 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   return runs_.emplace(key, std::move(out)).first->second;
 }
 
-double ModelSteps::all_reduce_ns(int rows) {
-  if (tp_.tp == 1 || rows <= 0) return 0;
-  return tp_.all_reduce_ns(uint64_t(rows) * uint64_t(m_.hidden_size) * dtype_bytes(t_));
+uint64_t ModelSteps::rows_bytes(int rows) const {
+  return uint64_t(rows) * uint64_t(m_.hidden_size) * dtype_bytes(t_);
+}
+
+uint64_t ModelSteps::logits_bytes(int logit_rows) const {
+  // Every rank's logits of its vocabulary rows (the shard's vocab_size each), gathered on every rank.
+  return uint64_t(logit_rows) * uint64_t(m_.vocab_size) * uint64_t(split_.split.tp) * dtype_bytes(t_);
+}
+
+double ModelSteps::all_reduce_ns(int rows, int stage) {
+  if (split_.split.tp == 1 || rows <= 0) return 0;
+  return split_.all_reduce_ns(stage, rows_bytes(rows));
 }
 
 double ModelSteps::logits_gather_ns(int logit_rows) {
-  if (tp_.tp == 1 || logit_rows <= 0) return 0;
-  // Every rank's logits of its vocabulary rows (the shard's vocab_size each), gathered on every rank.
-  return tp_.all_gather_ns(uint64_t(logit_rows) * uint64_t(m_.vocab_size) * uint64_t(tp_.tp) * dtype_bytes(t_));
+  if (split_.split.tp == 1 || logit_rows <= 0) return 0;
+  return split_.all_gather_ns(split_.split.pp - 1, logits_bytes(logit_rows));
+}
+
+double ModelSteps::send_ns(int rows, int stage) {
+  if (split_.split.pp == 1 || rows <= 0) return 0;
+  return split_.send_ns(stage, rows_bytes(rows));
+}
+
+bool ModelSteps::sends_after(int layer) const {
+  const int st = stage_of_[size_t(layer)];
+  return st + 1 < int(stage_first_.size()) && layer + 1 == stage_first_[size_t(st) + 1];
 }
 
 void ModelSteps::place(Timeline& tl, const std::string& component, double ns, const Step& step, int rows, int layer) {
@@ -198,7 +228,7 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   // Layer 0's attention was placed by the step itself (its hardware spans, just before now());
   // mark it on the operator track so the track has every layer's.
   mark(tl, "runtime.layer.attention", tl.now() - sc_core::sc_time(attention_ns, sc_core::SC_NS), step, rows, 0);
-  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+  for (int l = 0; l < layers(); ++l) {
     const std::vector<GemmOpStats>& ops = simulate(step, l).ops;
     // Layer 0's runs before attention (qkv_proj, the unfused norm and RoPE kernels) and its
     // attention are placed already (before_attention, the step itself).
@@ -206,16 +236,18 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
       for (size_t i = 0; i < before_attention_; ++i) place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
       place(tl, "runtime.layer.attention", attention_ns, step, rows, l);
     }
+    const int stage = stage_of_[size_t(l)];
     for (size_t i = before_attention_; i < ops.size(); ++i) {
       place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
-      if (is_tp_point(ops[i].op)) place(tl, "runtime.layer.tp_all_reduce", all_reduce_ns(rows), step, rows, l);
+      if (is_tp_point(ops[i].op)) place(tl, "runtime.layer.tp_all_reduce", all_reduce_ns(rows, stage), step, rows, l);
     }
+    if (sends_after(l)) place(tl, "runtime.pp_send", send_ns(rows, stage), step, rows, l);
   }
   const StepOps c = count(step, rows, attention_ns);
   // The final norm and LM head on the last row of each agent, after the last layer.
   const std::vector<GemmOpStats>& head_ops = head(c.logits);
   for (size_t i = 0; i < head_ops.size(); ++i) place(tl, "runtime." + head_ops[i].op, head_ops[i].end_ns, step, c.logits, -1);
-  if (tp_.tp > 1) place(tl, "runtime.tp_logits_all_gather", logits_gather_ns(c.logits), step, c.logits, -1);
+  if (split_.split.tp > 1) place(tl, "runtime.tp_logits_all_gather", logits_gather_ns(c.logits), step, c.logits, -1);
   j["lm_head_rows"] = c.logits;
   Json s = {{"step", step.label()}, {"phase", phase_name(step.phase)}, {"rows", rows}};
   double ops_total = 0;
@@ -224,7 +256,7 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
     j[totals_[i].name + "_ns"] = c.op_ns[i];
     ops_total += c.op_ns[i];
   }
-  const double attention_all = attention_ns * m_.num_hidden_layers;
+  const double attention_all = attention_ns * layers();
   s["w_bytes_read"] = c.w_bytes;
   j["w_bytes_read"] = c.w_bytes;
   if (m_.moe()) {
@@ -233,12 +265,16 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   }
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
-  s["ns"] = ops_total + attention_all + c.tp_ns;
+  s["ns"] = ops_total + attention_all + c.tp_ns + c.pp_ns;
   j["operators_ns"] = ops_total;
   j["attention_ns"] = attention_all;
-  if (tp_.tp > 1) {
+  if (split_.split.tp > 1) {
     s["tp_collectives_ns"] = c.tp_ns;
     j["tp_collectives_ns"] = c.tp_ns;
+  }
+  if (split_.split.pp > 1) {
+    s["pp_send_ns"] = c.pp_ns;
+    j["pp_send_ns"] = c.pp_ns;
   }
   steps_.push_back(s);
   return j;
@@ -248,24 +284,37 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
   StepOps c;
   c.op_ns.assign(totals_.size(), 0.0);
   c.expert_rows.assign(expert_rows_.size(), 0);
-  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+  double step_total = 0;  // the step's time: every layer, the sends between stages, the head
+  for (int l = 0; l < layers(); ++l) {
     const LayerStats& layer = simulate(step, l);
     const std::vector<GemmOpStats>& ops = layer.ops;
+    const int stage = stage_of_[size_t(l)];
     for (size_t e = 0; e < layer.expert_rows.size(); ++e) c.expert_rows[e] += layer.expert_rows[e];
     // The layer's time in the order it runs: the runs before attention (qkv_proj, the unfused
     // norm and RoPE kernels), attention, the rest.
     attention_ns_ += attention_ns;
-    for (size_t i = 0; i < before_attention_; ++i) layer_ns_[size_t(l)] += ops[i].end_ns;
-    layer_ns_[size_t(l)] += attention_ns;
+    double ns = attention_ns;
+    for (size_t i = 0; i < before_attention_; ++i) ns += ops[i].end_ns;
     for (size_t i = before_attention_; i < ops.size(); ++i) {
-      layer_ns_[size_t(l)] += ops[i].end_ns;
+      ns += ops[i].end_ns;
       if (!is_tp_point(ops[i].op)) continue;
-      const double ar = all_reduce_ns(rows);
-      layer_ns_[size_t(l)] += ar;
+      const double ar = all_reduce_ns(rows, stage);
+      ns += ar;
       c.tp_ns += ar;
       tp_totals_.all_reduces += 1;
-      tp_totals_.all_reduce_bytes += uint64_t(rows) * uint64_t(m_.hidden_size) * dtype_bytes(t_);
+      tp_totals_.all_reduce_bytes += rows_bytes(rows);
       tp_totals_.all_reduce_ns += ar;
+    }
+    layer_ns_[size_t(l)] += ns;
+    pp_totals_.busy_ns[size_t(stage)] += ns;
+    step_total += ns;
+    if (sends_after(l)) {
+      const double send = send_ns(rows, stage);
+      c.pp_ns += send;
+      step_total += send;
+      pp_totals_.sends += 1;
+      pp_totals_.send_bytes += rows_bytes(rows);
+      pp_totals_.send_ns += send;
     }
     // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
     const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
@@ -285,18 +334,23 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     const GemmOpStats& op = head_ops[i];
     OpTotals& total = totals_[layer_ops_ + i];
     c.op_ns[layer_ops_ + i] = op.end_ns;
+    step_total += op.end_ns;
+    pp_totals_.busy_ns.back() += op.end_ns;
     c.w_bytes += op.w_bytes_read;
     add_counters(total.sum, op);
     total.runs += 1;
     total.rows += uint64_t(c.logits);
   }
-  if (tp_.tp > 1 && c.logits > 0) {
+  if (split_.split.tp > 1 && c.logits > 0) {
     const double ag = logits_gather_ns(c.logits);
     c.tp_ns += ag;
+    step_total += ag;
+    pp_totals_.busy_ns.back() += ag;
     tp_totals_.all_gathers += 1;
-    tp_totals_.all_gather_bytes += uint64_t(c.logits) * uint64_t(m_.vocab_size) * uint64_t(tp_.tp) * dtype_bytes(t_);
+    tp_totals_.all_gather_bytes += logits_bytes(c.logits);
     tp_totals_.all_gather_ns += ag;
   }
+  pp_totals_.steps_ns += step_total;
   for (size_t e = 0; e < c.expert_rows.size(); ++e) expert_rows_[e] += uint64_t(c.expert_rows[e]);
   return c;
 }
@@ -312,10 +366,13 @@ ModelSteps::Accounted ModelSteps::account(const Step& step, double attention_ns)
 double ModelSteps::step_ns(const Step& step, double attention_ns) {
   const int rows = step_rows(step);
   double ns = 0;
-  for (int l = 0; l < m_.num_hidden_layers; ++l) {
+  for (int l = 0; l < layers(); ++l) {
     ns += attention_ns;
-    if (rows > 0)
-      for (const GemmOpStats& op : simulate(step, l).ops) ns += op.end_ns + (is_tp_point(op.op) ? all_reduce_ns(rows) : 0.0);
+    if (rows <= 0) continue;
+    const int stage = stage_of_[size_t(l)];
+    for (const GemmOpStats& op : simulate(step, l).ops)
+      ns += op.end_ns + (is_tp_point(op.op) ? all_reduce_ns(rows, stage) : 0.0);
+    if (sends_after(l)) ns += send_ns(rows, stage);
   }
   if (rows > 0) {
     for (const GemmOpStats& op : head(logit_rows(step))) ns += op.end_ns;
@@ -328,7 +385,7 @@ EnergyReading ModelSteps::operators_energy(const Step& step) {
   EnergyReading e;
   const int rows = step_rows(step);
   if (rows <= 0) return e;
-  for (int l = 0; l < m_.num_hidden_layers; ++l)
+  for (int l = 0; l < layers(); ++l)
     for (const GemmOpStats& op : simulate(step, l).ops)
       e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
   // "layer." marks an operator's energy (report/energy_json.cpp), the head's too.
@@ -387,18 +444,23 @@ Json ModelSteps::json() const {
   std::vector<int> simulated;
   for (size_t l = 0; l < rep_.size(); ++l)
     if (rep_[l] == int(l)) simulated.push_back(int(l));
-  Json layers = Json::array();
-  for (size_t l = 0; l < layer_ns_.size(); ++l)
-    layers.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", rep_[l]}});
+  Json by_layer = Json::array();
+  const bool pipelined = split_.split.pp > 1;
+  for (size_t l = 0; l < layer_ns_.size(); ++l) {
+    // Pipelined: the layer of its own stage whose runs it takes (every stage's chip has the same shards).
+    const size_t local = size_t(local_[l]);
+    by_layer.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", l - local + size_t(rep_[local])}});
+    if (pipelined) by_layer.back()["stage"] = stage_of_[l];
+  }
   Json out = {{"mapping", gemm_mapping_name(mapping_)},
-          {"layers", m_.num_hidden_layers},
+          {"layers", layers()},
           {"layers_simulated", simulated},
           {"scope", "every step runs every layer: qkv_proj (input RMSNorm, RoPE fused), attention, o_proj (+ residual), "
                     "gate_up_proj (post-attention RMSNorm, activation fused), down_proj (+ residual); then once per step "
                     "lm_head (the final RMSNorm fused) on the last row of each agent that emits a token"},
           {"attention_ns", attention_ns_},
           {"by_operator", ops},
-          {"by_layer", layers},
+          {"by_layer", by_layer},
           {"by_step", steps_}};
   if (!fusion_.all()) {
     // Only when something is unfused: an all-fused summary stays as it was before the choice existed.
@@ -408,17 +470,43 @@ Json ModelSteps::json() const {
                    "with an HBM round trip of its rows; attention: false writes each KV block's scores to HBM and reads "
                    "them back (two kernels per attention launch)";
   }
-  if (tp_.tp > 1) {
+  if (split_.split.tp > 1) {
     out["tensor_parallel"] = {
-        {"tp", tp_.tp},
+        {"tp", split_.split.tp},
         {"ranks_simulated", 1},
-        {"network", tp_.network},
+        {"network", split_.network},
         {"all_reduce", {{"calls", tp_totals_.all_reduces}, {"bytes", tp_totals_.all_reduce_bytes}, {"time_ns", tp_totals_.all_reduce_ns}}},
         {"logits_all_gather",
          {{"calls", tp_totals_.all_gathers}, {"bytes", tp_totals_.all_gather_bytes}, {"time_ns", tp_totals_.all_gather_ns}}},
         {"note", "one rank simulated: every rank runs a shard of the same shape (runtime/model/parallel.h), so the same "
                  "time; after o_proj and down_proj of every layer an all-reduce of rows x hidden_size x element bytes per "
                  "rank, and once per step an all-gather of the LM head's logits, each timed on the system network"}};
+  }
+  if (pipelined) {
+    Json stages = Json::array();
+    double busy = 0;
+    for (size_t st = 0; st < stage_first_.size(); ++st) {
+      const int first = stage_first_[st];
+      const int n = (st + 1 < stage_first_.size() ? stage_first_[st + 1] : layers()) - first;
+      std::vector<int> chips;
+      for (int r = 0; r < split_.split.tp; ++r) chips.push_back(int(st) * split_.split.tp + r);
+      stages.push_back({{"stage", st}, {"first_layer", first}, {"layers", n}, {"chips", chips},
+                        {"busy_ns", pp_totals_.busy_ns[st]}});
+      busy += pp_totals_.busy_ns[st];
+    }
+    const double chip_ns = pp_totals_.steps_ns * double(stage_first_.size());
+    out["pipeline_parallel"] = {
+        {"pp", split_.split.pp},
+        {"micro_batches", 1},
+        {"stages", stages},
+        {"network", split_.network},
+        {"sends", {{"calls", pp_totals_.sends}, {"bytes", pp_totals_.send_bytes}, {"time_ns", pp_totals_.send_ns}}},
+        {"bubble_fraction", chip_ns > 0 ? 1.0 - busy / chip_ns : 0.0},
+        {"note", "one micro-batch per step: a step's rows pass the stages in order, each stage's chips idle while the "
+                 "others run (bubble_fraction: 1 - Σ stage busy time / (pp x Σ step time); a send counts as idle); "
+                 "between stages every rank sends rows x hidden_size x element bytes to its counterpart of the next "
+                 "stage, timed on the system network; one chip per stage simulated (each stage's chip runs the first "
+                 "layers of the largest stage's model: layers_simulated and runs_operators_of_layer index those)"}};
   }
   if (m_.moe())
     out["moe"] = {{"experts", m_.num_local_experts},

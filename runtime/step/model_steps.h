@@ -24,17 +24,20 @@
 #include "runtime/model/config.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/memory_map.h"
+#include "runtime/model/parallel.h"
 #include "runtime/step/step_runner.h"
 
 namespace ahbm {
 
-// Tensor parallelism's collectives between the ranks (runtime/model/parallel.h), timed on the
-// system network (runtime/step/system_collectives.h). tp = 1: none, and every output is as
-// without them. Each function gives the time of one collective of `bytes` per rank.
-struct TpCollectives {
-  int tp = 1;
-  std::function<double(uint64_t bytes)> all_reduce_ns;  // after o_proj and after down_proj, every layer
-  std::function<double(uint64_t bytes)> all_gather_ns;  // the vocab-parallel logits, once per step
+// How a step's work is split over the chips of a system (runtime/model/parallel.h) and the
+// collectives between them, timed on the system network (runtime/step/system_collectives.h).
+// No split: none, and every output is as without them. Each function gives the time of one
+// collective of `bytes` per rank in the TP group of pipeline stage `stage`.
+struct SplitCollectives {
+  Parallelism split;
+  std::function<double(int stage, uint64_t bytes)> all_reduce_ns;  // TP: after o_proj and after down_proj, every layer
+  std::function<double(int stage, uint64_t bytes)> all_gather_ns;  // TP: the vocab-parallel logits, once per step
+  std::function<double(int stage, uint64_t bytes)> send_ns;        // PP: a stage's output rows to the next stage
   // What the collectives ran on, for the summary (e.g. the network model and its links).
   Json network;
 };
@@ -44,11 +47,11 @@ class ModelSteps : public StepLayers {
   ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, const HwConfig& hw, SimulatorPool& sims,
              const SimOptions& opt, bool every_layer, uint64_t seed = 1,
              GemmMapping mapping = GemmMapping::w_stationary, const ModelFusion& fusion = {},
-             TpCollectives tp = {});
+             SplitCollectives split = {}, int layers = 0);
   void before_attention(const Step& step, Timeline& tl) override;
   Json after_attention(const Step& step, Timeline& tl, double attention_ns) override;
   double step_ns(const Step& step, double attention_ns) override;
-  int layers() const override { return m_.num_hidden_layers; }
+  int layers() const override { return int(stage_of_.size()); }
   EnergyReading operators_energy(const Step& step) override;
   // A step timed off the timeline (serve, runtime/serve/engine.cpp), counted in the totals as
   // after_attention counts a run's step (json()'s by_operator, by_layer and attention_ns; not
@@ -60,7 +63,7 @@ class ModelSteps : public StepLayers {
   Accounted account(const Step& step, double attention_ns);
   // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
   Json json() const;
-  // Layer l runs the simulated operators of layer representative(l).
+  // Layer l (of the chip's model) runs the simulated operators of layer representative(l).
   int representative(int layer) const { return rep_[size_t(layer)]; }
 
  private:
@@ -78,12 +81,14 @@ class ModelSteps : public StepLayers {
     std::vector<int> expert_rows;
   };
   using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
+  // The runs of the whole model's layer `layer` (its chip's layer local_[layer]).
   const LayerStats& simulate(const Step& step, int layer);
   // What a step with `rows` rows adds to the totals (after_attention, account): per operator
   // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
   struct StepOps {
     std::vector<double> op_ns;
     double tp_ns = 0;  // the step's tensor-parallel collectives (every layer's all-reduces, the logits' all-gather)
+    double pp_ns = 0;  // the step's sends between pipeline stages
     uint64_t w_bytes = 0;
     std::vector<int> expert_rows;
     int logits = 0;  // the LM head's rows
@@ -99,11 +104,20 @@ class ModelSteps : public StepLayers {
   // The operator track's span of [start, tl.now()) (place: after advancing the timeline by it).
   void mark(Timeline& tl, const std::string& component, const sc_core::sc_time& start, const Step& step, int rows,
             int layer);
-  // Tensor parallelism: one all-reduce of a step's rows (rows x hidden x element bytes) and the
-  // all-gather of its logits; 0 without tp.
-  double all_reduce_ns(int rows);
+  // The split's collectives for a step's rows: an all-reduce or a stage's send moves rows x
+  // hidden_size elements per rank, the logits' all-gather every rank's vocabulary rows; 0
+  // without the split they belong to.
+  uint64_t rows_bytes(int rows) const;
+  uint64_t logits_bytes(int logit_rows) const;
+  double all_reduce_ns(int rows, int stage);
   double logits_gather_ns(int logit_rows);
-  bool is_tp_point(const std::string& op) const { return tp_.tp > 1 && (op == "o_proj" || op == "down_proj"); }
+  double send_ns(int rows, int stage);
+  bool is_tp_point(const std::string& op) const {
+    return split_.split.tp > 1 && (op == "o_proj" || op == "down_proj");
+  }
+  // Pipeline: the stage of the whole model's layer `layer`, and whether it is its stage's last
+  // with a stage after it (the rows are sent on).
+  bool sends_after(int layer) const;
   const ModelConfig& m_;
   DType t_;
   const MemoryMap& map_;
@@ -122,11 +136,21 @@ class ModelSteps : public StepLayers {
   std::vector<double> layer_ns_;  // per layer, Σ over steps (operators + attention)
   double attention_ns_ = 0;       // Σ over steps and layers
   std::vector<uint64_t> expert_rows_;  // MoE: rows routed to each expert, Σ over layers and steps
-  TpCollectives tp_;
+  SplitCollectives split_;
+  // Per layer of the whole model: its pipeline stage and its index in the chip's model (the
+  // layer of m_ whose runs it takes); one stage of m_'s layers without pipeline parallelism.
+  std::vector<int> stage_of_, local_;
+  std::vector<int> stage_first_;  // per stage, its first layer
   struct TpTotals {
     uint64_t all_reduces = 0, all_reduce_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
     double all_reduce_ns = 0, all_gather_ns = 0;
   } tp_totals_;
+  struct PpTotals {
+    uint64_t sends = 0, send_bytes = 0;
+    double send_ns = 0;
+    std::vector<double> busy_ns;  // per stage: its layers' (and the last's head) time, Σ over steps
+    double steps_ns = 0;          // Σ over steps of the step's time
+  } pp_totals_;
   Json steps_ = Json::array();
 };
 

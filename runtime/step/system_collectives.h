@@ -1,38 +1,42 @@
 #pragma once
 // The collectives a parallel split of a model needs, timed on the hardware config's system
-// network (hw/system/collectives.h, docs/system.md): each collective of a given kind and size
-// runs once on an idle network, in a simulation of its own, and its time is kept (the ranks of a
-// split run the same collectives every layer of every step, so a run asks for few sizes).
+// network (hw/system/collectives.h, docs/system.md): each collective of a given kind, stage and
+// size runs once on an idle network, in a simulation of its own, and its time is kept (the chips
+// of a split run the same collectives every layer of every step, so a run asks for few sizes).
 #include <cstdint>
 #include <map>
 #include <string>
-#include <utility>
-#include <vector>
+#include <tuple>
 
 #include "hw/system/collectives.h"
 #include "hw/system/system_network.h"
+#include "runtime/model/parallel.h"
 #include "runtime/step/model_steps.h"
 
 namespace ahbm {
 
 class SystemCollectives {
  public:
-  // `ranks`: the chips of the group, in rank order. `registry`: the system networks by name.
-  SystemCollectives(const HwConfig& hw, const std::string& hw_file, std::vector<int> ranks, NocRegistry registry,
-                    CollectiveAlgo all_reduce = CollectiveAlgo::ring);
-  // Time of one collective of `bytes` (as collective_closed_form.h defines S) over the ranks.
-  double ns(CollectiveKind kind, uint64_t bytes);
-  // The functions tensor parallelism's steps call (model_steps.h), bound to this object.
-  TpCollectives tensor_parallel();
-  // The network and algorithm, and every collective timed so far (summary.json).
-  Json json() const;
+  // The chips of `split` on the system network of `hw` (chip = stage x tp + rank, parallel.h).
+  // `registry`: the system networks by name (null: the built-in ones, system_network_registry()).
+  SystemCollectives(const HwConfig& hw, const std::string& hw_file, const Parallelism& split,
+                    const NocRegistry* registry = nullptr, CollectiveAlgo all_reduce = CollectiveAlgo::ring);
+  // Time of one collective of `bytes` (as collective_closed_form.h defines S) over the TP group
+  // of pipeline stage `stage`.
+  double ns(CollectiveKind kind, uint64_t bytes, int stage = 0);
+  // Time for every rank of `stage` to send `bytes` to the same rank of stage + 1, all at once.
+  double stage_send_ns(int stage, uint64_t bytes);
+  // The functions a split model's steps call (model_steps.h), bound to this object.
+  SplitCollectives bind();
 
  private:
+  std::vector<int> group(int stage) const;  // the chips of a stage's TP group
   SystemNetworkSpec spec_;
-  std::vector<int> ranks_;
+  Parallelism split_;
   NocRegistry registry_;
   CollectiveAlgo all_reduce_;
-  std::map<std::pair<CollectiveKind, uint64_t>, double> timed_;
+  std::map<std::tuple<CollectiveKind, int, uint64_t>, double> timed_;  // kind, stage, bytes
+  std::map<std::pair<int, uint64_t>, double> sends_;                   // stage, bytes
 };
 
 }  // namespace ahbm
