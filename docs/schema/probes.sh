@@ -40,6 +40,7 @@ summary_run_probes=(
   "testbench/fuzz/corpus/scenario/every_block_alt.json"
   "testbench/fuzz/corpus/scenario/join_options_alt.json"
   "traces/system/llama3_70b_tp8.json --hw hw/configs/system-8chips.json --no-values"  # tensor parallelism: operators.tensor_parallel
+  "traces/system/llama3_70b_tp4_pp2.json --hw hw/configs/system-8chips.json --no-values"  # and pipeline: operators.pipeline_parallel
 )
 serve_summary_probes=(
   "traces/serve/agentic_mix.json"
