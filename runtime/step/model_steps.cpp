@@ -293,21 +293,24 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     // The layer's time in the order it runs: the runs before attention (qkv_proj, the unfused
     // norm and RoPE kernels), attention, the rest.
     attention_ns_ += attention_ns;
-    double ns = attention_ns;
-    for (size_t i = 0; i < before_attention_; ++i) ns += ops[i].end_ns;
+    // Each term into the layer's running total in this order (a sum's rounding follows it).
+    const auto add = [&](double t) {
+      layer_ns_[size_t(l)] += t;
+      pp_totals_.busy_ns[size_t(stage)] += t;
+      step_total += t;
+    };
+    for (size_t i = 0; i < before_attention_; ++i) add(ops[i].end_ns);
+    add(attention_ns);
     for (size_t i = before_attention_; i < ops.size(); ++i) {
-      ns += ops[i].end_ns;
+      add(ops[i].end_ns);
       if (!is_tp_point(ops[i].op)) continue;
       const double ar = all_reduce_ns(rows, stage);
-      ns += ar;
+      add(ar);
       c.tp_ns += ar;
       tp_totals_.all_reduces += 1;
       tp_totals_.all_reduce_bytes += rows_bytes(rows);
       tp_totals_.all_reduce_ns += ar;
     }
-    layer_ns_[size_t(l)] += ns;
-    pp_totals_.busy_ns[size_t(stage)] += ns;
-    step_total += ns;
     if (sends_after(l)) {
       const double send = send_ns(rows, stage);
       c.pp_ns += send;
