@@ -182,6 +182,7 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
     run.summary.memory_map = memory_map_json(*weights, sc.model.config_file, rep.slot_bytes, rep.pages_per_pe,
                                              rep.peak_per_pe);
   if (operators) add_model_latency(run.summary, operators->json(), records, sc.model.layers);
+  if (operators && !sc.model.parallel.none()) run.summary.system_energy = operators->system_energy(run.summary.energy.run);
   if (joined) {
     run.summary.join = joined->summary;
     run.join_table = joined->table;

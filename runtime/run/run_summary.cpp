@@ -507,6 +507,7 @@ Json to_json(const RunSummary& s) {
   j["noc"] = s.noc.stats;
   j["noc"]["model"] = s.noc.model;
   if (!s.memory_map.is_null()) j["memory_map"] = s.memory_map;
+  if (!s.system_energy.is_null()) j["energy"]["system"] = s.system_energy;
   if (s.operators) j["operators"] = to_json(*s.operators);
   if (!s.join.is_null()) j["join"] = s.join;
   return j;

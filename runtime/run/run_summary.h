@@ -199,6 +199,7 @@ struct RunSummary {
   ArithmeticSummary arithmetic;
   BaselinesSummary baselines;
   report::RunEnergy energy;
+  Json system_energy;  // a model split over chips: energy.system (ModelSteps::system_energy); null: one chip
   report::PowerSummary power;
   std::map<std::string, double> busy_ns_by_activity;                           // hardware spans
   std::map<std::string, std::map<std::string, double>> busy_ns_by_component;  // by activity

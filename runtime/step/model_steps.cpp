@@ -198,6 +198,19 @@ double ModelSteps::send_ns(int rows, int stage) {
   return split_.send_ns(stage, rows_bytes(rows));
 }
 
+void NetworkUse::add(const NetworkUse& u) {
+  for (const auto& [name, l] : u.links) {
+    Link& to = links[name];
+    to.bytes += l.bytes;
+    to.busy_ns += l.busy_ns;
+  }
+  energy_pj += u.energy_pj;
+}
+
+void ModelSteps::count_use(CollectiveKind kind, int stage, uint64_t bytes) {
+  if (split_.use) network_.add(split_.use(kind, stage, bytes));
+}
+
 bool ModelSteps::sends_after(int layer) const {
   const int st = stage_of_[size_t(layer)];
   return st + 1 < int(stage_first_.size()) && layer + 1 == stage_first_[size_t(st) + 1];
@@ -307,6 +320,7 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
       const double ar = all_reduce_ns(rows, stage);
       add(ar);
       c.tp_ns += ar;
+      count_use(CollectiveKind::all_reduce, stage, rows_bytes(rows));
       tp_totals_.all_reduces += 1;
       tp_totals_.all_reduce_bytes += rows_bytes(rows);
       tp_totals_.all_reduce_ns += ar;
@@ -315,6 +329,7 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
       const double send = send_ns(rows, stage);
       c.pp_ns += send;
       step_total += send;
+      count_use(CollectiveKind::p2p, stage, rows_bytes(rows));
       pp_totals_.sends += 1;
       pp_totals_.send_bytes += rows_bytes(rows);
       pp_totals_.send_ns += send;
@@ -349,6 +364,7 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     c.tp_ns += ag;
     step_total += ag;
     pp_totals_.busy_ns.back() += ag;
+    count_use(CollectiveKind::all_gather, split_.split.pp - 1, logits_bytes(c.logits));
     tp_totals_.all_gathers += 1;
     tp_totals_.all_gather_bytes += logits_bytes(c.logits);
     tp_totals_.all_gather_ns += ag;
@@ -394,6 +410,23 @@ EnergyReading ModelSteps::operators_energy(const Step& step) {
   // "layer." marks an operator's energy (report/energy_json.cpp), the head's too.
   for (const GemmOpStats& op : head(logit_rows(step))) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
   return e;
+}
+
+Json ModelSteps::system_energy(const EnergyReading& chip) const {
+  // The simulated chip is one TP rank running every stage's layers: its dynamic energy is one
+  // rank's share of the whole pipeline, its static energy one chip's over the run.
+  const int tp = split_.split.tp, chips = split_.split.chips();
+  const double dynamic = double(tp) * chip.dynamic_j(), statik = double(chips) * chip.static_j();
+  const double network = network_.energy_pj * 1e-12;
+  return {{"chips", chips},
+          {"dynamic_j", dynamic},
+          {"static_j", statik},
+          {"network_j", network},
+          {"total_j", dynamic + statik + network},
+          {"note", "the whole system of the split: the simulated chip (one tensor-parallel rank running every pipeline "
+                   "stage's layers; the rest of this block) has its dynamic energy counted tp times and its static "
+                   "energy once per chip (every chip is powered for the whole run, idle in the pipeline's bubbles), "
+                   "plus the system network's link energy (operators.system_network)"}};
 }
 
 Json ModelSteps::json() const {
@@ -484,6 +517,22 @@ Json ModelSteps::json() const {
         {"note", "one rank simulated: every rank runs a shard of the same shape (runtime/model/parallel.h), so the same "
                  "time; after o_proj and down_proj of every layer an all-reduce of rows x hidden_size x element bytes per "
                  "rank, and once per step an all-gather of the LM head's logits, each timed on the system network"}};
+  }
+  if (!split_.split.none()) {
+    Json links = Json::array();
+    uint64_t bytes = 0;
+    for (const auto& [name, l] : network_.links) {
+      links.push_back({{"link", name}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
+      bytes += l.bytes;
+    }
+    out["system_network"] = {
+        {"chips", split_.split.chips()},
+        {"link_bytes", bytes},
+        {"energy_j", network_.energy_pj * 1e-12},
+        {"links", links},
+        {"note", "every collective of every step on the system network (each timed alone on an idle network): the "
+                 "bytes each directed link carried and its busy time, summed; energy: bytes over links x "
+                 "energy_pj_per_byte"}};
   }
   if (pipelined) {
     Json stages = Json::array();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hw/chip/simulate.h"
+#include "hw/system/collective_closed_form.h"
 #include "runtime/model/config.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/memory_map.h"
@@ -28,6 +29,18 @@
 #include "runtime/step/step_runner.h"
 
 namespace ahbm {
+
+// What collectives put on the system network: each link's bytes and busy time, and the energy
+// of the bytes over links (a packet-level model's statistics; a model that reports none: zero).
+struct NetworkUse {
+  struct Link {
+    uint64_t bytes = 0;
+    double busy_ns = 0;
+  };
+  std::map<std::string, Link> links;  // by link name ("chip0->switch0")
+  double energy_pj = 0;
+  void add(const NetworkUse& u);
+};
 
 // How a step's work is split over the chips of a system (runtime/model/parallel.h) and the
 // collectives between them, timed on the system network (runtime/step/system_collectives.h).
@@ -38,6 +51,8 @@ struct SplitCollectives {
   std::function<double(int stage, uint64_t bytes)> all_reduce_ns;  // TP: after o_proj and after down_proj, every layer
   std::function<double(int stage, uint64_t bytes)> all_gather_ns;  // TP: the vocab-parallel logits, once per step
   std::function<double(int stage, uint64_t bytes)> send_ns;        // PP: a stage's output rows to the next stage
+  // What one of the above put on the network (p2p: a stage boundary's sends, every rank's).
+  std::function<const NetworkUse&(CollectiveKind kind, int stage, uint64_t bytes)> use;
   // What the collectives ran on, for the summary (e.g. the network model and its links).
   Json network;
 };
@@ -63,6 +78,9 @@ class ModelSteps : public StepLayers {
   Accounted account(const Step& step, double attention_ns);
   // summary.json "operators": the operators' totals, per step, per layer, the simulated layers.
   Json json() const;
+  // A split model: the energy of the whole system (summary energy.system) from the simulated
+  // chip's reading `chip` over the run: every chip's dynamic and static energy and the network's.
+  Json system_energy(const EnergyReading& chip) const;
   // Layer l (of the chip's model) runs the simulated operators of layer representative(l).
   int representative(int layer) const { return rep_[size_t(layer)]; }
 
@@ -118,6 +136,8 @@ class ModelSteps : public StepLayers {
   // Pipeline: the stage of the whole model's layer `layer`, and whether it is its stage's last
   // with a stage after it (the rows are sent on).
   bool sends_after(int layer) const;
+  // Counts one collective's network use in the run's totals.
+  void count_use(CollectiveKind kind, int stage, uint64_t bytes);
   const ModelConfig& m_;
   DType t_;
   const MemoryMap& map_;
@@ -145,6 +165,7 @@ class ModelSteps : public StepLayers {
     uint64_t all_reduces = 0, all_reduce_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
     double all_reduce_ns = 0, all_gather_ns = 0;
   } tp_totals_;
+  NetworkUse network_;  // every collective of every step counted (count())
   struct PpTotals {
     uint64_t sends = 0, send_bytes = 0;
     double send_ns = 0;

@@ -1,6 +1,27 @@
 #include "runtime/step/system_collectives.h"
 
+#include "hw/system/packet_noc.h"
+
 namespace ahbm {
+
+namespace {
+
+// The links' bytes and busy time and the link energy a run's network reported (PacketNoc's
+// statistics; a network model that reports none of them: nothing).
+NetworkUse network_use(const StatsNode& net) {
+  using S = PacketNocStats;
+  NetworkUse u;
+  if (net.has(S::energy_pj)) u.energy_pj = net.get(S::energy_pj);
+  if (const StatsNode* links = net.find(S::links))
+    for (const StatsNode& l : links->children()) {
+      NetworkUse::Link& to = u.links[l.name()];
+      if (l.has(S::bytes)) to.bytes = l.get(S::bytes);
+      if (l.has(S::busy_ns)) to.busy_ns = l.get(S::busy_ns);
+    }
+  return u;
+}
+
+}  // namespace
 
 SystemCollectives::SystemCollectives(const HwConfig& hw, const std::string& hw_file, const Parallelism& split,
                                      const NocRegistry* registry, CollectiveAlgo all_reduce)
@@ -13,36 +34,44 @@ std::vector<int> SystemCollectives::group(int stage) const {
   return chips;
 }
 
-double SystemCollectives::ns(CollectiveKind kind, uint64_t bytes, int stage) {
-  const auto key = std::make_tuple(kind, stage, bytes);
+const SystemCollectives::Timed& SystemCollectives::timed(CollectiveKind kind, int stage, uint64_t bytes) {
+  const Key key{kind, stage, bytes};
   auto it = timed_.find(key);
   if (it != timed_.end()) return it->second;
-  CollectiveSpec c;
-  c.kind = kind;
-  c.algo = kind == CollectiveKind::all_reduce ? all_reduce_ : collective_algorithms(kind).front();
-  c.ranks = group(stage);
-  c.bytes = bytes;
-  const CollectiveRun run = run_collectives(registry_, spec_, {c});
-  return timed_.emplace(key, run.results.at(0).time_ns()).first->second;
+  std::vector<CollectiveSpec> specs;
+  if (kind == CollectiveKind::p2p) {
+    // Every rank's rows go to its counterpart at once: the sends share the links they have in common.
+    const std::vector<int> from = group(stage), to = group(stage + 1);
+    for (size_t r = 0; r < from.size(); ++r) {
+      CollectiveSpec c;
+      c.kind = kind;
+      c.algo = collective_algorithms(kind).front();
+      c.ranks = {from[r], to[r]};
+      c.bytes = bytes;
+      specs.push_back(c);
+    }
+  } else {
+    CollectiveSpec c;
+    c.kind = kind;
+    c.algo = kind == CollectiveKind::all_reduce ? all_reduce_ : collective_algorithms(kind).front();
+    c.ranks = group(stage);
+    c.bytes = bytes;
+    specs.push_back(c);
+  }
+  const CollectiveRun run = run_collectives(registry_, spec_, specs);
+  Timed t;
+  // One collective: its own time; the sends: until the last has arrived (all start at 0).
+  t.ns = kind == CollectiveKind::p2p ? run.end_ns : run.results.at(0).time_ns();
+  t.use = network_use(run.network_stats);
+  return timed_.emplace(key, std::move(t)).first->second;
 }
 
-double SystemCollectives::stage_send_ns(int stage, uint64_t bytes) {
-  const auto key = std::make_pair(stage, bytes);
-  auto it = sends_.find(key);
-  if (it != sends_.end()) return it->second;
-  // Every rank's rows go to its counterpart at once: the sends share the links they have in common.
-  std::vector<CollectiveSpec> sends;
-  const std::vector<int> from = group(stage), to = group(stage + 1);
-  for (size_t r = 0; r < from.size(); ++r) {
-    CollectiveSpec c;
-    c.kind = CollectiveKind::p2p;
-    c.algo = collective_algorithms(c.kind).front();
-    c.ranks = {from[r], to[r]};
-    c.bytes = bytes;
-    sends.push_back(c);
-  }
-  const CollectiveRun run = run_collectives(registry_, spec_, sends);
-  return sends_.emplace(key, run.end_ns).first->second;
+double SystemCollectives::ns(CollectiveKind kind, uint64_t bytes, int stage) { return timed(kind, stage, bytes).ns; }
+
+double SystemCollectives::stage_send_ns(int stage, uint64_t bytes) { return timed(CollectiveKind::p2p, stage, bytes).ns; }
+
+const NetworkUse& SystemCollectives::use(CollectiveKind kind, int stage, uint64_t bytes) {
+  return timed(kind, stage, bytes).use;
 }
 
 SplitCollectives SystemCollectives::bind() {
@@ -51,6 +80,7 @@ SplitCollectives SystemCollectives::bind() {
   c.all_reduce_ns = [this](int stage, uint64_t bytes) { return ns(CollectiveKind::all_reduce, bytes, stage); };
   c.all_gather_ns = [this](int stage, uint64_t bytes) { return ns(CollectiveKind::all_gather, bytes, stage); };
   c.send_ns = [this](int stage, uint64_t bytes) { return stage_send_ns(stage, bytes); };
+  c.use = [this](CollectiveKind kind, int stage, uint64_t bytes) -> const NetworkUse& { return use(kind, stage, bytes); };
   c.network = {{"model", spec_.model}, {"params", spec_.params}, {"chips", spec_.chips},
                {"ranks", group(0)}, {"all_reduce", collective_name(all_reduce_)}};
   return c;

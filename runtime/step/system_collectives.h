@@ -26,17 +26,24 @@ class SystemCollectives {
   double ns(CollectiveKind kind, uint64_t bytes, int stage = 0);
   // Time for every rank of `stage` to send `bytes` to the same rank of stage + 1, all at once.
   double stage_send_ns(int stage, uint64_t bytes);
+  // What the collective (p2p: the stage's sends) of `bytes` puts on the network, once timed.
+  const NetworkUse& use(CollectiveKind kind, int stage, uint64_t bytes);
   // The functions a split model's steps call (model_steps.h), bound to this object.
   SplitCollectives bind();
 
  private:
+  struct Timed {
+    double ns = 0;
+    NetworkUse use;
+  };
+  using Key = std::tuple<CollectiveKind, int, uint64_t>;  // kind (p2p: a stage's sends), stage, bytes
+  const Timed& timed(CollectiveKind kind, int stage, uint64_t bytes);
   std::vector<int> group(int stage) const;  // the chips of a stage's TP group
   SystemNetworkSpec spec_;
   Parallelism split_;
   NocRegistry registry_;
   CollectiveAlgo all_reduce_;
-  std::map<std::tuple<CollectiveKind, int, uint64_t>, double> timed_;  // kind, stage, bytes
-  std::map<std::pair<int, uint64_t>, double> sends_;                   // stage, bytes
+  std::map<Key, Timed> timed_;
 };
 
 }  // namespace ahbm

@@ -179,3 +179,45 @@ TEST(PipelineParallel, TheLargestStageMustFitItsChipAndEachStageNeedsALayer) {
   // The KV page of a chip holds its stage's layers only: 2 stages halve it.
   EXPECT_EQ(kv_page_bytes(scenario_of(small_model(4, 1, 2)), 1) * 2, kv_page_bytes(scenario_of(small_model(4, 1, 1)), 1));
 }
+
+TEST(PipelineParallel, TheNetworksLinksAndEnergyCountEveryCollectiveAndTheSystemEveryChip) {
+  // TP 2 x PP 2 on one switch: each chip has a link to the switch and one back, so a byte a chip
+  // sends crosses 2 links. Per step: 4 layers x 2 ring all-reduces of S = rows x 256 x 2 bytes
+  // over 2 ranks (each rank sends 2 (n - 1) / n x S = S), one boundary's 2 sends of S, and the
+  // logits' ring all-gather of G = logit rows x 500 x 2 ranks x 2 bytes on stage 1 (each rank
+  // sends (n - 1) / n x G = G / 2).
+  const HwConfig hw = system_of(4);
+  const Json a = to_json(test::timing_only_run(scenario_of(small_model(4, 2, 2)), hw).summary);
+  uint64_t expect = 0;
+  for (const Json& s : a["steps"]) {
+    const uint64_t S = uint64_t(s["layers"]["rows"].get<int>()) * 256 * 2;
+    const uint64_t G = uint64_t(s["layers"]["lm_head_rows"].get<int>()) * 500 * 2 * 2;
+    expect += 2 * (4 * 2 * (2 * S) + 2 * S + 2 * (G / 2));
+  }
+  const Json& net = a["operators"]["system_network"];
+  EXPECT_EQ(net["link_bytes"].get<uint64_t>(), expect);
+  EXPECT_EQ(net["chips"], 4);
+  ASSERT_EQ(net["links"].size(), 8u);  // chip0..3 -> sw0 and back
+  uint64_t sum = 0;
+  for (const Json& l : net["links"]) {
+    sum += l["bytes"].get<uint64_t>();
+    EXPECT_GT(l["busy_ns"].get<double>(), 0.0) << l["link"];
+  }
+  EXPECT_EQ(sum, expect);
+  // 40 pJ a byte a link (system.network's default energy_pj_per_byte).
+  EXPECT_NEAR(net["energy_j"].get<double>(), double(expect) * 40e-12, 1e-9 * double(expect) * 40e-12);
+  // The system: the simulated rank's dynamic energy tp times, its static energy once per chip.
+  const Json& e = a["energy"];
+  const Json& sys = e["system"];
+  EXPECT_EQ(sys["chips"], 4);
+  EXPECT_NEAR(sys["dynamic_j"].get<double>(), 2 * e["dynamic_j"].get<double>(), 1e-9 * sys["dynamic_j"].get<double>());
+  EXPECT_NEAR(sys["static_j"].get<double>(), 4 * e["static_j"].get<double>(), 1e-9 * sys["static_j"].get<double>());
+  EXPECT_EQ(sys["network_j"], net["energy_j"]);
+  EXPECT_NEAR(sys["total_j"].get<double>(),
+              sys["dynamic_j"].get<double>() + sys["static_j"].get<double>() + sys["network_j"].get<double>(),
+              1e-9 * sys["total_j"].get<double>());
+  // One chip, no split: neither block.
+  const Json one = to_json(test::timing_only_run(scenario_of(small_model(4, 1, 1)), hw).summary);
+  EXPECT_FALSE(one["operators"].contains("system_network"));
+  EXPECT_FALSE(one["energy"].contains("system"));
+}
