@@ -205,12 +205,15 @@ struct NocModelInfo {
 // and may add its own models before handing it to the simulation.
 class NocRegistry {
  public:
+  // `kind` names the registry's models in its errors: "NoC model", or "system network model" for
+  // the chip-to-chip networks (hw/system/system_network.h), which are Nocs too.
+  explicit NocRegistry(const char* kind = NocModelInfo::kKind) : kind_(kind) {}
   static NocRegistry with_builtin_models();
   void add(NocModelInfo info) { models_.add_or_replace(std::move(info)); }  // replaces a model of the same name
   // Throws InputError naming `field` in `file` and the valid names when `name` is unknown.
   const NocModelInfo& get(const std::string& name, const std::string& file = "hw config",
                           const std::string& field = "noc.model") const {
-    return models_.get(name, file + ": " + field);
+    return models_.get(name, file + ": " + field, kind_);
   }
   std::vector<std::string> names() const { return models_.names(); }
   const std::vector<NocModelInfo>& models() const { return models_.entries(); }
@@ -222,6 +225,7 @@ class NocRegistry {
   }
 
  private:
+  const char* kind_;
   Registry<NocModelInfo> models_;
 };
 

@@ -122,7 +122,7 @@ void register_builtin_system_networks(NocRegistry& r) {
 }
 
 NocRegistry system_network_registry() {
-  NocRegistry r;
+  NocRegistry r("system network model");
   register_builtin_system_networks(r);
   return r;
 }

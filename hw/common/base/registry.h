@@ -38,13 +38,13 @@ class Registry {
     return nullptr;
   }
   // Unknown name -> InputError "WHERE: unknown KIND "name" (allowed: a, b); did you mean "a"?",
-  // `where` (file and field) and its colon left out when empty.
-  const Entry& get(const std::string& name, const std::string& where = "") const {
+  // `where` (file and field) and its colon left out when empty; KIND is `kind`, or Entry::kKind.
+  const Entry& get(const std::string& name, const std::string& where = "", const char* kind = nullptr) const {
     if (const Entry* e = find(name)) return *e;
     std::string known;
     for (const std::string& n : names()) known += (known.empty() ? "" : ", ") + n;
     const std::string near = closest_name(name, names());
-    throw InputError((where.empty() ? "" : where + ": ") + "unknown " + Entry::kKind + " \"" + name +
+    throw InputError((where.empty() ? "" : where + ": ") + "unknown " + (kind ? kind : Entry::kKind) + " \"" + name +
                      "\" (allowed: " + known + ")" + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
 
