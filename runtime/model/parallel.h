@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/system/collective_closed_form.h"
 #include "runtime/model/config.h"
 
 namespace ahbm {
@@ -22,6 +23,8 @@ namespace ahbm {
 struct Parallelism {
   int tp = 1;  // tensor-parallel ranks (chips) over which every layer is split
   int pp = 1;  // pipeline stages, each tp chips holding consecutive layers
+  // The tensor-parallel all-reduce's algorithm on the system network (hw/system/collectives.h).
+  CollectiveAlgo all_reduce = CollectiveAlgo::ring;
   bool none() const { return tp == 1 && pp == 1; }
   int chips() const { return tp * pp; }
   // "model.parallel.tp = 8" or "model.parallel.tp = 4 x pp = 2": the split as error messages name it.

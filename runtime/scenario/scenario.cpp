@@ -81,6 +81,15 @@ void read_model(JsonReader m, ModelSpec& s) {
       s.parallel.tp = int(p.integer("tp", 1, 1, 4096));
       const std::string problem = tensor_parallel_problem(cfg, s.parallel.tp);
       if (!problem.empty()) p.fail("tp", "value " + std::to_string(s.parallel.tp) + " " + problem);
+      std::vector<std::string> algos;
+      for (CollectiveAlgo a : collective_algorithms(CollectiveKind::all_reduce)) algos.push_back(collective_name(a));
+      const std::string algo = p.string("all_reduce", "ring", algos);
+      s.parallel.all_reduce = CollectiveAlgo(std::find(collective_algo_names().begin(), collective_algo_names().end(), algo) -
+                                             collective_algo_names().begin());
+      const int tp = s.parallel.tp;
+      if (s.parallel.all_reduce == CollectiveAlgo::halving_doubling && (tp & (tp - 1)) != 0)
+        p.fail("all_reduce", "value 'halving_doubling' needs tp to be a power of two, and tp = " + std::to_string(tp) +
+                                 " (allowed with it: ring, tree)");
       s.parallel.pp = int(p.integer("pp", 1, 1, 4096));
       const std::string stages = pipeline_parallel_problem(cfg, s.parallel.pp);
       if (!stages.empty()) p.fail("pp", "value " + std::to_string(s.parallel.pp) + " " + stages);
@@ -226,6 +235,7 @@ Json model_json(const ModelSpec& m) {
   if (!m.parallel.none()) {  // absent: one chip; pp only when pipelined (a TP echo stays as it was)
     j["parallel"] = {{"tp", m.parallel.tp}};
     if (m.parallel.pp > 1) j["parallel"]["pp"] = m.parallel.pp;
+    if (m.parallel.all_reduce != CollectiveAlgo::ring) j["parallel"]["all_reduce"] = collective_name(m.parallel.all_reduce);
   }
   return j;
 }

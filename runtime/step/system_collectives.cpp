@@ -24,9 +24,9 @@ NetworkUse network_use(const StatsNode& net) {
 }  // namespace
 
 SystemCollectives::SystemCollectives(const HwConfig& hw, const std::string& hw_file, const Parallelism& split,
-                                     const NocRegistry* registry, CollectiveAlgo all_reduce)
+                                     const NocRegistry* registry)
     : spec_(SystemNetworkSpec::from_config(hw, hw_file)), split_(split),
-      registry_(registry ? *registry : system_network_registry()), all_reduce_(all_reduce) {}
+      registry_(registry ? *registry : system_network_registry()) {}
 
 std::vector<int> SystemCollectives::group(int stage) const {
   std::vector<int> chips(size_t(split_.tp));
@@ -53,7 +53,7 @@ const SystemCollectives::Timed& SystemCollectives::timed(CollectiveKind kind, in
   } else {
     CollectiveSpec c;
     c.kind = kind;
-    c.algo = kind == CollectiveKind::all_reduce ? all_reduce_ : collective_algorithms(kind).front();
+    c.algo = kind == CollectiveKind::all_reduce ? split_.all_reduce : collective_algorithms(kind).front();
     c.ranks = group(stage);
     c.bytes = bytes;
     specs.push_back(c);
@@ -82,7 +82,7 @@ SplitCollectives SystemCollectives::bind() {
   c.send_ns = [this](int stage, uint64_t bytes) { return stage_send_ns(stage, bytes); };
   c.use = [this](CollectiveKind kind, int stage, uint64_t bytes) -> const NetworkUse& { return use(kind, stage, bytes); };
   c.network = {{"model", spec_.model}, {"params", spec_.params}, {"chips", spec_.chips},
-               {"ranks", group(0)}, {"all_reduce", collective_name(all_reduce_)}};
+               {"ranks", group(0)}, {"all_reduce", collective_name(split_.all_reduce)}};
   return c;
 }
 

@@ -19,8 +19,9 @@ class SystemCollectives {
  public:
   // The chips of `split` on the system network of `hw` (chip = stage x tp + rank, parallel.h).
   // `registry`: the system networks by name (null: the built-in ones, system_network_registry()).
+  // The all-reduce's algorithm is the split's (model.parallel.all_reduce).
   SystemCollectives(const HwConfig& hw, const std::string& hw_file, const Parallelism& split,
-                    const NocRegistry* registry = nullptr, CollectiveAlgo all_reduce = CollectiveAlgo::ring);
+                    const NocRegistry* registry = nullptr);
   // Time of one collective of `bytes` (as collective_closed_form.h defines S) over the TP group
   // of pipeline stage `stage`.
   double ns(CollectiveKind kind, uint64_t bytes, int stage = 0);
@@ -42,7 +43,6 @@ class SystemCollectives {
   SystemNetworkSpec spec_;
   Parallelism split_;
   NocRegistry registry_;
-  CollectiveAlgo all_reduce_;
   std::map<Key, Timed> timed_;
 };
 

@@ -167,3 +167,35 @@ TEST(TensorParallel, AShardThatDoesNotFitIsRefusedWithOneChipsNumbers) {
   EXPECT_NE(e.find("35277512704 parameters"), std::string::npos) << e;  // one chip's, not the model's 70.55e9
   EXPECT_NE(e.find("or split over more chips"), std::string::npos) << e;
 }
+
+TEST(TensorParallel, TheAllReduceRunsTheScenariosAlgorithm) {
+  // model.parallel.all_reduce = tree: every all-reduce is the tree's on the network, not the ring's.
+  const HwConfig hw = system_of(2);
+  Json model = with_tp(small_model(), 2);
+  model["parallel"]["all_reduce"] = "tree";
+  const Json a = to_json(test::timing_only_run(scenario_of(model), hw).summary);
+  Parallelism tree{2, 1};
+  tree.all_reduce = CollectiveAlgo::tree;
+  SystemCollectives on_tree(hw, "hw", tree), on_ring(hw, "hw", Parallelism{2, 1});
+  for (const Json& s : a["steps"]) {
+    const int rows = s["layers"]["rows"], logits = s["layers"]["lm_head_rows"];
+    const uint64_t S = uint64_t(rows) * 256 * 2;
+    const double expect = 2 * 2 * on_tree.ns(CollectiveKind::all_reduce, S) +
+                          on_tree.ns(CollectiveKind::all_gather, uint64_t(logits) * 1000 * 2);
+    EXPECT_NEAR(s["layers"]["tp_collectives_ns"].get<double>(), expect, 1e-9 * expect) << s["label"];
+    EXPECT_NE(on_tree.ns(CollectiveKind::all_reduce, S), on_ring.ns(CollectiveKind::all_reduce, S));
+  }
+  EXPECT_EQ(a["operators"]["tensor_parallel"]["network"]["all_reduce"], "tree");
+  EXPECT_EQ(a["config"]["scenario"]["model"]["parallel"]["all_reduce"], "tree");
+  // An algorithm the all-reduce does not have, and halving-doubling over 3 ranks.
+  model["parallel"]["all_reduce"] = "direct";
+  std::string e = input_error([&] { scenario_of(model); });
+  EXPECT_NE(e.find("model.parallel.all_reduce"), std::string::npos) << e;
+  EXPECT_NE(e.find("ring, tree, halving_doubling"), std::string::npos) << e;
+  Json three = small_model();
+  three["num_attention_heads"] = 6, three["num_key_value_heads"] = 3, three["hidden_size"] = 384,
+  three["intermediate_size"] = 768;
+  three["parallel"] = {{"tp", 3}, {"all_reduce", "halving_doubling"}};
+  e = input_error([&] { scenario_of(three); });
+  EXPECT_NE(e.find("needs tp to be a power of two, and tp = 3"), std::string::npos) << e;
+}
