@@ -178,6 +178,17 @@ TEST(PipelineParallel, TheLargestStageMustFitItsChipAndEachStageNeedsALayer) {
   EXPECT_NE(e.find("value 3 is more stages than num_hidden_layers = 2"), std::string::npos) << e;
   // The KV page of a chip holds its stage's layers only: 2 stages halve it.
   EXPECT_EQ(kv_page_bytes(scenario_of(small_model(4, 1, 2)), 1) * 2, kv_page_bytes(scenario_of(small_model(4, 1, 1)), 1));
+  // A chip with room for 2 pages beside its weights, and a 4096-token prefix: the KV pool fills,
+  // and the message counts the stage's layers in a page.
+  Json j = {{"name", "pp"}, {"model", small_model(4, 1, 2)}, {"shared_prefix_tokens", 4096}, {"seed", 3},
+            {"agents", {{{"name", "a0"}, {"new_tokens", 4}}}}, {"phases", {{{"type", "prefill"}, {"tokens", 32}}, {{"type", "fanout"}}}}};
+  const Scenario sc = parse_scenario(j, "pp.json");
+  HwConfig small = system_of(2);
+  small.pe.hbm.capacity_bytes =
+      plan_memory(*sc.model.full, sc.model.dtype, small).weight_bytes_max_pe + 2 * kv_page_bytes(sc, small.groups);
+  e = input_error([&] { test::timing_only_run(sc, small); });
+  EXPECT_NE(e.find("KV capacity exceeded"), std::string::npos) << e;
+  EXPECT_NE(e.find("x 2 layers (the largest pipeline stage's) x KV heads per group"), std::string::npos) << e;
 }
 
 TEST(PipelineParallel, TheNetworksLinksAndEnergyCountEveryCollectiveAndTheSystemEveryChip) {
