@@ -40,9 +40,7 @@ int64_t pages_per_pe(const Scenario& sc, const HwConfig& hw, const RunOptions& o
                    : std::string()) +
           " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" + opt.scenario_file +
           ": kv.page_tokens x model.head_dim x 2 (K, V) x " + dtype_name(sc.model.dtype) +
-          " x " + (sc.model.parallel.pp > 1 ? std::to_string(sc.model.layers_per_chip()) + " layers (the largest pipeline stage's)"
-                                             : std::string("model.layers")) +
-          " x KV heads per group)";
+          " x " + kv_page_layers_text(sc) + " x KV heads per group)";
   if (pages < 1) throw InputError("KV capacity exceeded: " + *note);
   return pages;
 }

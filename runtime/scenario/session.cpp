@@ -16,6 +16,11 @@ uint64_t kv_page_bytes(const Scenario& sc, int groups) {
          uint64_t(sc.model.layers_per_chip()) * heads_per_group;
 }
 
+std::string kv_page_layers_text(const Scenario& sc) {
+  if (sc.model.parallel.pp == 1) return "model.layers";
+  return std::to_string(sc.model.layers_per_chip()) + " layers (the largest pipeline stage's)";
+}
+
 AgentSession::AgentSession(const Scenario& sc, KvPageManager& kv, bool share) : sc_(sc), kv_(kv), share_(share) {}
 
 AgentSession::AgentSession(const AgentSession& from, KvPageManager& kv)

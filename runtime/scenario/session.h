@@ -87,5 +87,8 @@ class AgentSession {
 // KV pages of one page slot: page_tokens x head_dim x (K, V) x storage bytes x layers x KV
 // heads per group (the heads a group serves in turn all keep their KV on its PEs).
 uint64_t kv_page_bytes(const Scenario& sc, int groups);
+// The layer factor of kv_page_bytes as capacity messages name it: "model.layers", or for a
+// pipelined model "N layers (the largest pipeline stage's)".
+std::string kv_page_layers_text(const Scenario& sc);
 
 }  // namespace ahbm

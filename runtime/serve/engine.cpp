@@ -304,9 +304,7 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
                             : std::string()) +
                      " holds " + std::to_string(pages) + " pages of " + std::to_string(slot) + " bytes (" +
                      w_.scenario_file + ": kv.page_tokens x model.head_dim x 2 (K, V) x storage bytes x " +
-                     (w_.scenario.model.parallel.pp > 1 ? std::to_string(w_.scenario.model.layers_per_chip()) + " layers (the largest pipeline stage's)"
-                                               : std::string("model.layers")) +
-                     " x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
+                     kv_page_layers_text(w_.scenario) + " x KV heads per group" + (name != "chip" ? " of the " + name + " pool's " + std::to_string(groups) +
                                                                       (groups == 1 ? " group" : " groups")
                                                                 : std::string()) +
                      (kv_copies() > 1 ? " x " + std::to_string(kv_copies()) + " copies: scheduler.attention_policy = '" +
