@@ -35,9 +35,13 @@ ModelConfig tensor_parallel_shard(const ModelConfig& m, int tp) {
 }
 
 std::string Parallelism::name() const {
-  if (pp == 1) return "model.parallel.tp = " + std::to_string(tp);
-  if (tp == 1) return "model.parallel.pp = " + std::to_string(pp);
-  return "model.parallel.tp = " + std::to_string(tp) + " x pp = " + std::to_string(pp);
+  std::vector<std::string> parts;
+  if (dp > 1) parts.push_back("dp = " + std::to_string(dp));
+  if (tp > 1 || (pp == 1 && dp == 1)) parts.push_back("tp = " + std::to_string(tp));
+  if (pp > 1) parts.push_back("pp = " + std::to_string(pp));
+  std::string s = "model.parallel.";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? " x " : "") + parts[i];
+  return s;
 }
 
 std::string pipeline_parallel_problem(const ModelConfig& m, int pp) {
@@ -78,10 +82,11 @@ void check_per_chip(const Parallelism& p, const std::function<void()>& check) {
 }
 
 void check_split_fits_system(const Parallelism& p, int chips, const std::string& hw_file, const std::string& scenario_file) {
-  if (p.chips() <= chips) return;
-  throw InputError(scenario_file + ": " + p.name() + " needs " + std::to_string(p.chips()) + " chips, and " +
-                   hw_file + " has system.chips = " + std::to_string(chips) +
-                   " (allowed: tp x pp up to system.chips; give the hardware config a system block with more chips)");
+  if (p.system_chips() <= chips) return;
+  throw InputError(scenario_file + ": " + p.name() + " needs " + std::to_string(p.system_chips()) + " chips, and " +
+                   hw_file + " has system.chips = " + std::to_string(chips) + " (allowed: " +
+                   (p.dp > 1 ? "dp x " : "") +
+                   "tp x pp up to system.chips; give the hardware config a system block with more chips)");
 }
 
 }  // namespace ahbm

@@ -11,6 +11,9 @@
 // L mod pp stages one layer more), each stage on its own tp chips; a step's rows pass the stages
 // in order, each stage sending its last layer's output rows to the next. The chips are numbered
 // stage-major: chip = stage x tp + rank, so a stage's TP group is consecutive chips.
+// Data parallelism: dp replicas of that split (tp x pp chips each), replica r on chips
+// [r x tp x pp, (r + 1) x tp x pp); serving routes each workflow to one replica (docs/system.md,
+// "Data parallelism"). A replica's chips run as one replica's alone: the replicas share no chip.
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,11 +26,15 @@ namespace ahbm {
 struct Parallelism {
   int tp = 1;  // tensor-parallel ranks (chips) over which every layer is split
   int pp = 1;  // pipeline stages, each tp chips holding consecutive layers
+  int dp = 1;  // data-parallel replicas of the tp x pp split, each serving workflows of its own
   // The tensor-parallel all-reduce's algorithm on the system network (hw/system/collectives.h).
   CollectiveAlgo all_reduce = CollectiveAlgo::ring;
+  // The model is not split: one chip holds it (dp replicas may still copy it).
   bool none() const { return tp == 1 && pp == 1; }
-  int chips() const { return tp * pp; }
-  // "model.parallel.tp = 8" or "model.parallel.tp = 4 x pp = 2": the split as error messages name it.
+  int chips() const { return tp * pp; }  // one replica's
+  int system_chips() const { return dp * chips(); }
+  // "model.parallel.tp = 8", "model.parallel.tp = 4 x pp = 2" or "model.parallel.dp = 2 x tp = 4":
+  // the split as error messages name it.
   std::string name() const;
 };
 
@@ -56,7 +63,7 @@ ModelConfig chip_model(const ModelConfig& m, const Parallelism& p);
 // pp > 1 the chip of the largest stage, holding the embedding and the LM head both).
 void check_per_chip(const Parallelism& p, const std::function<void()>& check);
 
-// The split needs tp x pp chips: InputError naming model.parallel in `scenario_file` and
+// The split needs dp x tp x pp chips: InputError naming model.parallel in `scenario_file` and
 // system.chips in `hw_file` when the system has fewer.
 void check_split_fits_system(const Parallelism& p, int chips, const std::string& hw_file, const std::string& scenario_file);
 

@@ -152,6 +152,10 @@ void check_resources(const ResourceEstimate& e, const HostLimits& host, const st
 void preflight(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   // KV capacity is checked by the page manager (runtime/kv), which knows the storage type,
   // layers and heads a page holds.
+  if (sc.model.parallel.dp > 1)
+    throw InputError(opt.scenario_file + ": model.parallel.dp = " + std::to_string(sc.model.parallel.dp) +
+                     ": data-parallel replicas serve separate workflows, and run simulates one batch on one replica "
+                     "(allowed: dp = 1 for run; `ahbm-sim serve` routes a workload's workflows over the replicas)");
   check_split_fits_system(sc.model.parallel, hw.system.chips, opt.hw_file, opt.scenario_file);
   const ResourceEstimate e = estimate_resources(sc, hw, opt);
   if (e.tensor_bytes > kMaxTensorBytes)

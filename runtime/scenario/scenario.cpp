@@ -55,6 +55,10 @@ std::string resolve_model_config(const JsonReader& m, const std::string& name) {
                        "; allowed: a path relative to the scenario file or to traces/, or absolute)");
 }
 
+// model.parallel.dp: data-parallel replicas (docs/system.md, "Data parallelism"); serve routes
+// workflows over them, run refuses more than one (it simulates one batch on one replica).
+int read_data_parallel(JsonReader& p) { return int(p.integer("dp", 1, 1, 4096)); }
+
 void read_model(JsonReader m, ModelSpec& s) {
   if (m.has("config") || m.has("hidden_size")) {
     // A whole model: the attention-only names would be a second, possibly different, value.
@@ -93,6 +97,7 @@ void read_model(JsonReader m, ModelSpec& s) {
       s.parallel.pp = int(p.integer("pp", 1, 1, 4096));
       const std::string stages = pipeline_parallel_problem(cfg, s.parallel.pp);
       if (!stages.empty()) p.fail("pp", "value " + std::to_string(s.parallel.pp) + " " + stages);
+      s.parallel.dp = read_data_parallel(p);
       p.finish();
     }
     s.layers = cfg.num_hidden_layers;  // every layer's attention runs, on whichever chip holds it
@@ -102,8 +107,15 @@ void read_model(JsonReader m, ModelSpec& s) {
     s.num_kv_heads = cfg.num_key_value_heads;
     s.full = s.parallel.none() ? s.whole : std::make_shared<const ModelConfig>(cfg);
   } else {
-    if (m.has("parallel"))
-      m.fail("parallel", "needs a whole model (\"config\" or \"hidden_size\"): the split is of its layers");
+    if (m.has("parallel")) {  // replicas of the attention chip only: there are no layers to split
+      JsonReader p = m.object("parallel");
+      for (const char* k : {"tp", "pp", "all_reduce"})
+        if (p.has(k))
+          p.fail(k, "needs a whole model (\"config\" or \"hidden_size\"): the split is of its layers (allowed "
+                    "with an attention-only model: dp)");
+      s.parallel.dp = read_data_parallel(p);
+      p.finish();
+    }
     s.head_dim = int(m.integer("head_dim", 1, 1024));
     s.num_q_heads = int(m.integer("num_q_heads", 1, 1, 1024));
     s.num_kv_heads = int(m.integer("num_kv_heads", 1, 1, 1024));  // fixed bounds: rules between fields follow
@@ -232,8 +244,10 @@ Json model_json(const ModelSpec& m) {
                          {"layers", m.layers}};
   j["dtype"] = dtype_name(m.dtype);
   if (!m.fusion.all()) j["fusion"] = to_json(m.fusion);  // absent: all fused (the echo stays as it was)
-  if (!m.parallel.none()) {  // absent: one chip; pp only when pipelined (a TP echo stays as it was)
-    j["parallel"] = {{"tp", m.parallel.tp}};
+  if (!m.parallel.none() || m.parallel.dp > 1) {  // absent: one chip; pp and dp only when above 1
+    j["parallel"] = Json::object();
+    if (!m.parallel.none()) j["parallel"]["tp"] = m.parallel.tp;
+    if (m.parallel.dp > 1) j["parallel"]["dp"] = m.parallel.dp;
     if (m.parallel.pp > 1) j["parallel"]["pp"] = m.parallel.pp;
     if (m.parallel.all_reduce != CollectiveAlgo::ring) j["parallel"]["all_reduce"] = collective_name(m.parallel.all_reduce);
   }
