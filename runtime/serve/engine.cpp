@@ -173,6 +173,7 @@ class Engine final : private LifecycleEvents {
   ServeResult finish();
   void finish_models(std::vector<Json>& operators, std::vector<Json>& memory_maps) const;
   void finish_pbd(std::vector<Json>& operators, std::vector<Json>& memory_maps);
+  void finish_replicas();
   void lay_out(const TopologyLayout& layout);
   void add_pool(const std::string& name, int groups, PoolModel* model);
   // Copies of each KV page the HBM holds: policy B3 reads copies of the peer CUBEs' shards placed
@@ -261,9 +262,9 @@ class Engine final : private LifecycleEvents {
   std::vector<Flow*> buffer_;    // prefilled, waiting for the decode pool, in buffer order
   std::vector<Flow*> transfer_;  // pulled, their KV on its way
   double transfer_end_ = 0;
-  // When the host link is free again: swaps (preemption = swap) of every pool and P-B-D's KV
-  // transfers over the host use it one after another.
-  double host_link_free_ = 0;
+  // When each replica's host link is free again: swaps (preemption = swap) of every pool of the
+  // replica and P-B-D's KV transfers over the host use it one after another.
+  std::vector<double> host_link_free_;
   int transfer_to_ = -1;         // the decode pool the transfer in flight goes to
   uint64_t kv_bytes_per_token_ = 0;  // K and V of every KV head and layer
   // on_demand admission
@@ -272,12 +273,21 @@ class Engine final : private LifecycleEvents {
 
 // The topology's pools, each a chip of its groups; a whole model planned on the groups of the
 // first pool holding each copy, where that pool is laid out. P-B-D: the buffer and the KV path.
+// Data parallelism: the layout once per replica, each on chips of its own (pools "replica<r>" or
+// "replica<r>.<pool>"), every pool an entry (P-B-D is refused with dp > 1 by the workload). The
+// replicas are alike, so they share each copy's plan (its timing; each holds its own weights).
 void Engine::lay_out(const TopologyLayout& layout) {
+  const int dp = w_.scenario.model.parallel.dp;
+  check_split_fits_system(w_.scenario.model.parallel, hw_.system.chips, opt_.hw_file, w_.scenario_file);
   std::map<std::string, PoolModel*> copies;
-  for (const PoolPlan& p : layout.pools) {
-    if (!copies.count(p.model)) copies[p.model] = plan_whole_model(p.model, p.groups);
-    add_pool(p.name, p.groups, copies[p.model]);
-  }
+  for (int r = 0; r < dp; ++r)
+    for (const PoolPlan& p : layout.pools) {
+      if (!copies.count(p.model)) copies[p.model] = plan_whole_model(p.model, p.groups);
+      const std::string replica = "replica" + std::to_string(r);
+      add_pool(dp == 1 ? p.name : p.name == "chip" ? replica : replica + "." + p.name, p.groups, copies[p.model]);
+      pools_.back()->replica = r;
+    }
+  host_link_free_.assign(size_t(dp), 0.0);
   if (!layout.pipelined) return;
   const PbdSpec& p = *w_.scheduler.pbd;
   prefill_pools_ = layout.entry_pools;
@@ -333,7 +343,6 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
 PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   const Scenario& sc = w_.scenario;
   if (!sc.model.full) return nullptr;
-  check_split_fits_system(sc.model.parallel, hw_.system.chips, opt_.hw_file, w_.scenario_file);
   auto m = std::make_unique<PoolModel>();
   m->hw = hw_;
   m->hw.groups = groups;
@@ -467,10 +476,10 @@ void Engine::pull(Pool& to) {
   KvTransfer t;
   t.start_ns = now_;
   t.ns = pbd_->path_latency_ns + (pbd_->path_gbps > 0 ? double(bytes) / pbd_->path_gbps : 0.0);
-  if (pbd_->kv_path == "host") {  // the one host link: after any pool's swaps on it
-    t.wait_ns = std::max(0.0, host_link_free_ - now_);
+  if (pbd_->kv_path == "host") {  // the one host link (P-B-D has one replica): after any pool's swaps on it
+    t.wait_ns = std::max(0.0, host_link_free_[0] - now_);
     t.start_ns += t.wait_ns;
-    host_link_free_ = t.start_ns + t.ns;
+    host_link_free_[0] = t.start_ns + t.ns;
   }
   t.sequences = int(n);
   t.bytes = bytes;
@@ -744,9 +753,10 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   sample.swap_bytes = pool.swap_pending_bytes;
   pool.swap_pending_ns = 0;
   pool.swap_pending_bytes = 0;
-  if (sample.swap_ns > 0) {  // the one host link: swaps wait for another pool's swaps or transfer
-    sample.host_wait_ns = std::max(0.0, host_link_free_ - now_);
-    host_link_free_ = now_ + sample.host_wait_ns + sample.swap_ns;
+  if (sample.swap_ns > 0) {  // the replica's host link: swaps wait for another pool's swaps or transfer
+    double& link_free = host_link_free_[size_t(pool.replica)];
+    sample.host_wait_ns = std::max(0.0, link_free - now_);
+    link_free = now_ + sample.host_wait_ns + sample.swap_ns;
   }
   sample.ns = sample.host_wait_ns + sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
@@ -1063,7 +1073,26 @@ ServeResult Engine::finish() {
     for (const auto& p : pools_)
       res_.slices.push_back({p->name, p->hw.groups, pages_total(*p), p->kv->peak_total(), p->steps, p->busy_ns,
                              p->workflows, {}, {}});
+  finish_replicas();
   return res_;
+}
+
+void Engine::finish_replicas() {
+  const Parallelism& split = w_.scenario.model.parallel;
+  if (split.dp == 1) return;
+  res_.chips_per_replica = split.chips();
+  res_.replicas.resize(size_t(split.dp));
+  for (int r = 0; r < split.dp; ++r) res_.replicas[size_t(r)].name = "replica" + std::to_string(r);
+  for (const auto& p : pools_) {
+    PoolStats& r = res_.replicas[size_t(p->replica)];
+    r.groups += p->hw.groups;
+    r.pages_total += pages_total(*p);
+    r.peak_pages += p->kv->peak_total();
+    r.steps += p->steps;
+    r.busy_ns += double(p->hw.groups) * p->busy_ns;  // groups x ns, divided below
+    r.workflows += p->workflows;
+  }
+  for (PoolStats& r : res_.replicas) r.busy_ns /= double(r.groups);
 }
 
 }  // namespace

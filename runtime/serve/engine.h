@@ -184,6 +184,10 @@ struct ServeResult {
   std::optional<PreemptionResult> preemption;  // set under on_demand admission
   std::string placement = "spread";  // scheduler.placement
   std::vector<PoolStats> slices;     // prefix_affinity: one per slice (one slice = the whole chip)
+  // model.parallel.dp above 1: each replica's totals (its pools': groups, pages, steps and workflows
+  // summed, busy_ns the groups-weighted mean of its pools'), and the chips each replica takes.
+  std::vector<PoolStats> replicas;
+  int chips_per_replica = 1;
   // A whole model (model.config): the operators' totals over every step and layer (ModelSteps::json
   // without by_step) and the HBM memory map (weights and the KV pool's peak); null otherwise.
   Json operators, memory_map;

@@ -39,6 +39,7 @@ struct PoolModel {
 struct Pool {
   std::string name;
   int index = 0;  // in Engine::pools_ (Flow::pool, StepSample::pool)
+  int replica = 0;  // model.parallel.dp: the data-parallel replica whose chips it is on
   HwConfig hw;  // the chip with `groups` = the pool's groups
   PoolModel* model = nullptr;  // a whole model: its weights and operators on the pool's groups
   std::string capacity_note;

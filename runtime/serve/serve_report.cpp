@@ -29,6 +29,10 @@ std::vector<std::string> pbd_pool_names(const PbdResult& p) {
   return names;
 }
 
+// The pools that step at once when there are several besides P-B-D's, in StepSample::pool order:
+// prefix_affinity's slices (every replica's), else the data-parallel replicas (a pool each).
+const std::vector<PoolStats>& parallel_pools(const ServeResult& r) { return r.slices.empty() ? r.replicas : r.slices; }
+
 }  // namespace
 
 std::string requests_csv(const ServeResult& r) {
@@ -54,8 +58,9 @@ std::string serve_trace_json(const ServeResult& r) {
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
   // P-B-D: each pool's steps on a thread of its own (the prefill pools', then the decode pools'),
   // KV transfers on the next, and a counter track of the buffer's sequences.
-  for (size_t i = 0; r.slices.size() > 1 && i < r.slices.size(); ++i)  // prefix_affinity: a thread per slice
-    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", r.slices[i].name}}}});
+  const std::vector<PoolStats>& pools = parallel_pools(r);
+  for (size_t i = 0; pools.size() > 1 && i < pools.size(); ++i)  // slices, replicas: a thread each
+    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", pools[i].name}}}});
   if (r.pbd) {
     std::vector<std::string> names;
     for (const std::string& pool : pbd_pool_names(*r.pbd)) names.push_back(pool + " pool");
@@ -106,8 +111,8 @@ std::string serve_vcd(const ServeResult& r) {
   if (r.pbd) {
     for (const std::string& pool : pbd_pool_names(*r.pbd))
       busy.push_back(t.add_signal("serve.pbd." + pool + "_busy", 1));
-  } else if (r.slices.size() > 1) {  // prefix_affinity: the slices step at once, each its own signal
-    for (const PoolStats& p : r.slices) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
+  } else if (parallel_pools(r).size() > 1) {  // slices, replicas: they step at once, each its own signal
+    for (const PoolStats& p : parallel_pools(r)) busy.push_back(t.add_signal("serve." + p.name + ".busy", 1));
   } else {
     busy = {t.add_signal("serve.busy", 1)};
   }

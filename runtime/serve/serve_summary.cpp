@@ -43,6 +43,9 @@ ServePoolSummary pool_summary(const PoolStats& p, double span_ns) {
 // several.
 size_t pools_of(const std::vector<PoolStats>& each) { return std::max<size_t>(1, each.size()); }
 
+// model.parallel.dp: the data-parallel replicas, each on chips of its own.
+size_t replicas(const ServeResult& r) { return pools_of(r.replicas); }
+
 // A P-B-D stage (prefill or decode): its pools' totals, busy_fraction their mean; with more than
 // one pool (DP > 1) also each pool's own.
 StageSummary stage_summary(const PoolStats& stage, const std::vector<PoolStats>& pools, double span_ns) {
@@ -172,11 +175,13 @@ double chip_busy_fraction(const HwConfig& hw, const ServeResult& r, double busy,
     chip_busy = (double(r.pbd->prefill.groups) / double(pools_of(r.pbd->prefill_pools)) * r.pbd->prefill.busy_ns +
                  double(r.pbd->decode.groups) / double(pools_of(r.pbd->decode_pools)) * r.pbd->decode.busy_ns) /
                 (double(hw.groups) * span_ns);
-  // prefix_affinity: the slices too (groups past the last whole slice count as idle).
-  if (!r.slices.empty() && span_ns > 0) {
+  // prefix_affinity: the slices too (groups past the last whole slice count as idle); data-parallel
+  // replicas: their groups-weighted busy time over every replica's chip.
+  for (const std::vector<PoolStats>* pools : {&r.slices, &r.replicas}) {
+    if (pools->empty() || span_ns <= 0) continue;
     double group_ns = 0;
-    for (const PoolStats& p : r.slices) group_ns += double(p.groups) * p.busy_ns;
-    chip_busy = group_ns / (double(hw.groups) * span_ns);
+    for (const PoolStats& p : *pools) group_ns += double(p.groups) * p.busy_ns;
+    chip_busy = group_ns / (double(hw.groups) * double(replicas(r)) * span_ns);
   }
   return chip_busy;
 }
@@ -200,7 +205,7 @@ ServeStepsSummary steps_summary(const HwConfig& hw, const ServeResult& r, double
   // While a step runs: the HBM bandwidth drawn against every slice's peak (a value near 1 names
   // the HBM as the bottleneck of a saturated chip).
   s.hbm_gbps_while_busy = s.busy_ns > 0 ? double(s.hbm_bytes_read) / s.busy_ns : 0.0;
-  s.hbm_peak_gbps = hw.pe.hbm.bandwidth_gbps * double(hw.groups * hw.pes_per_group());
+  s.hbm_peak_gbps = hw.pe.hbm.bandwidth_gbps * double(hw.groups * hw.pes_per_group()) * double(replicas(r));
   s.batch_tokens = over_time(tokens);
   s.batch_workflows = over_time(parts);
   s.queue_length = over_time(waiting);
@@ -236,7 +241,7 @@ ServeEnergySummary energy_summary(const HwConfig& hw, const ServeResult& r, doub
   }
   // The chip's static power runs from 0 to the end whether or not a step does: what the steps'
   // readings leave out (time between steps, idle pools and groups, swaps) is idle static energy.
-  const double chip_static_w = r.static_w_per_group * double(hw.groups);
+  const double chip_static_w = r.static_w_per_group * double(hw.groups) * double(replicas(r));  // every replica's
   s.idle_static_j = std::max(0.0, chip_static_w * r.end_ns * 1e-9 - steps_static_j);
   for (const RequestRecord& q : r.requests) {
     s.requests_j += q.energy_j;
@@ -254,12 +259,21 @@ ServeEnergySummary energy_summary(const HwConfig& hw, const ServeResult& r, doub
   return s;
 }
 
+SliceSummary slice_summary(const PoolStats& p, double span_ns) {
+  return {pool_summary(p, span_ns), p.workflows, p.pages_total ? double(p.peak_pages) / double(p.pages_total) : 0.0};
+}
+
 // prefix_affinity only: each slice's totals.
 PlacementSummary placement_summary(const ServeResult& r, double span_ns) {
   PlacementSummary s{r.placement, {}};
-  for (const PoolStats& p : r.slices)
-    s.slices.push_back({pool_summary(p, span_ns), p.workflows,
-                        p.pages_total ? double(p.peak_pages) / double(p.pages_total) : 0.0});
+  for (const PoolStats& p : r.slices) s.slices.push_back(slice_summary(p, span_ns));
+  return s;
+}
+
+// model.parallel.dp above 1 only: each replica's totals.
+DataParallelSummary data_parallel_summary(const ServeResult& r, double span_ns) {
+  DataParallelSummary s{r.chips_per_replica, {}};
+  for (const PoolStats& p : r.replicas) s.replicas.push_back(slice_summary(p, span_ns));
   return s;
 }
 
@@ -308,6 +322,7 @@ ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeRes
   s.energy = energy_summary(hw, r, s.steps.busy_ns, generated);
   if (r.pbd) s.pbd = pbd_summary(*r.pbd, span_ns, r.end_ns, generated);
   if (!r.slices.empty()) s.placement = placement_summary(r, span_ns);
+  if (!r.replicas.empty()) s.data_parallel = data_parallel_summary(r, span_ns);
   s.operators = r.operators;
   s.memory_map = r.memory_map;
   if (r.preemption) s.preemption = preemption_summary(w, r, s.steps.busy_ns);
@@ -369,16 +384,24 @@ Json to_json(const PbdSummary& p) {
   return out;
 }
 
-Json to_json(const PlacementSummary& p) {
-  Json slices = Json::array();
-  for (const SliceSummary& s : p.slices) {
+Json to_json(const std::vector<SliceSummary>& slices) {
+  Json out = Json::array();
+  for (const SliceSummary& s : slices) {
     Json j = to_json(s.pool);
     j["name"] = s.pool.name;
     j["workflows"] = s.workflows;
     j["peak_fraction"] = s.peak_fraction;
-    slices.push_back(j);
+    out.push_back(j);
   }
-  return {{"rule", p.rule}, {"slices", slices}};
+  return out;
+}
+
+Json to_json(const PlacementSummary& p) { return {{"rule", p.rule}, {"slices", to_json(p.slices)}}; }
+
+Json to_json(const DataParallelSummary& d) {
+  return {{"replicas", d.replicas.size()}, {"chips_per_replica", d.chips_per_replica}, {"by_replica", to_json(d.replicas)},
+          {"note", "each replica a copy of the model on chips of its own, each workflow admitted to the least-loaded "
+                   "replica it fits; a replica's collectives are timed alone (docs/system.md, Data parallelism)"}};
 }
 
 Json to_json(const PreemptionSummary& p) {
@@ -454,6 +477,7 @@ Json to_json(const ServeSummary& s) {
   j["energy"] = to_json(s.energy);
   if (s.pbd) j["pbd"] = to_json(*s.pbd);
   if (s.placement) j["placement"] = to_json(*s.placement);  // prefix_affinity only: a spread run's summary is as before
+  if (s.data_parallel) j["data_parallel"] = to_json(*s.data_parallel);  // dp above 1 only
   if (!s.operators.is_null()) {  // a whole model only: an attention-only summary is as before
     j["operators"] = s.operators;
     j["memory_map"] = s.memory_map;

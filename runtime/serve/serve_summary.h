@@ -129,6 +129,11 @@ struct PlacementSummary {
   std::string rule;
   std::vector<SliceSummary> slices;
 };
+// "data_parallel" (model.parallel.dp above 1): the replicas and each one's totals.
+struct DataParallelSummary {
+  int chips_per_replica = 1;
+  std::vector<SliceSummary> replicas;
+};
 
 // "preemption" (on_demand admission): what preemption did, and its swaps' share of the busy time.
 struct SwapSummary {
@@ -156,6 +161,7 @@ struct ServeSummary {
   ServeEnergySummary energy;
   std::optional<PbdSummary> pbd;                // P-B-D
   std::optional<PlacementSummary> placement;    // prefix_affinity
+  std::optional<DataParallelSummary> data_parallel;  // model.parallel.dp above 1
   Json operators, memory_map;                   // a whole model (operators null: neither written)
   std::optional<PreemptionSummary> preemption;  // on_demand admission
   double end_ns = 0;

@@ -215,6 +215,11 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
       s.fail("placement", "value \"prefix_affinity\" is not allowed with scheduler.pbd (allowed: \"spread\"): P-B-D "
                           "splits the groups into its own pools: cut a stage into pools of num_key_value_heads groups "
                           "with scheduler.pbd.prefill_pools and decode_pools instead");
+    if (w.scheduler.pbd && w.scenario.model.parallel.dp > 1)
+      s.fail("pbd", "is not modelled with data-parallel replicas: " + w.scenario_file + " has model.parallel.dp = " +
+                        std::to_string(w.scenario.model.parallel.dp) +
+                        " (allowed with scheduler.pbd: dp = 1; P-B-D's own pools are its data parallelism, "
+                        "scheduler.pbd.prefill_pools and decode_pools)");
     s.finish();
   }
   if (r.has("slo")) {
