@@ -10,6 +10,7 @@ PACKAGES=(
   libeigen3-dev                    # vectorised block numerics
   libboost-program-options-dev     # command line
   zlib1g-dev                       # trace.json.gz
+  libssl-dev                       # libcrypto: SHA-256 of the config in summary.json
   googletest libgtest-dev          # unit and integration tests
   libbenchmark-dev libopenblas-dev # benchmarks; OpenBLAS is the host-arithmetic bound
   gtkwave                          # waveform viewer; its vcd2fst validates our VCD in tests

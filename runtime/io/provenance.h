@@ -6,7 +6,7 @@
 
 namespace ahbm {
 
-// SHA-256 of `bytes` as 64 lowercase hex digits (FIPS 180-4).
+// SHA-256 of `bytes` as 64 lowercase hex digits (FIPS 180-4), computed by OpenSSL's libcrypto.
 std::string sha256_hex(const std::string& bytes);
 
 // The resolved hardware config exactly as `ahbm-sim hw-config` prints it (two-space JSON and a

@@ -12,6 +12,7 @@
 
 #include "runtime/report/components.h"
 #include "runtime/report/latency.h"
+#include "runtime/report/trace_time.h"
 
 namespace ahbm::report {
 
@@ -50,22 +51,9 @@ std::vector<std::vector<Slice>> nest_into_tracks(std::vector<Slice> slices) {
   return tracks;
 }
 
-// Times are written in whole nanoseconds (sub-ns times, from clocks whose period is not a whole
-// ns, round to the nearest; rounding keeps every child inside its parent), as microseconds, the
-// unit of the trace-event format. Perfetto's JSON importer converts ts and dur to integer ns each
-// on its own, by truncation: ns = int64(value * 1000) (displayTimeUnit does not change it). ns /
-// 1e3 as a double is often a hair below the exact decimal (94.329 is 94.32899999...), so its
-// truncation would lose 1 ns and a child could end 1 ns after its parent, which Perfetto drops.
-// The value written is the smallest double at or above ns / 1e3 that truncates back to ns; it
-// prints as the exact decimal (94.329) or, when that would truncate short, one ulp above it
-// (94.32900000000001). Then ts + dur read back is end exactly and slices nest as they do here.
-int64_t whole_ns(const sc_core::sc_time& t) { return std::llround(to_ns(t)); }
-
-double perfetto_us(int64_t ns) {
-  double us = double(ns) / 1e3;
-  while (int64_t(us * 1e3) < ns) us = std::nextafter(us, INFINITY);
-  return us;
-}
+// Times in whole nanoseconds, written as exact decimal microseconds (runtime/report/trace_time.h:
+// the rule and how Perfetto reads it back).
+int64_t whole_ns(const sc_core::sc_time& t) { return report::whole_ns(to_ns(t)); }
 
 // JSON text written directly, as nlohmann::json::dump() writes the same values (compact, keys
 // in alphabetical order, numbers by its own shortest round-trip formatter), without building
@@ -125,6 +113,10 @@ class JsonText {
     char b[64];
     const char* end = nlohmann::detail::to_chars(b, b + sizeof b, v);  // the formatter dump() uses
     buf_.append(b, size_t(end - b));
+    return *this;
+  }
+  JsonText& us(int64_t ns) {  // a time: ns / 1000 as exact decimal text (trace_time.h)
+    append_trace_us(buf_, ns);
     return *this;
   }
   void flush_if_full() {
@@ -259,7 +251,7 @@ void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTr
             const std::string& phase = spans.name(s.phase);
             j.raw("{\"args\":{\"component\":").str(track.name).raw(",\"end_ns\":").num(to_ns(s.end));
             j.raw(",\"phase\":").str(phase).raw(",\"start_ns\":").num(to_ns(s.start));
-            j.raw("},\"cat\":\"phase\",\"dur\":").num(perfetto_us(end_ns - start_ns)).raw(",\"name\":").str(phase);
+            j.raw("},\"cat\":\"phase\",\"dur\":").us(end_ns - start_ns).raw(",\"name\":").str(phase);
           } else {
             const Span& sp = *s.span;
             const std::string& act = spans.name(sp.activity);
@@ -269,9 +261,9 @@ void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTr
             j.raw("{\"args\":{\"activity\":").str(act).raw(",\"agent\":").str(spans.name(sp.agent));
             j.raw(",\"bytes\":").num(sp.bytes).raw(",\"component\":").str(track.name).raw(",\"end_ns\":").num(to_ns(s.end));
             j.raw(",\"phase\":").str(phase).raw(",\"rows\":").num(sp.rows).raw(",\"start_ns\":").num(to_ns(s.start));
-            j.raw("},\"cat\":").str(cls->second).raw(",\"dur\":").num(perfetto_us(end_ns - start_ns)).raw(",\"name\":").str(act);
+            j.raw("},\"cat\":").str(cls->second).raw(",\"dur\":").us(end_ns - start_ns).raw(",\"name\":").str(act);
           }
-          j.raw(",\"ph\":\"X\",\"pid\":").num(int64_t(pid)).raw(",\"tid\":").num(int64_t(tid)).raw(",\"ts\":").num(perfetto_us(start_ns)).raw('}');
+          j.raw(",\"ph\":\"X\",\"pid\":").num(int64_t(pid)).raw(",\"tid\":").num(int64_t(tid)).raw(",\"ts\":").us(start_ns).raw('}');
         }
       }
     }
@@ -287,10 +279,9 @@ void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTr
     std::map<std::string, EnergyClass> by_name;
     for (size_t c = 0; c < kEnergyClasses; ++c) by_name.emplace(energy_class_name(EnergyClass(c)), EnergyClass(c));
     auto counters = [&](int64_t ns, size_t k, bool zero) {
-      const double ts = perfetto_us(ns);
       next();
       j.raw("{\"args\":{\"chip\":").num(zero ? 0.0 : power->watts(k));
-      j.raw("},\"name\":\"power_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").num(ts).raw('}');
+      j.raw("},\"name\":\"power_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").us(ns).raw('}');
       next();
       j.raw("{\"args\":{");
       bool first_arg = true;
@@ -299,11 +290,11 @@ void write_trace_json(std::ostream& os, const SpanRecorder& spans, const PowerTr
         first_arg = false;
         j.str(name).raw(':').num(zero ? 0.0 : power->watts(k, c));
       }
-      j.raw("},\"name\":\"power_by_class_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").num(ts).raw('}');
+      j.raw("},\"name\":\"power_by_class_w\",\"ph\":\"C\",\"pid\":").num(int64_t(pid)).raw(",\"ts\":").us(ns).raw('}');
     };
-    for (size_t k = 0; k < power->windows.size(); ++k) counters(std::llround(power->start_ns(k)), k, false);
-    const int64_t end = std::llround(power->total_ns);
-    if (end > std::llround(power->start_ns(power->windows.size() - 1))) counters(end, 0, true);
+    for (size_t k = 0; k < power->windows.size(); ++k) counters(report::whole_ns(power->start_ns(k)), k, false);
+    const int64_t end = report::whole_ns(power->total_ns);
+    if (end > report::whole_ns(power->start_ns(power->windows.size() - 1))) counters(end, 0, true);
   }
   j.raw("]}\n");
 }

@@ -4,8 +4,8 @@
 //  - One process per section (Q source + NoC, each CUBE, each group's inter-CUBE links, host,
 //    agents) and one thread (track) per component: a CUBE's process holds its Q buffer, its
 //    PEs (each followed by the PE's DMA track) and its reducer.
-//  - Every span is a complete event ("ph": "X", ts/dur in microseconds that Perfetto reads back
-//    as exact integer nanoseconds: trace_json.cpp, perfetto_us) named after its
+//  - Every span is a complete event ("ph": "X", ts/dur in microseconds, the exact decimal of whole
+//    nanoseconds that Perfetto reads back as those nanoseconds: trace_time.h) named after its
 //    activity, with "cat" = its activity class and args {component, activity, phase, agent,
 //    rows, bytes, start_ns, end_ns}.
 //  - Each phase is an enclosing slice ("cat": "phase") on every track that has spans in it,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hw/common/observe/trace_sink.h"
+#include "runtime/report/trace_time.h"
 
 namespace ahbm::serve {
 
@@ -51,59 +52,111 @@ std::string requests_csv(const ServeResult& r) {
   return os.str();
 }
 
+namespace {
+
+// trace.json's events as text. Each event's other fields as nlohmann::json prints them, then its
+// times: ts (and dur for a slice) as the exact decimal µs of whole ns (runtime/report/
+// trace_time.h), which a double could not hold (94.329 µs is 94.32899999... as a double).
+class TraceEvents {
+ public:
+  explicit TraceEvents(std::string& out) : out_(out) {}
+  void metadata(const Json& fields) { append(fields); out_ += '}'; }
+  // A slice from start to end (ns): both rounded to whole ns, dur their difference, so a slice
+  // that follows or holds another still does.
+  void slice(const Json& fields, double start_ns, double end_ns) {
+    const int64_t start = report::whole_ns(start_ns), end = report::whole_ns(end_ns);
+    append(fields);
+    out_ += ",\"dur\":";
+    report::append_trace_us(out_, end - start);
+    at(start);
+  }
+  void counter(const Json& fields, double at_ns) {
+    append(fields);
+    at(report::whole_ns(at_ns));
+  }
+
+ private:
+  void append(const Json& fields) {  // "{...": the closing brace left off for the times
+    if (!first_) out_ += ',';
+    first_ = false;
+    const std::string text = fields.dump();
+    out_.append(text, 0, text.size() - 1);
+  }
+  void at(int64_t ns) {
+    out_ += ",\"ts\":";
+    report::append_trace_us(out_, ns);
+    out_ += '}';
+  }
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
 std::string serve_trace_json(const ServeResult& r) {
   // Chrome trace events: ts and dur in µs. pid 0 = the chip (steps, counters), pid 1 = workflows.
-  Json ev = Json::array();
-  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
-  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
-  // P-B-D: each pool's steps on a thread of its own (the prefill pools', then the decode pools'),
-  // KV transfers on the next, and a counter track of the buffer's sequences.
-  const std::vector<PoolStats>& pools = parallel_pools(r);
-  for (size_t i = 0; pools.size() > 1 && i < pools.size(); ++i)  // slices, replicas: a thread each
-    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", i}, {"args", {{"name", pools[i].name}}}});
+  // Every track (pid, tid) of a slice is named by a thread_name event.
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  TraceEvents ev(out);
+  const auto thread_name = [&](int pid, size_t tid, const std::string& name) {
+    ev.metadata({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+  };
+  ev.metadata({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "chip"}}}});
+  ev.metadata({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "workflows"}}}});
+  // The step tracks: P-B-D: each pool's steps on a thread of its own (the prefill pools', then the
+  // decode pools'), KV transfers on the next, and a counter track of the buffer's sequences;
+  // several pools stepping at once (slices, data-parallel replicas): a thread each; else one, the
+  // whole chip's.
   if (r.pbd) {
     std::vector<std::string> names;
     for (const std::string& pool : pbd_pool_names(*r.pbd)) names.push_back(pool + " pool");
     names.push_back("kv transfer");
-    for (size_t t = 0; t < names.size(); ++t)
-      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", names[t]}}}});
+    for (size_t t = 0; t < names.size(); ++t) thread_name(0, t, names[t]);
     for (const KvTransfer& t : r.pbd->transfers)
-      ev.push_back({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", names.size() - 1}, {"ts", t.start_ns / 1e3},
-                    {"dur", t.ns / 1e3}, {"args", {{"sequences", t.sequences}, {"bytes", t.bytes}}}});
+      ev.slice({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", names.size() - 1},
+                {"args", {{"sequences", t.sequences}, {"bytes", t.bytes}}}},
+               t.start_ns, t.start_ns + t.ns);
     for (const auto& [at, n] : r.pbd->buffer)
-      ev.push_back({{"name", "buffer"}, {"ph", "C"}, {"pid", 0}, {"ts", at / 1e3}, {"args", {{"sequences", n}}}});
+      ev.counter({{"name", "buffer"}, {"ph", "C"}, {"pid", 0}, {"args", {{"sequences", n}}}}, at);
+  } else if (parallel_pools(r).size() > 1) {
+    for (size_t i = 0; i < parallel_pools(r).size(); ++i) thread_name(0, i, parallel_pools(r)[i].name);
+  } else {
+    thread_name(0, 0, "chip");
   }
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepSample& s = r.steps[i];
-    ev.push_back({{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", s.pool}, {"ts", s.start_ns / 1e3}, {"dur", s.ns / 1e3},
-                  {"args", {{"step", i}, {"workflows", s.workflows}, {"agents", s.agents}, {"tokens", s.tokens},
-                            {"reused", s.reused}}}});
+    Json step = {{"name", "step"}, {"ph", "X"}, {"pid", 0}, {"tid", s.pool},
+                 {"args", {{"step", i}, {"workflows", s.workflows}, {"agents", s.agents}, {"tokens", s.tokens},
+                           {"reused", s.reused}}}};
     if (s.swap_ns > 0)  // preemption = swap: the boundary's swaps, at the step's start
-      ev.back()["args"]["swap_ns"] = s.swap_ns;
+      step["args"]["swap_ns"] = s.swap_ns;
     if (s.host_wait_ns > 0)  // before them, the wait for the host link
-      ev.back()["args"]["host_wait_ns"] = s.host_wait_ns;
-    ev.push_back({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3}, {"args", {{"in_use", s.kv_pages}}}});
-    ev.push_back({{"name", "queue"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
-                  {"args", {{"waiting", s.waiting}, {"active", s.active}}}});
-    ev.push_back({{"name", "batch"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
-                  {"args", {{"tokens", s.tokens}, {"workflows", s.workflows}}}});
-    ev.push_back({{"name", "hbm_gbps"}, {"ph", "C"}, {"pid", 0}, {"ts", s.start_ns / 1e3},
-                  {"args", {{"read", s.ns > 0 ? double(s.hbm_bytes) / s.ns : 0.0}}}});
+      step["args"]["host_wait_ns"] = s.host_wait_ns;
+    ev.slice(step, s.start_ns, s.start_ns + s.ns);
+    ev.counter({{"name", "kv_pages"}, {"ph", "C"}, {"pid", 0}, {"args", {{"in_use", s.kv_pages}}}}, s.start_ns);
+    ev.counter({{"name", "queue"}, {"ph", "C"}, {"pid", 0}, {"args", {{"waiting", s.waiting}, {"active", s.active}}}},
+               s.start_ns);
+    ev.counter({{"name", "batch"}, {"ph", "C"}, {"pid", 0}, {"args", {{"tokens", s.tokens}, {"workflows", s.workflows}}}},
+               s.start_ns);
+    ev.counter({{"name", "hbm_gbps"}, {"ph", "C"}, {"pid", 0},
+                {"args", {{"read", s.ns > 0 ? double(s.hbm_bytes) / s.ns : 0.0}}}},
+               s.start_ns);
   }
   for (const WorkflowRecord& f : r.workflows) {
+    thread_name(1, size_t(f.id), "workflow " + std::to_string(f.id));
     if (f.admitted_ns > f.arrival_ns)
-      ev.push_back({{"name", "queued"}, {"ph", "X"}, {"pid", 1}, {"tid", f.id}, {"ts", f.arrival_ns / 1e3},
-                    {"dur", (f.admitted_ns - f.arrival_ns) / 1e3}});
-    ev.push_back({{"name", f.tmpl}, {"ph", "X"}, {"pid", 1}, {"tid", f.id}, {"ts", f.admitted_ns / 1e3},
-                  {"dur", (f.done_ns - f.admitted_ns) / 1e3},
-                  {"args", {{"workflow", f.id}, {"tokens", f.generated_tokens}}}});
+      ev.slice({{"name", "queued"}, {"ph", "X"}, {"pid", 1}, {"tid", f.id}}, f.arrival_ns, f.admitted_ns);
+    ev.slice({{"name", f.tmpl}, {"ph", "X"}, {"pid", 1}, {"tid", f.id},
+              {"args", {{"workflow", f.id}, {"tokens", f.generated_tokens}}}},
+             f.admitted_ns, f.done_ns);
   }
-  return Json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+  out += "]}\n";
+  return out;
 }
 
 std::string serve_vcd(const ServeResult& r) {
   TraceSink t(true);
-  const auto ns = [](double v) { return uint64_t(std::llround(v)); };
+  const auto ns = [](double v) { return uint64_t(report::whole_ns(v)); };
   const int pages = t.add_signal("serve.kv_pages", 64), waiting = t.add_signal("serve.queue.waiting", 32),
             active = t.add_signal("serve.queue.active", 32), tokens = t.add_signal("serve.batch.tokens", 32),
             workflows = t.add_signal("serve.batch.workflows", 32);

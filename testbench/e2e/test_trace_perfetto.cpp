@@ -1,10 +1,13 @@
 // trace.json as Perfetto imports it: every trace of traces/ (timing only), ts and dur converted to
-// integer ns each on its own by truncation (Perfetto's JSON importer: ns = int64(us * 1000)),
-// slices of one track replayed in timestamp order the way its slice tracker nests them. A slice
-// that starts inside an open one but ends after it is dropped there; none may be.
+// integer ns each on its own (Perfetto's JSON importer, runtime/report/trace_time.h: an integer
+// token is µs x 1000, a number with a fraction llround(value x 1000)), slices of one track
+// replayed in timestamp order the way its slice tracker nests them. A slice that starts inside an
+// open one but ends after it is dropped there; none may be. The same text read as exact decimals
+// (test_trace_exact.h) gives whole ns, named tracks and no partial overlap.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -14,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
+#include "test_trace_exact.h"
 
 using namespace ahbm;
 
@@ -33,7 +37,10 @@ PerfettoImport import_like_perfetto(const nlohmann::json& events) {
   for (size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
     if (e["ph"] != "X") continue;
-    const int64_t ts = int64_t(e["ts"].get<double>() * 1000.0), dur = int64_t(e["dur"].get<double>() * 1000.0);
+    const auto ns = [](const nlohmann::json& v) {
+      return v.is_number_integer() ? v.get<int64_t>() * 1000 : std::llround(v.get<double>() * 1000.0);
+    };
+    const int64_t ts = ns(e["ts"]), dur = ns(e["dur"]);
     tracks[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}].push_back({ts, ts + dur, i});
   }
   PerfettoImport r;
@@ -66,13 +73,19 @@ TEST(TracePerfetto, EveryTraceNestsExactlyAsPerfettoReadsIt) {
     const std::string name = f.path().stem().string(), out = dir + "/" + name;
     const test::CliResult r = test::run_cli("run '" + f.path().string() + "' --out '" + out + "' --no-values --no-vcd");
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
-    const auto trace = nlohmann::json::parse(test::read_file(out + "/trace.json"));
+    const std::string text = test::read_file(out + "/trace.json");
+    const auto trace = nlohmann::json::parse(text);
     const PerfettoImport p = import_like_perfetto(trace["traceEvents"]);
     EXPECT_GT(p.slices, 100u) << name;
     EXPECT_EQ(p.dropped, 0u) << name << ": slices Perfetto would drop as overlapping their parent";
     // The trace ends where the run does, to the nanosecond.
     const auto summary = nlohmann::json::parse(test::read_file(out + "/summary.json"));
     EXPECT_EQ(p.last_end_ns, std::llround(summary["total_ns"].get<double>())) << name;
+    const test::TraceExactness t = test::check_trace_exactness(text);
+    EXPECT_TRUE(t.not_whole_ns.empty()) << name << ": ts/dur not whole ns:" << test::first_few(t.not_whole_ns);
+    EXPECT_TRUE(t.unnamed_tracks.empty()) << name << ": tracks without a name:" << test::first_few(t.unnamed_tracks);
+    EXPECT_TRUE(t.partial_overlaps.empty()) << name << ": partial overlaps:" << test::first_few(t.partial_overlaps);
+    EXPECT_EQ(t.last_end_ns, p.last_end_ns) << name;
   }
   EXPECT_GE(traces, 6u);
   std::filesystem::remove_all(dir);

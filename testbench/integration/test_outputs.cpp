@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test_outputs_common.h"
+#include "test_trace_exact.h"
 
 using namespace ahbm;
 using ahbm::test::ScratchDir;
@@ -92,6 +93,20 @@ TEST(Outputs, GtkwNamesOnlySignalsOfTheVcdGroupedAndTranslated) {
   std::set<int> seen;
   for (const auto& [t, v] : test::vcd_changes(vcd, id)) seen.insert(int(v));
   EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
+}
+
+// run's trace.json for exact readers (issue 44 item 5): ts and dur read as exact decimals are
+// whole ns, ts + dur of a child never passes its parent's end (the old 1-ulp-up doubles did, 51
+// times in this run), every track is named; the trace ends where the run does.
+TEST(Outputs, TraceJsonTimesAreWholeNsAndNestExactly) {
+  ScratchDir s("trace-exact");
+  const RunOutput run = test::default_run(s.path("run"));
+  const test::TraceExactness t = test::check_trace_exactness(read_file(s.path("run/trace.json")));
+  EXPECT_GT(t.slices, 1000u);
+  EXPECT_TRUE(t.not_whole_ns.empty()) << "ts/dur not whole ns:" << test::first_few(t.not_whole_ns);
+  EXPECT_TRUE(t.unnamed_tracks.empty()) << "tracks without a name:" << test::first_few(t.unnamed_tracks);
+  EXPECT_TRUE(t.partial_overlaps.empty()) << "slices overlapping without nesting:" << test::first_few(t.partial_overlaps);
+  EXPECT_EQ(t.last_end_ns, std::llround(run.summary.total_ns));
 }
 
 TEST(Outputs, TraceJsonIsNestedTraceEventFormatMatchingBusyTimes) {

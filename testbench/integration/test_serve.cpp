@@ -17,6 +17,7 @@
 #include "runtime/serve/workload.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
+#include "test_trace_exact.h"
 
 namespace ahbm {
 namespace {
@@ -119,6 +120,17 @@ void expect_conserved(const Workload& w, const ServeResult& r) {
   // Every step with workflows was simulated or reused (a step without any is swaps alone).
   EXPECT_EQ(r.steps_simulated + r.steps_reused,
             std::count_if(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.workflows > 0; }));
+}
+
+// trace.json as an exact reader sees it (test_trace_exact.h): ts and dur whole ns, every track
+// named, slices on a track nested or disjoint in integer ns.
+void expect_exact_trace(const ServeResult& r, const std::string& what) {
+  const test::TraceExactness t = test::check_trace_exactness(serve::serve_trace_json(r));
+  EXPECT_GT(t.slices, 0u) << what;
+  EXPECT_TRUE(t.not_whole_ns.empty()) << what << ": ts/dur not whole ns:" << test::first_few(t.not_whole_ns);
+  EXPECT_TRUE(t.unnamed_tracks.empty()) << what << ": tracks without a name:" << test::first_few(t.unnamed_tracks);
+  EXPECT_TRUE(t.partial_overlaps.empty()) << what << ": slices overlapping without nesting:"
+                                          << test::first_few(t.partial_overlaps);
 }
 
 TEST(Serve, EveryRequestFinishesOnceTokensAndPagesConserved) {
@@ -1458,6 +1470,7 @@ TEST(ServeRandom, SeededConfigurationsFinishAndConserve) {
     try {
       const ServeResult r = serve::serve(w, h, {});
       expect_conserved(w, r);
+      expect_exact_trace(r, "workload " + j.dump());
     } catch (const std::exception& e) {
       ADD_FAILURE() << e.what() << "\nworkload " << j.dump() << " groups " << groups << " capacity "
                     << h.pe.hbm.capacity_bytes;
@@ -1536,6 +1549,26 @@ TEST(ServeAdmission, AnUnknownRuleNamesTheFieldTheValueAndTheAllowedNames) {
   e = error_of(w, {});
   for (const char* part : {"workload.json: scheduler.preemption", "\"drop\"", "allowed: recompute, swap"})
     EXPECT_NE(e.find(part), std::string::npos) << e;
+}
+
+// serve's trace.json for Perfetto and exact readers (issue 44 item 5): every track named (the
+// workflows' tracks, the step track of one pool, P-B-D's pools, prefix_affinity's slices), times
+// in whole ns, no partial overlap under exact arithmetic.
+TEST(ServeTrace, NamedTracksWholeNsTimesAndNoPartialOverlap) {
+  expect_exact_trace(serve::serve(workload(kAgentic), hw(), {}), "spread");
+  const Workload pbd = with_pbd(kAgentic, R"({"prefill_groups": 1, "buffer_max": 2, "micro_batch": 2})");
+  expect_exact_trace(serve::serve(pbd, with_groups(2), {}), "P-B-D");
+  Json affinity = Json::parse(kAgentic);
+  affinity["scheduler"]["placement"] = "prefix_affinity";
+  const ServeResult r = serve::serve(workload(affinity.dump()), with_groups(4), {});  // 2 slices of 2 groups
+  ASSERT_GT(r.slices.size(), 1u);
+  expect_exact_trace(r, "prefix_affinity");
+  // The names themselves: a workflow's track, the slices'.
+  const test::TraceEventsText ev = test::read_trace_events(serve::serve_trace_json(r));
+  EXPECT_TRUE(ev.thread_names.count({1, r.workflows.back().id}));
+  const std::string text = serve::serve_trace_json(r);
+  EXPECT_NE(text.find("\"name\":\"workflow " + std::to_string(r.workflows.back().id) + "\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"" + r.slices[1].name + "\""), std::string::npos);
 }
 
 }  // namespace
