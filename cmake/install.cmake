@@ -3,7 +3,7 @@
 # installs the static libraries ahbm::hw, ahbm::hw_bench (noc-bench, hbm-bench), ahbm::runtime (with
 # ahbm::version), the ahbm-sim CLI,
 # the headers under PREFIX/include/ahbm/ (included as "hw/..." and "runtime/..."), the shipped
-# hardware configs, scenarios and model configs under PREFIX/share/ahbm/, and a CMake package:
+# hardware configs, scenarios, model configs and their data files under PREFIX/share/ahbm/, and a CMake package:
 #   find_package(ahbm CONFIG REQUIRED)   # with CMAKE_PREFIX_PATH=PREFIX
 #   target_link_libraries(my_platform PRIVATE ahbm::hw)
 # The build tree exports the same targets (build/ahbmTargets.cmake), and a project that adds this
@@ -22,8 +22,9 @@ install(TARGETS ahbm_hw ahbm_hw_bench ahbm_runtime ahbm_version ahbm_warnings ah
 install(DIRECTORY hw runtime DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ahbm
         FILES_MATCHING PATTERN "*.h" PATTERN configs EXCLUDE)
 install(DIRECTORY hw/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ahbm/hw-configs)
-install(DIRECTORY traces/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ahbm/traces
-        FILES_MATCHING PATTERN "*.json")
+# Every file under traces/, not only the JSON: a scenario or workload may name a data file beside it
+# (serve/azure_sample.json reads azure_sample.csv); the package test checks each one is installed.
+install(DIRECTORY traces/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ahbm/traces)
 install(FILES LICENSE CHANGELOG.md CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 install(EXPORT ahbmTargets NAMESPACE ahbm:: DESTINATION ${AHBM_CMAKE_DIR})

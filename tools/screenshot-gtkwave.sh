@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Takes the GTKWave screenshot shown in docs/waveforms.md: runs the default scenario, opens its
-# waves.gtkw in GTKWave on a virtual X display (Xvfb) and captures the window.
+# Takes the GTKWave screenshot shown in docs/waveforms.md: runs the default scenario into
+# out/fanout_8x20 (as tools/run-default.sh does) under a temporary directory, opens it from there
+# in GTKWave on a virtual X display (Xvfb) and captures the window. The dump is named on the
+# command line, so the title bar reads "out/fanout_8x20/waves.vcd", not the temporary path. The
+# PNG's comment (a tEXt chunk) records the run it shows ("ahbm-sim run traces/fanout_8x20.json:
+# total_ns=... q_tile_rows=... q_tiles=..."); tools/docs-numbers (test DocsNumbers.*) compares
+# it with a fresh run, so a screenshot of an older model fails the tests until retaken.
 # usage: tools/screenshot-gtkwave.sh [OUT.png]   (default docs/img/gtkwave-default.png)
 # Needs, besides what tools/setup.sh installs: xvfb, xauth, xdotool, imagemagick (installed
 # here when missing, as root or through sudo; only this script uses them).
@@ -30,7 +35,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$build/bin/ahbm-sim" run "$root/traces/fanout_8x20.json" --out "$work/run" >/dev/null
+run="$work/out/fanout_8x20"
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$build/bin/ahbm-sim" run "$root/traces/fanout_8x20.json" --out "$run" >/dev/null
+comment="$(/usr/bin/python3 "$root/tools/docs-numbers" --screenshot-comment "$run/summary.json")"
 
 # A free display number: the first without an X lock file.
 display=99
@@ -40,12 +47,16 @@ xvfb_pid=$!
 export DISPLAY=":$display"
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done 2>/dev/null || sleep 2
 
-# Opened from the run directory, as docs/waveforms.md tells users to: paths in waves.gtkw are relative.
-(cd "$work/run" && exec gtkwave --rcvar 'splash_disable on' waves.gtkw >/dev/null 2>&1) &
+# Opened from the directory holding out/, the dump named before the save file (whose paths are
+# relative to itself): GTKWave titles the window with the dump's path as given.
+(cd "$work" && exec gtkwave --rcvar 'splash_disable on' out/fanout_8x20/waves.vcd out/fanout_8x20/waves.gtkw >/dev/null 2>&1) &
 gtkwave_pid=$!
 win="$(xdotool search --sync --onlyvisible --name 'GTKWave' | head -1)"
 xdotool windowmove "$win" 0 0 windowsize "$win" 1600 1000
 sleep 3  # let GTKWave load the dump and draw
 mkdir -p "$(dirname "$png")"
-import -window root -crop 1600x1000+0+0 +repage -colors 32 -define png:compression-level=9 "$png"
-echo "wrote $png ($(identify -format '%wx%h' "$png"))"
+title="$(xdotool getwindowname "$win")"
+[ "$title" = "GTKWave - out/fanout_8x20/waves.vcd" ] || { echo "screenshot-gtkwave: the title bar reads \"$title\"" >&2; exit 1; }
+import -window root -crop 1600x1000+0+0 +repage -colors 32 -define png:compression-level=9 \
+  -define png:exclude-chunks=date,time -set comment "$comment" "$png"
+echo "wrote $png ($(identify -format '%wx%h' "$png"); $comment)"

@@ -3,7 +3,8 @@
 // of wall time and cleared at the end:
 //   "step 12/122 decode[10] | 45.2 us simulated | 9% of the run | ETA 1 min 05 s"
 // The run's share is (steps done + this step's share of its planned MACs) / planned steps; the
-// ETA extrapolates the wall time so far. A join strategy's steps, decided as it goes, come after
+// ETA extrapolates the wall time so far. "us simulated" is the run's simulated time so far (the
+// StepRunner adds the steps before this one to the step's own simulation time). A join strategy's steps, decided as it goes, come after
 // the planned ones: "step 125 join.reduce_prefill | ... | joining".
 #include <functional>
 #include <ostream>

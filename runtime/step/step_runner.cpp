@@ -40,12 +40,14 @@ SimResult StepRunner::simulate(const std::vector<AttentionJob>& jobs, const SimO
 
 StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl, int q_tile_rows) {
   ++steps_run_;
-  // Progress reports of this step's simulations say which step of the run they belong to.
+  // Progress reports of this step's simulations say which step of the run they belong to, and the
+  // run's simulated time so far: the step's simulation starts at 0, the step at the timeline's now.
   SimOptions sim = set_.sim;
   if (sim.progress)
-    sim.progress = [report = set_.sim.progress, n = steps_run_, of = set_.planned_steps,
-                    label = step.label()](const SimProgress& p) {
+    sim.progress = [report = set_.sim.progress, n = steps_run_, of = set_.planned_steps, label = step.label(),
+                    before = tl.now_ns()](const SimProgress& p) {
       SimProgress q = p;
+      q.sim_ns += before;
       q.step = n;
       q.steps = of;
       q.step_label = label;

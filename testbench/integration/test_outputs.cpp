@@ -294,6 +294,13 @@ TEST(Outputs, ProgressCountsTheRunsSteps) {
   }
   for (int s = 1; s <= steps; ++s) EXPECT_TRUE(reported[size_t(s)]) << "step " << s << " never reported";
   EXPECT_EQ(seen.back().step_label, run.summary.steps.back().label);
+  // The simulated time is the run's so far, within the reported step (not the step's own time,
+  // which restarts at 0: the progress line of a short decode step read "0.0 us simulated").
+  for (const SimProgress& p : seen) {
+    const auto& st = run.summary.steps[size_t(p.step - 1)];
+    EXPECT_GE(p.sim_ns, st.start_ns - 1e-6) << "step " << p.step;
+    EXPECT_LE(p.sim_ns, st.start_ns + st.ns + 1e-6) << "step " << p.step;
+  }
 }
 
 TEST(Outputs, ProgressIsMonotoneAndDoesNotChangeResults) {

@@ -58,7 +58,7 @@ inline auto without_context(int (*f)(int, char**)) {
 
 inline const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
-      {"run", "simulate a scenario; writes summary.json, latency.csv, waves.vcd",
+      {"run", "simulate a scenario; writes summary.json, latency.csv, trace.json, stats.json, power.csv, waves.vcd, waves.gtkw",
        [](int c, char** v, const CommandContext& x) { return cmd_run(c, v, x.sims); }},
       {"serve", "serve many workflows arriving over time; writes summary.json, requests.csv, trace.json",
        [](int c, char** v, const CommandContext& x) { return cmd_serve(c, v, x.sims); }},
