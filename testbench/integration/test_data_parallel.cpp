@@ -15,6 +15,7 @@
 #include "runtime/serve/workload.h"
 #include "test_runtime_support.h"
 #include "test_support.h"
+#include "test_trace_exact.h"
 
 namespace ahbm {
 namespace {
@@ -162,6 +163,13 @@ TEST(DataParallel, ReplicasShareAStreamAndFinishItSooner) {
   EXPECT_EQ(r2.in_use_end, 0);
   EXPECT_EQ(r2.allocations, r2.frees);
   EXPECT_LT(r2.end_ns, r1.end_ns);
+  // trace.json: each replica's steps on a track of its own, named after it, nested or disjoint.
+  const test::TraceExactness t = test::check_trace_exactness(serve::serve_trace_json(r2));
+  EXPECT_TRUE(t.unnamed_tracks.empty()) << test::first_few(t.unnamed_tracks);
+  EXPECT_TRUE(t.partial_overlaps.empty()) << test::first_few(t.partial_overlaps);
+  const test::TraceEventsText ev = test::read_trace_events(serve::serve_trace_json(r2));
+  EXPECT_TRUE(ev.thread_names.count({0, 1}));
+  EXPECT_NE(serve::serve_trace_json(r2).find("\"name\":\"replica1\""), std::string::npos);
   const double busy = summary_of(w2, system_of(2), r2)["steps"]["chip_busy_fraction"].get<double>();
   EXPECT_GT(busy, 0.0);
   EXPECT_LE(busy, 1.0);
