@@ -52,6 +52,7 @@ serve_summary_probes=(
   "testbench/schema/probes/serve_placement.json --set groups=4"  # prefix_affinity on 2 slices: its placement block
   "traces/serve/llama1b_agentic.json"  # a whole model: its operators and memory_map blocks
   "traces/serve/llama1b_pbd.json --set groups=2"  # a whole model in P-B-D: each pool's operators and memory_map
+  "traces/serve/llama1b_pbd_layer.json --set groups=2"  # per-layer KV migration: pbd.transfer.migration, overlap_ns
   "testbench/schema/probes/serve_pbd_pools.json --set groups=4"  # two prefill and two decode pools: by_pool, thinfer.dp_p, dp_d
   "testbench/schema/probes/serve_split.json --set system.chips=4"  # a model split over chips (tp 2 x pp 2): its operators' split blocks
   "traces/serve/llama1b_dp4.json --set system.chips=4"  # data-parallel replicas: the data_parallel block

@@ -224,6 +224,9 @@ class Engine final : private LifecycleEvents {
   void to_buffer(Flow& f);
   void pull(Pool& to);
   void finish_transfer();
+  KvTransfer layer_migration(uint64_t bytes);
+  // The time `bytes` take on the KV path at its bandwidth (0 when unbounded).
+  double send_ns(uint64_t bytes) const { return pbd_->path_gbps > 0 ? double(bytes) / pbd_->path_gbps : 0.0; }
   // on_demand admission and preemption (docs/serving.md, "Admission on demand and preemption")
   int64_t pages_needed_now(const Flow& f) const;
   bool prefix_fits(const Flow& f, const Pool& pool) const;
@@ -295,6 +298,7 @@ void Engine::lay_out(const TopologyLayout& layout) {
   pbd_->buffer_max = p.buffer_max;
   pbd_->micro_batch = p.micro_batch;
   pbd_->kv_path = p.kv_path;
+  pbd_->kv_migration = p.kv_migration;
   set_transfer_path(p.kv_path);
   pbd_->buffer.emplace_back(0.0, 0);
 }
@@ -432,6 +436,7 @@ void Engine::admit(Flow& f, int pool) {
 // P-B-D: the prompt is prefilled; its KV waits on the prefill pool for the decode pool to pull it.
 void Engine::to_buffer(Flow& f) {
   f.stage = Stage::buffered;
+  f.buffered_at_ns = now_;
   buffer_.push_back(&f);
   ++pbd_->sequences;
   buffer_changed();
@@ -473,19 +478,53 @@ void Engine::pull(Pool& to) {
   }
   if (n == 0) return;
   buffer_.erase(buffer_.begin(), buffer_.begin() + std::ptrdiff_t(n));
-  KvTransfer t;
-  t.start_ns = now_;
-  t.ns = pbd_->path_latency_ns + (pbd_->path_gbps > 0 ? double(bytes) / pbd_->path_gbps : 0.0);
-  if (pbd_->kv_path == "host") {  // the one host link (P-B-D has one replica): after any pool's swaps on it
+  KvTransfer t =
+      pbd_->kv_migration == "layer" ? layer_migration(bytes) : KvTransfer{now_, pbd_->path_latency_ns + send_ns(bytes)};
+  if (pbd_->kv_path == "host" && pbd_->kv_migration == "whole") {  // the one host link (P-B-D has one replica): after any pool's swaps on it
     t.wait_ns = std::max(0.0, host_link_free_[0] - now_);
     t.start_ns += t.wait_ns;
-    host_link_free_[0] = t.start_ns + t.ns;
   }
+  if (pbd_->kv_path == "host") host_link_free_[0] = t.start_ns + t.ns;
   t.sequences = int(n);
   t.bytes = bytes;
   pbd_->transfers.push_back(t);
   transfer_end_ = t.start_ns + t.ns;
   transfer_to_ = to.index;
+}
+
+// kv_migration layer: the pulled sequences' KV (`bytes`, of transfer_) as one message per layer,
+// message l carrying every sequence's layer-l KV. A sequence prefilled by a step that ended now
+// has its layer l ready when the step's l-th layer ended (the layers taken as equal in time:
+// prefill start + l x its compute time / layers), as if the decode pool had been chosen when the
+// prefill began (Splitwise picks both instances at once); one that waited in the buffer has every
+// layer ready now (its destination was not known before). The messages leave one after another
+// once the path is free (the previous transfer's end; the host link after its swaps) and the
+// last arrives the path's latency after it is sent: with every layer ready now, the time of one
+// whole transfer.
+KvTransfer Engine::layer_migration(uint64_t bytes) {
+  const int layers = std::max(1, w_.scenario.model.layers_per_chip());
+  std::vector<double> ready(size_t(layers), 0.0);
+  for (const Flow* f : transfer_) {
+    const bool fresh = f->buffered_at_ns == now_ && f->prefill_ns > 0;
+    for (int l = 1; l <= layers; ++l) {
+      const double at = !fresh || l == layers ? now_ : std::min(now_, f->prefill_start_ns + f->prefill_ns * l / layers);
+      ready[size_t(l - 1)] = std::max(ready[size_t(l - 1)], at);
+    }
+  }
+  double link_free = pbd_->kv_path == "host" ? host_link_free_[0] : transfer_end_;
+  KvTransfer t;
+  const double per_layer = send_ns(bytes) / layers;
+  for (int l = 0; l < layers; ++l) {
+    const double send = std::max(link_free, ready[size_t(l)]);
+    if (l == 0) {
+      t.start_ns = send;
+      if (pbd_->kv_path == "host") t.wait_ns = send - ready[0];
+    }
+    link_free = send + per_layer;
+  }
+  t.ns = link_free + pbd_->path_latency_ns - t.start_ns;
+  t.overlap_ns = std::max(0.0, now_ - t.start_ns);
+  return t;
 }
 
 // P-B-D: the pulled KV has arrived: the prefill pool's pages and buffer slots are free, and the
@@ -767,6 +806,11 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   res_.steps.push_back(sample);
   pool.stepping = true;
   pool.step_end = now_ + sample.ns;
+  if (is_prefill(pool))  // P-B-D: the prompts' compute, after the boundary's swaps (per-layer migration)
+    for (auto& [f, in] : b.members) {
+      f->prefill_start_ns = now_ + sample.host_wait_ns + sample.swap_ns;
+      f->prefill_ns = cost.ns;
+    }
   pool.members = std::move(b.members);
   ++pool.steps;
   pool.busy_ns += sample.ns;

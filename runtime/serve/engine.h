@@ -144,11 +144,15 @@ struct KvTransfer {
   int sequences = 0;
   uint64_t bytes = 0;
   double wait_ns = 0;  // kv_path host: from the pull to the start, the host link busy with swaps
+  // kv_migration layer: how long it ran before the pull, alongside the prefill steps of the
+  // sequences it carries (0 for a whole transfer).
+  double overlap_ns = 0;
 };
 
 struct PbdResult {
   int buffer_max = 0, micro_batch = 0;
   std::string kv_path;
+  std::string kv_migration = "whole";  // scheduler.pbd.kv_migration
   double path_latency_ns = 0, path_gbps = 0;  // the transfer path's latency and bandwidth (0 = unbounded)
   std::string path_note;                      // where the bandwidth comes from
   // prefill, decode: the stages, each its pools' totals (groups, pages, steps and busy time

@@ -46,6 +46,9 @@ struct Flow {
   int pool = 0;           // the pool holding its KV and running its steps
   Stage stage = Stage::decode;
   SeqId prefill_seq = -1;  // P-B-D, in transfer: its prompt's pages on the prefill pool
+  // P-B-D: its prompt's prefill step, from the end of the boundary's swaps (its compute time
+  // only), and when it entered the buffer: the per-layer migration's times.
+  double prefill_start_ns = 0, prefill_ns = 0, buffered_at_ns = -1;
   // Pages after the prompt: the least-loaded PE, ties broken by the workflow's own cursor (as a
   // run's session): a workflow alone on the chip places its pages the same wherever it runs.
   BalancedPlacer placer;

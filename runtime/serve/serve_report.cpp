@@ -112,10 +112,12 @@ std::string serve_trace_json(const ServeResult& r) {
     for (const std::string& pool : pbd_pool_names(*r.pbd)) names.push_back(pool + " pool");
     names.push_back("kv transfer");
     for (size_t t = 0; t < names.size(); ++t) thread_name(0, t, names[t]);
-    for (const KvTransfer& t : r.pbd->transfers)
-      ev.slice({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", names.size() - 1},
-                {"args", {{"sequences", t.sequences}, {"bytes", t.bytes}}}},
+    for (const KvTransfer& t : r.pbd->transfers) {
+      Json args = {{"sequences", t.sequences}, {"bytes", t.bytes}};
+      if (t.overlap_ns > 0) args["overlap_ns"] = t.overlap_ns;  // per-layer migration: alongside the prefill
+      ev.slice({{"name", "kv transfer"}, {"ph", "X"}, {"pid", 0}, {"tid", names.size() - 1}, {"args", args}},
                t.start_ns, t.start_ns + t.ns);
+    }
     for (const auto& [at, n] : r.pbd->buffer)
       ev.counter({{"name", "buffer"}, {"ph", "C"}, {"pid", 0}, {"args", {{"sequences", n}}}}, at);
   } else if (parallel_pools(r).size() > 1) {

@@ -71,9 +71,11 @@ PbdSummary pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_
     x.busy_ns += t.ns;
     x.host_link_wait_ns += t.wait_ns;
     x.bytes += t.bytes;
+    x.overlap_ns += t.overlap_ns;
     each.push_back(t.ns);
   }
   x.path = p.kv_path;
+  x.migration = p.kv_migration;
   x.path_note = p.path_note;
   x.latency_ns = p.path_latency_ns;
   x.gbps = p.path_gbps;
@@ -82,7 +84,10 @@ PbdSummary pbd_summary(const PbdResult& p, double span_ns, double end_ns, int64_
   x.time = report::distribution(each);
   ThinferSummary& m = s.thinfer;
   const double per_mb = p.sequences > 0 ? double(p.micro_batch) / double(p.sequences) : 0.0;
-  m.t_p_ns = p.prefill.busy_ns * per_mb, m.t_x_ns = x.busy_ns * per_mb, m.t_d_ns = p.decode.busy_ns * per_mb;
+  // The transfer stage: its time after the pulls (per-layer migration hides the rest behind the
+  // prefills; a whole transfer has no overlap).
+  m.t_p_ns = p.prefill.busy_ns * per_mb, m.t_x_ns = (x.busy_ns - x.overlap_ns) * per_mb,
+  m.t_d_ns = p.decode.busy_ns * per_mb;
   m.dp_p = pools_of(p.prefill_pools), m.dp_d = pools_of(p.decode_pools);
   const double slowest = std::max({m.t_p_ns / double(m.dp_p), m.t_x_ns, m.t_d_ns / double(m.dp_d)});
   m.tokens_per_micro_batch = double(generated) * per_mb;
@@ -379,6 +384,10 @@ Json to_json(const PbdSummary& p) {
                         {"throughput_tokens_per_s", m.throughput_tokens_per_s},
                         {"simulated_tokens_per_s", m.simulated_tokens_per_s},
                         {"simulated_over_model", m.simulated_over_model}}}};
+  if (x.migration != "whole") {  // per-layer migration only: a whole transfer's summary is as before
+    out["transfer"]["migration"] = x.migration;
+    out["transfer"]["overlap_ns"] = x.overlap_ns;
+  }
   if (m.dp_p > 1) out["thinfer"]["dp_p"] = m.dp_p;
   if (m.dp_d > 1) out["thinfer"]["dp_d"] = m.dp_d;
   return out;

@@ -102,6 +102,8 @@ struct KvTransferSummary {
   uint64_t bytes = 0;
   double busy_ns = 0, host_link_wait_ns = 0, busy_fraction = 0;
   Distribution time;
+  std::string migration = "whole";  // scheduler.pbd.kv_migration
+  double overlap_ns = 0;  // layer: the transfers' time alongside their sequences' prefills, summed
 };
 struct ThinferSummary {
   double t_p_ns = 0, t_x_ns = 0, t_d_ns = 0, tokens_per_micro_batch = 0;

@@ -143,6 +143,7 @@ PbdSpec read_pbd(JsonReader p) {
     p.fail("micro_batch", "value " + std::to_string(s.micro_batch) + " is out of range (allowed: " +
                               range_text(int64_t(1), int64_t(s.buffer_max)) + "); at most buffer_max");
   s.kv_path = p.string("kv_path", "noc", {"noc", "host"});
+  s.kv_migration = p.string("kv_migration", "whole", {"whole", "layer"});
   p.finish();
   return s;
 }
@@ -355,6 +356,7 @@ Json to_json(const Workload& w) {
                              {"buffer_max", p.buffer_max}, {"micro_batch", p.micro_batch}, {"kv_path", p.kv_path}};
     if (p.prefill_pools > 1) j["scheduler"]["pbd"]["prefill_pools"] = p.prefill_pools;  // one pool: as before
     if (p.decode_pools > 1) j["scheduler"]["pbd"]["decode_pools"] = p.decode_pools;
+    if (p.kv_migration != "whole") j["scheduler"]["pbd"]["kv_migration"] = p.kv_migration;  // whole: as before
   }
   Json slo = Json::object();
   if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;

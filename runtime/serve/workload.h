@@ -58,6 +58,9 @@ struct PbdSpec {
   int buffer_max = 4;       // Buf_max: prefilled sequences the buffer holds (in transfer included)
   int micro_batch = 1;      // sequences per prefill step and per pull of the decode pool
   std::string kv_path = "noc";  // noc | host: how the decode pool pulls a sequence's KV
+  // whole: a pulled sequence's KV moves in one transfer; layer: each layer's KV is sent as that
+  // layer's prefill ends, overlapping the next layers (THInfer's asynchronous per-layer migration).
+  std::string kv_migration = "whole";
 };
 
 struct SchedulerSpec {
