@@ -82,6 +82,8 @@ try:
         ("hbm-bench", [CLI, "hbm-bench", "--bytes", "2097152"], "hbm-bench: ", "/64 chunks"),
         ("noc-bench", [CLI, "noc-bench", "--noc", "mesh", "--sweep", "0.1,0.2", "--cycles", "2000", "--warmup", "200"],
          "noc-bench sweep: ", "/2 rates"),
+        ("coll-bench", [CLI, "coll-bench", "--network", "ring", "--chips", "4", "-b", "1K", "-e", "64K", "-f", "4"],
+         "coll-bench: ", "/4 sizes"),
         ("run", [CLI, "run", "traces/fanout_8x20.json", "--no-values", "--no-vcd", "--out", "OUT"], "step 1/", None),
     ]
     for name, argv, text, vline in commands:
