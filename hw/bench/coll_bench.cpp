@@ -80,6 +80,7 @@ CollBenchResult run_coll_bench(const NocRegistry& registry, const CollBenchOptio
                        " sizes (allowed: up to " + std::to_string(kMaxCollBenchSizes) + "; raise --step-factor)");
   }
   for (uint64_t bytes : sizes) {
+    if (o.progress) o.progress(res.rows.size(), sizes.size(), bytes);
     for (CollectiveSpec& s : specs) s.bytes = bytes;
     CollectiveRun run = run_collectives(registry, o.network, specs);
     if (!res.alpha_beta) res.alpha_beta = run.alpha_beta;
@@ -98,6 +99,7 @@ CollBenchResult run_coll_bench(const NocRegistry& registry, const CollBenchOptio
     res.rows.push_back(std::move(row));
     res.network_stats = std::move(run.network_stats);
   }
+  if (o.progress) o.progress(sizes.size(), sizes.size(), 0);
   return res;
 }
 

@@ -5,6 +5,7 @@
 // run the collective at once on the same network (each size: all groups start at time 0), which
 // shows their contention.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct CollBenchOptions {
   // Concurrent groups of ranks (chip indices); empty = one group of every chip in order.
   std::vector<std::vector<int>> groups;
   double reduce_ns_per_byte = 0;
+  // Called before each size and once at the end: sizes done, sizes in all, the next size (0 at
+  // the end); the CLI's progress line. Results are the same with or without it.
+  std::function<void(size_t done, size_t total, uint64_t next_bytes)> progress;
 };
 // The sweep's sizes (at most kMaxCollBenchSizes) and its bound on the bytes per run.
 constexpr int kMaxCollBenchSizes = 64;

@@ -157,6 +157,7 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
         ++done_chunks;
       }
     }
+    if (o.progress && !done.empty()) o.progress(done_chunks, chunks.size(), double(now) * o.spec.t.tck_ns);
   }
   // Completions are reported at issue; the run ends when the last data has moved.
   const int64_t end = *std::max_element(finish.begin(), finish.end());

@@ -3,6 +3,7 @@
 // bank-level model (dram_controller.h), or on several side by side, reporting achieved / peak bandwidth, the first access's
 // latency, the row-hit rate, the refresh share and per-bank utilisation (docs/hbm.md).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct HbmBenchOptions {
   // Runs whose work (hbm_bench_work) exceeds the bounds below are refused unless this is set
   // (--allow-large).
   bool allow_large = false;
+  // Called as chunks complete: chunks done, chunks in all, simulated time (ns); the CLI's progress
+  // line. Results are the same with or without it.
+  std::function<void(uint64_t done, uint64_t total, double now_ns)> progress;
 };
 
 // What a bench run costs at most, known before it starts: chunks (each held for the whole run,

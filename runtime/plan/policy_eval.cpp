@@ -26,7 +26,7 @@ struct Point {
 
 }  // namespace
 
-Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
+Json evaluate_policies(const Scenario& sc, const HwConfig& hw, const PolicyEvalProgress& progress) {
   const Plan plan = plan_fanout(sc, hw, sc.seed, false);
   CostModel model(hw);
   const Choice d = choose(plan.jobs, plan.candidates, hw, "auto", model);
@@ -41,6 +41,7 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
   for (size_t i = 0; i < d.estimates.size(); ++i) {
     const PolicyEstimate& e = d.estimates[i];
     const Layout& l = d.estimated[i];
+    if (progress) progress(i, d.estimates.size(), policy_name(l.policy) + " tile " + std::to_string(l.tile_rows));
     const SimResult r = sim.run(apply_layout(plan.jobs, hw, l));
     const EnergyReading en = read_energy(r.stats, hw, sc.model.dtype, r.end_ns);
     by_policy[l.policy].push_back({l.tile_rows, r.end_ns, e.total_ns, en.total_j(), en.dynamic_j(), e.to_json()});
@@ -48,6 +49,7 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw) {
     if (r.end_ns < best) best = r.end_ns, winner = l;
     if (int(i) == d.chosen_at) auto_sim = r.end_ns;
   }
+  if (progress) progress(d.estimates.size(), d.estimates.size(), "");
   Json out = Json::array();
   for (Policy p : all_policies()) {
     const auto it = by_policy.find(p);

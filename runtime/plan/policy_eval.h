@@ -1,4 +1,8 @@
 #pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
 // One validation point of the cost model: every policy simulated (timing only) and estimated
 // for a scenario and a hardware config; the auto choice against the simulated winner.
 #include "hw/common/config/hw_config.h"
@@ -14,6 +18,9 @@ namespace ahbm {
 // candidate tile, largest first]; or {"policy", "unavailable": reason}], "auto": name,
 // "auto_tile_rows", "simulated_winner", "simulated_winner_tile_rows" (fastest simulated
 // candidate), "auto_hit": bool, "auto_regret": simulated(auto) / simulated(winner) - 1}
-Json evaluate_policies(const Scenario& sc, const HwConfig& hw);
+// `progress` (if set) is called before each candidate's simulation and once at the end, with the
+// candidates done, their number and the next one ("B2 tile 64"; "" at the end).
+using PolicyEvalProgress = std::function<void(size_t done, size_t total, const std::string& next)>;
+Json evaluate_policies(const Scenario& sc, const HwConfig& hw, const PolicyEvalProgress& progress = {});
 
 }  // namespace ahbm

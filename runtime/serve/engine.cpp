@@ -1032,7 +1032,9 @@ ServeResult Engine::run() {
     take_events();
     admit_waiting();
     pull_idle();
-    if (finished() == flows_.size()) break;
+    const size_t done = finished();
+    if (opt_.progress) opt_.progress(done, flows_.size(), now_);
+    if (done == flows_.size()) break;
     start_steps();
     // A prompt cached whole enters the buffer while its prefill pool builds a step, without one:
     // an idle decode pool pulls it now (no step's end would wake it).

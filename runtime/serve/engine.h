@@ -44,6 +44,9 @@ struct ServeOptions {
   // Called before every step boundary's work (the Python module checks for Ctrl-C there); what it
   // throws ends the run. Results are the same with or without it.
   std::function<void()> poll;
+  // Called at every step boundary with the workflows finished, the workflows in all and the
+  // simulated time (ns): ahbm-sim serve's progress line. Results are the same with or without it.
+  std::function<void(size_t finished, size_t total, double now_ns)> progress;
 };
 
 // One request: a branch of a round, or the parent's answer ("main").

@@ -266,6 +266,28 @@ class Staleness(SweepCase):
         self.assertEqual(rc, 0, err)
         return len([c for c in self.calls() if c.startswith("cli ")]), err
 
+    def test_points_are_counted_with_an_eta_and_quiet_prints_none(self):
+        g, out = self.grid(), self.path("out")
+        rc, _, err = self.sweep(g, "--out", out, "-j", "1")
+        self.assertEqual(rc, 0, err)
+        lines = [l for l in err.splitlines() if l.startswith("sweep: [")]
+        self.assertEqual([l.split("]")[0] for l in lines], [f"sweep: [{i}/4" for i in range(1, 5)], err)
+        self.assertTrue(all(" ETA " in l for l in lines[:3]) and " ETA " not in lines[3], err)
+        self.assertRegex(lines[0], r"^sweep: \[1/4\] p\d{4}: ok \| ETA \d+ s$")
+        self.calls()
+        self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "seed": 3})
+        rc, out_text, err = self.sweep(g, "--out", out, "-q")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "", "-q: nothing on stderr when every point is ok")
+        self.assertIn("4 points, 4 ok", out_text, "the result is still printed")
+        self.write("scenario.json", {"name": "s", "shared_prefix_tokens": 1024, "seed": 4})
+        rc, _, err = self.sweep(g, "--out", out, "-v", "-j", "1")
+        self.assertEqual(rc, 0, err)
+        self.assertIn(" elapsed", err)
+        rc, _, err = self.sweep(g, "--out", out, "-q", "-v")
+        self.assertEqual(rc, 2)
+        self.assertIn("give one of them", err)
+
     def test_every_defining_input_makes_points_stale(self):
         g, out = self.grid(), self.path("out")
         self.assertEqual(self.run_count(g, out)[0], 4)

@@ -3,8 +3,10 @@
 // cleared only when the run's last step is done.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
+#include "hw/chip/simulate.h"
 #include "runtime/report/progress.h"
 
 namespace ahbm {
@@ -70,6 +72,68 @@ TEST(ProgressLine, JoinStepsBeyondThePlanAndRunsWithoutSteps) {
   now = 1.0;
   print(at_step(0, 0, 0.37));  // a simulation outside a run of steps: the phase and its work
   EXPECT_EQ(os.str(), "\r\033[Kphase decode | 1.5 us simulated | 37% of planned work");
+}
+
+TEST(ProgressLine, ReadableTimes) {
+  EXPECT_EQ(report::time_text(812), "812 ns");
+  EXPECT_EQ(report::time_text(45200), "45.2 us");
+  EXPECT_EQ(report::time_text(2.17243e+06), "2.17 ms");
+  EXPECT_EQ(report::time_text(2.55223e+07), "25.5 ms");
+  EXPECT_EQ(report::time_text(1.49e9), "1.49 s");
+  EXPECT_EQ(report::time_text(999.7), "1.00 us");  // the unit after rounding
+  EXPECT_EQ(report::time_text(0), "0 ns");
+  EXPECT_EQ(report::time_text(1.52e12), "1520 s");
+  EXPECT_EQ(report::duration_text(65), "1 min 05 s");
+}
+
+TEST(ProgressLine, CountedLineWithEtaThrottledAndCleared) {
+  std::ostringstream os;
+  double now = 0.0;
+  {
+    report::ProgressLine line(os, report::Verbosity::info, true, [&] { return now; });
+    line.update(0, 10, "serve: 0/10 workflows");
+    EXPECT_EQ(os.str(), "\r\033[Kserve: 0/10 workflows | 0%");  // no ETA before anything is done
+    os.str("");
+    now = 0.1;  // within 0.2 s: nothing
+    EXPECT_FALSE(line.due(1, 10));
+    line.update(1, 10, "serve: 1/10 workflows");
+    EXPECT_EQ(os.str(), "");
+    now = 20.0;  // 4 of 10 in 20 s: 30 s to go
+    EXPECT_TRUE(line.due(4, 10));
+    line.update(4, 10, "serve: 4/10 workflows");
+    EXPECT_EQ(os.str(), "\r\033[Kserve: 4/10 workflows | 40% | ETA 30 s");
+    os.str("");
+    line.note("a line of its own");
+    EXPECT_EQ(os.str(), "\r\033[Ka line of its own\n");
+    os.str("");
+  }  // the last copy gone: the line is cleared (nothing shown since the note: nothing)
+  EXPECT_EQ(os.str(), "");
+  {
+    report::ProgressLine line(os, report::Verbosity::info, true, [&] { return now; });
+    line.update(1, 2, "x");
+    os.str("");
+  }
+  EXPECT_EQ(os.str(), "\r\033[K");
+}
+
+TEST(ProgressLine, QuietPrintsNothingAndVerboseLinesWithoutATerminal) {
+  std::ostringstream os;
+  double now = 0.0;
+  const report::ProgressLine quiet(os, report::Verbosity::quiet, true, [&] { return now; });
+  EXPECT_FALSE(quiet.active());
+  const report::ProgressLine pipe(os, report::Verbosity::info, false, [&] { return now; });
+  EXPECT_FALSE(pipe.active());  // not a terminal: nothing unless -v
+  report::ProgressLine verbose(os, report::Verbosity::debug, false, [&] { return now; });
+  for (int i = 0; i <= 3; ++i) {
+    now = i;
+    verbose.update(i, 3, "point " + std::to_string(i) + "/3");
+  }
+  EXPECT_EQ(os.str(), "point 1/3 | 33% | 1 s elapsed\npoint 2/3 | 67% | 2 s elapsed\npoint 3/3 | 100% | 3 s elapsed\n");
+  os.str("");
+  report::ProgressLine many(os, report::Verbosity::debug, false, [&] { return now; });
+  for (int i = 0; i <= 1000; ++i) many.update(i, 1000, "w");
+  const std::string lines = os.str();
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 10);  // one per tenth
 }
 
 }  // namespace

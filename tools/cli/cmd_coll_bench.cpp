@@ -60,7 +60,8 @@ int cmd_coll_bench(int argc, char** argv) {
       "size, time, algorithm bandwidth (size / time) and bus bandwidth (x 2(n-1)/n for all_reduce, (n-1)/n for\n"
       "all_gather, reduce_scatter and all_to_all, 1 for p2p), beside the alpha-beta closed form of an idle network\n"
       "and the error. With --groups, every group runs the collective at the same time (time: the slowest group's).\n"
-      "'ahbm-sim nocs --system' lists the networks.\n\noptions");
+      "'ahbm-sim nocs --system' lists the networks. On a terminal, stderr shows the sizes done and an ETA (not with -q;\n"
+      "-v: a line per size, terminal or not).\n\noptions");
   CollBenchOptions o;
   std::string params_json, out, min_b, max_b, groups, step, chips, reduce;
   std::vector<std::string> param_kv, set_kv;
@@ -116,7 +117,15 @@ int cmd_coll_bench(int argc, char** argv) {
   if (!groups.empty()) o.groups = parse_groups(groups);
 
   const NocRegistry registry = system_network_registry();
+  report::ProgressLine line = stderr_progress();
+  if (line.active())
+    o.progress = [&line](size_t done, size_t total, uint64_t next) {
+      std::string text = "coll-bench: " + std::to_string(done) + "/" + std::to_string(total) + " sizes";
+      if (next) text += " | next " + std::to_string(next) + " B";
+      line.update(double(done), double(total), text);
+    };
   const CollBenchResult r = run_coll_bench(registry, o);
+  line.clear();
   Json report = coll_bench_json(r);
   report["network_stats"] = report::stats_json(r.network_stats);
   if (json) std::cout << report.dump(2) << "\n";

@@ -23,7 +23,8 @@ int cmd_hbm_bench(int argc, char** argv) {
       "--write-bytes follows every --write-every bytes read (stream-write: 512 B per 16 KiB by default).\n"
       "--inflight chunks are outstanding at once (1: one after another, like the PE DMA). Prints one line,\n"
       "then the JSON report (or writes it to --out). --hw FILE: a JSON file whose \"dram\" object overrides\n"
-      "the preset (org, timing in tCK, mapping, page, refresh, queue_depth); the options above override it.\n\noptions");
+      "the preset (org, timing in tCK, mapping, page, refresh, queue_depth); the options above override it.\n"
+      "On a terminal, stderr shows the chunks done and an ETA (not with -q; -v: a line per tenth of the chunks).\n\noptions");
   hbm::HbmBenchOptions o;
   std::string mapping, refresh, page, hw, out, seed;
   // As text: Boost's conversion to an unsigned type wraps "-1" to 2^64 - 1.
@@ -71,7 +72,16 @@ int cmd_hbm_bench(int argc, char** argv) {
   if (queue) over["queue_depth"] = queue;
   o.spec = hbm::read_dram_spec(JsonReader(over, hw.empty() ? "hbm-bench options" : hw, hw.empty() ? "" : "dram"),
                                hbm::hbm3_6400());
+  report::ProgressLine progress = stderr_progress();
+  if (progress.active())
+    o.progress = [&progress](uint64_t done, uint64_t total, double now_ns) {
+      if (!progress.due(double(done), double(total))) return;
+      progress.update(double(done), double(total),
+                      "hbm-bench: " + std::to_string(done) + "/" + std::to_string(total) + " chunks | " +
+                          report::time_text(now_ns) + " simulated");
+    };
   const hbm::HbmBenchResult r = hbm::run_hbm_bench(o);
+  progress.clear();
   std::cout << r.line() << "\n";
   if (out.empty()) {
     std::cout << r.to_json().dump(2) << "\n";

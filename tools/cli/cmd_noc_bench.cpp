@@ -1,4 +1,5 @@
 // `ahbm-sim noc-bench`: the standalone NoC testbench (hw/bench/noc_bench.h) on the command line.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -62,19 +63,22 @@ std::vector<std::pair<int, double>> parse_mix(const std::string& list) {
 // Progress on stderr at every tenth of the cycle limit, for runs that take long (or when asked):
 // "noc-bench: cycle 2100 of 21000 (10%)". The run may stop earlier, when every measured packet
 // has arrived.
-std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o, bool asked) {
+// On a terminal these lines go above the live progress line (`line`), which they clear first.
+std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o, bool asked, report::ProgressLine line) {
   constexpr double kLongRunNodeCycles = 1e8;  // about 30 s on the reference machine
-  if (!asked && noc_bench_work(o).node_cycles < kLongRunNodeCycles) return nullptr;
+  if (!asked && (verbosity() == report::Verbosity::quiet || noc_bench_work(o).node_cycles < kLongRunNodeCycles))
+    return nullptr;
   struct State {
     int64_t last = 0;  // cycle of the previous call (a sweep's next run starts again from 0)
     int64_t next = 1;  // next tenth to report
   };
   auto st = std::make_shared<State>();
-  return [st](int64_t cycle, int64_t limit) {
+  return [st, line](int64_t cycle, int64_t limit) mutable {
     if (cycle <= st->last) st->next = 1;
     st->last = cycle;
     if (cycle * 10 < limit * st->next) return;
     st->next = cycle * 10 / limit + 1;
+    line.clear();
     std::cerr << "noc-bench: cycle " << cycle << " of " << limit << " (" << cycle * 100 / limit << "%)\n";
   };
 }
@@ -149,7 +153,8 @@ int cmd_noc_bench(int argc, char** argv) {
       ("allow-large", po::bool_switch(&o.allow_large),
        "run beyond the work bound (1e9 node-cycles or 2e7 packets, about 10 minutes and 2.5 GiB; docs/noc.md)")
       ("progress", po::bool_switch(&progress),
-       "print progress on stderr (always on for runs above 1e8 node-cycles)");
+       "print a line on stderr at every tenth of the cycle limit (always on for runs above 1e8 node-cycles, "
+       "unless -q); on a terminal a live line shows the sweep's rates done, the cycles and an ETA anyway");
   const auto vm = parse_command_line(argc, argv, desc);
   if (!vm) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
@@ -187,12 +192,37 @@ int cmd_noc_bench(int argc, char** argv) {
   if (booksim_file.empty()) o.rate_in_packets = rate_unit == "packets";
   if (!mix.empty()) o.packet_mix = parse_mix(mix);
 
-  o.progress = progress_printer(o, progress);
+  // The live line: a sweep's rates done (and the current run's cycles), a saturation search's
+  // runs, a single run's cycles.
+  report::ProgressLine line = stderr_progress();
+  struct Where {
+    size_t point = 0, points = 1;  // a sweep's rate being run, of how many
+    std::string label = "noc-bench";
+    int64_t last = 0;
+    int runs = 1;  // --saturation: runs started
+  } where;
+  const auto cycles = progress_printer(o, progress, line);
+  if (cycles || line.active())
+    o.progress = [&line, &where, &saturation, cycles](int64_t cycle, int64_t limit) {
+      if (cycles) cycles(cycle, limit);
+      if (cycle <= where.last) ++where.runs;  // the next run of a search begins again from 0
+      where.last = cycle;
+      // Below the next whole point: the sweep's own update counts a rate done (-v: its line).
+      const double share = std::min(0.999, double(cycle) / double(limit));
+      const double done = saturation ? share : double(where.point) + share;
+      const double total = saturation ? 1.0 : double(where.points);
+      if (!line.due(done, total)) return;
+      std::string text = where.label;
+      if (saturation) text += ", run " + std::to_string(where.runs);
+      line.update(done, total, text + " | cycle " + std::to_string(cycle) + " of " + std::to_string(limit));
+    };
   const NocRegistry registry = NocRegistry::with_builtin_models();
   Json report;
   if (saturation && !sweep.empty()) throw UsageError("--saturation and --sweep: give one of them");
   if (saturation) {
+    where.label = "noc-bench: saturation search";
     const NocSaturation s = find_saturation(registry, o);
+    line.clear();
     std::cout << o.noc << ", " << o.traffic << " traffic: saturates between rate " << s.rate << " (not saturated) and "
               << s.saturated_at << " (" << s.runs << " runs)\n"
               << s.at_rate.line() << "\n";
@@ -200,16 +230,27 @@ int cmd_noc_bench(int argc, char** argv) {
                   {"at_rate", report::noc_bench_json(s.at_rate)}};
   } else if (sweep.empty()) {
     const NocBenchResult r = run_noc_bench(registry, o);
+    line.clear();
     std::cout << r.line() << "\n";
     report = report::noc_bench_json(r);
   } else {
     std::vector<NocBenchResult> results;
     report = Json{{"sweep", Json::array()}};
-    for (double rate : parse_rates(sweep)) {
+    const std::vector<double> rates = parse_rates(sweep);
+    where.points = rates.size();
+    for (double rate : rates) {
       o.rate = rate;
+      std::ostringstream label;
+      label << "noc-bench sweep: " << where.point << "/" << rates.size() << " rates | rate " << rate;
+      where.label = label.str();
       results.push_back(run_noc_bench(registry, o));
       report["sweep"].push_back(report::noc_bench_json(results.back()));
+      ++where.point;
+      line.update(double(where.point), double(rates.size()),
+                  "noc-bench sweep: " + std::to_string(where.point) + "/" + std::to_string(rates.size()) +
+                      " rates | " + results.back().line());
     }
+    line.clear();
     std::cout << o.noc << ", " << o.traffic << " traffic, "
               << (o.packet_mix.empty() ? std::to_string(o.packet_flits) + "-flit" : std::string("mixed-size")) << " packets, " << o.nodes
               << " nodes, latency in cycles:\n"

@@ -4,6 +4,7 @@
 #include "hw/common/config/hw_config_override.h"
 #include "runtime/plan/policy_eval.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 
 namespace po = boost::program_options;
 
@@ -14,7 +15,9 @@ int cmd_policy_eval(int argc, char** argv) {
       "usage: ahbm-sim policy-eval SCENARIO.json [--hw HW.json] [--set KEY=VALUE ...]\n\n"
       "Simulates the scenario's step under every policy (A, B1..B5; timing only), estimates each\n"
       "with the cost model and prints one JSON object: per policy simulated_ns, estimate_ns, error\n"
-      "and the estimate's terms; the auto choice, the simulated winner and whether they agree.\n\noptions");
+      "and the estimate's terms; the auto choice, the simulated winner and whether they agree.\n"
+      "On a terminal, stderr shows the candidates simulated so far and an ETA (not with -q; -v: a line\n"
+      "per candidate, terminal or not).\n\noptions");
   std::string scenario, hw;
   std::vector<std::string> overrides;
   desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(&scenario), "scenario JSON")(
@@ -23,7 +26,15 @@ int cmd_policy_eval(int argc, char** argv) {
   if (!parse_command_line(argc, argv, desc, "scenario")) return 0;  // --help
   if (scenario.empty()) throw UsageError("missing SCENARIO.json");
   const HwConfig cfg = load_hw_config(hw, overrides);
-  std::cout << evaluate_policies(load_scenario(scenario), cfg).dump() << "\n";
+  report::ProgressLine line = stderr_progress();
+  const auto progress = [&line](size_t done, size_t total, const std::string& next) {
+    std::string text = "policy-eval: " + std::to_string(done) + "/" + std::to_string(total) + " candidates simulated";
+    if (!next.empty()) text += " | next " + next;
+    line.update(double(done), double(total), text);
+  };
+  const Json report = evaluate_policies(load_scenario(scenario), cfg, line.active() ? progress : PolicyEvalProgress());
+  line.clear();
+  std::cout << report.dump() << "\n";
   return 0;
 }
 

@@ -18,17 +18,40 @@ std::optional<po::variables_map> parse_command_line(int argc, char** argv, const
                                                     const char* positional, int positional_count) {
   po::positional_options_description pos;
   if (positional) pos.add(positional, positional_count);
+  // Every command's terminal text: progress and notes (docs/outputs.md, "Progress").
+  po::options_description all(desc);
+  po::options_description text("terminal text (every command)");
+  text.add_options()
+      ("quiet,q", "no progress, no notes: only the results and errors (--log-level quiet)")
+      ("verbose,v", "also a line on stderr per finished item (a sweep's point, a tenth of the workflows), "
+                    "terminal or not (--log-level debug)")
+      ("log-level", po::value<std::string>(), "quiet | info (default: progress when stderr is a terminal) | debug");
+  all.add(text);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << all << "\n";
     return std::nullopt;
   }
+  report::Verbosity v = report::Verbosity::info;
+  if (vm.count("log-level")) {
+    const std::string level = vm["log-level"].as<std::string>();
+    if (level == "quiet") v = report::Verbosity::quiet;
+    else if (level == "info") v = report::Verbosity::info;
+    else if (level == "debug") v = report::Verbosity::debug;
+    else throw UsageError("--log-level " + level + ": expected quiet, info or debug");
+  }
+  if (vm.count("quiet") && vm.count("verbose")) throw UsageError("-q and -v: give one of them");
+  if ((vm.count("quiet") || vm.count("verbose")) && vm.count("log-level"))
+    throw UsageError("--log-level and -q/-v: give one of them");
+  if (vm.count("quiet")) v = report::Verbosity::quiet;
+  if (vm.count("verbose")) v = report::Verbosity::debug;
+  set_verbosity(v);
   return vm;
 }
 
@@ -55,7 +78,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  join.csv      with a \"join\" block: per join strategy, join-input tokens, continuation-prefill and\n"
       "                fan-in time, new KV bytes, KV read per decode token, context use (docs/join.md)\n"
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
-      "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal.\n\noptions");
+      "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal (not with -q).\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog, trace, power_window;
   std::string policy = "A", launch = "unified", gemm_mapping;
   std::vector<std::string> overrides;
@@ -123,7 +146,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.compare_unbatched = vm.count("compare-unbatched") > 0;
   opt.join_compare = vm.count("join-compare") > 0;
   opt.every_layer = vm.count("every-layer") > 0;
-  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO);
+  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO, verbosity());
   opt.sims = sims;
   const Scenario sc = load_scenario(scenario);
   if (opt.join_compare && !sc.join)

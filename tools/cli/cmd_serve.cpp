@@ -27,7 +27,8 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       "                tracks (ui.perfetto.dev)\n"
       "A workload's scheduler.pbd block splits the chip's KV-head groups into a prefill pool and a decode\n"
       "pool with a bounded buffer between them (P-B-D; summary.json \"pbd\").\n"
-      "DIR is written all or nothing.\n\noptions");
+      "DIR is written all or nothing. On a terminal, stderr shows the workflows finished so far, the\n"
+      "simulated time and an ETA (not with -q; -v: a line per tenth of the workflows, terminal or not).\n\noptions");
   std::string workload, out, hw, noc, scheduler, seed, rate, gemm_mapping;
   std::vector<std::string> overrides;
   desc.add_options()
@@ -70,15 +71,24 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.scheduler = scheduler;
   opt.sims = sims;
   opt.gemm_mapping = mapping;
+  report::ProgressLine progress = stderr_progress();
+  if (progress.active())
+    opt.progress = [&progress](size_t done, size_t total, double now_ns) {
+      if (!progress.due(double(done), double(total))) return;
+      progress.update(double(done), double(total),
+                      "serve: " + std::to_string(done) + "/" + std::to_string(total) + " workflows | " +
+                          report::time_text(now_ns) + " simulated");
+    };
   const serve::ServeResult r = serve::serve(w, cfg, opt);
+  progress.clear();
   const serve::ServeSummary summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);
   const report::Distribution& ttft = summary.requests.ttft;
   std::cout << "workload " << w.name << ": " << r.workflows.size() << " workflows, " << r.requests.size()
             << " requests, scheduler " << r.scheduler << "; " << r.steps.size() << " steps (" << r.steps_simulated
-            << " simulated, " << r.steps_reused << " reused); served in " << r.end_ns << " ns\n";
+            << " simulated, " << r.steps_reused << " reused); served in " << report::time_text(r.end_ns) << "\n";
   if (ttft.count > 0)
-    std::cout << "TTFT p50/p99 " << ttft.p50 << " / " << ttft.p99 << " ns; throughput "
+    std::cout << "TTFT p50/p99 " << report::time_text(ttft.p50) << " / " << report::time_text(ttft.p99) << "; throughput "
               << summary.throughput.tokens_per_s << " tokens/s\n";
   std::cout << "outputs in " << out << "\n";
   check_stdout();

@@ -34,7 +34,9 @@ void print_usage(std::ostream& os) {
   os << "ahbm-sim: cycle-approximate SystemC/TLM-2.0 model of AHBM running agentic attention\n\n"
         "usage: ahbm-sim COMMAND [options]\n       ahbm-sim --version\n\ncommands:\n";
   for (const auto& c : ahbm::cli::commands()) os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary << "\n";
-  os << "\n'ahbm-sim COMMAND --help' documents each command's options.\n"
+  os << "\n'ahbm-sim COMMAND --help' documents each command's options. Every command takes -q (no progress,\n"
+        "only results and errors), -v (also a line per finished item) or --log-level quiet|info|debug; long\n"
+        "commands show progress on stderr when it is a terminal.\n"
         "exit codes: 0 ok, 1 internal error, 2 bad input, 3 numeric failure (run --check, or NaN/Inf),\n"
         "            4 simulation stalled (deadlock or livelock)\n";
 }

@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "tools/cli/commands.h"
 
@@ -18,7 +21,14 @@ template <class T>
   throw UsageError(os.str());
 }
 
+report::Verbosity g_verbosity = report::Verbosity::info;
+
 }  // namespace
+
+report::Verbosity verbosity() { return g_verbosity; }
+void set_verbosity(report::Verbosity v) { g_verbosity = v; }
+
+report::ProgressLine stderr_progress() { return report::ProgressLine::on(std::cerr, STDERR_FILENO, g_verbosity); }
 
 uint64_t parse_uint_option(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi) {
   // Digits only: no sign, no spaces, no exponent, no hex.
