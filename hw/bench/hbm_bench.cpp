@@ -31,7 +31,24 @@ void check_options(const HbmBenchOptions& o) {
     if (!ok) throw InputError(opt + " " + value + ": allowed " + allowed);
   };
   need(o.pseudo_channels >= 1 && o.pseudo_channels <= 64, "--pseudo-channels", std::to_string(o.pseudo_channels), "[1, 64]");
+  need(!o.keep_commands || o.pseudo_channels == 1, "--pseudo-channels", std::to_string(o.pseudo_channels),
+       "1 with --command-trace (DRAMPower models one rank: one pseudo-channel's commands)");
   const uint64_t burst = uint64_t(o.spec.org.burst_bytes), cap = o.spec.org.bytes() * uint64_t(o.pseudo_channels);
+  const double max_bursts = o.check || o.keep_commands ? kMaxHbmBenchCheckedBursts : kMaxHbmBenchBursts;
+  const char* logged = o.check ? " with --check" : o.keep_commands ? " with --command-trace" : "";
+  if (!o.trace.empty()) {  // a trace: its requests are checked by the reader, their number here
+    need(o.inflight >= 1 && o.inflight <= 1024, "--inflight", std::to_string(o.inflight), "[1, 1024]");
+    need(o.trace_clock_mhz >= 0 && o.trace_clock_mhz <= 1e6, "--trace-clock-mhz", fmt_work(o.trace_clock_mhz),
+         "(0, 1e6], or 0 for the DRAM's clock");
+    o.spec.validate("hbm-bench");
+    const HbmBenchWork w = hbm_bench_work(o);
+    if (!o.allow_large && (w.chunks > kMaxHbmBenchChunks || w.bursts > max_bursts))
+      throw InputError("--trace " + o.trace_file + ": " + fmt_work(w.chunks) + " requests and " + fmt_work(w.bursts) +
+                       " bursts exceed the bench's bound (allowed: up to " + fmt_work(kMaxHbmBenchChunks) +
+                       " requests and " + fmt_work(max_bursts) + " bursts" + logged +
+                       ", about 8 minutes and 1 GiB; a shorter trace, or --allow-large)");
+    return;
+  }
   need(o.pattern == "sequential" || o.pattern == "random" || o.pattern == "stream-write", "--pattern", o.pattern,
        "sequential, random, stream-write");
   need(o.chunk_bytes >= burst && o.chunk_bytes % burst == 0 && o.chunk_bytes <= cap / 4, "--chunk-bytes",
@@ -46,7 +63,6 @@ void check_options(const HbmBenchOptions& o) {
   need(o.inflight >= 1 && o.inflight <= 1024, "--inflight", std::to_string(o.inflight), "[1, 1024]");
   o.spec.validate("hbm-bench");
   const HbmBenchWork w = hbm_bench_work(o);
-  const double max_bursts = o.check ? kMaxHbmBenchCheckedBursts : kMaxHbmBenchBursts;
   if (!o.allow_large && (w.chunks > kMaxHbmBenchChunks || w.bursts > max_bursts))
     throw InputError("--bytes " + std::to_string(o.bytes) + " in chunks of --chunk-bytes " + std::to_string(o.chunk_bytes) +
                      (o.write_every ? " (and --write-bytes " + std::to_string(o.write_bytes) + " every --write-every " +
@@ -55,13 +71,22 @@ void check_options(const HbmBenchOptions& o) {
                      " = " + fmt_work(w.chunks) + " chunks and " + fmt_work(w.bursts) + " bursts of " +
                      std::to_string(burst) + " bytes exceed the bench's bound (allowed: up to " +
                      fmt_work(kMaxHbmBenchChunks) + " chunks and " + fmt_work(max_bursts) + " bursts" +
-                     (o.check ? " with --check" : "") +
+                     logged +
                      ", about 8 minutes and 1 GiB; fewer --bytes, larger --chunk-bytes, or --allow-large)");
 }
 
 // The run's chunks in issue order: reads as the pattern says, and a write of write_bytes after
 // every write_every bytes read (appended one after another above the read region).
 std::vector<Chunk> make_chunks(const HbmBenchOptions& o) {
+  if (!o.trace.empty()) {  // a request moves every burst it touches
+    const uint64_t burst = uint64_t(o.spec.org.burst_bytes);
+    std::vector<Chunk> chunks;
+    for (const MemTraceRequest& q : o.trace) {
+      const uint64_t first = q.addr / burst, last = (q.addr + q.bytes - 1) / burst;
+      chunks.push_back({first * burst, (last - first + 1) * burst, q.write});
+    }
+    return chunks;
+  }
   const uint64_t cap = o.spec.org.bytes() * uint64_t(o.pseudo_channels), write_base = cap / 2;
   std::mt19937_64 rng(o.seed);
   std::uniform_int_distribution<uint64_t> pick(0, write_base / o.chunk_bytes - 1);
@@ -86,6 +111,12 @@ std::vector<Chunk> make_chunks(const HbmBenchOptions& o) {
 
 HbmBenchWork hbm_bench_work(const HbmBenchOptions& o) {
   const double burst = double(o.spec.org.burst_bytes);
+  if (!o.trace.empty()) {
+    HbmBenchWork w;
+    w.chunks = double(o.trace.size());
+    for (const MemTraceRequest& q : o.trace) w.bursts += std::ceil(double(q.bytes) / burst) + 1;  // at most
+    return w;
+  }
   const double reads = std::ceil(double(o.bytes) / double(std::max<uint64_t>(o.chunk_bytes, 1)));
   // A write after every write_every bytes read (make_chunks): at most one per read chunk.
   const double writes =
@@ -105,7 +136,14 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   check_options(o);
   const std::vector<Chunk> chunks = make_chunks(o);
   const uint64_t pcs = uint64_t(o.pseudo_channels);
-  std::vector<DramController> ctl(pcs, DramController(o.spec, o.check));
+  std::vector<DramController> ctl(pcs, DramController(o.spec, o.check || o.keep_commands));
+  // A timed trace: the cycle (tCK) each request may enter, at or after its time stamp.
+  std::vector<int64_t> issue_at;
+  if (!o.trace.empty() && o.trace.front().cycle >= 0) {
+    const double trace_ns = o.trace_clock_mhz > 0 ? 1e3 / o.trace_clock_mhz : o.spec.t.tck_ns;
+    for (const MemTraceRequest& q : o.trace)
+      issue_at.push_back(int64_t(std::ceil(double(q.cycle) * trace_ns / o.spec.t.tck_ns - 1e-9)));
+  }
   const uint64_t burst = uint64_t(o.spec.org.burst_bytes);
   std::vector<int64_t> start(chunks.size(), -1), finish(chunks.size(), -1);
   std::vector<uint64_t> left(chunks.size());
@@ -127,11 +165,15 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
           break;
         }
       }
+      if (!issue_at.empty() && issue_at[next_chunk] > now) {
+        wake = std::min(wake, issue_at[next_chunk]);
+        break;
+      }
       const Chunk& c = chunks[next_chunk];
       const ChannelBurst at = interleave_burst(c.addr / burst + next_burst, int(pcs), int(burst));
       DramController& pc = ctl[size_t(at.channel)];
       if (pc.full()) break;
-      if (start[next_chunk] < 0) start[next_chunk] = now;
+      if (start[next_chunk] < 0) start[next_chunk] = issue_at.empty() ? now : issue_at[next_chunk];
       pc.enqueue({next_chunk * (uint64_t(1) << 24) + next_burst, at.addr, c.write, now});
       if (++next_burst == c.bytes / burst) {
         ++next_chunk;
@@ -167,7 +209,7 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   r.chunks = chunks.size();
   for (const Chunk& c : chunks) (c.write ? r.bytes_written : r.bytes_read) += c.bytes;
   r.total_ns = double(end) * tck;
-  r.first_access_ns = double(first_done) * tck;
+  r.first_access_ns = double(first_done - start[0]) * tck;  // start[0] = 0 but for a timed trace
   double sum = 0;
   for (size_t i = 0; i < chunks.size(); ++i) sum += double(finish[i] - start[i]) * tck;
   r.chunk_ns_mean = sum / double(chunks.size());
@@ -189,6 +231,7 @@ HbmBenchResult run_hbm_bench(const HbmBenchOptions& opt) {
   }
   r.row_hit_rate = cas ? double(hits_weighted) / double(cas) : 0.0;
   r.refresh_share = double(refresh_cycles) / double(end) / double(pcs);
+  if (o.keep_commands) r.commands = ctl[0].commands();
   if (o.check) {
     r.rule_violations = 0;
     for (const DramController& c : ctl) {
@@ -227,6 +270,15 @@ Json HbmBenchResult::to_json() const {
             {"activates", acts},
             {"refreshes", refreshes},
             {"bank_utilisation", bank_utilisation}};
+  if (!options.trace.empty()) {  // a trace's run: what it replayed (the pattern's fields do not apply)
+    j["pattern"] = "trace";
+    j["chunk_bytes"] = 0;
+    j["trace"] = {{"file", options.trace_file},
+                  {"format", options.trace_format},
+                  {"requests", options.trace.size()},
+                  {"timed", options.trace.front().cycle >= 0},
+                  {"clock_mhz", options.trace_clock_mhz > 0 ? options.trace_clock_mhz : 1e3 / options.spec.t.tck_ns}};
+  }
   if (rule_violations >= 0) {
     j["rule_violations"] = rule_violations;
     j["first_violations"] = first_violations;
@@ -236,6 +288,15 @@ Json HbmBenchResult::to_json() const {
 
 std::string HbmBenchResult::line() const {
   char buf[320];
+  if (!options.trace.empty()) {  // the file's name in full, however long
+    std::snprintf(buf, sizeof buf,
+                  " (%s, %zu requests), %s, refresh %s, inflight %d: %.2f of %.2f GB/s (efficiency %.3f), request "
+                  "latency %.2f ns mean, row hits %.3f, refresh share %.3f",
+                  options.trace_format.c_str(), options.trace.size(), options.spec.mapping.name.c_str(),
+                  refresh_name(options.spec.refresh), options.inflight, achieved_gbps, peak_gbps, efficiency,
+                  chunk_ns_mean, row_hit_rate, refresh_share);
+    return "trace " + options.trace_file + buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "%s %llu B chunks, %s, refresh %s, inflight %d: %.2f of %.2f GB/s (efficiency %.3f), first access "
                 "%.2f ns, row hits %.3f, refresh share %.3f",

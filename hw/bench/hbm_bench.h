@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "hw/bench/mem_trace.h"
 #include "hw/common/base/json_reader.h"
+#include "hw/hbm/dram_controller.h"
 #include "hw/hbm/dram_spec.h"
 
 namespace ahbm::hbm {
@@ -31,6 +33,15 @@ struct HbmBenchOptions {
   // Called as chunks complete: chunks done, chunks in all, simulated time (ns); the CLI's progress
   // line. Results are the same with or without it.
   std::function<void(uint64_t done, uint64_t total, double now_ns)> progress;
+  // Trace replay (--trace): these requests instead of the pattern's chunks, each one chunk, in file
+  // order; a time stamp is the earliest cycle of the trace clock (trace_clock_mhz; 0: the DRAM's
+  // tCK) its first burst may enter. The pattern and chunk options are not used.
+  std::vector<MemTraceRequest> trace;
+  std::string trace_file, trace_format;
+  double trace_clock_mhz = 0;
+  // Keep pseudo-channel 0's commands for HbmBenchResult::commands (--command-trace; one
+  // pseudo-channel only: DRAMPower models one rank).
+  bool keep_commands = false;
 };
 
 // What a bench run costs at most, known before it starts: chunks (each held for the whole run,
@@ -59,6 +70,7 @@ struct HbmBenchResult {
   std::vector<double> bank_utilisation;  // per bank (mean over pseudo-channels): share of the run its bursts held the data bus
   int64_t rule_violations = -1;          // with `check`
   std::vector<std::string> first_violations;
+  std::vector<DramCommand> commands;     // with keep_commands
   Json to_json() const;
   std::string line() const;
 };

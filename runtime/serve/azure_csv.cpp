@@ -9,20 +9,15 @@
 #include "hw/common/base/error.h"
 #include "hw/common/base/input_file.h"
 #include "hw/common/base/json_reader.h"
+#include "runtime/serve/csv_rows.h"
 
 namespace ahbm::serve {
 
 namespace {
 
-constexpr int kMaxTokens = 1 << 20;  // as the workload's token counts
 constexpr const char* kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
-constexpr const char* kBom = "\xEF\xBB\xBF";
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-  return s;
-}
+using csv::trim;
 
 // "YYYY-MM-DD HH:MM:SS[.fraction]" as seconds since 1970-01-01 00:00:00 (the calendar's real
 // month lengths and leap years), or false when `cell` does not have that shape. A date of that
@@ -62,24 +57,11 @@ double timestamp_seconds(const std::string& cell, const std::string& at) {
   return t_s;
 }
 
-int token_count(const std::string& v, const char* name, const std::string& at) {
-  try {
-    size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used == v.size() && x >= 1 && x <= kMaxTokens) return int(x);
-  } catch (const std::exception&) {
-  }
-  throw InputError(at + ": " + name + " \"" + printable(v) + "\" must be an integer in " +
-                   range_text(int64_t(1), int64_t(kMaxTokens)));
-}
-
 void read_header(std::istream& in, const std::string& path) {
-  std::string line;
-  if (!std::getline(in, line)) throw InputError(path + ": file is empty (expected the header " + kHeader + ")");
-  const bool bom = line.compare(0, 3, kBom) == 0;  // a byte-order mark, as spreadsheet programs write
-  if (bom) line.erase(0, 3);
-  if (trim(line) != kHeader)
-    throw InputError(path + ": line 1 must be the header " + kHeader + "; got \"" + printable(trim(line)) + "\"" +
+  bool bom = false;
+  const std::string line = csv::first_line(in, path, std::string("the header ") + kHeader, bom);
+  if (line != kHeader)
+    throw InputError(path + ": line 1 must be the header " + kHeader + "; got \"" + printable(line) + "\"" +
                      (bom ? " after a UTF-8 byte-order mark" : ""));
 }
 
@@ -110,25 +92,17 @@ std::vector<TraceRow> parse_azure_csv(std::istream& in, const std::string& path,
   for (int n = 2; int(rows.size()) < max_rows && std::getline(in, line); ++n) {
     line = trim(line);
     if (line.empty()) continue;
-    std::vector<std::string> col;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) col.push_back(trim(c));
+    const std::vector<std::string> col = csv::cells(line);
     const std::string at = path + ": line " + std::to_string(n);
     if (col.size() != 3) throw InputError(at + ": expected 3 columns, got " + std::to_string(col.size()));
     const double t_s = timestamp_seconds(col[0], at);
     if (rows.empty()) first_s = t_s;
     const double at_ns = (t_s - first_s) * 1e9;
-    if (!(at_ns <= kMaxArrivalNs))
-      throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) + "\" is " + Json(t_s - first_s).dump() +
-                       " s after the first row's (allowed: up to 1125899.906842624 s = 2^50 ns after it, where time in "
-                       "double ns resolves 1/8 ns; split the trace)");
-    if (!rows.empty() && at_ns < rows.back().arrival_ns)
-      throw InputError(at + ": TIMESTAMP \"" + printable(col[0]) +
-                       "\" is earlier than the row before (rows must be in time order)");
+    csv::check_arrival(at, "TIMESTAMP", col[0], t_s - first_s, at_ns, rows.empty() ? -1.0 : rows.back().arrival_ns);
     TraceRow row;
     row.arrival_ns = at_ns;
-    row.context_tokens = token_count(col[1], "ContextTokens", at);
-    row.generated_tokens = token_count(col[2], "GeneratedTokens", at);
+    row.context_tokens = csv::token_count(col[1], "ContextTokens", at);
+    row.generated_tokens = csv::token_count(col[2], "GeneratedTokens", at);
     rows.push_back(row);
   }
   if (rows.empty()) throw InputError(path + ": no request rows after the header");

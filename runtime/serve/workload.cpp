@@ -9,6 +9,7 @@
 #include "runtime/policy/apply_policy.h"
 #include "runtime/serve/admission.h"
 #include "runtime/serve/preemption.h"
+#include "runtime/serve/request_csv.h"
 #include "runtime/serve/scheduler.h"
 
 namespace ahbm::serve {
@@ -19,6 +20,8 @@ namespace {
 
 constexpr int kMaxTokens = 1 << 20;
 constexpr int kMaxWorkflows = 1000000;
+constexpr const char* kRequestCsvPlain = "request_csv";
+constexpr const char* kRequestCsvSession = "request_csv_session";
 
 // A path named in the workload: as given when absolute, else next to the workload file, else
 // relative to the working directory.
@@ -103,7 +106,7 @@ WorkflowTemplate read_template(JsonReader t) {
 
 ArrivalSpec read_arrival(JsonReader a) {
   ArrivalSpec s;
-  s.process = a.string("process", {"poisson", "timestamps", "azure_csv"});
+  s.process = a.string("process", {"poisson", "timestamps", "azure_csv", "request_csv"});
   if (s.process == "poisson") {
     s.rate_per_s = a.number("rate_per_s", 1e-6, 1e12);
     s.count = int(a.integer("count", 1, kMaxWorkflows));
@@ -175,11 +178,20 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
   w.seed = uint64_t(r.integer("seed", 1, 0, INT64_MAX));
   w.arrival = read_arrival(r.object("arrival"));
   // A trace's rows are plain requests: templates given with one would be silently ignored.
-  if (w.arrival.process == "azure_csv" && r.has("templates"))
-    r.fail("templates", "not allowed with arrival.process = \"azure_csv\" (each row of the trace is a plain request; "
-                        "templates describe the workflows of the poisson and timestamps arrivals)");
-  if (w.arrival.process != "azure_csv")
+  const bool trace = w.arrival.process == "azure_csv" || w.arrival.process == "request_csv";
+  if (trace && r.has("templates"))
+    r.fail("templates", "not allowed with arrival.process = \"" + w.arrival.process +
+                            "\" (the trace's rows give the workflows; templates describe the workflows of the poisson "
+                            "and timestamps arrivals)");
+  if (!trace)
     for (JsonReader t : r.array_of_objects("templates", 1, 64)) w.templates.push_back(read_template(t));
+  if (w.arrival.process == "request_csv") {
+    // Names only (the engine's records name a workflow by its template): a row's own plain request,
+    // and a session of several rows (request_workflows, runtime/serve/request_csv.h).
+    w.templates.resize(2);
+    w.templates[0].name = kRequestCsvPlain;
+    w.templates[1].name = kRequestCsvSession;
+  }
   for (size_t i = 0; i < w.templates.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (w.templates[i].name == w.templates[k].name)
@@ -298,6 +310,8 @@ std::vector<WorkflowSpec> expand(const Workload& w) {
     }
   } else if (w.arrival.process == "timestamps") {
     for (double t : w.arrival.times_ns) from_template(pick(), t);
+  } else if (w.arrival.process == "request_csv") {
+    out = request_workflows(read_request_csv(w.arrival.file, w.arrival.count), w.arrival.file, 0, 1);
   } else {
     for (const TraceRow& row : read_azure_csv(w.arrival.file, w.arrival.count)) {
       WorkflowSpec s;
@@ -330,7 +344,8 @@ Json to_json(const Workload& w) {
   }
   j["arrival"] = a;
   j["templates"] = Json::array();
-  for (const WorkflowTemplate& t : w.templates) {
+  // request_csv's two templates are names only, none the user gave: not echoed.
+  for (const WorkflowTemplate& t : w.arrival.process == "request_csv" ? std::vector<WorkflowTemplate>{} : w.templates) {
     Json tj{{"name", t.name}, {"weight", t.weight}, {"prompt_tokens", t.prompt_tokens},
             {"cached_tokens", t.cached_tokens}, {"rounds", t.rounds}, {"answer_tokens", token_json(t.answer_tokens)}};
     if (t.rounds > 0) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "runtime/serve/admission.h"
 #include "runtime/serve/engine.h"
@@ -1569,6 +1570,49 @@ TEST(ServeTrace, NamedTracksWholeNsTimesAndNoPartialOverlap) {
   const std::string text = serve::serve_trace_json(r);
   EXPECT_NE(text.find("\"name\":\"workflow " + std::to_string(r.workflows.back().id) + "\""), std::string::npos);
   EXPECT_NE(text.find("\"name\":\"" + r.slices[1].name + "\""), std::string::npos);
+}
+
+// Issue 44 item 3 (a): a request trace served: one workflow per plain row or session, each row
+// one request with the row's tokens, a session's rounds one after another in file order.
+TEST(Serve, RequestCsvRowsAreServedAsTheirWorkflowsAndRequests) {
+  const std::string dir = test::temp_dir("serve-request-csv");
+  const std::string csv = test::write_temp(dir, "t.csv",
+                                           "request_id,arrived_at,num_prefill_tokens,num_decode_tokens,session_id,agent_id\n"
+                                           "0,0.000000,64,3,,\n"
+                                           "1,0.000010,96,2,s,\n"
+                                           "2,0.000020,16,4,s,a\n"
+                                           "3,0.000020,24,2,s,b\n"
+                                           "4,0.000030,48,5,,\n"
+                                           "5,0.000040,8,3,s,a\n"
+                                           "6,0.000040,12,1,s,b\n");
+  const Workload w = workload(R"({"arrival": {"process": "request_csv", "file": ")" + csv + R"("}})");
+  const ServeResult r = serve::serve(w, hw(), {});
+  expect_conserved(w, r);
+  ASSERT_EQ(r.workflows.size(), 3u);
+  EXPECT_EQ(r.workflows[0].tmpl, "request_csv");
+  EXPECT_EQ(r.workflows[1].tmpl, "request_csv_session");
+  EXPECT_EQ(r.workflows[2].tmpl, "request_csv");
+  EXPECT_DOUBLE_EQ(r.workflows[1].arrival_ns, 10000.0);
+  EXPECT_DOUBLE_EQ(r.workflows[2].arrival_ns, 30000.0);
+  EXPECT_EQ(r.workflows[1].requested_tokens, 2 + 4 + 2 + 3 + 1);
+  // Every row one request: (workflow, round, branch) -> (prefill tokens, decode tokens).
+  std::map<std::tuple<int, int, int>, std::pair<int, int>> want = {
+      {{0, -1, -1}, {64, 3}}, {{1, -1, -1}, {96, 2}}, {{1, 0, 0}, {16, 4}}, {{1, 0, 1}, {24, 2}},
+      {{2, -1, -1}, {48, 5}}, {{1, 1, 0}, {8, 3}},    {{1, 1, 1}, {12, 1}}};
+  ASSERT_EQ(r.requests.size(), want.size());
+  double round0_done = 0, round1_ready = 1e300;
+  for (const serve::RequestRecord& q : r.requests) {
+    const auto it = want.find({q.workflow, q.round, q.branch});
+    ASSERT_NE(it, want.end()) << q.workflow << " " << q.round << " " << q.branch;
+    EXPECT_EQ(q.prefill_tokens, it->second.first) << q.workflow << " " << q.round << " " << q.branch;
+    EXPECT_EQ(q.requested_tokens, it->second.second);
+    EXPECT_EQ(q.generated_tokens, it->second.second);
+    if (q.workflow == 1 && q.round == 0) round0_done = std::max(round0_done, q.done_ns);
+    if (q.workflow == 1 && q.round == 1) round1_ready = std::min(round1_ready, q.ready_ns);
+    want.erase(it);
+  }
+  // The second round starts when the first has joined (both branches done).
+  EXPECT_GE(round1_ready, round0_done);
 }
 
 }  // namespace

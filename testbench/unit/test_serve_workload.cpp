@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hw/common/base/error.h"
+#include "runtime/serve/request_csv.h"
 #include "runtime/serve/workload.h"
 #include "test_support.h"
 
@@ -221,6 +222,142 @@ TEST(ServeWorkload, AzureCsvByteOrderMarkIsSkipped) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_DOUBLE_EQ(rows[1].arrival_ns, 2.5e9);
   EXPECT_EQ(rows[1].context_tokens, 20);
+}
+
+// Issue 44 item 3 (a): a Vidur / Splitwise style request trace: named columns in any order (others
+// ignored), seconds or ns, sessions as workflows of rounds, agents as a round's branches.
+std::vector<serve::RequestRow> request_rows(const std::string& text) {
+  std::istringstream in(text);
+  return serve::parse_request_csv(in, "r.csv", 100);
+}
+
+std::string request_error(const std::string& text) {
+  try {
+    serve::request_workflows(request_rows(text), "r.csv", 0, 1);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ServeWorkload, RequestCsvReadsVidurAndSplitwiseColumns) {
+  // Vidur: arrived_at in seconds; extra columns ignored.
+  auto rows = request_rows("request_id,arrived_at,num_prefill_tokens,num_decode_tokens\n0,1.5,100,7\n1,1.75,300,2\n");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].arrival_ns, 0);
+  EXPECT_DOUBLE_EQ(rows[1].arrival_ns, 0.25e9);
+  EXPECT_EQ(rows[1].prompt_tokens, 300);
+  EXPECT_EQ(rows[0].output_tokens, 7);
+  EXPECT_EQ(rows[1].line, 3);
+  // Splitwise: its seven columns, arrival_timestamp in seconds.
+  rows = request_rows("request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n"
+                      "0,2,0,0.0,1,1020,45\n1,2,0,0.002,1,64,3\n");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[1].arrival_ns, 2e6);
+  EXPECT_EQ(rows[0].prompt_tokens, 1020);
+  EXPECT_EQ(rows[1].output_tokens, 3);
+  // ns, columns in another order, a byte-order mark.
+  rows = request_rows("\xEF\xBB\xBFoutput_tokens,prompt_tokens,arrival_ns\n4,10,1000\n5,20,1250\n");
+  EXPECT_DOUBLE_EQ(rows[1].arrival_ns, 250);
+  EXPECT_EQ(rows[1].prompt_tokens, 20);
+  EXPECT_EQ(rows[1].output_tokens, 5);
+}
+
+TEST(ServeWorkload, RequestCsvBadInputNamesFileLineColumnAndRange) {
+  const auto err = [](const std::string& text) {
+    try {
+      request_rows(text);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string h = "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+  EXPECT_NE(err(h + "0,100,0\n").find("r.csv: line 2: num_decode_tokens \"0\" must be an integer in [1, 1048576]"),
+            std::string::npos) << err(h + "0,100,0\n");
+  EXPECT_NE(err(h + "0,100,1\n0,2000000,1\n").find("line 3: num_prefill_tokens \"2000000\""), std::string::npos);
+  EXPECT_NE(err(h + "-1,100,1\n").find("line 2: arrived_at \"-1\" must be a number >= 0 (seconds)"), std::string::npos);
+  EXPECT_NE(err(h + "1,100,1\n0.5,100,1\n").find("line 3: arrived_at \"0.5\" is earlier than the row before"),
+            std::string::npos);
+  EXPECT_NE(err(h + "0,100\n").find("line 2: expected 3 columns (as the header), got 2"), std::string::npos);
+  EXPECT_NE(err("arrived_at,num_decode_tokens\n0,1\n").find("line 1: no prompt tokens column (expected one of "
+                                                             "num_prefill_tokens | prompt_size | prompt_tokens"),
+            std::string::npos);
+  EXPECT_NE(err("arrived_at,arrival_ns,prompt_size,token_size\n").find("both give the arrival time"), std::string::npos);
+  EXPECT_NE(err("arrived_at,prompt_size,token_size,agent_id\n").find("agent_id needs a session_id column"),
+            std::string::npos);
+  EXPECT_NE(err(h).find("no request rows after the header"), std::string::npos);
+  EXPECT_NE(err("").find("file is empty"), std::string::npos);
+}
+
+TEST(ServeWorkload, RequestCsvSessionsBecomeRoundsAndAgentsBranches) {
+  const auto specs = serve::request_workflows(
+      request_rows("arrived_at,num_prefill_tokens,num_decode_tokens,session_id,agent_id\n"
+                   "0,100,7,,\n"          // w0: plain
+                   "1,200,5,s,\n"         // w1: the session's root
+                   "2,30,3,s,a\n"         // round 0, branch a
+                   "2,40,4,s,b\n"         // round 0, branch b
+                   "3,50,6,t,\n"          // w2: alone in its session: plain
+                   "4,31,2,s,a\n"         // a again: round 1
+                   "4,41,1,s,b\n"),
+      "r.csv", 0, 1);
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].tmpl, 0);
+  EXPECT_TRUE(specs[0].rounds.empty());
+  EXPECT_EQ(specs[0].answer_tokens, 7);
+  EXPECT_EQ(specs[1].tmpl, 1);
+  EXPECT_DOUBLE_EQ(specs[1].arrival_ns, 1e9);
+  EXPECT_EQ(specs[1].prompt_tokens, 200);
+  EXPECT_EQ(specs[1].answer_tokens, 5);
+  ASSERT_EQ(specs[1].rounds.size(), 2u);
+  ASSERT_EQ(specs[1].rounds[0].size(), 2u);
+  EXPECT_EQ(specs[1].rounds[0][1].new_tokens, 40);
+  EXPECT_EQ(specs[1].rounds[1][0].decode_tokens, 2);
+  EXPECT_EQ(specs[1].join_first, 2);
+  EXPECT_EQ(specs[1].join_tokens, 0);
+  EXPECT_EQ(specs[2].id, 2);
+  EXPECT_EQ(specs[2].tmpl, 0);
+  EXPECT_DOUBLE_EQ(specs[2].arrival_ns, 3e9);
+  // Without agent ids every later row of a session is a round of its own.
+  const auto chat = serve::request_workflows(
+      request_rows("arrived_at,prompt_size,token_size,session_id\n0,10,1,c\n1,20,2,c\n2,30,3,c\n"), "r.csv", 0, 1);
+  ASSERT_EQ(chat.size(), 1u);
+  ASSERT_EQ(chat[0].rounds.size(), 2u);
+  EXPECT_EQ(chat[0].rounds[1][0].new_tokens, 30);
+  EXPECT_EQ(chat[0].join_first, 1);
+  // Rounds of different sizes cannot join on one count: refused, naming the session's first line.
+  EXPECT_NE(request_error("arrived_at,prompt_size,token_size,session_id,agent_id\n0,10,1,s,\n1,5,1,s,a\n1,5,1,s,b\n"
+                          "2,5,1,s,a\n")
+                .find("r.csv: line 2: the session of workflow 0 has rounds of 2 and 1 agents (round 1)"),
+            std::string::npos);
+  std::string many = "arrived_at,prompt_size,token_size,session_id\n";
+  for (int i = 0; i < 66; ++i) many += std::to_string(i) + ",10,1,long\n";
+  EXPECT_NE(request_error(many).find("r.csv: line 67: session_id \"long\" has more than 64 rounds"), std::string::npos)
+      << request_error(many);
+}
+
+TEST(ServeWorkload, RequestCsvWorkloadExpandsItsRows) {
+  const std::string dir = test::temp_dir("request-csv");
+  const std::string csv = test::write_temp(dir, "t.csv", "arrived_at,num_prefill_tokens,num_decode_tokens,session_id\n"
+                                                          "0,100,7,x\n0.5,20,3,x\n0.75,300,2,\n");
+  Json j = Json::parse(R"({"name": "rq", "arrival": {"process": "request_csv", "file": "t.csv", "count": 3}})");
+  j["arrival"]["file"] = csv;
+  const serve::Workload w = parse(j);
+  ASSERT_EQ(w.templates.size(), 2u);
+  EXPECT_EQ(w.templates[0].name, "request_csv");
+  EXPECT_EQ(w.templates[1].name, "request_csv_session");
+  EXPECT_TRUE(serve::to_json(w)["templates"].empty());
+  const auto specs = serve::expand(w);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].tmpl, 1);
+  EXPECT_EQ(specs[0].rounds.size(), 1u);
+  EXPECT_EQ(specs[1].tmpl, 0);
+  EXPECT_DOUBLE_EQ(specs[1].arrival_ns, 0.75e9);
+  // count: rows read at most.
+  j["arrival"]["count"] = 1;
+  EXPECT_EQ(serve::expand(parse(j)).size(), 1u);
+  j["templates"] = Json::parse(R"([{"name": "a", "prompt_tokens": 8}])");
+  EXPECT_THROW(parse(j), InputError);
 }
 
 }  // namespace
