@@ -6,8 +6,9 @@ Environment:
   AHBM_PREBUILT_MODULE=PATH  copy this already-built extension (build/python/ahbm/_ahbm.*.so of the
                              same interpreter's build) instead of building one: what the test
                              PythonPackage.PipInstallsInAVenv does, CMake's build being done already.
-  AHBM_PIP_BUILD_DIR=DIR     setuptools' and CMake's build directory (default: build/pip under the
-                             source; CMake's tree in DIR/cmake is reused by the next install).
+  AHBM_PIP_BUILD_DIR=DIR     CMake's build tree (default: build-pip/ beside the source's build/,
+                             reused by the next install; at the same depth as build/, so a compiler
+                             cache with a base_dir gets its hits); setuptools' files in DIR/setuptools.
   CMAKE_BUILD_PARALLEL_LEVEL jobs of the CMake build (default: the CPU count).
   CMAKE_CXX_COMPILER_LAUNCHER e.g. ccache, passed to CMake's configure.
 """
@@ -22,7 +23,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-BUILD = os.path.abspath(os.environ.get("AHBM_PIP_BUILD_DIR") or os.path.join(ROOT, "build", "pip"))
+BUILD = os.path.abspath(os.environ.get("AHBM_PIP_BUILD_DIR") or os.path.join(ROOT, "build-pip"))
+SETUPTOOLS = os.path.join(BUILD, "setuptools")
 
 
 def version():
@@ -44,7 +46,7 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built, dest)
 
     def cmake_build(self):
-        tree = os.path.join(BUILD, "cmake")
+        tree = BUILD
         configure = ["cmake", "-S", ROOT, "-B", tree, "-DCMAKE_BUILD_TYPE=Release",
                      f"-DAHBM_PYTHON={sys.executable}"]
         if os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER"):
@@ -59,7 +61,7 @@ class CMakeBuild(build_ext):
         return found[0]
 
 
-os.makedirs(BUILD, exist_ok=True)
+os.makedirs(SETUPTOOLS, exist_ok=True)
 setup(
     version=version(),
     packages=["ahbm"],
@@ -67,6 +69,6 @@ setup(
     package_data={"ahbm": ["__init__.pyi", "py.typed"]},
     ext_modules=[Extension("ahbm._ahbm", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    options={"build": {"build_base": BUILD}, "egg_info": {"egg_base": BUILD}},
+    options={"build": {"build_base": SETUPTOOLS}, "egg_info": {"egg_base": SETUPTOOLS}},
     zip_safe=False,
 )
