@@ -21,6 +21,8 @@ PACKAGES=(
   python3-dev pybind11-dev         # the Python module ahbm (tools/python, docs/python.md)
   python3-pandas                   # DataFrames of the module's spans (tests, example notebook)
   jupyter-nbconvert python3-ipykernel  # executes examples/notebook/*.ipynb in the tests
+  python3-venv python3-setuptools python3-wheel  # `pip install .` of the package ahbm in a venv (docs/python.md)
+  mypy                             # checks the package's stubs on the notebook's code (CTest)
 )
 
 missing=()

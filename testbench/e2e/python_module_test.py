@@ -3,8 +3,10 @@
 same simulated times and O, spans that pandas takes as they are, errors as exceptions with the
 CLI's field-path messages, chips reused across runs, in-process sweeps giving the CLI's results.
 Run by CTest with PYTHONPATH = the build's python/ and AHBM_CLI = the build's ahbm-sim."""
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +57,14 @@ class ModuleCase(unittest.TestCase):
         self.assertEqual(list(df.columns), list(csv.columns))
         self.assertEqual(df["end_ns"].max(), summary["total_ns"])
         self.assertTrue((df["end_ns"] >= df["start_ns"]).all())
+        # In the file's row order (by start time, ties in recording order), with its types; the
+        # times are the simulator's doubles, the file's are rounded to the picosecond.
+        self.assertEqual(list(df.dtypes), list(csv.dtypes))
+        for c in ("component", "activity", "phase", "agent", "rows", "bytes"):
+            self.assertEqual(df[c].tolist(), csv[c].tolist(), c)
+        for c in ("start_ns", "end_ns"):
+            np.testing.assert_allclose(df[c].to_numpy(), csv[c].to_numpy(), rtol=0, atol=5e-4)
+        self.assertTrue(df["start_ns"].is_monotonic_increasing)
 
     def test_dict_scenario_and_hw_with_overrides(self):
         with open(FANOUT) as f:
@@ -275,8 +285,12 @@ class ModuleCase(unittest.TestCase):
         csv = pd.read_csv(os.path.join(out, "requests.csv"), float_precision="round_trip")
         self.assertEqual(list(df.columns), list(csv.columns))
         self.assertEqual(len(df), summary["requests"]["count"])
-        np.testing.assert_array_equal(df["done_ns"].to_numpy(), csv["done_ns"].to_numpy())
-        self.assertTrue((df["template"] == csv["template"]).all())
+        # The file's table exactly: every column of the type pandas reads it as (integer columns
+        # int64, not float64), every value equal.
+        pd.testing.assert_frame_equal(df, csv, check_exact=True)
+        for c in ("workflow", "round", "branch", "prefill_tokens", "generated_tokens", "cancelled"):
+            self.assertEqual(df[c].dtype, np.int64, c)
+        self.assertEqual(df["done_ns"].dtype, np.float64)
         # A workload as a dict, with its scenario made absolute, gives the same run; the simulator's
         # chips are reused (no new elaboration for the same shapes).
         with open(workload) as f:
@@ -428,6 +442,91 @@ class ThreadsAndInterrupts(unittest.TestCase):
         self.assertEqual(os.listdir(self.dir), [])  # no lock file, staging tree or created parent left
         self.assertGreater(r["after"], 0)
         print(f"KeyboardInterrupt {r['seconds']:.3f} s after SIGINT", file=sys.stderr)
+
+
+def pybind_signature(doc):
+    """[(name, kind, default)] from pybind11's signature line `f(a: T, *, b: T = 1) -> R`:
+    kind 'positional' or 'keyword' (after `*`), default the Python value or the string 'required'."""
+    first = doc.splitlines()[0]
+    inner = first[first.index("(") + 1:first.rindex(")")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += ch in "[(" and 1 or (-1 if ch in "])" else 0)
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    out, kind = [], "positional"
+    for p in parts:
+        if p == "*":
+            kind = "keyword"
+            continue
+        name = p.split(":")[0].strip()
+        if name == "self":
+            continue
+        default = ast.literal_eval(p.split(" = ", 1)[1]) if " = " in p else "required"
+        out.append((name, kind, default))
+    return out
+
+
+def stub_signature(fn):
+    a = fn.args
+    params = [p for p in a.posonlyargs + a.args if p.arg != "self"]
+    defaults = [None] * (len(a.posonlyargs + a.args) - len(a.defaults)) + list(a.defaults)
+    defaults = defaults[len(a.posonlyargs + a.args) - len(params):]
+    out = [(p.arg, "positional", "required" if d is None else ast.literal_eval(d)) for p, d in zip(params, defaults)]
+    out += [(p.arg, "keyword", "required" if d is None else ast.literal_eval(d))
+            for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return out
+
+
+class StubCase(unittest.TestCase):
+    """tools/python/ahbm/__init__.pyi declares what the module has: the same names, every
+    function's arguments (names, positional or keyword-only, defaults) as pybind11's signature,
+    and every argument documented in the docstring help() shows."""
+
+    @classmethod
+    def setUpClass(cls):
+        stub = os.path.join(os.path.dirname(ahbm.__file__), "__init__.pyi")
+        with open(stub) as f:
+            cls.tree = ast.parse(f.read())
+        cls.functions = {n.name: n for n in cls.tree.body if isinstance(n, ast.FunctionDef)}
+        cls.classes = {n.name: n for n in cls.tree.body if isinstance(n, ast.ClassDef)}
+
+    def check(self, name, obj, fn):
+        want = pybind_signature(obj.__doc__)
+        self.assertEqual(stub_signature(fn), want, name)
+        documented = re.findall(r"^    (\w+): ", obj.__doc__, re.M)
+        for arg, _, _ in want:
+            self.assertIn(arg, documented, f"{name}: argument {arg} not in the docstring")
+        for arg, _, default in want:
+            if default != "required":
+                line = obj.__doc__[obj.__doc__.index(f"    {arg}: "):].split("\n")[0]
+                self.assertIn("default", line, f"{name}: {arg}'s default not documented")
+
+    def test_module_functions_match_the_stub(self):
+        public = {n for n in dir(ahbm) if not n.startswith("_") and callable(getattr(ahbm, n))
+                  and not isinstance(getattr(ahbm, n), type)}
+        self.assertEqual(public, set(self.functions), "functions of the module vs the stub")
+        for name, fn in self.functions.items():
+            self.check(name, getattr(ahbm, name), fn)
+
+    def test_classes_match_the_stub(self):
+        classes = {n for n in dir(ahbm) if isinstance(getattr(ahbm, n), type)}
+        self.assertEqual(classes, {c for c in self.classes if not c.endswith("Result")})
+        for name in classes - {"Simulator"}:
+            self.assertEqual(getattr(ahbm, name).__bases__[0].__name__, self.classes[name].bases[0].id, name)
+        methods = {n.name: n for n in self.classes["Simulator"].body if isinstance(n, ast.FunctionDef)}
+        self.assertEqual(set(methods), {"__init__", "run", "serve", "elaborations"})
+        for name in ("__init__", "run", "serve"):
+            self.check(f"Simulator.{name}", getattr(ahbm.Simulator, name), methods[name])
+        self.assertTrue(os.path.exists(os.path.join(os.path.dirname(ahbm.__file__), "py.typed")))
+        variables = {n.target.id for n in self.tree.body if isinstance(n, ast.AnnAssign)}
+        self.assertEqual(variables, {"__version__", "commit"})
+        self.assertEqual(set(ahbm.__all__), set(self.functions) | classes | {"commit"})
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@
 // Scenarios and hardware configs are dicts or file paths, parsed and checked exactly as the CLI
 // parses them; errors raise ahbm.InputError (a ValueError) etc. with the same field-path message.
 // docs/python.md.
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -161,7 +163,11 @@ HwConfig hw_of(const py::object& hw, const std::vector<std::string>& overrides, 
 
 // The spans as columns (what latency.csv holds): pandas.DataFrame(result["spans"]) takes them.
 py::dict span_columns(const SpanRecorder& rec) {
-  const auto& spans = rec.spans();
+  // latency.csv's row order (runtime/report/latency.cpp): by start time, ties in recording order.
+  std::vector<const Span*> spans;
+  spans.reserve(rec.spans().size());
+  for (const Span& x : rec.spans()) spans.push_back(&x);
+  std::stable_sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
   const size_t n = spans.size();
   py::array_t<double> start(n), end(n);
   py::array_t<int64_t> rows(n), bytes(n);
@@ -171,7 +177,7 @@ py::dict span_columns(const SpanRecorder& rec) {
   auto r = rows.mutable_unchecked<1>();
   auto b = bytes.mutable_unchecked<1>();
   for (size_t i = 0; i < n; ++i) {
-    const Span& x = spans[i];
+    const Span& x = *spans[i];
     s(py::ssize_t(i)) = x.start.to_seconds() * 1e9;
     e(py::ssize_t(i)) = x.end.to_seconds() * 1e9;
     r(py::ssize_t(i)) = x.rows;
@@ -193,9 +199,10 @@ py::dict span_columns(const SpanRecorder& rec) {
   return cols;
 }
 
-// A CSV table (header row, then rows; no quoted fields) as columns: a float64 array for a column
-// whose every cell is a number, else a list of str. serve() returns requests.csv this way, so the
-// columns are exactly the file's (one writer, serve_report.cpp).
+// A CSV table (header row, then rows; no quoted fields) as columns, each typed as
+// pandas.read_csv types the file's column: an int64 array where every cell is an integer, a
+// float64 array where every cell is a number, else a list of str. serve() returns requests.csv
+// this way, so the columns are exactly the file's (one writer, serve_report.cpp).
 py::dict csv_columns(const std::string& csv) {
   std::vector<std::vector<std::string>> cells;  // per column
   std::vector<std::string> names;
@@ -214,14 +221,28 @@ py::dict csv_columns(const std::string& csv) {
   }
   py::dict cols;
   for (size_t c = 0; c < names.size(); ++c) {
-    std::vector<double> numbers;
+    std::vector<int64_t> integers;
     for (const std::string& x : cells[c]) {
-      char* end = nullptr;
-      const double v = x.empty() ? 0 : std::strtod(x.c_str(), &end);
-      if (x.empty() || *end != '\0') break;
-      numbers.push_back(v);
+      int64_t v = 0;
+      const char* last = x.data() + x.size();
+      const auto [end, ec] = std::from_chars(x.data(), last, v);
+      if (x.empty() || ec != std::errc() || end != last) break;
+      integers.push_back(v);
     }
-    if (numbers.size() == cells[c].size()) {
+    std::vector<double> numbers;
+    if (integers.size() != cells[c].size()) {
+      for (const std::string& x : cells[c]) {
+        char* end = nullptr;
+        const double v = x.empty() ? 0 : std::strtod(x.c_str(), &end);
+        if (x.empty() || *end != '\0') break;
+        numbers.push_back(v);
+      }
+    }
+    if (integers.size() == cells[c].size()) {
+      py::array_t<int64_t> a(py::ssize_t(integers.size()));
+      std::copy(integers.begin(), integers.end(), a.mutable_data());
+      cols[py::str(names[c])] = a;
+    } else if (numbers.size() == cells[c].size()) {
       py::array_t<double> a(py::ssize_t(numbers.size()));
       std::copy(numbers.begin(), numbers.end(), a.mutable_data());
       cols[py::str(names[c])] = a;
@@ -405,13 +426,126 @@ CliResult run_cli(const std::vector<std::string>& args, SimulatorPool* sims) {
   return {code, out.str(), err.str()};
 }
 
+// The docstrings help() shows after pybind11's signature line: every argument with its type, unit
+// and default. tools/python/ahbm/__init__.pyi declares the same signatures; the test
+// PythonModule.MatchesTheCli holds the stubs, the signatures and these texts to the same arguments.
+#define AHBM_HW_ARGS                                                                                      \
+  "    hw: None (the default: built-in defaults, hw/configs/default.json), a dict (a hardware\n"           \
+  "        config's JSON, docs/configuration.md) or a path (str or os.PathLike) to one.\n"                 \
+  "    set: list of str, default []. Overrides 'key.path=value' as ahbm-sim's --set takes them, e.g.\n"    \
+  "        ['pe.hbm.bandwidth_gbps=25.6'], each checked as the file's field is (unit: the field's).\n"     \
+  "    noc: str or None, default None (the config's noc.model). A NoC model name, as --noc\n"              \
+  "        ('ahbm-sim nocs' lists them).\n"
+
+#define AHBM_RUN_ARGS                                                                                     \
+  "    policy: str, default 'A'. Attention policy, as --policy: A, B1, B2, B3, B4, B5 or auto\n"           \
+  "        (docs/policies.md).\n"                                                                          \
+  "    seed: int or None, default None (the scenario's \"seed\"). Tensor seed, as --seed, 0 to 2^63-1.\n" \
+  "    values: bool, default True. False: timing only (--no-values): no tensors computed, the same\n"     \
+  "        simulated times, no numeric check; 'o' then holds empty arrays.\n"                              \
+  "    vcd: bool, default False. With out=DIR, also write waves.vcd (the CLI writes it unless\n"          \
+  "        --no-vcd).\n"                                                                                   \
+  "    watchdog_ns: float, default 1e6, simulated ns in [1, 1e15]. Stall watchdog window, as\n"          \
+  "        --watchdog-ns (docs/reliability.md); a stall raises StallError.\n"                              \
+  "    out: str or None, default None. A directory: also write the run directory there, as --out\n"     \
+  "        does (docs/outputs.md).\n"                                                                      \
+  "    launch: str, default 'unified'. Kernel launches per step, as --launch: unified or per-head.\n"    \
+  "    compare_unbatched: bool, default False. As --compare-unbatched: also run every step unbatched\n"   \
+  "        (summary['baselines']['unbatched']).\n"                                                         \
+  "    trace: str, default 'auto'. Output level of latency.csv, trace.json and 'spans', as --trace:\n"   \
+  "        tile, step, phase, summary (no spans) or auto.\n"                                               \
+  "    trace_gz: bool, default False. With out=DIR, write trace.json.gz instead of trace.json\n"          \
+  "        (--trace-gz).\n"                                                                                \
+  "    gemm_mapping: str, default 'w_stationary'. A whole model's weight-GEMM dataflow, as\n"            \
+  "        --gemm-mapping: w_stationary or x_stationary (docs/models.md).\n"                               \
+  "    power_window_ns: int or None, default None (the smallest of 1, 2, 5 x 10^k ns giving at most\n"  \
+  "        1000 windows). Power-trace window, whole ns in [1, 1e12], as --power-window-ns\n"               \
+  "        (docs/energy.md).\n"
+
+#define AHBM_RUN_RETURNS                                                                                  \
+  "\nReturns a dict:\n"                                                                                    \
+  "    'summary': dict, summary.json (keys in its order; a non-finite number is None).\n"                  \
+  "    'o': list of float32 ndarrays (rows x head_dim), O of the fan-out step, one per job (KV head);\n"  \
+  "        o[0] is tensors/o.npy of --dump-tensors, bit for bit.\n"                                        \
+  "    'spans': dict of columns, latency.csv's rows in its order (by start time, ties in recording\n"     \
+  "        order): start_ns, end_ns (float64 ndarrays, ns), component, activity, phase, agent (lists\n"   \
+  "        of str), rows, bytes (int64 ndarrays); pandas.DataFrame(result['spans']) takes it as is.\n"     \
+  "Raises InputError (a bad scenario, config or argument, with the CLI's field-path message),\n"          \
+  "NumericError, StallError, OutputError, InternalError; KeyboardInterrupt on Ctrl-C.\n"
+
+#define AHBM_SERVE_ARGS                                                                                   \
+  "    scheduler: str or None, default None (the workload's scheduler.policy). As --scheduler: fcfs\n"    \
+  "        or srf.\n"                                                                                      \
+  "    seed: int or None, default None (the workload's \"seed\"). Workload seed, as --seed, 0 to\n"       \
+  "        2^63-1.\n"                                                                                      \
+  "    rate_per_s: float or None, default None (the workload's arrival.rate_per_s). Poisson arrival\n"    \
+  "        rate, requests per second in [1e-6, 1e12], as --rate-per-s.\n"                                  \
+  "    out: str or None, default None. A directory: also write the serve directory there, as --out.\n"  \
+  "    vcd: bool, default False. As --vcd: add 'vcd' to the result (and waves.vcd to out=DIR).\n"         \
+  "    gemm_mapping: str, default 'w_stationary'. A whole model's weight-GEMM dataflow, as\n"            \
+  "        --gemm-mapping: w_stationary or x_stationary (docs/models.md).\n"                               \
+  "\nReturns a dict:\n"                                                                                    \
+  "    'summary': dict, the serve summary.json.\n"                                                         \
+  "    'requests': dict of columns, requests.csv's rows in its order, each column typed as\n"             \
+  "        pandas.read_csv types the file's: an int64 ndarray where every value is an integer (ids,\n"    \
+  "        token counts, cancelled), a float64 ndarray where every value is a number (times in ns,\n"     \
+  "        energy_j in J), else a list of str (template).\n"                                               \
+  "    'vcd': str, only with vcd=True: the text of waves.vcd, byte-identical to ahbm-sim serve --vcd's.\n" \
+  "Raises InputError, OutputError, InternalError as run() does; KeyboardInterrupt on Ctrl-C.\n"
+
+constexpr const char* kRunDoc =
+    "Simulates one scenario on a chip of its own: Simulator(hw, set=set, noc=noc).run(scenario, ...).\n"
+    "\nArguments:\n"
+    "    scenario: a dict (the scenario JSON, docs/scenarios.md) or a path (str or os.PathLike) to one.\n"
+    AHBM_HW_ARGS AHBM_RUN_ARGS AHBM_RUN_RETURNS;
+constexpr const char* kSimulatorRunDoc =
+    "Simulates one scenario on this simulator's hardware config, reusing the chips it elaborated\n"
+    "before (results are the same as on a new chip).\n"
+    "\nArguments:\n"
+    "    scenario: a dict (the scenario JSON, docs/scenarios.md) or a path (str or os.PathLike) to one.\n"
+    AHBM_RUN_ARGS AHBM_RUN_RETURNS;
+constexpr const char* kServeDoc =
+    "Serves one workload (timing only) on a chip of its own: Simulator(hw, set=set, noc=noc).serve(...).\n"
+    "\nArguments:\n"
+    "    workload: a dict (the workload JSON, docs/serving.md; its scenario and arrival.file relative\n"
+    "        to the current directory) or a path (str or os.PathLike) to one.\n"
+    AHBM_HW_ARGS AHBM_SERVE_ARGS;
+constexpr const char* kSimulatorServeDoc =
+    "Serves one workload (timing only) on this simulator's hardware config and its elaborated chips.\n"
+    "\nArguments:\n"
+    "    workload: a dict (the workload JSON, docs/serving.md; its scenario and arrival.file relative\n"
+    "        to the current directory) or a path (str or os.PathLike) to one.\n"
+    AHBM_SERVE_ARGS;
+constexpr const char* kSimulatorInitDoc =
+    "A hardware config and the chips elaborated for it, kept between runs (run(), serve()).\n"
+    "\nArguments:\n" AHBM_HW_ARGS;
+constexpr const char* kCliDoc =
+    "Runs one ahbm-sim command in-process, e.g. cli(['run', 'traces/fanout_8x20.json', '--out', 'r']).\n"
+    "\nArguments:\n"
+    "    args: list of str, no default. The command and its arguments as on ahbm-sim's command line.\n"
+    "\nReturns (exit status: int, stdout: str, stderr: str), with the CLI's exit codes (0 ok, 1 output\n"
+    "or internal error, 2 bad input, 3 numeric failure, 4 stall) and messages.\n";
+constexpr const char* kNocBenchDoc =
+    "`ahbm-sim noc-bench ARGS` in-process, e.g. noc_bench(['--noc', 'mesh', '--rate', '0.1']).\n"
+    "\nArguments:\n"
+    "    args: list of str, no default. noc-bench's arguments without --out (ahbm-sim noc-bench --help).\n"
+    "\nReturns its JSON report as a dict; a bad argument raises InputError with the CLI's message.\n";
+constexpr const char* kRunPointsDoc =
+    "tools/sweep's in-process runner: as many `ahbm-sim run` / `serve` calls on shared elaborated chips.\n"
+    "\nArguments:\n"
+    "    jobs: list of dicts, no default. Each {'command': 'run' (default) or 'serve', 'scenario' (run)\n"
+    "        or 'workload' (serve): a path, 'hw': a path, 'out': a directory, 'args': list of str\n"
+    "        (optional: more command-line arguments)}.\n"
+    "\nReturns [(exit status: int, message: str)], one per job, in order.\n";
+
 }  // namespace
 
-PYBIND11_MODULE(ahbm, m) {
+// Built as ahbm._ahbm, re-exported by the package ahbm (tools/python/ahbm/__init__.py).
+PYBIND11_MODULE(_ahbm, m) {
   // As the CLI does (tools/cli/main.cpp): no SystemC banner, one BLAS thread per simulation.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   openblas_set_num_threads(1);
-  m.doc() = "ahbm-sim in-process: cycle-approximate SystemC/TLM-2.0 model of AHBM (docs/python.md)";
+  m.doc() = "ahbm-sim in-process: cycle-approximate SystemC/TLM-2.0 model of AHBM (docs/python.md; help(ahbm.run))";
   m.attr("__version__") = simulator_version();
   m.attr("commit") = simulator_commit();
 
@@ -458,23 +592,17 @@ PYBIND11_MODULE(ahbm, m) {
                           "(results are the same as on a new chip).")
       .def(py::init<const py::object&, const std::vector<std::string>&, const std::optional<std::string>&>(),
            py::arg("hw") = py::none(), py::arg("set") = std::vector<std::string>{}, py::arg("noc") = py::none(),
-           "hw: None (built-in defaults), a dict or a path; set: ['pe.hbm.bandwidth_gbps=25.6', ...]; noc: a model name")
+           kSimulatorInitDoc)
       .def("run", &PySimulator::run, py::arg("scenario"), py::kw_only(), py::arg("policy") = "A",
            py::arg("seed") = py::none(), py::arg("values") = true, py::arg("vcd") = false,
            py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
            py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
            py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
-           "Simulates a scenario (dict or path). Returns {'summary': dict (summary.json), 'o': [ndarray per job of "
-           "the fan-out step], 'spans': columns of latency.csv}; with out=DIR also writes the run directory. "
-           "launch, compare_unbatched, trace, trace_gz, gemm_mapping, power_window_ns: as ahbm-sim run's --launch, "
-           "--compare-unbatched, --trace, --trace-gz, --gemm-mapping, --power-window-ns.")
+           kSimulatorRunDoc)
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
            py::arg("vcd") = false, py::arg("gemm_mapping") = "w_stationary",
-           "Serves a workload (dict or path; docs/serving.md), timing only. Returns {'summary': dict (summary.json), "
-           "'requests': columns of requests.csv, and with vcd=True 'vcd': the text of waves.vcd}; with out=DIR also "
-           "writes the run directory (waves.vcd in it with vcd=True). scheduler, seed, rate_per_s, vcd, gemm_mapping: "
-           "as ahbm-sim serve's --scheduler, --seed, --rate-per-s, --vcd, --gemm-mapping.")
+           kSimulatorServeDoc)
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
 
   m.def(
@@ -489,7 +617,7 @@ PYBIND11_MODULE(ahbm, m) {
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
       py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(), py::arg("vcd") = false,
       py::arg("gemm_mapping") = "w_stationary",
-      "Simulator(hw, set, noc).serve(workload, ...): one serving workload on a chip of its own.");
+      kServeDoc);
 
   m.def(
       "run",
@@ -507,7 +635,7 @@ PYBIND11_MODULE(ahbm, m) {
       py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
       py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
       py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
-      "Simulator(hw, set, noc).run(scenario, ...): one scenario on a chip of its own.");
+      kRunDoc);
 
   m.def(
       "cli",
@@ -516,8 +644,7 @@ PYBIND11_MODULE(ahbm, m) {
         return py::make_tuple(r.code, r.out, r.err);
       },
       py::arg("args"),
-      "Runs one ahbm-sim command in-process, e.g. cli(['run', 'traces/fanout_8x20.json', '--out', 'r']); returns "
-      "(exit status, stdout, stderr) with the CLI's exit codes and messages.");
+      kCliDoc);
 
   m.def(
       "noc_bench",
@@ -537,8 +664,7 @@ PYBIND11_MODULE(ahbm, m) {
         return to_python(Json::parse(in));
       },
       py::arg("args"),
-      "`ahbm-sim noc-bench ARGS` in-process, e.g. noc_bench(['--noc', 'mesh', '--rate', '0.1']); returns its JSON "
-      "report as a dict; a bad argument raises InputError with the CLI's message.");
+      kNocBenchDoc);
 
   m.def(
       "run_points",
@@ -568,9 +694,7 @@ PYBIND11_MODULE(ahbm, m) {
         return out;
       },
       py::arg("jobs"),
-      "tools/sweep's in-process runner: jobs [{'command': 'run' (default) or 'serve', 'scenario' (run) or 'workload' "
-      "(serve), 'hw', 'out', 'args'}] -> [(exit status, message)], as many `ahbm-sim run`/`serve` calls on shared "
-      "elaborated chips.");
+      kRunPointsDoc);
 }
 
 }  // namespace ahbm::python
