@@ -117,7 +117,7 @@ int cmd_coll_bench(int argc, char** argv) {
   if (!groups.empty()) o.groups = parse_groups(groups);
 
   const NocRegistry registry = system_network_registry();
-  report::ProgressLine line = stderr_progress();
+  report::ProgressLine line = stderr_progress(verbosity_of(*vm));
   if (line.active())
     o.progress = [&line](size_t done, size_t total, uint64_t next) {
       std::string text = "coll-bench: " + std::to_string(done) + "/" + std::to_string(total) + " sizes";

@@ -64,7 +64,8 @@ int cmd_hbm_bench(int argc, char** argv) {
        "write the DRAM commands to FILE in DRAMPower's command-trace format (--pseudo-channels 1)")
       ("allow-large", po::bool_switch(&o.allow_large),
        "run beyond the work bound (2e7 chunks, 2e8 bursts or 2e7 with --check: about 8 minutes and 1 GiB; docs/hbm.md)");
-  if (!parse_command_line(argc, argv, desc)) return 0;  // --help
+  const auto vm = parse_command_line(argc, argv, desc);
+  if (!vm) return 0;  // --help
   std::optional<OutputTarget> target;  // every --out problem fails here, before the bench runs
   if (!out.empty()) target.emplace(out, OutputKind::file);
   std::optional<OutputTarget> commands_target;
@@ -101,7 +102,7 @@ int cmd_hbm_bench(int argc, char** argv) {
     if (!inflight_given) o.inflight = 1024;
   }
   o.keep_commands = commands_target.has_value();
-  report::ProgressLine progress = stderr_progress();
+  report::ProgressLine progress = stderr_progress(verbosity_of(*vm));
   if (progress.active())
     o.progress = [&progress](uint64_t done, uint64_t total, double now_ns) {
       if (!progress.due(double(done), double(total))) return;

@@ -64,9 +64,10 @@ std::vector<std::pair<int, double>> parse_mix(const std::string& list) {
 // "noc-bench: cycle 2100 of 21000 (10%)". The run may stop earlier, when every measured packet
 // has arrived.
 // On a terminal these lines go above the live progress line (`line`), which they clear first.
-std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o, bool asked, report::ProgressLine line) {
+std::function<void(int64_t, int64_t)> progress_printer(const NocBenchOptions& o, bool asked, report::Verbosity v,
+                                                      report::ProgressLine line) {
   constexpr double kLongRunNodeCycles = 1e8;  // about 30 s on the reference machine
-  if (!asked && (verbosity() == report::Verbosity::quiet || noc_bench_work(o).node_cycles < kLongRunNodeCycles))
+  if (!asked && (v == report::Verbosity::quiet || noc_bench_work(o).node_cycles < kLongRunNodeCycles))
     return nullptr;
   struct State {
     int64_t last = 0;  // cycle of the previous call (a sweep's next run starts again from 0)
@@ -194,14 +195,14 @@ int cmd_noc_bench(int argc, char** argv) {
 
   // The live line: a sweep's rates done (and the current run's cycles), a saturation search's
   // runs, a single run's cycles.
-  report::ProgressLine line = stderr_progress();
+  report::ProgressLine line = stderr_progress(verbosity_of(*vm));
   struct Where {
     size_t point = 0, points = 1;  // a sweep's rate being run, of how many
     std::string label = "noc-bench";
     int64_t last = 0;
     int runs = 1;  // --saturation: runs started
   } where;
-  const auto cycles = progress_printer(o, progress, line);
+  const auto cycles = progress_printer(o, progress, verbosity_of(*vm), line);
   if (cycles || line.active())
     o.progress = [&line, &where, &saturation, cycles](int64_t cycle, int64_t limit) {
       if (cycles) cycles(cycle, limit);

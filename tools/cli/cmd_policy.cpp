@@ -23,10 +23,11 @@ int cmd_policy_eval(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")("scenario", po::value<std::string>(&scenario), "scenario JSON")(
       "hw", po::value<std::string>(&hw), "hardware config JSON (default: built-in defaults)");
   add_set_option(desc, overrides);
-  if (!parse_command_line(argc, argv, desc, "scenario")) return 0;  // --help
+  const auto vm = parse_command_line(argc, argv, desc, "scenario");
+  if (!vm) return 0;  // --help
   if (scenario.empty()) throw UsageError("missing SCENARIO.json");
   const HwConfig cfg = load_hw_config(hw, overrides);
-  report::ProgressLine line = stderr_progress();
+  report::ProgressLine line = stderr_progress(verbosity_of(*vm));
   const auto progress = [&line](size_t done, size_t total, const std::string& next) {
     std::string text = "policy-eval: " + std::to_string(done) + "/" + std::to_string(total) + " candidates simulated";
     if (!next.empty()) text += " | next " + next;

@@ -38,6 +38,11 @@ std::optional<po::variables_map> parse_command_line(int argc, char** argv, const
     std::cout << all << "\n";
     return std::nullopt;
   }
+  verbosity_of(vm);  // conflicting -q/-v/--log-level fail here, with the other usage errors
+  return vm;
+}
+
+report::Verbosity verbosity_of(const po::variables_map& vm) {
   report::Verbosity v = report::Verbosity::info;
   if (vm.count("log-level")) {
     const std::string level = vm["log-level"].as<std::string>();
@@ -51,8 +56,7 @@ std::optional<po::variables_map> parse_command_line(int argc, char** argv, const
     throw UsageError("--log-level and -q/-v: give one of them");
   if (vm.count("quiet")) v = report::Verbosity::quiet;
   if (vm.count("verbose")) v = report::Verbosity::debug;
-  set_verbosity(v);
-  return vm;
+  return v;
 }
 
 void add_set_option(po::options_description& desc, std::vector<std::string>& overrides) {
@@ -146,7 +150,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
   opt.compare_unbatched = vm.count("compare-unbatched") > 0;
   opt.join_compare = vm.count("join-compare") > 0;
   opt.every_layer = vm.count("every-layer") > 0;
-  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO, verbosity());
+  opt.progress = report::terminal_progress(std::cerr, STDERR_FILENO, verbosity_of(*parsed));
   opt.sims = sims;
   const Scenario sc = load_scenario(scenario);
   if (opt.join_compare && !sc.join)

@@ -71,7 +71,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.scheduler = scheduler;
   opt.sims = sims;
   opt.gemm_mapping = mapping;
-  report::ProgressLine progress = stderr_progress();
+  report::ProgressLine progress = stderr_progress(verbosity_of(*parsed));
   if (progress.active())
     opt.progress = [&progress](size_t done, size_t total, double now_ns) {
       if (!progress.due(double(done), double(total))) return;

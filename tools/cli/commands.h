@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "runtime/report/progress.h"
+
 namespace ahbm {
 class SimulatorPool;
 }
@@ -36,6 +38,10 @@ struct Command {
 std::optional<boost::program_options::variables_map> parse_command_line(
     int argc, char** argv, const boost::program_options::options_description& desc, const char* positional = nullptr,
     int positional_count = 1);
+// The verbosity a parsed command line asks for (-q/--quiet, -v/--verbose, --log-level; every
+// command accepts them), info when none; conflicting ones are a UsageError (parse_command_line
+// checks them first). Passed down, not kept: the process holds no verbosity of its own.
+report::Verbosity verbosity_of(const boost::program_options::variables_map& vm);
 
 // Adds `--set KEY=VALUE` (repeatable): overrides of the hardware config given by --hw (or of the
 // built-in defaults), checked as the file is (load_hw_config with overrides).

@@ -21,14 +21,9 @@ template <class T>
   throw UsageError(os.str());
 }
 
-report::Verbosity g_verbosity = report::Verbosity::info;
-
 }  // namespace
 
-report::Verbosity verbosity() { return g_verbosity; }
-void set_verbosity(report::Verbosity v) { g_verbosity = v; }
-
-report::ProgressLine stderr_progress() { return report::ProgressLine::on(std::cerr, STDERR_FILENO, g_verbosity); }
+report::ProgressLine stderr_progress(report::Verbosity v) { return report::ProgressLine::on(std::cerr, STDERR_FILENO, v); }
 
 uint64_t parse_uint_option(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi) {
   // Digits only: no sign, no spaces, no exponent, no hex.

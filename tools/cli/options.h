@@ -10,13 +10,9 @@
 
 namespace ahbm::cli {
 
-// The verbosity the command line asked for (-q/--quiet, -v/--verbose, --log-level; every command
-// accepts them: parse_command_line), info when none.
-report::Verbosity verbosity();
-void set_verbosity(report::Verbosity v);
-// The command's progress on stderr: live when stderr is a terminal, -v lines anywhere, nothing
-// with -q (runtime/report/progress.h).
-report::ProgressLine stderr_progress();
+// The command's progress on stderr at verbosity `v` (verbosity_of, commands.h): live when stderr
+// is a terminal, -v lines anywhere, nothing with -q (runtime/report/progress.h).
+report::ProgressLine stderr_progress(report::Verbosity v);
 
 uint64_t parse_uint_option(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi);
 double parse_double_option(const std::string& option, const std::string& text, double lo, double hi);
