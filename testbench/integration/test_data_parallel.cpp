@@ -14,6 +14,7 @@
 #include "runtime/serve/serve_summary.h"
 #include "runtime/serve/workload.h"
 #include "test_runtime_support.h"
+#include "test_serve_workloads.h"
 #include "test_support.h"
 #include "test_trace_exact.h"
 
@@ -62,15 +63,8 @@ Workload chats(const std::string& scenario, int workflows, const Json& scheduler
 }
 
 Workload agentic(const std::string& scenario, const Json& scheduler = nullptr) {
-  Json j = Json::parse(R"({
-    "name": "w", "seed": 11,
-    "arrival": {"process": "poisson", "rate_per_s": 2e5, "count": 10},
-    "templates": [
-      {"name": "agent", "weight": 2, "prompt_tokens": 200, "cached_tokens": 40, "rounds": 2,
-       "fanout": {"branches": 3, "new_tokens": {"uniform": [8, 24]}, "decode_tokens": {"uniform": [1, 5]}, "tool_ns": 3000},
-       "join": {"tokens": 12}, "answer_tokens": 3},
-      {"name": "chat", "weight": 1, "prompt_tokens": 100, "answer_tokens": {"uniform": [2, 6]}}
-    ]})");
+  Json j = Json::parse(test::kAgenticWorkload);  // test_serve.cpp's stream of agents and chats
+  j["name"] = "w";
   j["scenario"] = scenario;
   if (!scheduler.is_null()) j["scheduler"] = scheduler;
   return serve::parse_workload(j, "workload.json");

@@ -17,6 +17,7 @@
 #include "runtime/serve/serve_report.h"
 #include "runtime/serve/workload.h"
 #include "test_runtime_support.h"
+#include "test_serve_workloads.h"
 #include "test_support.h"
 #include "test_trace_exact.h"
 
@@ -73,16 +74,7 @@ HwConfig with_groups(int groups) {
   return h;
 }
 
-const char* kAgentic = R"({
-  "seed": 11,
-  "arrival": {"process": "poisson", "rate_per_s": 2e5, "count": 10},
-  "templates": [
-    {"name": "agent", "weight": 2, "prompt_tokens": 200, "cached_tokens": 40, "rounds": 2,
-     "fanout": {"branches": 3, "new_tokens": {"uniform": [8, 24]}, "decode_tokens": {"uniform": [1, 5]}, "tool_ns": 3000},
-     "join": {"tokens": 12}, "answer_tokens": 3},
-    {"name": "chat", "weight": 1, "prompt_tokens": 100, "answer_tokens": {"uniform": [2, 6]}}
-  ]
-})";
+const char* const kAgentic = test::kAgenticWorkload;
 
 void expect_conserved(const Workload& w, const ServeResult& r) {
   const auto specs = serve::expand(w);
