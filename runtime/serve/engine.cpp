@@ -132,13 +132,14 @@ void add_step_shapes(const Workload& w, const WorkflowSpec& s, const std::string
 
 class Engine final : private LifecycleEvents {
  public:
-  Engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt)
+  Engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt, StepSampler* sampler, ModelPlans* plans)
       : w_(w), hw_(hw), opt_(opt), specs_(expand(w)),
         policy_(schedulers_.get(opt.scheduler.empty() ? w.scheduler.policy : opt.scheduler,
                                 opt.scheduler.empty() ? w.file + ": scheduler.policy" : "--scheduler")),
         admission_((opt.admissions ? *opt.admissions : builtin_admission_rules())
                        .get(w.scheduler.admission, w.file + ": scheduler.admission")
-                       .policy) {
+                       .policy),
+        plans_(plans ? plans : &own_plans_), sampler_(sampler) {
     if (opt.gemm_mapping != GemmMapping::w_stationary && !w.scenario.model.full)
       throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
                        w.scenario_file + ") names a whole model (model.config; docs/models.md): allowed with an "
@@ -249,9 +250,12 @@ class Engine final : private LifecycleEvents {
   std::shared_ptr<const PreemptionRule> preemption_;  // set when the admission rule grows on demand
   SimulatorPool own_sims_;
   // A whole model (model.config): one per pool, or one for every slice (PoolModel).
-  std::vector<std::unique_ptr<PoolModel>> models_;
+  std::vector<PoolModel*> models_;  // held by *plans_
+  ModelPlans own_plans_;
+  ModelPlans* plans_;
   std::vector<std::unique_ptr<Pool>> pools_;
-  StepTimer timer_{w_.scheduler.step_cache, w_.scenario.model.dtype};
+  StepSampler* sampler_;  // sampled serving; null in exact mode
+  StepTimer timer_{w_.scheduler.step_cache, w_.scenario.model.dtype, sampler_};
   std::vector<Flow> flows_;
   ServeResult res_;
   RequestLog log_;
@@ -347,6 +351,13 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
 PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
   const Scenario& sc = w_.scenario;
   if (!sc.model.full) return nullptr;
+  // A plan an earlier run of the same serve made (sampled serving's replays) is taken as it is:
+  // the same workload and hardware plan the same, and its operators' runs are already simulated.
+  std::unique_ptr<PoolModel>& planned = plans_->by_copy[pool + "|" + std::to_string(groups)];
+  if (planned) {
+    models_.push_back(planned.get());
+    return planned.get();
+  }
   auto m = std::make_unique<PoolModel>();
   m->hw = hw_;
   m->hw.groups = groups;
@@ -374,8 +385,9 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
                      who + "'s " + e.what() + "; the groups are " +
                      (pool == "slice" ? "the model's num_key_value_heads" : "scheduler.pbd." + pool + "_groups"));
   }
-  models_.push_back(std::move(m));
-  return models_.back().get();
+  planned = std::move(m);
+  models_.push_back(planned.get());
+  return planned.get();
 }
 
 // The decode pool pulls a sequence's KV from the prefill pool's HBM slices into its own. `noc`:
@@ -787,7 +799,7 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   sample.active = active_;
   for (const Flow& f : flows_) sample.waiting += f.arrived && !f.admitted;
   // A boundary's swaps run before the step's jobs (alone when no workflow has a part).
-  const StepCost cost = b.parts.empty() ? StepCost{} : timer_.time(pool, b.parts, sample.reused);
+  const StepCost cost = b.parts.empty() ? StepCost{} : timer_.time(pool, b.parts, now_, sample.reused);
   sample.swap_ns = pool.swap_pending_ns;
   sample.swap_bytes = pool.swap_pending_bytes;
   pool.swap_pending_ns = 0;
@@ -799,6 +811,7 @@ void Engine::start_step(Pool& pool, StepBuild b) {
   }
   sample.ns = sample.host_wait_ns + sample.swap_ns + cost.ns;
   sample.hbm_bytes = cost.hbm_bytes;
+  sample.predicted = cost.predicted;
   sample.energy_j = cost.energy_j;
   sample.static_j = cost.static_j;
   if (res_.static_w_per_group == 0 && cost.ns > 0)
@@ -1055,7 +1068,7 @@ void Engine::finish_models(std::vector<Json>& operators, std::vector<Json>& memo
     std::vector<int64_t> peak;
     int64_t pages_per_pe = 0;
     for (const auto& p : pools_) {
-      if (p->model != models_[m].get()) continue;
+      if (p->model != models_[m]) continue;
       pages_per_pe = p->kv->pages_per_pe();
       peak.resize(size_t(p->kv->pes()), 0);
       for (int pe = 0; pe < p->kv->pes(); ++pe) peak[size_t(pe)] = std::max(peak[size_t(pe)], p->kv->peak(pe));
@@ -1120,6 +1133,7 @@ ServeResult Engine::finish() {
       res_.slices.push_back({p->name, p->hw.groups, pages_total(*p), p->kv->peak_total(), p->steps, p->busy_ns,
                              p->workflows, {}, {}});
   finish_replicas();
+  if (sampler_) res_.sampling = sampling_result(*sampler_);
   return res_;
 }
 
@@ -1194,11 +1208,12 @@ std::string step_key(const std::vector<AttentionJob>& jobs, const std::string& p
   return k.s;
 }
 
-ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt) {
+ServeResult run_engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt, StepSampler* sampler,
+                       ModelPlans* plans) {
   if (hw.power_cap_w > 0)
     throw InputError(opt.hw_file + ": power_cap_w (the chip's power cap) = " + Json(hw.power_cap_w).dump() +
                      " is not applied by serve (allowed: 0 = off; the cap applies to `ahbm-sim run`, docs/energy.md)");
-  Engine e(w, hw, opt);
+  Engine e(w, hw, opt, sampler, plans);
   return e.run();
 }
 

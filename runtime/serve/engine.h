@@ -16,10 +16,12 @@
 #include "hw/common/contract/gemm_job.h"
 #include "hw/common/config/hw_config.h"
 #include "runtime/serve/admission.h"
+#include "runtime/serve/sampling.h"
 #include "runtime/serve/workload.h"
 
 namespace ahbm::serve {
 
+struct ModelPlans;
 class PreemptionRule;
 class Topology;
 using PreemptionRegistry = Registry<PolicyEntry<PreemptionRule>>;
@@ -94,6 +96,7 @@ struct StepSample {
   int waiting = 0;       // arrived, not admitted
   int active = 0;        // admitted, not finished
   bool reused = false;   // timed from the step cache
+  bool predicted = false;  // sampled serving: timed by the predictor (sampling.h), not simulated
   uint64_t hbm_bytes = 0;  // read from every PE's HBM slice
   double energy_j = 0;     // the step's energy (hw/chip/energy.h read_energy over its time), J
   double static_j = 0;     // of which the static power of its pool's groups over its simulated time
@@ -197,12 +200,20 @@ struct ServeResult {
   int chips_per_replica = 1;
   // A whole model (model.config): the operators' totals over every step and layer (ModelSteps::json
   // without by_step) and the HBM memory map (weights and the KV pool's peak); null otherwise.
+  // Sampled serving: the operators of the detailed steps only.
   Json operators, memory_map;
+  std::optional<SamplingResult> sampling;  // sampled serving (workload "sampling" block)
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's
-// simulation throws (SimStall, InputError from the hardware checks).
+// simulation throws (SimStall, InputError from the hardware checks). Exact mode: one engine run;
+// a workload with a "sampling" block: sampled serving (runtime/serve/sampled_serve.cpp, where
+// this is defined).
 ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt);
+// One run of the engine; `sampler` null: exact mode, every step simulated. `plans` (pools.h): the
+// whole model's plans of an earlier run of the same workload and hardware to reuse (null: its own).
+ServeResult run_engine(const Workload& w, const HwConfig& hw, const ServeOptions& opt, StepSampler* sampler,
+                       ModelPlans* plans = nullptr);
 
 // The step cache's key of a set of jobs: every job's rows, tiles, shards (tokens, owner and
 // position of each), segments, replicas and flags, as bytes, after `prefix`. The engine's prefix

@@ -1,6 +1,7 @@
 #pragma once
 // The serve engine's pools (runtime/serve/engine.cpp): groups of the chip that run steps one after
 // another, each with its own KV pages and step runner, and the whole model's copy it holds.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,12 @@ struct PoolModel {
   // Tensor parallelism: the collectives between the ranks (declared before `steps`, which calls them).
   std::optional<SystemCollectives> collectives;
   std::optional<ModelSteps> steps;
+};
+
+// The whole model's plans of a serve, by copy and groups ("chip|8", "prefill|2"): sampled
+// serving's replays (sampled_serve.cpp) run the engine again on the plans of its first run.
+struct ModelPlans {
+  std::map<std::string, std::unique_ptr<PoolModel>> by_copy;
 };
 
 struct Pool {

@@ -1,6 +1,8 @@
 #include "runtime/serve/serve_summary.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "runtime/io/provenance.h"
 
@@ -306,7 +308,64 @@ PreemptionSummary preemption_summary(const Workload& w, const ServeResult& r, do
   return s;
 }
 
+// What sampling did, and each headline metric's interval: the sampled value shifted by the
+// replays' mean change from the unperturbed reference, ± t(0.975, K - 1) x their standard
+// deviation (K perturbed replays; sampling.h).
+SamplingSummary sampling_summary(const SamplingResult& r, const std::vector<StepSample>& steps,
+                                 const std::vector<std::pair<std::string, double>>& values) {
+  SamplingSummary s;
+  s.spec = sampling_json(r.spec);
+  s.steps = int64_t(steps.size());
+  for (const StepSample& x : steps) s.predicted += x.predicted;
+  s.detailed = s.steps - s.predicted;
+  s.detailed_fraction = s.steps > 0 ? double(s.detailed) / double(s.steps) : 0.0;
+  s.classes = r.classes;
+  const size_t k = r.replays.empty() ? 0 : r.replays.size() - 1;
+  s.replays = int(k);
+  if (k >= 2) s.t_quantile = t_quantile_975(int(k) - 1);
+  for (size_t m = 0; m < values.size(); ++m) {
+    MetricInterval mi{values[m].first, values[m].second, values[m].second, values[m].second};
+    if (k >= 2) {
+      double sum = 0, sq = 0;
+      for (size_t i = 1; i <= k; ++i) sum += r.replays[i][m].second - r.replays[0][m].second;
+      const double mean = sum / double(k);
+      for (size_t i = 1; i <= k; ++i) {
+        const double d = r.replays[i][m].second - r.replays[0][m].second - mean;
+        sq += d * d;
+      }
+      const double half = s.t_quantile * std::sqrt(sq / double(k - 1));
+      mi.low = mi.value + mean - half;
+      mi.high = mi.value + mean + half;
+    }
+    s.metrics.push_back(mi);
+  }
+  return s;
+}
+
 }  // namespace
+
+double t_quantile_975(int df) {
+  static constexpr double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
+  if (df < 1) throw std::logic_error("t_quantile_975: df < 1");
+  if (df <= 10) return table[df - 1];
+  // Cornish-Fisher expansion about the normal quantile: within 0.001 of the exact value above 10.
+  const double z = 1.959964, n = double(df);
+  return z + (z * z * z + z) / (4 * n) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+std::vector<std::pair<std::string, double>> headline_metrics(const ServeSummary& s) {
+  std::vector<std::pair<std::string, double>> m = {
+      {"requests.ttft_p50_ns", s.requests.ttft.p50},     {"requests.ttft_p90_ns", s.requests.ttft.p90},
+      {"requests.ttft_p99_ns", s.requests.ttft.p99},     {"requests.tpot_p50_ns", s.requests.tpot.p50},
+      {"requests.tpot_p90_ns", s.requests.tpot.p90},     {"requests.tpot_p99_ns", s.requests.tpot.p99},
+      {"requests.end_to_end_p50_ns", s.requests.end_to_end.p50},
+      {"throughput.tokens_per_s", s.throughput.tokens_per_s}, {"throughput.span_ns", s.throughput.span_ns},
+      {"energy.total_j", s.energy.total_j},              {"energy.j_per_output_token", s.energy.j_per_output_token}};
+  if (s.slo.ttft_attained) m.emplace_back("slo.ttft_attained", *s.slo.ttft_attained);
+  if (s.slo.tpot_attained) m.emplace_back("slo.tpot_attained", *s.slo.tpot_attained);
+  if (s.slo.both_attained) m.emplace_back("slo.both_attained", *s.slo.both_attained);
+  return m;
+}
 
 ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r) {
   ServeSummary s;
@@ -332,6 +391,7 @@ ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeRes
   s.memory_map = r.memory_map;
   if (r.preemption) s.preemption = preemption_summary(w, r, s.steps.busy_ns);
   s.end_ns = r.end_ns;
+  if (r.sampling) s.sampling = sampling_summary(*r.sampling, r.steps, headline_metrics(s));
   s.simulator = simulator_json(hw);
   return s;
 }
@@ -471,6 +531,25 @@ Json to_json(const ServeEnergySummary& e) {
 
 }  // namespace
 
+Json to_json(const ErrorStats& e) {
+  return {{"count", e.n},         {"mean", e.mean},   {"rms", e.rms},
+          {"max_abs", e.max_abs}, {"ratio", e.ratio}, {"ratio_standard_error", e.ratio_se}};
+}
+
+Json to_json(const SamplingSummary& s) {
+  Json classes = Json::array();
+  for (const SamplingResult::Class& c : s.classes)
+    classes.push_back({{"name", c.name}, {"steps", c.steps}, {"detailed", c.detailed}, {"warmup", c.warmup},
+                       {"novel", c.novel}, {"held_back", c.held_back}, {"period_at_end", c.period},
+                       {"error_ns", to_json(c.ns)}, {"error_energy", to_json(c.energy)}});
+  Json metrics = Json::object();
+  for (const MetricInterval& m : s.metrics) metrics[m.name] = {{"value", m.value}, {"ci95", {m.low, m.high}}};
+  return {{"spec", s.spec},           {"steps", s.steps},       {"detailed", s.detailed},
+          {"predicted", s.predicted}, {"detailed_fraction", s.detailed_fraction}, {"classes", classes},
+          {"replays", s.replays},     {"t_quantile", s.t_quantile}, {"metrics", metrics},
+          {"note", "operators (summary \"operators\") count the detailed steps only; steps.parts_by_policy likewise"}};
+}
+
 Json to_json(const ServeSummary& s) {
   Json j;
   j["workload"] = s.workload;
@@ -492,6 +571,7 @@ Json to_json(const ServeSummary& s) {
     j["memory_map"] = s.memory_map;
   }
   if (s.preemption) j["preemption"] = to_json(*s.preemption);  // on_demand admission only
+  if (s.sampling) j["sampling"] = to_json(*s.sampling);        // sampled serving only
   j["end_ns"] = s.end_ns;
   j["simulator"] = s.simulator;
   return j;

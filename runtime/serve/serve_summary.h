@@ -151,6 +151,22 @@ struct PreemptionSummary {
   SwapSummary swap;
 };
 
+// "sampling" (sampled serving): what was simulated in detail, the predictor's measured error per
+// shape class, and each headline metric with its 95% confidence interval.
+struct MetricInterval {
+  std::string name;  // headline_metrics' name
+  double value = 0, low = 0, high = 0;
+};
+struct SamplingSummary {
+  Json spec;
+  int64_t steps = 0, detailed = 0, predicted = 0;
+  double detailed_fraction = 0;
+  std::vector<SamplingResult::Class> classes;
+  int replays = 0;  // perturbed replays behind the intervals (0: no intervals)
+  double t_quantile = 0;
+  std::vector<MetricInterval> metrics;
+};
+
 struct ServeSummary {
   Json workload, hw;  // as resolved
   std::string scheduler;
@@ -166,11 +182,18 @@ struct ServeSummary {
   std::optional<DataParallelSummary> data_parallel;  // model.parallel.dp above 1
   Json operators, memory_map;                   // a whole model (operators null: neither written)
   std::optional<PreemptionSummary> preemption;  // on_demand admission
+  std::optional<SamplingSummary> sampling;      // sampled serving
   double end_ns = 0;
   Json simulator;  // provenance (runtime/io/provenance.h)
 };
 
 ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeResult& r);
+// The metrics sampled serving reports with an interval, by name ("requests.ttft_p50_ns",
+// "throughput.tokens_per_s", "slo.both_attained", "energy.total_j", ...), in a fixed order; an
+// SLO's attainment only when the workload sets that SLO.
+std::vector<std::pair<std::string, double>> headline_metrics(const ServeSummary& s);
+// The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1).
+double t_quantile_975(int df);
 // summary.json, keys in alphabetical order (nlohmann's objects).
 Json to_json(const ServeSummary& s);
 

@@ -235,6 +235,7 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
                         "scheduler.pbd.prefill_pools and decode_pools)");
     s.finish();
   }
+  if (r.has("sampling")) w.sampling = read_sampling(r.object("sampling"));
   if (r.has("slo")) {
     JsonReader s = r.object("slo");
     if (s.has("ttft_ns")) w.slo.ttft_ns = s.number("ttft_ns", 1e-3, 1e18);
@@ -377,6 +378,7 @@ Json to_json(const Workload& w) {
   if (w.slo.ttft_ns) slo["ttft_ns"] = *w.slo.ttft_ns;
   if (w.slo.tpot_ns) slo["tpot_ns"] = *w.slo.tpot_ns;
   j["slo"] = slo;
+  if (w.sampling) j["sampling"] = sampling_json(*w.sampling);  // exact mode: as before
   return j;
 }
 
@@ -394,6 +396,7 @@ void apply_overrides(Workload& w, const WorkloadOverrides& o, const std::string&
       throw InputError(source + ": rate_per_s " + Json(*o.rate_per_s).dump() + " is out of range [1e-06, 1e+12]");
     w.arrival.rate_per_s = *o.rate_per_s;
   }
+  if (o.sampling && !w.sampling) w.sampling = SamplingSpec{};
   if (!o.scheduler.empty()) {
     builtin_schedulers().get(o.scheduler, source + ": scheduler");
     w.scheduler.policy = o.scheduler;  // echoed as run

@@ -14,6 +14,7 @@
 #include "hw/common/base/json_reader.h"
 #include "runtime/scenario/scenario.h"
 #include "runtime/serve/azure_csv.h"
+#include "runtime/serve/sampling.h"
 
 namespace ahbm::serve {
 
@@ -109,6 +110,8 @@ struct Workload {
   SchedulerSpec scheduler;
   Slo slo;
   uint64_t seed = 1;  // arrivals, the mix and every drawn token count
+  // Sampled serving (docs/serving.md, "Sampled serving"): absent, exact mode (every step simulated).
+  std::optional<SamplingSpec> sampling;
 };
 
 // One branch of one round of a concrete workflow.
@@ -150,6 +153,7 @@ struct WorkloadOverrides {
   std::optional<uint64_t> seed;
   std::optional<double> rate_per_s;  // only for Poisson arrivals
   std::string scheduler;             // "" = keep scheduler.policy
+  bool sampling = false;             // sampled serving: the workload's sampling block, or its defaults
 };
 void apply_overrides(Workload& w, const WorkloadOverrides& o, const std::string& source);
 

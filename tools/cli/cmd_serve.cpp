@@ -1,3 +1,4 @@
+#include <cmath>
 #include <iostream>
 
 #include "hw/common/base/error.h"
@@ -45,6 +46,9 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       ("gemm-mapping", po::value<std::string>(&gemm_mapping),
        "whole model: the weight GEMMs' dataflow, w_stationary (default) or x_stationary (as ahbm-sim run's; "
        "docs/models.md)")
+      ("sampling", "sampled serving: the workload's \"sampling\" block, or its defaults when it has none; steps "
+                   "simulated in detail or predicted, headline metrics with 95% intervals (docs/serving.md, "
+                   "\"Sampled serving\")")
       ("vcd", "also write waves.vcd: trace.json's counter tracks (KV pages, queue, batch, busy; P-B-D: buffer, "
               "pools, transfers) as VCD signals");
   add_set_option(desc, overrides);
@@ -63,6 +67,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   if (vm.count("seed")) changes.seed = parse_uint_option("seed", seed, 0, uint64_t(INT64_MAX));
   if (vm.count("rate-per-s")) changes.rate_per_s = parse_double_option("rate-per-s", rate, 1e-6, 1e12);
   changes.scheduler = scheduler;
+  changes.sampling = vm.count("sampling") > 0;
   serve::apply_overrides(w, changes, "command line");
   HwConfig cfg = load_hw_config(hw, overrides);
   serve::ServeOptions opt;
@@ -90,6 +95,17 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   if (ttft.count > 0)
     std::cout << "TTFT p50/p99 " << report::time_text(ttft.p50) << " / " << report::time_text(ttft.p99) << "; throughput "
               << summary.throughput.tokens_per_s << " tokens/s\n";
+  if (summary.sampling) {
+    const serve::SamplingSummary& sm = *summary.sampling;
+    std::cout << "sampled: " << sm.detailed << " of " << sm.steps << " steps simulated in detail ("
+              << std::lround(1000.0 * sm.detailed_fraction) / 10.0 << "%)";
+    if (sm.replays > 0 && ttft.count > 0)
+      for (const serve::MetricInterval& m : sm.metrics)
+        if (m.name == "requests.ttft_p50_ns")
+          std::cout << "; TTFT p50 95% interval " << report::time_text(m.low) << " .. " << report::time_text(m.high)
+                    << " (" << sm.replays << " replays)";
+    std::cout << "\n";
+  }
   std::cout << "outputs in " << out << "\n";
   check_stdout();
   target.commit();
