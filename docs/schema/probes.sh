@@ -1,10 +1,11 @@
 # The probe files each generated schema is recorded over (tools/gen-schemas.sh and
 # testbench/schema/check_file_schemas.py read this list; paths relative to the repository).
 # Between them they must open every optional block of their format.
-# traces/serve/ holds workloads (they have an "arrival" block) and the scenarios they name.
+# traces/serve/ holds workloads (they have an "arrival" block) and the scenarios they name;
+# traces/production/ workloads (a sampling block).
 serve_workload_probes=()
 serve_scenarios=()
-for f in traces/serve/*.json; do
+for f in traces/serve/*.json traces/production/*.json; do
   if grep -q '"arrival"' "$f"; then serve_workload_probes+=("$f"); else serve_scenarios+=("$f"); fi
 done
 scenario_probes=(traces/*.json traces/bench/*.json traces/moe/*.json traces/system/*.json "${serve_scenarios[@]}" testbench/fuzz/corpus/scenario/*.json
@@ -56,4 +57,5 @@ serve_summary_probes=(
   "testbench/schema/probes/serve_pbd_pools.json --set groups=4"  # two prefill and two decode pools: by_pool, thinfer.dp_p, dp_d
   "testbench/schema/probes/serve_split.json --set system.chips=4"  # a model split over chips (tp 2 x pp 2): its operators' split blocks
   "traces/serve/llama1b_dp4.json --set system.chips=4"  # data-parallel replicas: the data_parallel block
+  "traces/serve/llama1b_agentic.json --sampling"  # sampled serving: the sampling block
 )

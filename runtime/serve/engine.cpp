@@ -1046,8 +1046,12 @@ ServeResult Engine::run() {
     admit_waiting();
     pull_idle();
     const size_t done = finished();
-    if (opt_.progress) opt_.progress(done, flows_.size(), now_);
+    if (opt_.progress) opt_.progress({done, flows_.size(), log_.finished(), log_.opened(), res_.steps.size(), now_});
     if (done == flows_.size()) break;
+    if (opt_.stop_requested && opt_.stop_requested()) {
+      res_.partial = true;
+      break;
+    }
     start_steps();
     // A prompt cached whole enters the buffer while its prefill pool builds a step, without one:
     // an idle decode pool pulls it now (no step's end would wake it).

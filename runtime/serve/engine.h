@@ -27,6 +27,14 @@ class Topology;
 using PreemptionRegistry = Registry<PolicyEntry<PreemptionRule>>;
 using TopologyRegistry = Registry<PolicyEntry<Topology>>;
 
+// Where a run is, at a step boundary.
+struct ServeProgress {
+  size_t workflows_done = 0, workflows = 0;
+  size_t requests_done = 0, requests_open = 0;  // requests opened so far (branches open as rounds fork)
+  size_t steps = 0;
+  double now_ns = 0;  // simulated time
+};
+
 struct ServeOptions {
   std::string hw_file = "(built-in defaults)";
   std::string scheduler;  // overrides the workload's scheduler.policy ("" = keep)
@@ -46,9 +54,12 @@ struct ServeOptions {
   // Called before every step boundary's work (the Python module checks for Ctrl-C there); what it
   // throws ends the run. Results are the same with or without it.
   std::function<void()> poll;
-  // Called at every step boundary with the workflows finished, the workflows in all and the
-  // simulated time (ns): ahbm-sim serve's progress line. Results are the same with or without it.
-  std::function<void(size_t finished, size_t total, double now_ns)> progress;
+  // Called at every step boundary (ahbm-sim serve's progress line). Results are the same with
+  // or without it.
+  std::function<void(const ServeProgress&)> progress;
+  // Checked at every step boundary: true ends the run there (ahbm-sim serve on SIGINT); the
+  // result is what was simulated, marked partial (ServeResult::partial), and has no replays.
+  std::function<bool()> stop_requested;
 };
 
 // One request: a branch of a round, or the parent's answer ("main").
@@ -203,6 +214,9 @@ struct ServeResult {
   // Sampled serving: the operators of the detailed steps only.
   Json operators, memory_map;
   std::optional<SamplingResult> sampling;  // sampled serving (workload "sampling" block)
+  // Stopped by ServeOptions::stop_requested before every workflow finished: the records hold what
+  // was simulated (unfinished requests have done_ns = -1).
+  bool partial = false;
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

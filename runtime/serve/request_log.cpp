@@ -18,7 +18,7 @@ void RequestLog::finish(int id, double at_ns, bool cancelled) {
   RequestRecord& r = requests_[size_t(id)];
   if (cancelled) r.cancelled = true;
   r.done_ns = at_ns;
-  ++r.finished;
+  if (r.finished++ == 0) ++finished_;
 }
 
 void RequestLog::scheduled(int id, double at_ns) {

@@ -14,6 +14,8 @@ class RequestLog {
   int open(int workflow, int round, int branch, int prefill_tokens, int decode_tokens, double ready_ns);
   // It ended at `at_ns` (`cancelled`: a "first" join went on without it).
   void finish(int id, double at_ns, bool cancelled = false);
+  size_t opened() const { return requests_.size(); }
+  size_t finished() const { return finished_; }
   void tool_call(int id, double ns) { requests_[size_t(id)].tool_ns = ns; }
   void preempted(int id) { ++requests_[size_t(id)].preemptions; }
   // It is in a step starting at `at_ns`.
@@ -35,6 +37,7 @@ class RequestLog {
 
  private:
   std::vector<RequestRecord> requests_;
+  size_t finished_ = 0;  // requests finished (or cancelled): the progress line's count
   std::vector<WorkflowRecord> workflows_;
 };
 

@@ -14,7 +14,7 @@ ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt
   StepSampler sampler(*w.sampling);
   ModelPlans plans;  // the replays reuse the sampled run's plans and its operators' runs
   ServeResult r = run_engine(w, hw, opt, &sampler, &plans);
-  if (w.sampling->replays == 0) return r;
+  if (w.sampling->replays == 0 || r.partial) return r;
   ServeOptions replay_opt = opt;
   replay_opt.progress = nullptr;  // the sampled run's progress line is the one shown
   for (int k = 0; k <= w.sampling->replays; ++k) {

@@ -124,6 +124,7 @@ RequestsSummary requests_summary(const ServeResult& r, std::vector<double>& ttft
     if (q.first_token_ns >= 0) ttft.push_back(q.first_token_ns - q.ready_ns);
     if (q.generated_tokens >= 2) tpot.push_back((q.last_token_ns - q.first_token_ns) / double(q.generated_tokens - 1));
     if (q.scheduled_ns >= 0) queue.push_back(q.scheduled_ns - q.ready_ns);
+    if (q.done_ns < 0) continue;  // a partial run (stopped): not finished
     e2e.push_back(q.done_ns - q.ready_ns);
     tool.push_back(q.tool_ns);
   }
@@ -142,9 +143,11 @@ WorkflowsSummary workflows_summary(const ServeResult& r, double& first_arrival) 
   first_arrival = r.workflows.empty() ? 0 : r.workflows.front().arrival_ns;
   for (const WorkflowRecord& f : r.workflows) {
     if (f.first_token_ns >= 0) w_ttft.push_back(f.first_token_ns - f.arrival_ns);
-    w_e2e.push_back(f.done_ns - f.arrival_ns);
-    w_queue.push_back(f.admitted_ns - f.arrival_ns);
-    w_tool.push_back(f.tool_wait_ns);
+    if (f.admitted_ns >= 0) w_queue.push_back(f.admitted_ns - f.arrival_ns);
+    if (f.done_ns >= 0) {  // a partial run (stopped): finished workflows only
+      w_e2e.push_back(f.done_ns - f.arrival_ns);
+      w_tool.push_back(f.tool_wait_ns);
+    }
     first_arrival = std::min(first_arrival, f.arrival_ns);
   }
   return {r.workflows.size(), report::distribution(w_ttft), report::distribution(w_e2e),
@@ -392,6 +395,13 @@ ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeRes
   if (r.preemption) s.preemption = preemption_summary(w, r, s.steps.busy_ns);
   s.end_ns = r.end_ns;
   if (r.sampling) s.sampling = sampling_summary(*r.sampling, r.steps, headline_metrics(s));
+  if (r.partial) {
+    s.partial.emplace();
+    s.partial->simulated_ns = r.end_ns;
+    s.partial->workflows = r.workflows.size();
+    for (const WorkflowRecord& f : r.workflows) s.partial->workflows_finished += f.done_ns >= 0;
+    for (const RequestRecord& q : r.requests) s.partial->requests_finished += q.done_ns >= 0;
+  }
   s.simulator = simulator_json(hw);
   return s;
 }
@@ -572,6 +582,12 @@ Json to_json(const ServeSummary& s) {
   }
   if (s.preemption) j["preemption"] = to_json(*s.preemption);  // on_demand admission only
   if (s.sampling) j["sampling"] = to_json(*s.sampling);        // sampled serving only
+  if (s.partial)  // stopped early: said at the top level so no reader takes it for a whole run
+    j["partial"] = {{"reason", "stopped before every workflow finished (SIGINT)"},
+                    {"simulated_ns", s.partial->simulated_ns},
+                    {"workflows", s.partial->workflows},
+                    {"workflows_finished", s.partial->workflows_finished},
+                    {"requests_finished", s.partial->requests_finished}};
   j["end_ns"] = s.end_ns;
   j["simulator"] = s.simulator;
   return j;

@@ -183,6 +183,12 @@ struct ServeSummary {
   Json operators, memory_map;                   // a whole model (operators null: neither written)
   std::optional<PreemptionSummary> preemption;  // on_demand admission
   std::optional<SamplingSummary> sampling;      // sampled serving
+  // A run stopped before every workflow finished (ServeResult::partial): what it got to.
+  struct Partial {
+    double simulated_ns = 0;
+    size_t workflows = 0, workflows_finished = 0, requests_finished = 0;
+  };
+  std::optional<Partial> partial;
   double end_ns = 0;
   Json simulator;  // provenance (runtime/io/provenance.h)
 };

@@ -9,6 +9,7 @@
 #include "runtime/serve/serve_report.h"
 #include "runtime/serve/workload.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/interrupt.h"
 #include "tools/cli/options.h"
 
 namespace po = boost::program_options;
@@ -78,12 +79,16 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.gemm_mapping = mapping;
   report::ProgressLine progress = stderr_progress(verbosity_of(*parsed));
   if (progress.active())
-    opt.progress = [&progress](size_t done, size_t total, double now_ns) {
-      if (!progress.due(double(done), double(total))) return;
-      progress.update(double(done), double(total),
-                      "serve: " + std::to_string(done) + "/" + std::to_string(total) + " workflows | " +
-                          report::time_text(now_ns) + " simulated");
+    opt.progress = [&progress](const serve::ServeProgress& p) {
+      if (!progress.due(double(p.workflows_done), double(p.workflows))) return;
+      progress.update(double(p.workflows_done), double(p.workflows),
+                      "serve: " + std::to_string(p.workflows_done) + "/" + std::to_string(p.workflows) +
+                          " workflows | " + std::to_string(p.requests_done) + " requests done | " +
+                          std::to_string(p.steps) + " steps | " + report::time_text(p.now_ns) + " simulated");
     };
+  // Ctrl-C stops the run at the next step boundary; what was simulated is written, marked partial.
+  const InterruptScope interrupt;
+  opt.stop_requested = [&interrupt] { return interrupt.requested(); };
   const serve::ServeResult r = serve::serve(w, cfg, opt);
   progress.clear();
   const serve::ServeSummary summary = serve::serve_summary(w, cfg, r);
@@ -106,10 +111,13 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
                     << " (" << sm.replays << " replays)";
     std::cout << "\n";
   }
+  if (r.partial)
+    std::cout << "interrupted: " << summary.partial->workflows_finished << " of " << summary.partial->workflows
+              << " workflows finished; summary.json says \"partial\"\n";
   std::cout << "outputs in " << out << "\n";
   check_stdout();
   target.commit();
-  return 0;
+  return r.partial ? 130 : 0;  // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
 }
 
 }  // namespace ahbm::cli
