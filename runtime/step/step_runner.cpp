@@ -156,6 +156,7 @@ SimResult StepRunner::simulate_quiet(const std::vector<AttentionJob>& jobs) {
   SimOptions so = set_.sim;
   so.vcd = false;
   so.progress = nullptr;
+  so.keep_spans = false;
   return simulate(jobs, so);
 }
 

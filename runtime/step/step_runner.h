@@ -101,7 +101,7 @@ class StepRunner {
   // `chosen`, when given, receives each part's layout (the policy and tile it runs with).
   std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,
                                        std::vector<Layout>* chosen = nullptr);
-  // `jobs` simulated off any timeline (no VCD, no progress).
+  // `jobs` simulated off any timeline (no VCD, no progress, no latency spans: SimOptions::keep_spans).
   SimResult simulate_quiet(const std::vector<AttentionJob>& jobs);
 
   StageCalls calls() const { return {planner_.calls(), cost_model_.calls(), simulations_}; }
