@@ -300,7 +300,12 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
   e.tlm_checks.violations.clear();
   e.tlm_checks.transactions = e.tlm_checks.dmi_grants = 0;
   r.trace = std::make_unique<TraceSink>(e.trace.take_run());
-  r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
+  if (opt_.keep_spans) {
+    r.spans = std::make_unique<SpanRecorder>(e.spans.take_run());
+  } else {
+    r.spans = std::make_unique<SpanRecorder>();
+    e.spans.drop_run();
+  }
   // The next run must find nothing pending. A run ends when the last O tile is back, which is
   // normally also when the chip goes idle; anything still scheduled (a progress slice can end
   // earlier) runs out here, outside this run's results.
@@ -311,7 +316,7 @@ SimResult Simulator::run_any(const std::vector<AttentionJob>& jobs_in, const std
     });
     resync_sanitizer_stack();
     e.trace.take_run();
-    e.spans.take_run();
+    e.spans.drop_run();
     if (sc_core::sc_pending_activity()) e.reusable = false;
   }
   shared.jobs.unbind();  // the caller's jobs may go once this returns
@@ -332,6 +337,7 @@ Simulator& SimulatorPool::simulator(const HwConfig& cfg, const SimOptions& opt) 
   std::unique_ptr<Simulator>& sim = sims_[key.str()];
   if (!sim) sim = std::make_unique<Simulator>(cfg, opt);
   sim->set_progress(opt.progress);
+  sim->set_keep_spans(opt.keep_spans);
   return *sim;
 }
 

@@ -49,6 +49,10 @@ struct SimOptions {
   // Tests: every TLM link goes through a base-protocol checker (hw/common/observe/tlm_checker.h); the
   // violations come back in SimResult::tlm_checks. Results are the same with or without it.
   bool check_tlm = false;
+  // Whether SimResult::spans gets the run's latency spans. false (a run timed for its end,
+  // outputs and statistics only): an empty recorder, and the chip keeps its span buffer for the
+  // next run. The spans are recorded either way (the watchdog reads them), so nothing else changes.
+  bool keep_spans = true;
 };
 
 struct SimResult {
@@ -106,6 +110,8 @@ class Simulator {
   int elaborations() const { return elaborations_; }
   // Replaces the progress callback for the following runs (results do not depend on it).
   void set_progress(std::function<void(const SimProgress&)> progress) { opt_.progress = std::move(progress); }
+  // Replaces SimOptions::keep_spans for the following runs (it changes what a run returns, not the chip).
+  void set_keep_spans(bool keep) { opt_.keep_spans = keep; }
 
  private:
   struct Elaborated;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -363,6 +364,25 @@ class ShapeMemo {
 
 // The stages of estimate_job, each named after the module whose timing it follows.
 
+// The working buffers of estimate_tile, reused tile after tile and job after job by one estimate:
+// an estimate visits every Q tile of every candidate layout, and allocating these per tile cost
+// more than the arithmetic. Only memory is reused: each is cleared or refilled before it is read.
+struct TileScratch {
+  std::vector<int> tpes, tcubes;              // the tile's PEs and CUBEs, ascending
+  std::vector<double> pe_free, q_in_hand, local_end, cube_done, ready;  // q_in_hand, local_end: per PE
+  std::vector<std::pair<double, int>> order;  // cube_reducer
+  std::vector<std::pair<int, double>> arrivals;
+  // reduction_parents(topology, n) for the group's one topology, by n (a pure function of both).
+  const std::vector<int>& parents(ReductionTopology topology, size_t n) {
+    if (n >= parents_of_.size()) parents_of_.resize(n + 1);
+    if (!parents_of_[n]) parents_of_[n] = reduction_parents(topology, int(n));
+    return *parents_of_[n];
+  }
+
+ private:
+  std::vector<std::optional<std::vector<int>>> parents_of_;
+};
+
 // The host link's and the CUBEs' Q-buffer state that Q delivery reads and advances.
 struct QPath {
   std::vector<double>& host;                // [0]: when the host link's chip-bound direction is free
@@ -372,17 +392,16 @@ struct QPath {
 
 // QSource then the CUBEs' QBuffers: Q delivery of one tile over the host link (shared by all jobs,
 // tiles in send order), the NoC multicast to the participating CUBEs, the CUBE's write port, then
-// one read per PE through the read ports once the PE is free. Returns when each participating PE
-// holds the tile.
-std::map<int, double> q_source_to_buffers(const Model& m, const AttentionJob& job, const QTile& t, double launch, QPath q,
-                                          const std::vector<double>& pe_free) {
+// one read per PE through the read ports once the PE is free. Sets in_hand[p] (indexed by PE) to
+// when each participating PE p holds the tile; `tcubes` are the tile's CUBEs (tile_cubes).
+void q_source_to_buffers(const Model& m, const AttentionJob& job, const QTile& t, const std::vector<int>& tcubes,
+                         double launch, QPath q, const std::vector<double>& pe_free, std::vector<double>& in_hand) {
   const HwConfig& hw = m.hw;
   const int per_cube = hw.cube.pes;
   const uint64_t qbytes = q_tile_bytes(job, t.rows());
   q.host[0] += host_upload<double>(hw.host, qbytes);
   const double arrive = std::max(q.host[0], launch) + m.noc.time_ns(qbytes);
-  std::map<int, double> in_hand;
-  for (int c : tile_cubes(t, hw.group.cubes, per_cube)) {
+  for (int c : tcubes) {
     const double written = std::max(arrive, q.qwrite[size_t(c)]) + q_buffer_write(m.units, hw.cube.q_buffer, qbytes);
     q.qwrite[size_t(c)] = written;
     for (int p = c * per_cube; p < (c + 1) * per_cube; ++p) {
@@ -390,10 +409,9 @@ std::map<int, double> q_source_to_buffers(const Model& m, const AttentionJob& jo
       auto port = std::min_element(q.ports[size_t(c)].begin(), q.ports[size_t(c)].end());
       const double start = std::max({written, *port, pe_free[size_t(p)]});
       *port = start + q_buffer_read(m.units, hw.cube.q_buffer, qbytes);
-      in_hand[p] = *port;
+      in_hand[size_t(p)] = *port;
     }
   }
-  return in_hand;
 }
 
 // KvMover (B5): the receivers of a pass advance in lockstep (the owner broadcasts a block only
@@ -407,11 +425,16 @@ std::vector<double> kv_mover_pass_ready(const Model& m, const AttentionJob& job,
   std::vector<double> host(host_free), qw(group.qwrite_free), busy;
   for (const auto& x : group.pe) busy.push_back(x.free);
   auto prt = group.ports;
+  std::vector<double> in_hand(busy.size(), 0.0);
+  std::vector<int> tcubes;
   for (size_t i = 0; i < job.tiles.size(); ++i) {
+    const QTile& t = job.tiles[i];
     const size_t pass = size_t(pass_of_tile[i]);
     if (pass >= pass_ready.size()) pass_ready.resize(pass + 1, 0.0);
-    for (const auto& [p, at] : q_source_to_buffers(m, job, job.tiles[i], launch, {host, qw, prt}, busy))
-      pass_ready[pass] = std::max(pass_ready[pass], at);
+    tile_cubes(t, m.hw.group.cubes, m.hw.cube.pes, tcubes);
+    q_source_to_buffers(m, job, t, tcubes, launch, {host, qw, prt}, busy, in_hand);
+    for (int p = 0; p < int(in_hand.size()); ++p)
+      if (tile_has_pe(t, p)) pass_ready[pass] = std::max(pass_ready[pass], in_hand[size_t(p)]);
   }
   return pass_ready;
 }
@@ -448,17 +471,19 @@ double pe_attention(const Model& m, bool kv_broadcast, const std::vector<BlockCo
 
 // CubeReducer of CUBE c: the states go over the CUBE bus (`bus` each) in the order the PEs finish
 // and merge (`merge` each) on the reducer's units in the configured order (hw/common/model/merge_tree.h,
-// as the reducer schedules them). Returns when the CUBE's merged state is ready; each PE is free
-// once its state is sent.
-double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int>& tpes, const std::map<int, double>& local_end,
-                    GroupState& group, double bus, double merge) {
+// as the reducer schedules them). `local_end` is indexed by PE. Returns when the CUBE's merged
+// state is ready; each PE is free once its state is sent.
+double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int>& tpes, const std::vector<double>& local_end,
+                    GroupState& group, double bus, double merge, TileScratch& scratch) {
   const int per_cube = m.hw.cube.pes;
   const MergeOrder merging = m.hw.cube.reducer.order;
-  std::vector<std::pair<double, int>> order;
+  std::vector<std::pair<double, int>>& order = scratch.order;
+  order.clear();
   for (int p : tpes)
-    if (p / per_cube == c) order.push_back({local_end.at(p), p});
+    if (p / per_cube == c) order.push_back({local_end[size_t(p)], p});
   std::sort(order.begin(), order.end());
-  std::vector<std::pair<int, double>> arrivals;  // (rank in the CUBE, when its state is at the reducer)
+  std::vector<std::pair<int, double>>& arrivals = scratch.arrivals;  // (rank in the CUBE, when its state is at the reducer)
+  arrivals.clear();
   for (auto [end, p] : order) {
     const double sent = std::max(end, group.bus_free[size_t(c)]) + bus;
     group.bus_free[size_t(c)] = sent;
@@ -476,12 +501,13 @@ double cube_reducer(const Model& m, const QTile& t, int c, const std::vector<int
 // ReductionNetwork: the inter-CUBE tree over the tile's CUBEs (hw/link's shape), each link busy for
 // a state's bytes, then the root normalises. Returns when the root's O is ready.
 double reduction_network(const Model& m, const QTile& t, int d, const std::vector<int>& tcubes,
-                         const std::vector<double>& cube_done, GroupState& group, double merge) {
+                         const std::vector<double>& cube_done, GroupState& group, double merge, TileScratch& scratch) {
   const HwConfig& hw = m.hw;
   const bool shared_units = hw.cube.reducer.inter_cube == InterCubeMerge::shared;
   const uint64_t sbytes = AttnState::wire_bytes(t.rows(), d);
-  const std::vector<int> shape = reduction_parents(hw.group.link.topology, int(tcubes.size()));
-  std::vector<double> ready(tcubes.size(), 0);
+  const std::vector<int>& shape = scratch.parents(hw.group.link.topology, tcubes.size());
+  std::vector<double>& ready = scratch.ready;
+  ready.assign(tcubes.size(), 0);
   for (size_t i = 0; i < tcubes.size(); ++i) ready[i] = cube_done[size_t(tcubes[i])];
   // Children have larger indices than their parents in every shape: fold from the back.
   for (size_t i = tcubes.size(); i-- > 1;) {
@@ -518,6 +544,7 @@ struct JobRun {
   GroupState& group;
   std::vector<double> slice_served, pass_ready;
   std::vector<int> pass_of_tile;
+  TileScratch& scratch;
   int crit_pe = 0;
   double crit_end = -1, crit_local_end = 0;
 };
@@ -529,40 +556,47 @@ void estimate_tile(JobRun& r, size_t ti) {
   const QTile& t = r.job.tiles[ti];
   const int d = r.job.head_dim, pes = m.hw.pes_per_group(), per_cube = m.hw.cube.pes;
   GroupState& g = r.group;
-  const std::vector<int> tcubes = tile_cubes(t, m.hw.group.cubes, per_cube);
-  std::vector<int> tpes;
+  TileScratch& s = r.scratch;
+  std::vector<int>& tcubes = s.tcubes;
+  tile_cubes(t, m.hw.group.cubes, per_cube, tcubes);
+  std::vector<int>& tpes = s.tpes;
+  tpes.clear();
   for (int p = 0; p < pes; ++p)
     if (tile_has_pe(t, p)) tpes.push_back(p);
-  std::vector<double> pe_free;
-  for (const auto& x : g.pe) pe_free.push_back(x.free);
-  std::map<int, double> q_in_hand = q_source_to_buffers(m, r.job, t, r.launch, {r.host_free, g.qwrite_free, g.ports}, pe_free);
+  s.pe_free.clear();
+  for (const auto& x : g.pe) s.pe_free.push_back(x.free);
+  s.q_in_hand.assign(size_t(pes), 0.0);
+  q_source_to_buffers(m, r.job, t, tcubes, r.launch, {r.host_free, g.qwrite_free, g.ports}, s.pe_free, s.q_in_hand);
   for (int p = 0; p < pes; ++p) r.slice_served[size_t(p)] += r.shape.slice_load[ti][size_t(p)];
   const double lockstep = r.job.kv_broadcast ? r.pass_ready[size_t(r.pass_of_tile[ti])] : 0.0;
-  std::map<int, double> local_end;
+  std::vector<double>& local_end = s.local_end;
+  local_end.assign(size_t(pes), 0.0);
   for (int p : tpes) {
     PeTrack& x = g.pe[size_t(p)];
-    if (x.first_q < 0) x.first_q = q_in_hand[p];
+    const double q_in_hand = s.q_in_hand[size_t(p)];
+    if (x.first_q < 0) x.first_q = q_in_hand;
     const JobShape::BlockList& list = r.shape.at(ti, p);
-    const double c = pe_attention(m, r.job.kv_broadcast, list.blocks, x, std::max(q_in_hand[p], lockstep));
+    const double c = pe_attention(m, r.job.kv_broadcast, list.blocks, x, std::max(q_in_hand, lockstep));
     x.gemm += list.alone_end;  // the compute term
     const BlockCost* last = list.blocks.empty() ? nullptr : &list.blocks.back();
     const double last_comp = last ? last->work.qk + last->work.softmax + last->work.pv : 0.0;
     // An owner's slice also serves remote readers (B2): it cannot finish before its load.
-    local_end[p] = std::max({c, r.dma_start + r.shape.write_ns[size_t(p)] + r.slice_served[size_t(p)] + last_comp,
-                             r.dma_start + r.shape.port_ns[size_t(p / per_cube)] + last_comp});
+    local_end[size_t(p)] = std::max({c, r.dma_start + r.shape.write_ns[size_t(p)] + r.slice_served[size_t(p)] + last_comp,
+                                     r.dma_start + r.shape.port_ns[size_t(p / per_cube)] + last_comp});
   }
   const double bus = reducer_bus(m.units, m.hw.cube.reducer, AttnState::wire_bytes(t.rows(), d));
   const double merge = m.merge_ns(t.rows(), d);
-  std::vector<double> cube_done(size_t(m.hw.group.cubes), 0);
-  for (int c : tcubes) cube_done[size_t(c)] = cube_reducer(m, t, c, tpes, local_end, g, bus, merge);
-  const double root_done = reduction_network(m, t, d, tcubes, cube_done, g, merge);
+  std::vector<double>& cube_done = s.cube_done;
+  cube_done.assign(size_t(m.hw.group.cubes), 0);
+  for (int c : tcubes) cube_done[size_t(c)] = cube_reducer(m, t, c, tpes, local_end, g, bus, merge, s);
+  const double root_done = reduction_network(m, t, d, tcubes, cube_done, g, merge, s);
   const double done = host_o_return(m, t, d, root_done, r.o_link_free);
   if (done > r.crit_end) {
     r.crit_end = done;
     r.crit_pe = tpes.back();
-    r.crit_local_end = local_end[r.crit_pe];
+    r.crit_local_end = local_end[size_t(r.crit_pe)];
     for (int p : tpes)
-      if (local_end[p] >= r.crit_local_end) r.crit_local_end = local_end[p], r.crit_pe = p;
+      if (local_end[size_t(p)] >= r.crit_local_end) r.crit_local_end = local_end[size_t(p)], r.crit_pe = p;
   }
 }
 
@@ -583,11 +617,12 @@ PolicyEstimate critical_path_terms(const JobRun& r) {
 }
 
 JobResult estimate_job(const Model& m, const AttentionJob& job, const JobShape& shape, const std::vector<AttentionJob>& jobs,
-                       size_t ji, std::vector<double>& host_free, double& o_link_free, GroupState& group) {
+                       size_t ji, std::vector<double>& host_free, double& o_link_free, GroupState& group,
+                       TileScratch& scratch) {
   const double launch = kernel_start_ns(jobs, ji, m.hw.host.kernel_launch_ns);
   const double dma_start = job.remap ? launch + shape.remap_copied + shape.remap_rebuild : launch;
   JobRun r{m, job, shape, launch, dma_start, host_free, o_link_free, group,
-           std::vector<double>(size_t(m.hw.pes_per_group()), 0), {}, {}};
+           std::vector<double>(size_t(m.hw.pes_per_group()), 0), {}, {}, scratch};
   for (size_t p = 0; p < group.pe.size(); ++p) {
     PeTrack& x = group.pe[p];
     x.dma = std::max(x.dma, dma_start) + shape.write_ns[p];
@@ -618,11 +653,12 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   // heads of one group run one after another (GroupState).
   std::map<int, GroupState> broadcast_groups;
   ShapeMemo shapes(m);
+  TileScratch scratch;
   double end = -1;
   for (size_t j = 0; j < jobs.size(); ++j) {
     GroupState own = fresh_group(hw);
     GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
-    JobResult r = estimate_job(m, jobs[j], shapes.of(jobs[j]), jobs, j, host_free, o_link_free, g);
+    JobResult r = estimate_job(m, jobs[j], shapes.of(jobs[j]), jobs, j, host_free, o_link_free, g, scratch);
     if (r.end > end) {
       end = r.end;
       best = r.parts;

@@ -77,6 +77,7 @@ ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, cons
       expert_rows_(size_t(m.moe() ? m.num_local_experts : 0), 0), split_(std::move(split)) {
   opt_.vcd = false;
   opt_.progress = nullptr;
+  opt_.keep_spans = false;  // the operators' runs give their counters; model_steps places their spans itself
   // The whole model's layers over the pipeline stages; each stage's chip runs m's first layers.
   if (split_.split.pp > 1 && layers < split_.split.pp)
     throw std::logic_error("ModelSteps: " + std::to_string(split_.split.pp) + " stages need the whole model's layers");

@@ -1,6 +1,7 @@
 #include "runtime/step/step_runner.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "runtime/plan/choose.h"
 #include "runtime/plan/policy_report.h"
@@ -16,6 +17,19 @@ std::pair<int, int> agent_rows(const AttentionJob& job, int i) {
   int e = b;
   while (e < job.row_count() && job.rows[size_t(e)].agent == i) ++e;
   return {b, e};
+}
+
+// A serve part's layout when the choice has one answer: a requested policy (not auto) with one
+// candidate, available, for jobs that all have Q tiles. choose() would estimate that candidate
+// only to pick it (its estimate is a finite time then: pick takes it), and serve keeps no
+// estimate. Otherwise nothing: the choice needs the cost model (several tile sizes, auto), or
+// choose gives the error (an unavailable candidate; jobs without tiles, which it refuses).
+std::optional<Layout> sole_layout(const std::vector<AttentionJob>& jobs, const std::vector<Candidate>& candidates,
+                                  const std::string& policy) {
+  if (policy == "auto" || candidates.size() != 1 || !candidates.front().unavailable.empty()) return std::nullopt;
+  for (const AttentionJob& j : jobs)
+    if (j.tiles.empty()) return std::nullopt;
+  return candidates.front().layout;
 }
 
 }  // namespace
@@ -143,11 +157,12 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
     set.timing_only = true;
     Plan planned = plan(kv, part, set);
     // Only the chosen layout is used (no decision record per part): estimate the requested
-    // policy's candidates alone.
-    const Choice choice =
-        choose(planned.jobs, candidates_for(planned.candidates, set_.policy), hw_, set_.policy, cost_model_);
-    if (chosen) chosen->push_back(choice.chosen);
-    for (AttentionJob& j : apply_layout(std::move(planned.jobs), hw_, choice.chosen)) all.push_back(std::move(j));
+    // policy's candidates alone, and none when it has one (a decode part's single tile).
+    const std::vector<Candidate> candidates = candidates_for(planned.candidates, set_.policy);
+    const std::optional<Layout> sole = sole_layout(planned.jobs, candidates, set_.policy);
+    const Layout layout = sole ? *sole : choose(planned.jobs, candidates, hw_, set_.policy, cost_model_).chosen;
+    if (chosen) chosen->push_back(layout);
+    for (AttentionJob& j : apply_layout(std::move(planned.jobs), hw_, layout)) all.push_back(std::move(j));
   }
   return all;
 }
@@ -156,6 +171,7 @@ SimResult StepRunner::simulate_quiet(const std::vector<AttentionJob>& jobs) {
   SimOptions so = set_.sim;
   so.vcd = false;
   so.progress = nullptr;
+  so.keep_spans = false;
   return simulate(jobs, so);
 }
 

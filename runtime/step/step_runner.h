@@ -11,8 +11,9 @@
 //   report    step_record.h, policy_report.h                          StepRecord, placed on the timeline
 // and, when asked, the unbatched baseline (every agent planned and simulated alone, Policy A,
 // with the run's launch schedule and attention kernels).
-// The planner and the cost model are each entered once per job set; StepRunner::calls() counts
-// the entries (testbench: test_step_pipeline.cpp).
+// The planner and the cost model are each entered once per job set (the cost model not for a
+// serve part whose policy leaves one candidate: batch_jobs); StepRunner::calls() counts the
+// entries (testbench: test_step_pipeline.cpp).
 #include <string>
 #include <vector>
 
@@ -101,7 +102,7 @@ class StepRunner {
   // `chosen`, when given, receives each part's layout (the policy and tile it runs with).
   std::vector<AttentionJob> batch_jobs(const KvPageManager& kv, const std::vector<Step>& parts,
                                        std::vector<Layout>* chosen = nullptr);
-  // `jobs` simulated off any timeline (no VCD, no progress).
+  // `jobs` simulated off any timeline (no VCD, no progress, no latency spans: SimOptions::keep_spans).
   SimResult simulate_quiet(const std::vector<AttentionJob>& jobs);
 
   StageCalls calls() const { return {planner_.calls(), cost_model_.calls(), simulations_}; }

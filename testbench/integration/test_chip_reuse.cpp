@@ -199,5 +199,23 @@ TEST(ChipReuse, PoolKeepsOneChipPerConfig) {
   EXPECT_EQ(pool.elaborations(), 3);  // the VCD switch is part of the chip
 }
 
+// Runs that keep no spans (SimOptions::keep_spans = false: serve's steps, a model's operators)
+// reuse the chip's span buffer; interleaved with runs that keep them, on one pooled chip, every
+// run is still a new chip's, and the spanless ones return no spans.
+TEST(ChipReuse, RunsWithoutSpansLeaveTheNextRunUnchanged) {
+  const HwConfig hw;
+  SimOptions with, without;
+  without.keep_spans = false;
+  SimulatorPool pool;
+  const auto runs = mixed_runs(hw);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SimResult quiet = pool.run(hw, runs[i], without);
+    EXPECT_TRUE(quiet.spans && quiet.spans->spans().empty()) << "run " << i;
+    EXPECT_TRUE(fingerprint(quiet) == fingerprint(simulate(hw, runs[i], without))) << "run " << i;
+    EXPECT_TRUE(fingerprint(pool.run(hw, runs[i], with)) == fingerprint(simulate(hw, runs[i], with))) << "run " << i;
+  }
+  EXPECT_EQ(pool.elaborations(), 1);  // keep_spans is not part of the chip
+}
+
 }  // namespace
 }  // namespace ahbm

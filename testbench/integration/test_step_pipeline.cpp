@@ -12,6 +12,7 @@
 #include "hw/common/base/error.h"
 #include "runtime/run/driver.h"
 #include "runtime/plan/choose.h"
+#include "runtime/plan/policy_report.h"
 #include "runtime/step/step_runner.h"
 #include "test_runtime_support.h"
 
@@ -115,6 +116,45 @@ TEST(StepPipelineRun, AStepOutsideTheFanOutEstimatesOnlyTheNamedPolicysTiles) {
     } else {
       EXPECT_EQ(decode_estimated, std::set<std::string>{policy});
     }
+  }
+}
+
+// A serve part (StepRunner::batch_jobs) is laid out as choose() lays it out, and enters the cost
+// model only when the choice needs it: under auto, or when its policy has several tile sizes. A
+// decode part under a named policy has one candidate and is laid out without an estimate.
+TEST(StepPipelineRun, AServePartIsLaidOutAsChooseLaysItOutAndEstimatedOnlyWhenThereIsAChoice) {
+  const Scenario sc = test::decode_scenario();
+  const HwConfig hw;
+  for (const std::string policy : {"A", "B2", "B5", "auto"}) {
+    KvPageManager kv(hw.pes_per_group(), -1, sc.kv.page_tokens);
+    StepSettings set;
+    set.seed = sc.seed;
+    set.policy = policy;
+    StepRunner steps(sc, hw, set);
+    Planner planner(sc, hw, sc.seed, nullptr);
+    CostModel model(hw);
+    int parts = 0;
+    AgentSession(sc, kv).run([&](const Step& step) {
+      if (step.phase != PhaseType::fanout && step.phase != PhaseType::decode) return;
+      Planner::JobSet timing;
+      timing.timing_only = true;
+      Plan plan = planner.plan(kv, step, timing);
+      set_launch_schedule(plan.jobs, set.launch);
+      const std::vector<Candidate> candidates = candidates_for(plan.candidates, policy);
+      const Layout want = choose(plan.jobs, candidates, hw, policy, model).chosen;
+      const int before = steps.calls().cost_model;
+      std::vector<Layout> got;
+      const std::vector<AttentionJob> jobs = steps.batch_jobs(kv, {step}, &got);
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_EQ(got[0].policy, want.policy) << policy << " " << step.label();
+      EXPECT_EQ(got[0].tile_rows, want.tile_rows) << policy << " " << step.label();
+      const bool choice = policy == "auto" || candidates.size() > 1;
+      EXPECT_EQ(steps.calls().cost_model - before, choice ? 1 : 0) << policy << " " << step.label();
+      ASSERT_EQ(jobs.size(), plan.jobs.size());
+      for (size_t j = 0; j < jobs.size(); ++j) EXPECT_EQ(jobs[j].tiles.size(), apply_layout({plan.jobs[j]}, hw, want)[0].tiles.size());
+      ++parts;
+    });
+    EXPECT_GT(parts, 1) << policy;
   }
 }
 

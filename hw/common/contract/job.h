@@ -199,11 +199,16 @@ inline int tile_pe_rank_in_cube(const QTile& t, int pe, int pes_per_cube) {
   for (int p = pe - pe % pes_per_cube; p < pe; ++p) rank += tile_has_pe(t, p);
   return rank;
 }
-// Participating CUBEs of a tile, ascending.
-inline std::vector<int> tile_cubes(const QTile& t, int cubes, int pes_per_cube) {
-  std::vector<int> out;
+// Participating CUBEs of a tile, ascending, into `out` (its memory reused: the cost model asks
+// for every tile of every candidate).
+inline void tile_cubes(const QTile& t, int cubes, int pes_per_cube, std::vector<int>& out) {
+  out.clear();
   for (int c = 0; c < cubes; ++c)
     if (tile_pes_in_cube(t, c, pes_per_cube) > 0) out.push_back(c);
+}
+inline std::vector<int> tile_cubes(const QTile& t, int cubes, int pes_per_cube) {
+  std::vector<int> out;
+  tile_cubes(t, cubes, pes_per_cube, out);
   return out;
 }
 // The segments PE `pe` streams (its own whole shard unless the job says otherwise).

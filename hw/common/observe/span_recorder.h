@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -50,11 +51,16 @@ class SpanRecorder {
   // Hands over this run's spans with the names interned so far, and keeps the names (the
   // modules hold their ids) with no spans.
   SpanRecorder take_run();
+  // Drops this run's spans but keeps their buffer for the next run: a chip whose runs are timed
+  // for their end and statistics only (SimOptions::keep_spans) records into the same memory run
+  // after run instead of growing a new buffer (and faulting in its pages) every time.
+  void drop_run() { spans_.clear(); }
 
  private:
   sc_core::sc_time epoch_ = sc_core::SC_ZERO_TIME;
   std::vector<std::string> names_;
-  std::map<std::string, int> ids_;
+  // Hashed: modules intern some names as they record (a GEMM's phase, "x_in"), once per burst.
+  std::unordered_map<std::string, int> ids_;
   SpanList spans_;
   ComponentTable components_;
 };
