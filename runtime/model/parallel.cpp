@@ -102,7 +102,7 @@ void check_per_chip(const Parallelism& p, const std::function<void()>& check) {
         p.pp == 1 ? "1/" + std::to_string(p.tp) + " of every layer"
                   : (p.tp == 1 ? std::string() : "1/" + std::to_string(p.tp) + " of ") + "the layers of the largest of " +
                         std::to_string(p.pp) + " stages, the embedding and the LM head";
-    if (p.ep > 1) holds += ", with whole experts: 1/" + std::to_string(p.ep) + " of each MoE layer's";
+    if (p.ep > 1) holds += ", its experts whole: 1/" + std::to_string(p.ep) + " of each MoE layer's experts";
     throw InputError("each chip of the split " + p.name() + " (" + holds + ", the numbers below are one chip's): " +
                      e.what() + "; or split over more chips (model.parallel.tp, model.parallel.pp" +
                      (p.ep > 1 ? ", model.parallel.ep" : "") + ")");

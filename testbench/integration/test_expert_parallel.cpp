@@ -101,7 +101,7 @@ TEST(ExpertParallel, ASplitThatDoesNotFitIsRefusedNamingItAndOneChipsNumbers) {
   hw.pe.hbm.capacity_bytes = uint64_t(1) << 30;  // 32 GiB a chip: Mixtral's half (46.7 GB) does not fit
   const std::string e = input_error([&] { test::timing_only_run(scenario_of(mixtral({{"tp", 2}, {"ep", 2}})), hw); });
   EXPECT_NE(e.find("each chip of the split model.parallel.tp = 2, ep = 2"), std::string::npos) << e;
-  EXPECT_NE(e.find("whole experts: 1/2 of each MoE layer's"), std::string::npos) << e;
+  EXPECT_NE(e.find("its experts whole: 1/2 of each MoE layer's experts"), std::string::npos) << e;
   EXPECT_NE(e.find("model weights do not fit"), std::string::npos) << e;
   EXPECT_NE(e.find("model.parallel.ep"), std::string::npos) << e;
 }
