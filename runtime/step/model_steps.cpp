@@ -390,24 +390,21 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     add(attention_ns);
     for (size_t i = before_attention_; i < ops.size(); ++i) {
       add(ops[i].end_ns);
-      if (is_ep_dispatch(ops[i].op) || is_ep_combine(ops[i].op)) {
-        const double a2a = ep_all_to_all_ns(rows, stage);
-        add(a2a);
-        c.ep_a2a_ns += a2a;
-        count_use(CollectiveKind::all_to_all, stage, ep_all_to_all_bytes(rows));
-        ep_totals_.all_to_alls += 1;
-        ep_totals_.all_to_all_bytes += ep_all_to_all_bytes(rows);
-        ep_totals_.all_to_all_ns += a2a;
-      }
-      if (is_ep_combine(ops[i].op)) {
-        const double ag = ep_gather_ns(rows, stage);
-        add(ag);
-        c.ep_gather_ns += ag;
-        count_use(CollectiveKind::all_gather, stage, ep_gather_bytes(rows));
-        ep_totals_.all_gathers += 1;
-        ep_totals_.all_gather_bytes += ep_gather_bytes(rows);
-        ep_totals_.all_gather_ns += ag;
-      }
+      // Expert parallelism's collectives: into the layer's time, the step's share and the totals.
+      const auto ep_collective = [&](CollectiveKind kind, double ns, uint64_t bytes, double& share, Tally& tally) {
+        add(ns);
+        share += ns;
+        count_use(kind, stage, bytes);
+        tally.calls += 1;
+        tally.bytes += bytes;
+        tally.ns += ns;
+      };
+      if (is_ep_dispatch(ops[i].op) || is_ep_combine(ops[i].op))
+        ep_collective(CollectiveKind::all_to_all, ep_all_to_all_ns(rows, stage), ep_all_to_all_bytes(rows), c.ep_a2a_ns,
+                      ep_totals_.all_to_all);
+      if (is_ep_combine(ops[i].op))
+        ep_collective(CollectiveKind::all_gather, ep_gather_ns(rows, stage), ep_gather_bytes(rows), c.ep_gather_ns,
+                      ep_totals_.all_gather);
       if (!is_tp_point(ops[i].op)) continue;
       const double ar = all_reduce_ns(rows, stage);
       add(ar);
@@ -532,6 +529,8 @@ Json ModelSteps::system_energy(const EnergyReading& chip) const {
                    "plus the system network's link energy (operators.system_network)"}};
 }
 
+Json ModelSteps::tally_json(const Tally& t) { return {{"calls", t.calls}, {"bytes", t.bytes}, {"time_ns", t.ns}}; }
+
 Json ModelSteps::json() const {
   Json ops = Json::array();
   for (const OpTotals& o : totals_) {
@@ -635,10 +634,8 @@ Json ModelSteps::json() const {
         {"experts_per_chip", per},
         {"ranks", ranks},
         {"network", split_.network},
-        {"all_to_all", {{"calls", ep_totals_.all_to_alls}, {"bytes", ep_totals_.all_to_all_bytes},
-                        {"time_ns", ep_totals_.all_to_all_ns}}},
-        {"rows_all_gather", {{"calls", ep_totals_.all_gathers}, {"bytes", ep_totals_.all_gather_bytes},
-                             {"time_ns", ep_totals_.all_gather_ns}}},
+        {"all_to_all", tally_json(ep_totals_.all_to_all)},
+        {"rows_all_gather", tally_json(ep_totals_.all_gather)},
         {"simulated_rank_rows", ep_totals_.simulated_rank_rows},
         {"note", "the experts of every MoE layer over the tensor-parallel group's chips (rank r holds experts r x "
                  "experts_per_chip onward, whole); attention and the router stay tensor-parallel. Per MoE layer each "

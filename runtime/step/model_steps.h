@@ -186,12 +186,16 @@ class ModelSteps : public StepLayers {
     uint64_t all_reduces = 0, all_reduce_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
     double all_reduce_ns = 0, all_gather_ns = 0;
   } tp_totals_;
+  struct Tally {  // one kind of collective's calls, bytes and time, Σ over layers and steps
+    uint64_t calls = 0, bytes = 0;
+    double ns = 0;
+  };
   struct EpTotals {
-    uint64_t all_to_alls = 0, all_to_all_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
-    double all_to_all_ns = 0, all_gather_ns = 0;
+    Tally all_to_all, all_gather;
     std::vector<uint64_t> rank_rows;  // per rank, the rows its experts took, Σ over layers and steps
     uint64_t simulated_rank_rows = 0;  // the busiest rank's (the one timed) per layer, Σ
   } ep_totals_;
+  static Json tally_json(const Tally& t);
   NetworkUse network_;  // every collective of every step counted (count())
   struct PpTotals {
     uint64_t sends = 0, send_bytes = 0;

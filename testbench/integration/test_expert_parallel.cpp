@@ -53,14 +53,6 @@ Json with_split(Json model, int tp, int ep) {
   return model;
 }
 
-HwConfig system_of(int chips) {
-  HwConfig hw;
-  hw.system.chips = chips;
-  return hw;
-}
-
-std::string input_error(const std::function<void()>& f) { return test::input_error_of(f); }
-
 uint64_t expert_bytes(const MemoryMap& map) {
   uint64_t b = 0;
   for (const auto& t : map.tensors)
@@ -97,9 +89,9 @@ TEST(ExpertParallel, AChipHoldsWholeExpertsAndEpCutsItsExpertBytes) {
 }
 
 TEST(ExpertParallel, ASplitThatDoesNotFitIsRefusedNamingItAndOneChipsNumbers) {
-  HwConfig hw = system_of(2);
+  HwConfig hw = test::system_of_chips(2);
   hw.pe.hbm.capacity_bytes = uint64_t(1) << 30;  // 32 GiB a chip: Mixtral's half (46.7 GB) does not fit
-  const std::string e = input_error([&] { test::timing_only_run(scenario_of(mixtral({{"tp", 2}, {"ep", 2}})), hw); });
+  const std::string e = test::input_error_of([&] { test::timing_only_run(scenario_of(mixtral({{"tp", 2}, {"ep", 2}})), hw); });
   EXPECT_NE(e.find("each chip of the split model.parallel.tp = 2, ep = 2"), std::string::npos) << e;
   EXPECT_NE(e.find("its experts whole: 1/2 of each MoE layer's experts"), std::string::npos) << e;
   EXPECT_NE(e.find("model weights do not fit"), std::string::npos) << e;
@@ -110,33 +102,33 @@ TEST(ExpertParallel, BadSplitsAreInputErrorsNamingTheField) {
   // A dense model has no experts.
   Json dense = small_moe();
   dense.erase("num_local_experts"), dense.erase("num_experts_per_tok");
-  std::string e = input_error([&] { scenario_of(with_split(dense, 2, 2)); });
+  std::string e = test::input_error_of([&] { scenario_of(with_split(dense, 2, 2)); });
   EXPECT_NE(e.find("model.parallel.ep"), std::string::npos) << e;
   EXPECT_NE(e.find("value 2 needs an MoE model, and num_local_experts = 1"), std::string::npos) << e;
   EXPECT_NE(e.find("allowed: 1"), std::string::npos) << e;
   // 4 experts do not split over 3 chips.
-  e = input_error([&] { scenario_of(with_split(small_moe(), 1, 3)); });
+  e = test::input_error_of([&] { scenario_of(with_split(small_moe(), 1, 3)); });
   EXPECT_NE(e.find("model.parallel.ep"), std::string::npos) << e;
   EXPECT_NE(e.find("value 3 does not divide num_local_experts = 4"), std::string::npos) << e;
   EXPECT_NE(e.find("allowed: 1, 2, 4"), std::string::npos) << e;
   // The experts go on the TP group's chips.
-  e = input_error([&] { scenario_of(with_split(small_moe(), 1, 2)); });
+  e = test::input_error_of([&] { scenario_of(with_split(small_moe(), 1, 2)); });
   EXPECT_NE(e.find("model.parallel.ep"), std::string::npos) << e;
   EXPECT_NE(e.find("value 2 is not tp = 1"), std::string::npos) << e;
-  e = input_error([&] { scenario_of(with_split(small_moe(), 2, 0)); });
+  e = test::input_error_of([&] { scenario_of(with_split(small_moe(), 2, 0)); });
   EXPECT_NE(e.find("parallel.ep"), std::string::npos) << e;
   // An attention-only model has no layers to split.
-  e = input_error([] { scenario_of({{"head_dim", 64}, {"num_q_heads", 4}, {"num_kv_heads", 2}, {"parallel", {{"ep", 2}}}}); });
+  e = test::input_error_of([] { scenario_of({{"head_dim", 64}, {"num_q_heads", 4}, {"num_kv_heads", 2}, {"parallel", {{"ep", 2}}}}); });
   EXPECT_NE(e.find("parallel.ep"), std::string::npos) << e;
   EXPECT_NE(e.find("needs a whole model"), std::string::npos) << e;
   // More chips than the system has: the split names ep, the hardware its chip count.
-  e = input_error([] { test::timing_only_run(scenario_of(with_split(small_moe(), 2, 2)), system_of(1)); });
+  e = test::input_error_of([] { test::timing_only_run(scenario_of(with_split(small_moe(), 2, 2)), test::system_of_chips(1)); });
   EXPECT_NE(e.find("model.parallel.tp = 2, ep = 2 needs 2 chips"), std::string::npos) << e;
   EXPECT_NE(e.find("system.chips = 1"), std::string::npos) << e;
 }
 
 TEST(ExpertParallel, AStepsAllToAllsAreTheCollectivesOnTheNetworkAndMatchTheClosedForm) {
-  const HwConfig hw = system_of(2);
+  const HwConfig hw = test::system_of_chips(2);
   const RunOutput run = test::timing_only_run(scenario_of(with_split(small_moe(), 2, 2)), hw);
   const Json a = to_json(run.summary);
   Parallelism split;
@@ -202,7 +194,7 @@ TEST(ExpertParallel, EpOneIsTheRunWithoutIt) {
   const Json one = to_json(test::timing_only_run(scenario_of(mixtral({{"ep", 1}}), 16, 1), hw).summary);
   EXPECT_EQ(absent.dump(), one.dump());
   EXPECT_FALSE(one["operators"].contains("expert_parallel"));
-  const HwConfig two = system_of(2);
+  const HwConfig two = test::system_of_chips(2);
   Json tp2 = small_moe();
   tp2["parallel"] = {{"tp", 2}};
   const Json a = to_json(test::timing_only_run(scenario_of(tp2), two).summary);
@@ -215,7 +207,7 @@ TEST(ExpertParallel, MixtralsExpertTimeFallsWithEpWhileTheAllToAllShareGrows) {
   // Mixtral-8x7B with tp = ep = 2, 4, 8 on 8 chips of the default chip (one group each): each chip
   // holds 4, 2, 1 experts of every layer, so the slowest rank's expert GEMMs take less time; the
   // all-to-alls (dispatch and combine of a decode step's rows) become a larger share of the step.
-  const HwConfig hw = system_of(8);
+  const HwConfig hw = test::system_of_chips(8);
   double last_experts = 0, last_share = 0;
   for (int ep : {2, 4, 8}) {
     const Json a = to_json(test::timing_only_run(scenario_of(mixtral({{"tp", ep}, {"ep", ep}}), 16, 1), hw).summary);
