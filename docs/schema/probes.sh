@@ -42,6 +42,7 @@ summary_run_probes=(
   "testbench/fuzz/corpus/scenario/join_options_alt.json"
   "traces/system/llama3_70b_tp8.json --hw hw/configs/system-8chips.json --no-values"  # tensor parallelism: operators.tensor_parallel
   "traces/system/llama3_70b_tp4_pp2.json --hw hw/configs/system-8chips.json --no-values"  # and pipeline: operators.pipeline_parallel
+  "traces/system/mixtral_8x7b_ep4.json --hw hw/configs/system-8chips.json --no-values"  # expert parallelism: operators.expert_parallel
 )
 serve_summary_probes=(
   "traces/serve/agentic_mix.json"
@@ -56,6 +57,7 @@ serve_summary_probes=(
   "traces/serve/llama1b_pbd_layer.json --set groups=2"  # per-layer KV migration: pbd.transfer.migration, overlap_ns
   "testbench/schema/probes/serve_pbd_pools.json --set groups=4"  # two prefill and two decode pools: by_pool, thinfer.dp_p, dp_d
   "testbench/schema/probes/serve_split.json --set system.chips=4"  # a model split over chips (tp 2 x pp 2): its operators' split blocks
+  "testbench/schema/probes/serve_ep.json --set system.chips=4"  # an MoE model's experts over chips (tp = ep = 4): operators.expert_parallel
   "traces/serve/llama1b_dp4.json --set system.chips=4"  # data-parallel replicas: the data_parallel block
   "traces/serve/llama1b_agentic.json --sampling"  # sampled serving: the sampling block
 )

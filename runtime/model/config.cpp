@@ -154,9 +154,10 @@ std::vector<WeightTensor> layer_weights(const ModelConfig& m) {
     t.insert(t.end(), {{"self_attn.q_proj.bias", 1, q, 1}, {"self_attn.k_proj.bias", 1, kv, 1},
                        {"self_attn.v_proj.bias", 1, kv, 1}});
   t.insert(t.end(), {{"self_attn.o_proj", q, h, 1}, {"post_attention_layernorm", 1, h, 1}});
-  const int64_t e = m.num_local_experts;
-  if (m.moe()) t.push_back({"mlp.router", h, e, 1});
-  t.insert(t.end(), {{"mlp.gate_proj", h, f, e}, {"mlp.up_proj", h, f, e}, {"mlp.down_proj", f, h, e}});
+  const int64_t e = m.local_experts();  // an expert-parallel chip's share (the router scores all of them)
+  if (m.moe()) t.push_back({"mlp.router", h, m.num_local_experts, 1});
+  const bool x = m.moe();
+  t.insert(t.end(), {{"mlp.gate_proj", h, f, e, x}, {"mlp.up_proj", h, f, e, x}, {"mlp.down_proj", f, h, e, x}});
   return t;
 }
 
@@ -181,7 +182,7 @@ int64_t total_params(const ModelConfig& m) { return layer_params(m) * m.num_hidd
 
 int64_t active_params(const ModelConfig& m) {
   int64_t per_layer = 0;
-  for (const auto& t : layer_weights(m)) per_layer += t.rows * t.cols * (t.count > 1 ? m.num_experts_per_tok : 1);
+  for (const auto& t : layer_weights(m)) per_layer += t.rows * t.cols * (t.expert ? m.num_experts_per_tok : 1);
   return per_layer * m.num_hidden_layers + sum(global_weights(m));
 }
 

@@ -30,8 +30,13 @@ struct ModelConfig {
   bool attention_bias = false;       // Q, K, V projections carry a bias (Qwen2)
   int num_local_experts = 1;         // 1: a dense FFN; > 1: MoE with a router
   int num_experts_per_tok = 1;
+  // Not a HuggingFace field: the expert-parallel split of a chip's model (runtime/model/parallel.h
+  // chip_model). The chip holds num_local_experts / expert_parallel of every MoE layer's experts;
+  // the router still scores all num_local_experts (it picks experts on every chip).
+  int expert_parallel = 1;
 
   bool moe() const { return num_local_experts > 1; }
+  int local_experts() const { return num_local_experts / expert_parallel; }  // the experts a chip holds
   int64_t q_dim() const { return int64_t(num_attention_heads) * head_dim; }    // Q projection outputs
   int64_t kv_dim() const { return int64_t(num_key_value_heads) * head_dim; }  // K (and V) projection outputs
 };
@@ -74,6 +79,7 @@ struct WeightTensor {
   std::string name;
   int64_t rows = 0, cols = 0;
   int64_t count = 1;
+  bool expert = false;  // one copy per expert (an MoE layer's FFN tensors), even when a chip holds one
   int64_t elements() const { return rows * cols * count; }
 };
 

@@ -203,7 +203,10 @@ std::vector<std::string> layer_run_names(const ModelConfig& m, const ModelFusion
 
 std::vector<LayerRun> layer_runs(const ModelConfig& m, DType t, const MemoryMap& map, const std::vector<int64_t>& positions,
                                  const std::string& phase, int layer, const Routing* routing, const ModelFusion& fusion) {
-  if (m.moe() && (!routing || routing->experts != m.num_local_experts || routing->rows() != int(positions.size())))
+  // An expert-parallel chip's routing is over the experts it holds, of the rows it received (every
+  // rank's rows routed to them), not of the layer's rows.
+  if (m.moe() && (!routing || routing->experts != m.local_experts() ||
+                  (m.expert_parallel == 1 && routing->rows() != int(positions.size()))))
     throw std::logic_error("layer_runs: an MoE layer needs the routing of its rows");
   const int rows = int(positions.size());
   std::vector<LayerRun> out;
@@ -228,7 +231,7 @@ std::vector<LayerRun> layer_runs(const ModelConfig& m, DType t, const MemoryMap&
   gemm(moe_router_operator());
   LayerRun gate_up{"gate_up_proj", {}, {}, {}}, down{"down_proj", {}, {}, {}};
   const std::vector<int> expert_rows = routing->expert_rows();
-  for (int e = 0; e < m.num_local_experts; ++e) {
+  for (int e = 0; e < m.local_experts(); ++e) {
     if (expert_rows[size_t(e)] == 0) continue;
     const std::vector<int64_t> expert_positions(size_t(expert_rows[size_t(e)]), 0);  // no RoPE in the FFN
     const std::vector<LayerOperator> ops = moe_expert_operators(e);

@@ -109,7 +109,9 @@ struct LayerRun {
 //   MoE    qkv_proj, o_proj, router (M × h · h × E, the post-attention RMSNorm fused), then per
 //          expert e with M_e routed rows gate_up_proj (M_e × h · h × 2f, the norm and activation
 //          fused) and down_proj (M_e × f · f × h, + the weighted residual: the combine)
-// `routing` (required for MoE) decides each expert's rows; the jobs read each expert's shards.
+// `routing` (required for MoE) decides each expert's rows; the jobs read each expert's shards. On
+// an expert-parallel chip (m.expert_parallel > 1) it is over the chip's m.local_experts() experts
+// and the rows they received from every rank, not the layer's rows.
 // With `fusion` leaving operators unfused, their kernels are runs of their own:
 //   input_norm before qkv_proj, rope after it, post_attention_norm before gate_up_proj (MoE: before
 //   the router, whose rows the experts take normed).

@@ -53,7 +53,7 @@ MemoryMap plan_memory(const ModelConfig& m, DType dtype, const HwConfig& hw) {
     for (const auto& t : layer)
       for (int64_t e = 0; e < t.count; ++e) {
         std::vector<int> columns = place(uint64_t(t.rows), uint64_t(t.cols));
-        if (t.count > 1) map.layer_columns[size_t(l)][expert_tensor(t.name, int(e))] = columns;
+        if (t.expert) map.layer_columns[size_t(l)][expert_tensor(t.name, int(e))] = columns;
         if (e == 0) map.layer_columns[size_t(l)][t.name] = std::move(columns);
       }
   map.layer0_columns = map.layer_columns.front();

@@ -41,6 +41,7 @@ std::string Parallelism::name() const {
   if (pp > 1) parts.push_back("pp = " + std::to_string(pp));
   std::string s = "model.parallel.";
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? " x " : "") + parts[i];
+  if (ep > 1) s += ", ep = " + std::to_string(ep);  // on the TP group's chips: not a factor of the chip count
   return s;
 }
 
@@ -58,8 +59,33 @@ std::vector<int> pipeline_stage_layers(int layers, int pp) {
   return out;
 }
 
+std::string expert_parallel_problem(const ModelConfig& m, int ep, int tp) {
+  if (ep < 1) return "is not a rank count (allowed: 1 or more)";
+  if (ep == 1) return "";
+  if (!m.moe())
+    return "needs an MoE model, and num_local_experts = " + std::to_string(m.num_local_experts) +
+           " (a dense FFN has no experts to split; allowed: 1)";
+  std::string divisors;
+  for (int d = 1; d <= m.num_local_experts; ++d)
+    if (m.num_local_experts % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+  if (m.num_local_experts % ep != 0)
+    return "does not divide num_local_experts = " + std::to_string(m.num_local_experts) +
+           " (each chip holds the same number of whole experts; allowed: " + divisors + ")";
+  if (ep != tp)
+    return "is not tp = " + std::to_string(tp) +
+           " (the experts are split over the chips of the tensor-parallel group, which run the attention; allowed: 1, "
+           "or ep = tp with tp one of " + divisors + ")";
+  return "";
+}
+
 ModelConfig chip_model(const ModelConfig& m, const Parallelism& p) {
   ModelConfig c = tensor_parallel_shard(m, p.tp);
+  if (p.ep > 1) {
+    const std::string problem = expert_parallel_problem(m, p.ep, p.tp);
+    if (!problem.empty()) throw std::logic_error("chip_model: ep " + std::to_string(p.ep) + " " + problem);
+    c.intermediate_size = m.intermediate_size;  // whole experts, E/ep of them
+    c.expert_parallel = p.ep;
+  }
   if (p.pp == 1) return c;
   const std::string problem = pipeline_parallel_problem(m, p.pp);
   if (!problem.empty()) throw std::logic_error("chip_model: pp " + std::to_string(p.pp) + " " + problem);
@@ -72,12 +98,14 @@ void check_per_chip(const Parallelism& p, const std::function<void()>& check) {
   try {
     check();
   } catch (const InputError& e) {
-    const std::string holds =
+    std::string holds =
         p.pp == 1 ? "1/" + std::to_string(p.tp) + " of every layer"
                   : (p.tp == 1 ? std::string() : "1/" + std::to_string(p.tp) + " of ") + "the layers of the largest of " +
                         std::to_string(p.pp) + " stages, the embedding and the LM head";
+    if (p.ep > 1) holds += ", its experts whole: 1/" + std::to_string(p.ep) + " of each MoE layer's experts";
     throw InputError("each chip of the split " + p.name() + " (" + holds + ", the numbers below are one chip's): " +
-                     e.what() + "; or split over more chips (model.parallel.tp, model.parallel.pp)");
+                     e.what() + "; or split over more chips (model.parallel.tp, model.parallel.pp" +
+                     (p.ep > 1 ? ", model.parallel.ep" : "") + ")");
   }
 }
 

@@ -98,6 +98,10 @@ void read_model(JsonReader m, ModelSpec& s) {
       const std::string stages = pipeline_parallel_problem(cfg, s.parallel.pp);
       if (!stages.empty()) p.fail("pp", "value " + std::to_string(s.parallel.pp) + " " + stages);
       s.parallel.dp = read_data_parallel(p);
+      // Expert parallelism (docs/system.md): the MoE layers' experts over the TP group's chips.
+      s.parallel.ep = int(p.integer("ep", 1, 1, 4096));
+      const std::string experts = expert_parallel_problem(cfg, s.parallel.ep, s.parallel.tp);
+      if (!experts.empty()) p.fail("ep", "value " + std::to_string(s.parallel.ep) + " " + experts);
       p.finish();
     }
     s.layers = cfg.num_hidden_layers;  // every layer's attention runs, on whichever chip holds it
@@ -109,7 +113,7 @@ void read_model(JsonReader m, ModelSpec& s) {
   } else {
     if (m.has("parallel")) {  // replicas of the attention chip only: there are no layers to split
       JsonReader p = m.object("parallel");
-      for (const char* k : {"tp", "pp", "all_reduce"})
+      for (const char* k : {"tp", "pp", "ep", "all_reduce"})
         if (p.has(k))
           p.fail(k, "needs a whole model (\"config\" or \"hidden_size\"): the split is of its layers (allowed "
                     "with an attention-only model: dp)");
@@ -249,6 +253,7 @@ Json model_json(const ModelSpec& m) {
     if (!m.parallel.none()) j["parallel"]["tp"] = m.parallel.tp;
     if (m.parallel.dp > 1) j["parallel"]["dp"] = m.parallel.dp;
     if (m.parallel.pp > 1) j["parallel"]["pp"] = m.parallel.pp;
+    if (m.parallel.ep > 1) j["parallel"]["ep"] = m.parallel.ep;
     if (m.parallel.all_reduce != CollectiveAlgo::ring) j["parallel"]["all_reduce"] = collective_name(m.parallel.all_reduce);
   }
   return j;

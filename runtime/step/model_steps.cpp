@@ -92,8 +92,8 @@ ModelSteps::ModelSteps(const ModelConfig& m, DType t, const MemoryMap& map, cons
   layer_ns_.assign(stage_of_.size(), 0.0);
   pp_totals_.busy_ns.assign(stages.size(), 0.0);
   // Layers with the same shards for every operator (every expert's) run the same jobs.
-  const Routing all = every_expert_once(m.num_local_experts);
-  const std::vector<int64_t> one_each(size_t(m.num_local_experts), 0);
+  const Routing all = every_expert_once(m.local_experts());  // the experts the chip holds
+  const std::vector<int64_t> one_each(size_t(m.local_experts()), 0);
   std::vector<std::vector<std::vector<GemmShard>>> shards;  // per layer, per job of its runs
   for (int l = 0; l < m.num_hidden_layers; ++l) {
     std::vector<std::vector<GemmShard>> ops;
@@ -133,6 +133,11 @@ Routing ModelSteps::routing(const Step& step, int layer) const {
 
 GemmOpStats ModelSteps::run(const LayerRun& run) {
   if (run.kernel()) return sims_.run_vector_kernels(hw_, run.kernels, opt_).kernels.at(0);
+  if (run.jobs.empty()) {  // an expert-parallel rank none of whose experts got a row: nothing runs
+    GemmOpStats none;
+    none.op = run.op;
+    return none;
+  }
   std::vector<GemmJob> jobs = run.jobs;
   for (GemmJob& j : jobs) j.mapping = mapping_;
   const SimResult res = sims_.run_gemms(hw_, jobs, opt_);
@@ -170,8 +175,46 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
   // which rows an expert gets, only on their counts.
   const std::vector<int64_t> positions(size_t(rows), 0);
-  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr, fusion_))
-    out.ops.push_back(run(lr));
+  if (!expert_parallel()) {
+    for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr, fusion_))
+      out.ops.push_back(run(lr));
+    return runs_.emplace(key, std::move(out)).first->second;
+  }
+  // Expert parallelism: the runs before the experts are every rank's alike (rank 0's simulated);
+  // each rank's experts run on its own chip for the rows the router sent them (the chip holds
+  // experts 0 .. E/ep - 1 of the same shapes, so rank k's are its experts' row counts there), and
+  // the combine waits for the slowest: its runs are the layer's.
+  const int per = m_.local_experts();
+  double slowest = -1;
+  for (int k = 0; k < split_.split.ep; ++k) {
+    const std::vector<int> counts(out.expert_rows.begin() + k * per, out.expert_rows.begin() + (k + 1) * per);
+    const int received = std::accumulate(counts.begin(), counts.end(), 0);
+    const std::pair<int, std::vector<int>> rank_key{std::get<1>(key), counts};
+    auto done = rank_experts_.find(rank_key);
+    if (done == rank_experts_.end() || k == 0) {
+      Routing local;  // the rows it received, in expert order (timing reads only the counts)
+      local.experts = per;
+      local.top_k = 1;
+      for (int e = 0; e < per; ++e)
+        for (int i = 0; i < counts[size_t(e)]; ++i) local.expert.push_back(e), local.weight.push_back(1.0f);
+      const std::vector<LayerRun> runs = layer_runs(m_, t_, map_, positions, "", std::get<1>(key), &local, fusion_);
+      const size_t experts_at = runs.size() - 2;  // gate_up_proj, down_proj last
+      if (k == 0)
+        for (size_t i = 0; i < experts_at; ++i) out.ops.push_back(run(runs[i]));
+      if (done == rank_experts_.end())
+        done = rank_experts_.emplace(rank_key, std::make_pair(run(runs[experts_at]), run(runs[experts_at + 1]))).first;
+    }
+    const double ns = done->second.first.end_ns + done->second.second.end_ns;
+    if (ns > slowest) {
+      slowest = ns;
+      out.rank = k;
+      out.rank_rows = received;
+    }
+  }
+  const auto& experts = rank_experts_.at({std::get<1>(key), std::vector<int>(out.expert_rows.begin() + out.rank * per,
+                                                                             out.expert_rows.begin() + (out.rank + 1) * per)});
+  out.ops.push_back(experts.first);
+  out.ops.push_back(experts.second);
   return runs_.emplace(key, std::move(out)).first->second;
 }
 
@@ -197,6 +240,26 @@ double ModelSteps::logits_gather_ns(int logit_rows) {
 double ModelSteps::send_ns(int rows, int stage) {
   if (split_.split.pp == 1 || rows <= 0) return 0;
   return split_.send_ns(stage, rows_bytes(rows));
+}
+
+uint64_t ModelSteps::ep_all_to_all_bytes(int rows) const {
+  const uint64_t slice = (uint64_t(rows) + uint64_t(split_.split.ep) - 1) / uint64_t(split_.split.ep);
+  return slice * uint64_t(m_.num_experts_per_tok) * uint64_t(m_.hidden_size) * dtype_bytes(t_);
+}
+
+uint64_t ModelSteps::ep_gather_bytes(int rows) const {
+  const uint64_t ep = uint64_t(split_.split.ep), slice = (uint64_t(rows) + ep - 1) / ep;
+  return slice * ep * uint64_t(m_.hidden_size) * dtype_bytes(t_);
+}
+
+double ModelSteps::ep_all_to_all_ns(int rows, int stage) {
+  if (!expert_parallel() || rows <= 0) return 0;
+  return split_.all_to_all_ns(stage, ep_all_to_all_bytes(rows));
+}
+
+double ModelSteps::ep_gather_ns(int rows, int stage) {
+  if (!expert_parallel() || rows <= 0) return 0;
+  return split_.all_gather_ns(stage, ep_gather_bytes(rows));
 }
 
 void NetworkUse::add(const NetworkUse& u) {
@@ -254,6 +317,11 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
     for (size_t i = before_attention_; i < ops.size(); ++i) {
       place(tl, "runtime.layer." + ops[i].op, ops[i].end_ns, step, rows, l);
       if (is_tp_point(ops[i].op)) place(tl, "runtime.layer.tp_all_reduce", all_reduce_ns(rows, stage), step, rows, l);
+      if (is_ep_dispatch(ops[i].op)) place(tl, "runtime.layer.ep_dispatch", ep_all_to_all_ns(rows, stage), step, rows, l);
+      if (is_ep_combine(ops[i].op)) {
+        place(tl, "runtime.layer.ep_combine", ep_all_to_all_ns(rows, stage), step, rows, l);
+        place(tl, "runtime.layer.ep_all_gather", ep_gather_ns(rows, stage), step, rows, l);
+      }
     }
     if (sends_after(l)) place(tl, "runtime.pp_send", send_ns(rows, stage), step, rows, l);
   }
@@ -279,7 +347,7 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   }
   s["operators_ns"] = ops_total;
   s["attention_ns"] = attention_all;
-  s["ns"] = ops_total + attention_all + c.tp_ns + c.pp_ns;
+  s["ns"] = ops_total + attention_all + c.tp_ns + c.pp_ns + c.ep_a2a_ns + c.ep_gather_ns;
   j["operators_ns"] = ops_total;
   j["attention_ns"] = attention_all;
   if (split_.split.tp > 1) {
@@ -289,6 +357,12 @@ Json ModelSteps::after_attention(const Step& step, Timeline& tl, double attentio
   if (split_.split.pp > 1) {
     s["pp_send_ns"] = c.pp_ns;
     j["pp_send_ns"] = c.pp_ns;
+  }
+  if (expert_parallel()) {
+    for (Json* o : {&s, &j}) {
+      (*o)["ep_all_to_all_ns"] = c.ep_a2a_ns;
+      (*o)["ep_all_gather_ns"] = c.ep_gather_ns;
+    }
   }
   steps_.push_back(s);
   return j;
@@ -317,6 +391,21 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
     add(attention_ns);
     for (size_t i = before_attention_; i < ops.size(); ++i) {
       add(ops[i].end_ns);
+      // Expert parallelism's collectives: into the layer's time, the step's share and the totals.
+      const auto ep_collective = [&](CollectiveKind kind, double ns, uint64_t bytes, double& share, Tally& tally) {
+        add(ns);
+        share += ns;
+        count_use(kind, stage, bytes);
+        tally.calls += 1;
+        tally.bytes += bytes;
+        tally.ns += ns;
+      };
+      if (is_ep_dispatch(ops[i].op) || is_ep_combine(ops[i].op))
+        ep_collective(CollectiveKind::all_to_all, ep_all_to_all_ns(rows, stage), ep_all_to_all_bytes(rows), c.ep_a2a_ns,
+                      ep_totals_.all_to_all);
+      if (is_ep_combine(ops[i].op))
+        ep_collective(CollectiveKind::all_gather, ep_gather_ns(rows, stage), ep_gather_bytes(rows), c.ep_gather_ns,
+                      ep_totals_.all_gather);
       if (!is_tp_point(ops[i].op)) continue;
       const double ar = all_reduce_ns(rows, stage);
       add(ar);
@@ -336,7 +425,15 @@ ModelSteps::StepOps ModelSteps::count(const Step& step, int rows, double attenti
       pp_totals_.send_ns += send;
     }
     // An MoE layer's expert runs (gate_up_proj, down_proj) take the routed rows.
-    const uint64_t routed = uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
+    // Expert parallelism: the rows of the rank whose experts were timed.
+    const uint64_t routed = expert_parallel() ? uint64_t(layer.rank_rows)
+                                              : uint64_t(std::accumulate(layer.expert_rows.begin(), layer.expert_rows.end(), 0));
+    if (expert_parallel()) {
+      const int per = m_.local_experts();
+      ep_totals_.rank_rows.resize(size_t(split_.split.ep), 0);
+      for (size_t e = 0; e < layer.expert_rows.size(); ++e) ep_totals_.rank_rows[e / size_t(per)] += uint64_t(layer.expert_rows[e]);
+      ep_totals_.simulated_rank_rows += routed;
+    }
     for (size_t i = 0; i < ops.size(); ++i) {
       c.op_ns[i] += ops[i].end_ns;
       c.w_bytes += ops[i].w_bytes_read;
@@ -390,8 +487,11 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
     ns += attention_ns;
     if (rows <= 0) continue;
     const int stage = stage_of_[size_t(l)];
-    for (const GemmOpStats& op : simulate(step, l).ops)
+    for (const GemmOpStats& op : simulate(step, l).ops) {
       ns += op.end_ns + (is_tp_point(op.op) ? all_reduce_ns(rows, stage) : 0.0);
+      if (is_ep_dispatch(op.op)) ns += ep_all_to_all_ns(rows, stage);
+      if (is_ep_combine(op.op)) ns += ep_all_to_all_ns(rows, stage) + ep_gather_ns(rows, stage);
+    }
     if (sends_after(l)) ns += send_ns(rows, stage);
   }
   if (rows > 0) {
@@ -429,6 +529,8 @@ Json ModelSteps::system_energy(const EnergyReading& chip) const {
                    "energy once per chip (every chip is powered for the whole run, idle in the pipeline's bubbles), "
                    "plus the system network's link energy (operators.system_network)"}};
 }
+
+Json ModelSteps::tally_json(const Tally& t) { return {{"calls", t.calls}, {"bytes", t.bytes}, {"time_ns", t.ns}}; }
 
 Json ModelSteps::json() const {
   Json ops = Json::array();
@@ -518,6 +620,34 @@ Json ModelSteps::json() const {
         {"note", "one rank simulated: every rank runs a shard of the same shape (runtime/model/parallel.h), so the same "
                  "time; after o_proj and down_proj of every layer an all-reduce of rows x hidden_size x element bytes per "
                  "rank, and once per step an all-gather of the LM head's logits, each timed on the system network"}};
+  }
+  if (expert_parallel()) {
+    const int per = m_.local_experts();
+    Json ranks = Json::array();
+    for (int k = 0; k < split_.split.ep; ++k) {
+      std::vector<int> experts(static_cast<size_t>(per), 0);
+      std::iota(experts.begin(), experts.end(), k * per);
+      ranks.push_back({{"rank", k}, {"experts", experts},
+                       {"rows", k < int(ep_totals_.rank_rows.size()) ? ep_totals_.rank_rows[size_t(k)] : uint64_t(0)}});
+    }
+    out["expert_parallel"] = {
+        {"ep", split_.split.ep},
+        {"experts_per_chip", per},
+        {"ranks", ranks},
+        {"network", split_.network},
+        {"all_to_all", tally_json(ep_totals_.all_to_all)},
+        {"rows_all_gather", tally_json(ep_totals_.all_gather)},
+        {"simulated_rank_rows", ep_totals_.simulated_rank_rows},
+        {"note", "the experts of every MoE layer over the tensor-parallel group's chips (rank r holds experts r x "
+                 "experts_per_chip onward, whole); attention and the router stay tensor-parallel. Per MoE layer each "
+                 "rank keeps ceil(rows / ep) of the rows after o_proj's all-reduce and dispatches their top-k copies to "
+                 "the experts' ranks, an all-to-all of ceil(rows / ep) x experts_per_token x hidden_size x element "
+                 "bytes per rank (equal blocks to every rank: the uniform expectation), and the combine brings them "
+                 "back (the same bytes); then an all-gather of the ep slices of rows x hidden_size x element bytes "
+                 "(no down_proj all-reduce: each expert is whole). Every rank's experts are simulated on its own chip "
+                 "for the rows the seeded router sent them; a layer takes the slowest rank's (by_operator's "
+                 "gate_up_proj and down_proj, their rows: simulated_rank_rows); ranks[].rows: every rank's, Σ over "
+                 "layers and steps"}};
   }
   if (!split_.split.none()) {
     Json links = Json::array();

@@ -51,6 +51,7 @@ struct SplitCollectives {
   std::function<double(int stage, uint64_t bytes)> all_reduce_ns;  // TP: after o_proj and after down_proj, every layer
   std::function<double(int stage, uint64_t bytes)> all_gather_ns;  // TP: the vocab-parallel logits, once per step
   std::function<double(int stage, uint64_t bytes)> send_ns;        // PP: a stage's output rows to the next stage
+  std::function<double(int stage, uint64_t bytes)> all_to_all_ns;  // EP: an MoE layer's dispatch and combine
   // What one of the above put on the network (p2p: a stage boundary's sends, every rank's).
   std::function<const NetworkUse&(CollectiveKind kind, int stage, uint64_t bytes)> use;
   // What the collectives ran on, for the summary (e.g. the network model and its links).
@@ -94,9 +95,12 @@ class ModelSteps : public StepLayers {
   };
   // One layer's runs for a step's rows: their counters (one per run, layer_run_names order) and,
   // for MoE, the rows each expert got.
+  // Expert parallelism: ops' expert runs are the busiest rank's (`rank`, whose experts took
+  // `rank_rows` rows): the combine waits for it.
   struct LayerStats {
     std::vector<GemmOpStats> ops;
     std::vector<int> expert_rows;
+    int rank = 0, rank_rows = 0;
   };
   using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
   // The runs of the whole model's layer `layer` (its chip's layer local_[layer]).
@@ -107,6 +111,7 @@ class ModelSteps : public StepLayers {
     std::vector<double> op_ns;
     double tp_ns = 0;  // the step's tensor-parallel collectives (every layer's all-reduces, the logits' all-gather)
     double pp_ns = 0;  // the step's sends between pipeline stages
+    double ep_a2a_ns = 0, ep_gather_ns = 0;  // the MoE layers' dispatch and combine, and their rows' all-gather
     uint64_t w_bytes = 0;
     std::vector<int> expert_rows;
     int logits = 0;  // the LM head's rows
@@ -130,8 +135,21 @@ class ModelSteps : public StepLayers {
   double all_reduce_ns(int rows, int stage);
   double logits_gather_ns(int logit_rows);
   double send_ns(int rows, int stage);
+  // Expert parallelism (parallel.h): each rank dispatches the top-k copies of its 1/ep of the rows
+  // (ceil(rows / ep), the slice) and gets them back (an all-to-all each, its send buffer per rank);
+  // then every rank gathers the ep slices (rows padded to ep slices) for the next layer.
+  bool expert_parallel() const { return split_.split.ep > 1 && m_.moe(); }
+  uint64_t ep_all_to_all_bytes(int rows) const;
+  uint64_t ep_gather_bytes(int rows) const;
+  double ep_all_to_all_ns(int rows, int stage);
+  double ep_gather_ns(int rows, int stage);
+  // The EP collectives after operator `op` of an MoE layer: the dispatch after the router; the
+  // combine and the rows' all-gather after down_proj.
+  bool is_ep_dispatch(const std::string& op) const { return expert_parallel() && op == "router"; }
+  bool is_ep_combine(const std::string& op) const { return expert_parallel() && op == "down_proj"; }
   bool is_tp_point(const std::string& op) const {
-    return split_.split.tp > 1 && (op == "o_proj" || op == "down_proj");
+    // With expert parallelism each expert is whole on its chip: no down_proj partial sums to reduce.
+    return split_.split.tp > 1 && (op == "o_proj" || (op == "down_proj" && !expert_parallel()));
   }
   // Pipeline: the stage of the whole model's layer `layer`, and whether it is its stage's last
   // with a stage after it (the rows are sent on).
@@ -148,6 +166,9 @@ class ModelSteps : public StepLayers {
   uint64_t seed_;
   GemmMapping mapping_;  // of every operator's GEMM (gemm_job.h)
   std::map<RunKey, LayerStats> runs_;
+  // Expert parallelism: a rank's expert runs (gate_up_proj, down_proj) by representative layer and
+  // the rows each of its experts took (ranks with the same counts run the same jobs).
+  std::map<std::pair<int, std::vector<int>>, std::pair<GemmOpStats, GemmOpStats>> rank_experts_;
   ModelFusion fusion_;   // which operators are fused (unfused ones are kernels of their own)
   size_t before_attention_ = 1;  // the layer's runs before its attention (qkv_proj, [input_norm, rope])
   size_t layer_ops_ = 0;         // totals_: the layer's runs, then the head's
@@ -165,6 +186,16 @@ class ModelSteps : public StepLayers {
     uint64_t all_reduces = 0, all_reduce_bytes = 0, all_gathers = 0, all_gather_bytes = 0;
     double all_reduce_ns = 0, all_gather_ns = 0;
   } tp_totals_;
+  struct Tally {  // one kind of collective's calls, bytes and time, Σ over layers and steps
+    uint64_t calls = 0, bytes = 0;
+    double ns = 0;
+  };
+  struct EpTotals {
+    Tally all_to_all, all_gather;
+    std::vector<uint64_t> rank_rows;  // per rank, the rows its experts took, Σ over layers and steps
+    uint64_t simulated_rank_rows = 0;  // the busiest rank's (the one timed) per layer, Σ
+  } ep_totals_;
+  static Json tally_json(const Tally& t);
   NetworkUse network_;  // every collective of every step counted (count())
   struct PpTotals {
     uint64_t sends = 0, send_bytes = 0;

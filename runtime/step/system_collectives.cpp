@@ -80,6 +80,7 @@ SplitCollectives SystemCollectives::bind() {
   c.all_reduce_ns = [this](int stage, uint64_t bytes) { return ns(CollectiveKind::all_reduce, bytes, stage); };
   c.all_gather_ns = [this](int stage, uint64_t bytes) { return ns(CollectiveKind::all_gather, bytes, stage); };
   c.send_ns = [this](int stage, uint64_t bytes) { return stage_send_ns(stage, bytes); };
+  c.all_to_all_ns = [this](int stage, uint64_t bytes) { return ns(CollectiveKind::all_to_all, bytes, stage); };
   c.use = [this](CollectiveKind kind, int stage, uint64_t bytes) -> const NetworkUse& { return use(kind, stage, bytes); };
   c.network = {{"model", spec_.model}, {"params", spec_.params}, {"chips", spec_.chips},
                {"ranks", group(0)}, {"all_reduce", collective_name(split_.all_reduce)}};

@@ -39,6 +39,13 @@ inline RunOutput timing_only_run(const Scenario& sc, const HwConfig& hw = {}) {
   return execute(sc, hw, opt);
 }
 
+// The default chip config with a system of `chips` of it (its default network).
+inline HwConfig system_of_chips(int chips) {
+  HwConfig hw;
+  hw.system.chips = chips;
+  return hw;
+}
+
 // The InputError message a timing-only run of `sc` on `hw` is refused with ("" when it runs).
 inline std::string refusal_of(const Scenario& sc, const HwConfig& hw) {
   try {
