@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compares a sampled serve run with an exact one (docs/serving.md, "Sampled serving").
 
-  /usr/bin/python3 tools/sampling_compare.py EXACT_DIR SAMPLED_DIR [--json]
+  /usr/bin/python3 tools/sampling_compare.py EXACT_DIR SAMPLED_DIR [SAMPLED_DIR ...] [--json]
 
 Prints, for every headline metric of the sampled summary's "sampling" block, the exact value,
 the sampled value, their relative difference and whether the exact value lies inside the
-sampled run's 95% interval. --json: the same as one JSON object on stdout. Exit 2 on bad input.
+sampled run's 95% interval. With several sampled runs (seeds): per metric the largest |difference|
+and how many of the runs' intervals hold the exact value. --json: the comparisons as JSON on
+stdout. Exit 2 on bad input.
 """
 import json
 import sys
@@ -37,19 +39,28 @@ def compare(exact, sampled):
 
 def main(argv):
     args = [a for a in argv[1:] if a != "--json"]
-    if len(args) != 2:
+    if len(args) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     try:
         exact = json.load(open(args[0] + "/summary.json"))
-        sampled = json.load(open(args[1] + "/summary.json"))
-        out = compare(exact, sampled)
+        runs = [compare(exact, json.load(open(d + "/summary.json"))) for d in args[1:]]
     except (OSError, ValueError, KeyError) as e:
         print(f"sampling_compare: {e}", file=sys.stderr)
         return 2
     if "--json" in argv:
-        print(json.dumps(out, indent=1))
+        print(json.dumps(runs if len(runs) > 1 else runs[0], indent=1))
         return 0
+    if len(runs) > 1:
+        fractions = ", ".join(f"{r['detailed_fraction']:.3f}" for r in runs)
+        print(f"{len(runs)} sampled runs; detailed fractions {fractions}")
+        print(f"{'metric':32s} {'exact':>14s} {'max |diff|':>10s}  exact inside the 95% interval")
+        for i, m in enumerate(runs[0]["metrics"]):
+            worst = max(abs(r["metrics"][i]["relative_difference"]) for r in runs)
+            inside = sum(r["metrics"][i]["exact_inside"] for r in runs)
+            print(f"{m['metric']:32s} {m['exact']:14.6g} {100 * worst:9.2f}%  {inside} of {len(runs)}")
+        return 0
+    out = runs[0]
     print(f"detailed fraction {out['detailed_fraction']:.3f}")
     print(f"{'metric':32s} {'exact':>14s} {'sampled':>14s} {'diff':>8s}  inside 95% interval")
     for r in out["metrics"]:
