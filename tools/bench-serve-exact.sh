@@ -7,7 +7,7 @@
 #
 #   tools/bench-serve-exact.sh [COUNT] [REPEATS]   COUNT requests (default 100), REPEATS runs (default 1)
 #   AHBM_SIM=path/to/ahbm-sim   the binary (default: $AHBM_BUILD_DIR/bin or build/bin)
-#   AZURE_CONV_CSV=path         the trace's conv.csv (default: /work/shared/data/azure-llm-2023/conv.csv)
+#   AZURE_CONV_CSV=path         the trace's conv.csv (default: the shipped traces/data/azure-llm-2023/conv.csv)
 set -euo pipefail
 usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
@@ -15,7 +15,7 @@ count="${1:-100}" repeats="${2:-1}"
 [[ $count =~ ^[1-9][0-9]*$ && $repeats =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 sim="${AHBM_SIM:-${AHBM_BUILD_DIR:-$root/build}/bin/ahbm-sim}"
-csv="${AZURE_CONV_CSV:-/work/shared/data/azure-llm-2023/conv.csv}"
+csv="${AZURE_CONV_CSV:-$root/traces/data/azure-llm-2023/conv.csv}"
 [ -x "$sim" ] || { echo "bench-serve-exact: no binary at $sim (tools/build.sh ahbm-sim)" >&2; exit 2; }
 [ -f "$csv" ] || { echo "bench-serve-exact: no trace at $csv (set AZURE_CONV_CSV)" >&2; exit 2; }
 work="$(mktemp -d)"
