@@ -16,8 +16,14 @@ ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt
   ServeResult r = run_engine(w, hw, opt, &sampler, &plans);
   if (w.sampling->replays == 0 || r.partial) return r;
   ServeOptions replay_opt = opt;
-  replay_opt.progress = nullptr;  // the sampled run's progress line is the one shown
   for (int k = 0; k <= w.sampling->replays; ++k) {
+    if (opt.progress)  // the replays' own line: "replay 3/9"
+      replay_opt.progress = [&opt, k, n = w.sampling->replays + 1](const ServeProgress& p) {
+        ServeProgress q = p;
+        q.replay = k + 1;
+        q.replays = n;
+        opt.progress(q);
+      };
     StepSampler replay = sampler.replay(k);
     const ServeResult again = run_engine(w, hw, replay_opt, &replay, &plans);
     r.sampling->replays.push_back(headline_metrics(serve_summary(w, hw, again)));

@@ -78,8 +78,14 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.sims = sims;
   opt.gemm_mapping = mapping;
   report::ProgressLine progress = stderr_progress(verbosity_of(*parsed));
+  int replay_shown = 0;
   if (progress.active())
-    opt.progress = [&progress](const serve::ServeProgress& p) {
+    opt.progress = [&progress, &replay_shown](const serve::ServeProgress& p) {
+      if (p.replay != replay_shown) {  // sampled serving: a line as each replay starts
+        replay_shown = p.replay;
+        progress.note("serve: replay " + std::to_string(p.replay) + "/" + std::to_string(p.replays) +
+                      " (the 95% intervals of sampled serving)");
+      }
       if (!progress.due(double(p.workflows_done), double(p.workflows))) return;
       progress.update(double(p.workflows_done), double(p.workflows),
                       "serve: " + std::to_string(p.workflows_done) + "/" + std::to_string(p.workflows) +
