@@ -143,11 +143,11 @@ double LinearFit::predict(const StepFeatures& x) {
 }
 
 SamplingClass& StepSampler::klass(const std::string& pool_key, const std::string& pool_name, bool prefill) {
-  const std::string name = pool_name + (prefill ? ".prefill" : ".decode");
-  auto it = classes_.find(pool_key + (prefill ? "\x01p" : "\x01d"));
+  const std::string key = pool_key + (prefill ? "\x01p" : "\x01d");
+  const auto it = classes_.find(key);
   if (it != classes_.end()) return it->second;
-  SamplingClass& c = classes_[pool_key + (prefill ? "\x01p" : "\x01d")];
-  c.name = name;
+  SamplingClass& c = classes_[key];
+  c.name = pool_name + (prefill ? ".prefill" : ".decode");
   c.period = spec_.period;
   c.offset = rng_() % uint64_t(spec_.period);  // the systematic sample's seeded phase
   c.lo.fill(std::numeric_limits<double>::infinity());
@@ -195,7 +195,6 @@ void StepSampler::held_back(SamplingClass& c, const CostVector& predicted, const
   }
   const double rms = std::sqrt(sq / double(n));
   if (n < size_t(spec_.window) || rms > spec_.target_error) {
-    if (!c.probation) ++c.probations;
     c.probation = true;
     c.period = spec_.period;
     c.since_change = 0;
@@ -242,8 +241,7 @@ StepSampler StepSampler::replay(int k) const {
 // on a predicted step only (in the sampled run a detailed step had no error): with the
 // probability of the class's steps being predicted there. Replay 0, the reference, is unperturbed.
 CostVector StepSampler::perturb(SamplingClass& c, CostVector p, double now_ns) {
-  if (!replay_) return p;
-  if (reference_ || c.held_ns.empty()) return p;
+  if (!replay_ || reference_ || c.held_ns.empty()) return p;
   std::uniform_real_distribution<double> u(0.0, 1.0);
   const double predicted = c.steps_main > 0 ? 1.0 - double(c.detailed) / double(c.steps_main) : 0.0;
   if (u(rng_) >= predicted) return p;
@@ -253,9 +251,9 @@ CostVector StepSampler::perturb(SamplingClass& c, CostVector p, double now_ns) {
                                             [](const HeldBack& h, double t) { return h.at_ns < t; }) -
                            c.held_ns.begin());
   const size_t first = std::min(n - w, at > w / 2 ? at - w / 2 : 0);
-  const std::vector<HeldBack> near_ns(c.held_ns.begin() + long(first), c.held_ns.begin() + long(first + w));
-  const std::vector<HeldBack> near_energy(c.held_energy.begin() + long(first), c.held_energy.begin() + long(first + w));
-  const ErrorStats e = error_stats(near_ns), f = error_stats(near_energy);
+  const HeldBack* near_ns = c.held_ns.data() + first;
+  const HeldBack* near_energy = c.held_energy.data() + first;
+  const ErrorStats e = error_stats(near_ns, near_ns + w), f = error_stats(near_energy, near_energy + w);
   // The local bias, drawn within its standard error, times one step's error about it.
   const size_t j = size_t(rng_() % w);
   const double step_ns = near_ns[j].detailed / near_ns[j].predicted / e.ratio;
@@ -268,18 +266,6 @@ CostVector StepSampler::perturb(SamplingClass& c, CostVector p, double now_ns) {
   return p;
 }
 
-int64_t StepSampler::steps() const {
-  int64_t n = 0;
-  for (const auto& [k, c] : classes_) n += c.steps;
-  return n;
-}
-
-int64_t StepSampler::detailed() const {
-  int64_t n = 0;
-  for (const auto& [k, c] : classes_) n += c.detailed;
-  return n;
-}
-
 SamplingResult sampling_result(const StepSampler& s) {
   SamplingResult r;
   r.spec = s.spec();
@@ -289,25 +275,26 @@ SamplingResult sampling_result(const StepSampler& s) {
   return r;
 }
 
-ErrorStats error_stats(const std::vector<HeldBack>& held) {
+ErrorStats error_stats(const HeldBack* first, const HeldBack* last) {
   ErrorStats s;
-  s.n = held.size();
-  if (held.empty()) return s;
+  s.n = size_t(last - first);
+  if (s.n == 0) return s;
   double sum = 0, sq = 0, sum_p = 0, sum_d = 0;
-  for (const HeldBack& h : held) {
-    const double e = h.predicted > 0 ? h.detailed / h.predicted - 1.0 : 0.0;
+  for (const HeldBack* h = first; h != last; ++h) {
+    const double e = h->predicted > 0 ? h->detailed / h->predicted - 1.0 : 0.0;
     sum += e;
     sq += e * e;
     s.max_abs = std::max(s.max_abs, std::fabs(e));
-    sum_p += h.predicted;
-    sum_d += h.detailed;
+    sum_p += h->predicted;
+    sum_d += h->detailed;
   }
   s.mean = sum / double(s.n);
   s.rms = std::sqrt(sq / double(s.n));
   if (sum_p > 0) s.ratio = sum_d / sum_p;
   if (s.n > 1 && sum_p > 0) {
     double var = 0;
-    for (const HeldBack& h : held) var += (h.detailed - s.ratio * h.predicted) * (h.detailed - s.ratio * h.predicted);
+    for (const HeldBack* h = first; h != last; ++h)
+      var += (h->detailed - s.ratio * h->predicted) * (h->detailed - s.ratio * h->predicted);
     var /= double(s.n - 1);
     s.ratio_se = std::sqrt(var / double(s.n)) / (sum_p / double(s.n));
   }

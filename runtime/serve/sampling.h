@@ -33,7 +33,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,7 +85,6 @@ class LinearFit {
   std::array<double, kStepFeatures> xty_{};
   std::array<double, kStepFeatures> scale_{};  // each feature's largest magnitude seen (standardisation)
   std::array<double, kStepFeatures> coef_{};
-  std::vector<std::pair<StepFeatures, double>> rows_;  // kept to refit when a scale grows
   size_t n_ = 0;
   bool stale_ = true;
 };
@@ -110,7 +108,6 @@ struct SamplingClass {
   std::vector<HeldBack> held_ns, held_energy;
   int64_t since_change = 0;  // held-back steps since the period last changed
   bool probation = true;     // every step held back (not yet measured, or the error above target)
-  int64_t probations = 0;
   double min_ns = 0;         // the cheapest detailed step
   // Replays: the sampled run's step count and this replay's drawn bias.
   int64_t steps_main = 0;
@@ -145,8 +142,6 @@ class StepSampler {
 
   const SamplingSpec& spec() const { return spec_; }
   const std::map<std::string, SamplingClass>& classes() const { return classes_; }
-  int64_t steps() const;
-  int64_t detailed() const;
 
  private:
   SamplingSpec spec_;
@@ -164,7 +159,8 @@ struct ErrorStats {
   double mean = 0, rms = 0, max_abs = 0;
   double ratio = 1, ratio_se = 0;
 };
-ErrorStats error_stats(const std::vector<HeldBack>& e);
+ErrorStats error_stats(const HeldBack* first, const HeldBack* last);
+inline ErrorStats error_stats(const std::vector<HeldBack>& e) { return error_stats(e.data(), e.data() + e.size()); }
 
 // What sampling did in a run (ServeResult::sampling; the summary's "sampling" block).
 struct SamplingResult {
