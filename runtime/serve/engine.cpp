@@ -1046,7 +1046,7 @@ ServeResult Engine::run() {
     admit_waiting();
     pull_idle();
     const size_t done = finished();
-    if (opt_.progress) opt_.progress({done, flows_.size(), log_.finished(), log_.opened(), res_.steps.size(), now_});
+    if (opt_.progress) opt_.progress({done, flows_.size(), log_.finished(), res_.steps.size(), now_});
     if (done == flows_.size()) break;
     if (opt_.stop_requested && opt_.stop_requested()) {
       res_.partial = true;

@@ -30,7 +30,7 @@ using TopologyRegistry = Registry<PolicyEntry<Topology>>;
 // Where a run is, at a step boundary.
 struct ServeProgress {
   size_t workflows_done = 0, workflows = 0;
-  size_t requests_done = 0, requests_open = 0;  // requests opened so far (branches open as rounds fork)
+  size_t requests_done = 0;
   size_t steps = 0;
   double now_ns = 0;  // simulated time
   int replay = 0, replays = 0;  // sampled serving: the replay under way (1..replays + 1), 0 in the sampled run

@@ -14,7 +14,6 @@ class RequestLog {
   int open(int workflow, int round, int branch, int prefill_tokens, int decode_tokens, double ready_ns);
   // It ended at `at_ns` (`cancelled`: a "first" join went on without it).
   void finish(int id, double at_ns, bool cancelled = false);
-  size_t opened() const { return requests_.size(); }
   size_t finished() const { return finished_; }
   void tool_call(int id, double ns) { requests_[size_t(id)].tool_ns = ns; }
   void preempted(int id) { ++requests_[size_t(id)].preemptions; }
