@@ -376,6 +376,10 @@ PoolModel* Engine::plan_whole_model(const std::string& pool, int groups) {
     }
     m->steps.emplace(*sc.model.full, sc.model.dtype, m->weights, m->hw, m->sims, so, /*every_layer=*/false, sc.seed,
                      opt_.gemm_mapping, sc.model.fusion, split, sc.model.layers);
+    if (sampler_) {  // sampled serving: the operators' row counts on a grid (docs/serving.md)
+      const SamplingSpec& s = sampler_->spec();
+      m->steps->set_operator_grid({s.operator_grid, s.operator_exact_rows, s.operator_check});
+    }
   } catch (const InputError& e) {
     if (pool == "chip") throw;
     const std::string field = pool == "slice" ? "scheduler.placement = 'prefix_affinity'" : "scheduler.pbd";
@@ -1137,7 +1141,17 @@ ServeResult Engine::finish() {
       res_.slices.push_back({p->name, p->hw.groups, pages_total(*p), p->kv->peak_total(), p->steps, p->busy_ns,
                              p->workflows, {}, {}});
   finish_replicas();
-  if (sampler_) res_.sampling = sampling_result(*sampler_);
+  if (sampler_) {
+    res_.sampling = sampling_result(*sampler_);
+    std::vector<HeldBack> checks;
+    for (const PoolModel* m : models_) {
+      const ModelSteps::GridStats& g = m->steps->grid_stats();
+      res_.sampling->operators.simulated += g.simulated;
+      res_.sampling->operators.interpolated += g.interpolated;
+      for (const auto& [interpolated, simulated] : g.checks) checks.push_back({interpolated, simulated, 0.0});
+    }
+    res_.sampling->operators.error = error_stats(checks);
+  }
   return res_;
 }
 

@@ -52,6 +52,13 @@ struct SamplingSpec {
   int window = 16;              // held-back steps over which that error is measured
   int replays = 8;              // perturbed replays for the confidence intervals (0: none)
   uint64_t seed = 1;            // the sample's offsets and the replays' draws
+  // The operator grid (model_steps.h ModelSteps::OperatorGrid): a whole model's operators at row
+  // counts above `operator_exact_rows` interpolated between `operator_grid` simulated points per
+  // power of two (0: every row count simulated), a systematic sample of them (period
+  // `operator_check`, doubling every 8 checks; 0: none) simulated too.
+  int operator_grid = 16;
+  int operator_exact_rows = 64;
+  int operator_check = 8;
 };
 SamplingSpec read_sampling(JsonReader r);
 Json sampling_json(const SamplingSpec& s);
@@ -172,6 +179,12 @@ struct SamplingResult {
     ErrorStats ns, energy;  // the held-back relative errors
   };
   std::vector<Class> classes;
+  // The operator grid over every pool's model: dense layers' row counts simulated and
+  // interpolated (x representative layers), and the checked ones' errors of a layer's time.
+  struct Operators {
+    uint64_t simulated = 0, interpolated = 0;
+    ErrorStats error;
+  } operators;
   // Each replay's headline metrics (serve_summary.h headline_metrics), replay 0 the reference.
   std::vector<std::vector<std::pair<std::string, double>>> replays;
 };

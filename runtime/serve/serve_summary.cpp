@@ -323,6 +323,7 @@ SamplingSummary sampling_summary(const SamplingResult& r, const std::vector<Step
   s.detailed = s.steps - s.predicted;
   s.detailed_fraction = s.steps > 0 ? double(s.detailed) / double(s.steps) : 0.0;
   s.classes = r.classes;
+  s.operators = r.operators;
   const size_t k = r.replays.empty() ? 0 : r.replays.size() - 1;
   s.replays = int(k);
   if (k >= 2) s.t_quantile = t_quantile_975(int(k) - 1);
@@ -556,6 +557,9 @@ Json to_json(const SamplingSummary& s) {
   for (const MetricInterval& m : s.metrics) metrics[m.name] = {{"value", m.value}, {"ci95", {m.low, m.high}}};
   return {{"spec", s.spec},           {"steps", s.steps},       {"detailed", s.detailed},
           {"predicted", s.predicted}, {"detailed_fraction", s.detailed_fraction}, {"classes", classes},
+          {"operators", {{"simulated_row_counts", s.operators.simulated},
+                         {"interpolated_row_counts", s.operators.interpolated},
+                         {"error", to_json(s.operators.error)}}},
           {"replays", s.replays},     {"t_quantile", s.t_quantile}, {"metrics", metrics},
           {"note", "operators (summary \"operators\") count the detailed steps only; steps.parts_by_policy likewise"}};
 }

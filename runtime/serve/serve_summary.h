@@ -162,6 +162,7 @@ struct SamplingSummary {
   int64_t steps = 0, detailed = 0, predicted = 0;
   double detailed_fraction = 0;
   std::vector<SamplingResult::Class> classes;
+  SamplingResult::Operators operators;
   int replays = 0;  // perturbed replays behind the intervals (0: no intervals)
   double t_quantile = 0;
   std::vector<MetricInterval> metrics;

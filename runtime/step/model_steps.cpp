@@ -1,8 +1,10 @@
 #include "runtime/step/model_steps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 
 namespace ahbm {
 
@@ -22,33 +24,53 @@ int logit_rows(const Step& step) {
   return rows;
 }
 
+// Every counter of a run's stats, pairwise with another's, through f(into's, s's): the one list
+// of the fields that summing runs (add_counters) and interpolating them (lerp_counters) share.
+template <class F>
+void each_counter(GemmOpStats& into, const GemmOpStats& s, F f) {
+  f(into.end_ns, s.end_ns);
+  f(into.w_bytes_read, s.w_bytes_read);
+  f(into.y_bytes_written, s.y_bytes_written);
+  f(into.x_bytes_read, s.x_bytes_read);
+  f(into.macs, s.macs);
+  f(into.gemm_tiles, s.gemm_tiles);
+  f(into.gemm_busy_ns, s.gemm_busy_ns);
+  f(into.dma_busy_ns, s.dma_busy_ns);
+  f(into.norm_busy_ns, s.norm_busy_ns);
+  f(into.rope_busy_ns, s.rope_busy_ns);
+  f(into.act_busy_ns, s.act_busy_ns);
+  f(into.residual_busy_ns, s.residual_busy_ns);
+  f(into.vector_ops, s.vector_ops);
+  f(into.residual_bytes_read, s.residual_bytes_read);
+  f(into.x_link_bytes, s.x_link_bytes);
+  f(into.w_multicast_bytes, s.w_multicast_bytes);
+  f(into.y_gather_bytes, s.y_gather_bytes);
+  f(into.x_hbm_bytes_read, s.x_hbm_bytes_read);
+  f(into.w_noc_delivered_bytes, s.w_noc_delivered_bytes);
+  f(into.x_noc_delivered_bytes, s.x_noc_delivered_bytes);
+  f(into.k_reduce_bytes, s.k_reduce_bytes);
+  f(into.k_reduce_busy_ns, s.k_reduce_busy_ns);
+  f(into.w_tiles_streamed, s.w_tiles_streamed);
+  f(into.w_slot_wait_ns, s.w_slot_wait_ns);
+  f(into.kernel_bytes_read, s.kernel_bytes_read);
+  f(into.launch_ns, s.launch_ns);
+}
+
 void add_counters(GemmOpStats& into, const GemmOpStats& s) {
-  into.end_ns += s.end_ns;
-  into.w_bytes_read += s.w_bytes_read;
-  into.y_bytes_written += s.y_bytes_written;
-  into.x_bytes_read += s.x_bytes_read;
-  into.macs += s.macs;
-  into.gemm_tiles += s.gemm_tiles;
-  into.gemm_busy_ns += s.gemm_busy_ns;
-  into.dma_busy_ns += s.dma_busy_ns;
-  into.norm_busy_ns += s.norm_busy_ns;
-  into.rope_busy_ns += s.rope_busy_ns;
-  into.act_busy_ns += s.act_busy_ns;
-  into.residual_busy_ns += s.residual_busy_ns;
-  into.vector_ops += s.vector_ops;
-  into.residual_bytes_read += s.residual_bytes_read;
-  into.x_link_bytes += s.x_link_bytes;
-  into.w_multicast_bytes += s.w_multicast_bytes;
-  into.y_gather_bytes += s.y_gather_bytes;
-  into.x_hbm_bytes_read += s.x_hbm_bytes_read;
-  into.w_noc_delivered_bytes += s.w_noc_delivered_bytes;
-  into.x_noc_delivered_bytes += s.x_noc_delivered_bytes;
-  into.k_reduce_bytes += s.k_reduce_bytes;
-  into.k_reduce_busy_ns += s.k_reduce_busy_ns;
-  into.w_tiles_streamed += s.w_tiles_streamed;
-  into.w_slot_wait_ns += s.w_slot_wait_ns;
-  into.kernel_bytes_read += s.kernel_bytes_read;
-  into.launch_ns += s.launch_ns;
+  each_counter(into, s, [](auto& a, const auto& b) { a += b; });
+}
+
+// into + t (s - into), every counter (the integer ones rounded), per-PE end times included.
+void lerp_counters(GemmOpStats& into, const GemmOpStats& s, double t) {
+  each_counter(into, s, [t](auto& a, const auto& b) {
+    using T = std::decay_t<decltype(a)>;
+    if constexpr (std::is_integral_v<T>)
+      a = T(std::llround(double(a) + t * (double(b) - double(a))));
+    else
+      a += t * (b - a);
+  });
+  if (into.pe_end_ns.size() == s.pe_end_ns.size())
+    for (size_t i = 0; i < s.pe_end_ns.size(); ++i) into.pe_end_ns[i] += t * (s.pe_end_ns[i] - into.pe_end_ns[i]);
 }
 
 // The token rows of a step in order (each agent's new tokens): their sequences and positions.
@@ -162,11 +184,64 @@ const std::vector<GemmOpStats>& ModelSteps::head(int rows) {
   return heads_.emplace(rows, std::move(out)).first->second;
 }
 
+ModelSteps::LayerStats ModelSteps::dense_run(int rows, int rep) {
+  LayerStats out;
+  const std::vector<int64_t> positions(size_t(rows), 0);  // timing does not depend on RoPE's angles
+  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", rep, nullptr, fusion_)) out.ops.push_back(run(lr));
+  return out;
+}
+
+int ModelSteps::grid_spacing(int rows) const {
+  if (grid_.per_octave <= 0 || rows <= grid_.exact_up_to) return 0;
+  int octave = 1;  // the largest power of two <= rows
+  while (octave <= rows / 2) octave *= 2;
+  const int spacing = std::max(1, octave / grid_.per_octave);
+  return rows % spacing == 0 ? 0 : spacing;
+}
+
+// A dense layer's runs for `rows` rows: simulated, or (sampled serving's operator grid) the
+// linear interpolation of the two grid points around `rows`, each simulated; a systematic
+// sample of the interpolated row counts (period `check_period`, doubling every 8) is simulated
+// as well and the interpolation's error of the layer's time recorded (the simulated runs are
+// then the ones used).
+const ModelSteps::LayerStats& ModelSteps::dense(int rows, int rep) {
+  const RunKey key{rows, rep, {}};
+  auto it = runs_.find(key);
+  if (it != runs_.end()) return it->second;
+  const int spacing = grid_spacing(rows);
+  if (spacing == 0) {
+    ++grid_stats_.simulated;
+    return runs_.emplace(key, dense_run(rows, rep)).first->second;
+  }
+  const int lo = rows / spacing * spacing, hi = lo + spacing;
+  LayerStats out = dense(lo, rep);
+  const LayerStats& upper = dense(hi, rep);  // std::map: `out`'s source stays valid
+  const double t = double(rows - lo) / double(spacing);
+  for (size_t i = 0; i < out.ops.size(); ++i) lerp_counters(out.ops[i], upper.ops[i], t);
+  ++grid_stats_.interpolated;
+  if (grid_.check_period > 0 && grid_stats_.interpolated == next_check_) {
+    // A systematic sample whose period doubles every 8 checks: the checks' cost stays
+    // logarithmic in the row counts a long run meets (each one a layer's simulation).
+    ++checks_;
+    next_check_ += uint64_t(grid_.check_period) << std::min<uint64_t>(checks_ / 8, 40);
+    LayerStats exact = dense_run(rows, rep);
+    ++grid_stats_.simulated;
+    const auto layer_ns = [](const LayerStats& l) {
+      double ns = 0;
+      for (const GemmOpStats& op : l.ops) ns += op.end_ns;
+      return ns;
+    };
+    grid_stats_.checks.emplace_back(layer_ns(out), layer_ns(exact));
+    out = std::move(exact);
+  }
+  return runs_.emplace(key, std::move(out)).first->second;
+}
+
 const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) {
   const int rows = step_rows(step);
-  std::optional<Routing> r;
-  if (m_.moe()) r = routing(step, layer);
-  const RunKey key{rows, rep_[size_t(local_[size_t(layer)])], r ? r->expert_rows() : std::vector<int>{}};
+  if (!m_.moe()) return dense(rows, rep_[size_t(local_[size_t(layer)])]);
+  const Routing r = routing(step, layer);
+  const RunKey key{rows, rep_[size_t(local_[size_t(layer)])], r.expert_rows()};
   auto it = runs_.find(key);
   if (it != runs_.end()) return it->second;
   LayerStats out;
@@ -176,7 +251,7 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   // which rows an expert gets, only on their counts.
   const std::vector<int64_t> positions(size_t(rows), 0);
   if (!expert_parallel()) {
-    for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), r ? &*r : nullptr, fusion_))
+    for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), &r, fusion_))
       out.ops.push_back(run(lr));
     return runs_.emplace(key, std::move(out)).first->second;
   }

@@ -84,6 +84,26 @@ class ModelSteps : public StepLayers {
   Json system_energy(const EnergyReading& chip) const;
   // Layer l (of the chip's model) runs the simulated operators of layer representative(l).
   int representative(int layer) const { return rep_[size_t(layer)]; }
+  // Sampled serving's operator grid (docs/serving.md, "Sampled serving"): a dense layer's runs
+  // for a row count above `exact_up_to` that is off the grid (`per_octave` points per power of
+  // two) are interpolated linearly between the two grid points around it, each simulated;
+  // a systematic sample of the interpolated counts (period `check_period`, doubling after every
+  // 8 checks) is simulated too, to measure the interpolation's error. Off (per_octave 0, the
+  // default): every row count is simulated.
+  struct OperatorGrid {
+    int per_octave = 0;
+    int exact_up_to = 0;
+    int check_period = 0;  // 0: never checked
+  };
+  void set_operator_grid(const OperatorGrid& g) {
+    grid_ = g;
+    next_check_ = uint64_t(g.check_period);
+  }
+  struct GridStats {
+    uint64_t simulated = 0, interpolated = 0;  // dense layers' row counts (x representative layers)
+    std::vector<std::pair<double, double>> checks;  // checked counts: the layer's time interpolated, simulated
+  };
+  const GridStats& grid_stats() const { return grid_stats_; }
 
  private:
   struct OpTotals {
@@ -105,6 +125,11 @@ class ModelSteps : public StepLayers {
   using RunKey = std::tuple<int, int, std::vector<int>>;  // rows, representative layer, expert rows
   // The runs of the whole model's layer `layer` (its chip's layer local_[layer]).
   const LayerStats& simulate(const Step& step, int layer);
+  // A dense model's layer (representative `rep`) for `rows` rows: cached, simulated or
+  // interpolated on the operator grid; dense_run simulates it.
+  const LayerStats& dense(int rows, int rep);
+  LayerStats dense_run(int rows, int rep);
+  int grid_spacing(int rows) const;  // 0: simulate `rows` (on the grid, below it, or no grid)
   // What a step with `rows` rows adds to the totals (after_attention, account): per operator
   // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
   struct StepOps {
@@ -166,6 +191,9 @@ class ModelSteps : public StepLayers {
   uint64_t seed_;
   GemmMapping mapping_;  // of every operator's GEMM (gemm_job.h)
   std::map<RunKey, LayerStats> runs_;
+  OperatorGrid grid_;
+  GridStats grid_stats_;
+  uint64_t next_check_ = 0, checks_ = 0;  // the next interpolated count checked; checks so far
   // Expert parallelism: a rank's expert runs (gate_up_proj, down_proj) by representative layer and
   // the rows each of its experts took (ranks with the same counts run the same jobs).
   std::map<std::pair<int, std::vector<int>>, std::pair<GemmOpStats, GemmOpStats>> rank_experts_;

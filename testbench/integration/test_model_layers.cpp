@@ -15,6 +15,7 @@
 #include "runtime/run/driver.h"
 #include "runtime/model/layer_plan.h"
 #include "runtime/model/layer_values.h"
+#include "runtime/model/memory_map.h"
 #include "runtime/step/model_steps.h"
 #include "runtime/scenario/scenario.h"
 #include "test_model_support.h"
@@ -318,4 +319,60 @@ TEST(ModelSteps, EachOperatorsEnergyIsTheFormulaOfItsCounters) {
   EXPECT_NEAR(e["by_operator_dynamic_j"]["attention"].get<double>(), e["dynamic_j"].get<double>() - ops_j,
               1e-9 * e["dynamic_j"].get<double>());
   EXPECT_GT(e["by_operator_dynamic_j"]["attention"].get<double>(), 0.0);
+}
+
+TEST(ModelSteps, TheOperatorGridInterpolatesBetweenSimulatedPointsAndChecksASample) {
+  // Sampled serving's operator grid (docs/serving.md, "Sampled serving"): row counts up to
+  // exact_up_to, and those on the grid (per_octave points per power of two), are simulated as
+  // without a grid; the others are the linear interpolation of the grid points around them; the
+  // checked ones (period 2, doubling after 8 checks) are simulated and their error recorded.
+  const ModelConfig m = small_config();
+  const HwConfig hw;
+  const MemoryMap map = plan_memory(m, DType::fp16, hw);
+  SimulatorPool sims;
+  SimOptions so;
+  ModelSteps exact(m, DType::fp16, map, hw, sims, so, false);
+  ModelSteps grid(m, DType::fp16, map, hw, sims, so, false);
+  ModelSteps checked(m, DType::fp16, map, hw, sims, so, false);
+  grid.set_operator_grid({4, 8, 0});  // 9..15 every 2 rows, 16..31 every 4, 32..63 every 8
+  checked.set_operator_grid({4, 8, 2});
+  const auto step = [](int rows) {
+    Step s;
+    s.phase = PhaseType::prefill;
+    s.agents.push_back({"a", -1, 0, 0, rows, rows});
+    return s;
+  };
+  const auto ns = [&](ModelSteps& at, int rows) { return at.step_ns(step(rows), 0.0); };
+  const auto spacing = [](int rows) { return rows < 16 ? 2 : rows < 32 ? 4 : 8; };
+  for (int rows : {1, 5, 8, 10, 16, 20, 24, 32, 40, 48}) EXPECT_EQ(ns(grid, rows), ns(exact, rows)) << rows;
+  EXPECT_EQ(grid.grid_stats().interpolated, 0u);
+  const std::vector<int> off = {9, 11, 13, 18, 19, 22, 33, 36, 45, 47};
+  for (int rows : off) {
+    const int lo = rows / spacing(rows) * spacing(rows), hi = lo + spacing(rows);
+    const double t = double(rows - lo) / spacing(rows);
+    const double want = ns(exact, lo) + t * (ns(exact, hi) - ns(exact, lo));
+    EXPECT_NEAR(ns(grid, rows), want, 1e-9 * want) << rows;
+    EXPECT_NE(ns(exact, rows), want) << rows << ": an interpolation equal to the simulation tests nothing";
+  }
+  EXPECT_EQ(grid.grid_stats().interpolated, off.size());  // each once: the result is cached
+  EXPECT_TRUE(grid.grid_stats().checks.empty());
+  EXPECT_EQ(exact.grid_stats().interpolated, 0u);  // no grid: every row count simulated
+  // Checked: the 2nd, 4th, .., 16th interpolated counts, then every 4th (20, 24, ..) are
+  // simulated (equal to the exact run) and their (interpolated, simulated) layer times recorded.
+  std::vector<int> odd;
+  for (int rows = 33; rows < 64; ++rows)
+    if (rows % 8 != 0) odd.push_back(rows);
+  for (size_t i = 0; i < odd.size(); ++i) {
+    const size_t n = i + 1;
+    const bool is_checked = n <= 16 ? n % 2 == 0 : (n - 16) % 4 == 0;
+    if (is_checked) EXPECT_EQ(ns(checked, odd[i]), ns(exact, odd[i])) << odd[i];
+    else EXPECT_NE(ns(checked, odd[i]), ns(exact, odd[i])) << odd[i];
+  }
+  const ModelSteps::GridStats& g = checked.grid_stats();
+  EXPECT_EQ(g.interpolated, odd.size());
+  ASSERT_EQ(g.checks.size(), 8u + (odd.size() - 16) / 4);
+  for (const auto& [interp, sim] : g.checks) {
+    EXPECT_GT(sim, 0.0);
+    EXPECT_LT(std::fabs(interp / sim - 1.0), 0.2);  // a smooth cost between grid points
+  }
 }

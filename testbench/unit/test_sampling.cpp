@@ -121,6 +121,18 @@ TEST(Sampling, TheSpecsBadValuesAreInputErrorsNamingTheField) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("replays"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(read("{}").operator_grid, 16);
+  EXPECT_EQ(read("{}").operator_exact_rows, 64);
+  EXPECT_EQ(read("{}").operator_check, 8);
+  EXPECT_EQ(read(R"({"operator_grid": 0})").operator_grid, 0);  // every row count simulated
+  try {
+    read(R"({"operator_grid": -2})");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("operator_grid"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("-2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read(R"({"operator_check": -1})"), InputError);
   EXPECT_THROW(read(R"({"target_error": -1})"), InputError);
   EXPECT_THROW(read(R"({"perod": 4})"), InputError);  // unknown key
 }
