@@ -184,7 +184,35 @@ struct ExampleFile {
   std::vector<KeyFate> keys;
 };
 
+std::vector<KeyFate> plus(std::vector<KeyFate> a, const std::vector<KeyFate>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 std::vector<ExampleFile> booksim_examples() {
+  // The keys dragonflyconfig and fattree_config share (with the same values).
+  const std::vector<KeyFate> separable = {
+      {"hold_switch_for_packet", "1", 'R', "flit by flit"},
+      {"wait_for_tail_credit", "0", 'A', ""},
+      {"vc_allocator", "separable_input_first", 'A', ""},
+      {"sw_allocator", "separable_input_first", 'A', ""},
+      {"alloc_iters", "1", 'A', ""},
+      {"credit_delay", "2", 'A', ""},
+      {"routing_delay", "0", 'A', ""},
+      {"vc_alloc_delay", "1", 'A', ""},
+      {"sw_alloc_delay", "1", 'A', ""},
+      {"st_final_delay", "1", 'A', ""},
+      {"input_speedup", "1", 'A', ""},
+      {"output_speedup", "1", 'A', ""},
+      {"warmup_periods", "3", 'A', ""},
+      {"sim_count", "1", 'A', ""},
+      {"sample_period", "10000", 'A', ""},
+      {"priority", "none", 'A', ""},
+      {"traffic", "uniform", 'A', ""},
+      {"injection_rate_uses_flits", "1", 'A', ""},
+      {"k", "4", 'A', ""},
+      {"watch_out", "-", 'A', ""},
+  };
   const char* cmesh = "topology = cmesh; k = 4; n = 2; c = 4; xr = 2; yr = 2; x = 4; y = 4;";
   const char* flatfly = "topology = flatfly; k = 4; n = 2; c = 4; xr = 2; yr = 2; x = 4; y = 4;";
   return {
@@ -239,27 +267,16 @@ std::vector<ExampleFile> booksim_examples() {
         {"vc_allocator", "separable_input_first", 'A', ""}, {"sw_allocator", "separable_input_first", 'A', ""},
         {"alloc_iters", "1", 'A', ""}, {"num_vcs", "1", 'R', "even"}, {"vc_buf_size", "3", 'A', ""}}},
       {"dragonflyconfig", "",
-       {{"hold_switch_for_packet", "1", 'R', "flit by flit"}, {"vc_buf_size", "256", 'A', ""},
-        {"wait_for_tail_credit", "0", 'A', ""}, {"vc_allocator", "separable_input_first", 'A', ""},
-        {"sw_allocator", "separable_input_first", 'A', ""}, {"alloc_iters", "1", 'A', ""}, {"credit_delay", "2", 'A', ""},
-        {"routing_delay", "0", 'A', ""}, {"vc_alloc_delay", "1", 'A', ""}, {"sw_alloc_delay", "1", 'A', ""},
-        {"st_final_delay", "1", 'A', ""}, {"input_speedup", "1", 'A', ""}, {"output_speedup", "1", 'A', ""},
-        {"internal_speedup", "2.0", 'R', "1.0"}, {"warmup_periods", "3", 'A', ""}, {"sim_count", "1", 'A', ""},
-        {"sample_period", "10000", 'A', ""}, {"routing_function", "min", 'R', "modelled"}, {"num_vcs", "2", 'A', ""},
-        {"priority", "none", 'A', ""}, {"traffic", "uniform", 'A', ""}, {"injection_rate", "1.0", 'A', ""},
-        {"const_flits_per_packet", "10", 'A', ""}, {"injection_rate_uses_flits", "1", 'A', ""},
-        {"topology", "dragonflynew", 'R', "modelled"}, {"k", "4", 'A', ""}, {"n", "1", 'A', ""}, {"watch_out", "-", 'A', ""}}},
+       plus(separable,
+            {{"vc_buf_size", "256", 'A', ""}, {"internal_speedup", "2.0", 'R', "1.0"},
+             {"routing_function", "min", 'R', "modelled"}, {"num_vcs", "2", 'A', ""}, {"injection_rate", "1.0", 'A', ""},
+             {"const_flits_per_packet", "10", 'A', ""}, {"topology", "dragonflynew", 'R', "modelled"},
+             {"n", "1", 'A', ""}})},
       {"fattree_config", "",
-       {{"hold_switch_for_packet", "1", 'R', "flit by flit"}, {"vc_buf_size", "16", 'A', ""},
-        {"wait_for_tail_credit", "0", 'A', ""}, {"vc_allocator", "separable_input_first", 'A', ""},
-        {"sw_allocator", "separable_input_first", 'A', ""}, {"alloc_iters", "1", 'A', ""}, {"credit_delay", "2", 'A', ""},
-        {"routing_delay", "0", 'A', ""}, {"vc_alloc_delay", "1", 'A', ""}, {"sw_alloc_delay", "1", 'A', ""},
-        {"st_final_delay", "1", 'A', ""}, {"input_speedup", "1", 'A', ""}, {"output_speedup", "1", 'A', ""},
-        {"internal_speedup", "1.0", 'A', ""}, {"warmup_periods", "3", 'A', ""}, {"sim_count", "1", 'A', ""},
-        {"sample_period", "10000", 'A', ""}, {"routing_function", "nca", 'R', "modelled"}, {"num_vcs", "4", 'A', ""},
-        {"priority", "none", 'A', ""}, {"traffic", "uniform", 'A', ""}, {"injection_rate", "0.6", 'A', ""},
-        {"packet_size", "1", 'A', ""}, {"injection_rate_uses_flits", "1", 'A', ""},
-        {"topology", "fattree", 'R', "modelled"}, {"k", "4", 'A', ""}, {"n", "3", 'R', "[1, 2]"}, {"watch_out", "-", 'A', ""}}},
+       plus(separable,
+            {{"vc_buf_size", "16", 'A', ""}, {"internal_speedup", "1.0", 'A', ""},
+             {"routing_function", "nca", 'R', "modelled"}, {"num_vcs", "4", 'A', ""}, {"injection_rate", "0.6", 'A', ""},
+             {"packet_size", "1", 'A', ""}, {"topology", "fattree", 'R', "modelled"}, {"n", "3", 'R', "[1, 2]"}})},
       // Examples some BookSim trees carry besides: oblivious torus routings and the bufferless mesh.
       {"minimal_oblivious_torus", "",
        {{"topology", "torus", 'A', ""}, {"k", "8", 'A', ""}, {"n", "2", 'A', ""},

@@ -116,15 +116,14 @@ TEST(NocRouting, ValiantDoublesTheRouteLength) {
   }
 }
 
-// Bursts far beyond saturation (every node sends 150 packets of 1-6 flits in 300 cycles, uniform
-// or transpose, some of them multicasts) with 1- and 4-flit buffers, 2 and 4 VCs, both router
-// presets and separable VC allocators: every packet reaches every destination. A deadlock would
-// throw from the NoC thread.
-TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
+namespace {
+// Every node of 16 sends 150 packets of 1-6 flits in 300 cycles: uniform or transpose, one in ten
+// a multicast; `deliveries` counts the copies to deliver.
+std::vector<ProbeSend> far_beyond_saturation(size_t& deliveries) {
   const int R = 16;
   std::vector<ProbeSend> sends;
   SplitMix64 rng(11);
-  size_t deliveries = 0;
+  deliveries = 0;
   for (int64_t c = 0; c < 300; ++c)
     for (int s = 0; s < R; ++s) {
       if (rng.below(2)) continue;
@@ -136,6 +135,18 @@ TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
       deliveries += dsts.size();
       sends.push_back({c, s, dsts, uint64_t(1 + rng.below(6)) * 64});
     }
+  return sends;
+}
+}  // namespace
+
+// Bursts far beyond saturation (every node sends 150 packets of 1-6 flits in 300 cycles, uniform
+// or transpose, some of them multicasts) with 1- and 4-flit buffers, 2 and 4 VCs, both router
+// presets and separable VC allocators: every packet reaches every destination. A deadlock would
+// throw from the NoC thread.
+TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
+  const int R = 16;
+  size_t deliveries = 0;
+  const std::vector<ProbeSend> sends = far_beyond_saturation(deliveries);
   for (const char* routing : {"o1turn", "valiant", "min_adapt"})
     for (const Json& preset : {Json{{"vcs", 2}, {"buffer_flits", 1}}, Json{{"vcs", 4}, {"buffer_flits", 4}},
                                Json{{"router", "booksim-iq"}, {"vcs", 2}, {"buffer_flits", 1}},
@@ -204,18 +215,8 @@ TEST(NocRouting, TorusDimensionOrderAsBookSim) {
 // time is the closed form with 2-cycle links.
 TEST(NocRouting, BooksimTorusDeliversEverythingAndKeepsZeroLoad) {
   const int R = 16;
-  std::vector<ProbeSend> sends;
-  SplitMix64 rng(23);
   size_t deliveries = 0;
-  for (int64_t c = 0; c < 300; ++c)
-    for (int s = 0; s < R; ++s) {
-      if (rng.below(2)) continue;
-      std::vector<int> dsts;
-      if (rng.below(10) == 0) dsts = {(s + 2) % R, (s + 8) % R, (s + 10) % R};  // a multicast
-      else dsts = {(s + 1 + rng.below(R - 1)) % R};
-      deliveries += dsts.size();
-      sends.push_back({c, s, dsts, uint64_t(1 + rng.below(6)) * 64});
-    }
+  const std::vector<ProbeSend> sends = far_beyond_saturation(deliveries);
   for (const Json& p : {Json{{"router", "booksim-iq"}, {"vcs", 2}, {"buffer_flits", 1}, {"link_cycles", 2}, {"eject_cycles", 1}},
                         Json{{"router", "booksim-iq"}, {"vcs", 4}, {"buffer_flits", 2}, {"route_seed", 9}}}) {
     EXPECT_EQ(arrivals_or_error("torus", p, node_names(R), sends), deliveries) << p.dump();
