@@ -64,6 +64,9 @@ struct NocBenchOptions {
   // -> the keys that set it ("b.cfg: k = 3, n = 1, topology = torus"). Messages name those, not
   // an option the user never gave (option_label).
   std::map<std::string, std::string> given_as;
+  // What the reader of that input mapped or ignored without changing the network (printed on
+  // stderr by noc-bench).
+  std::vector<std::string> notes;
   // Called between slices of simulated time with the cycle reached and the cycle limit
   // (warm-up + window + drain); the CLI prints progress on stderr for long runs.
   std::function<void(int64_t cycle, int64_t limit)> progress;

@@ -1,10 +1,26 @@
 #include "hw/noc/flatfly_noc.h"
 
+#include <cstdlib>
+
 #include "hw/noc/mesh_noc.h"
 
 namespace ahbm {
 
+// The flattened butterfly's own parameter: channel latency by length.
+#define AHBM_PARAMS_NOC_FLATFLY(X)                                                                              \
+  X(int, pitch_cycles, 0, between(0, 64), "cycles",                                                              \
+    "a channel between routers d apart in their row or column takes d x this many cycles, its credits as long; 0 = every channel link_cycles", \
+    "0: link_cycles, as the other grids; BookSim2's flatfly with use_noc_latency = 1 is xr (endpoints per router along a row)")
+struct FlatFlyParams {
+  AHBM_PARAMS_NOC_FLATFLY(AHBM_HW_MEMBER)
+};
+
 namespace {
+const ParamTable<FlatFlyParams>& flatfly_param_table() {
+  static const ParamTable<FlatFlyParams> table(AHBM_PARAM_FIELDS(FlatFlyParams, AHBM_PARAMS_NOC_FLATFLY));
+  return table;
+}
+
 ConcentrationParams flatfly_concentration() {
   ConcentrationParams c;
   c.concentration = 1;  // one endpoint per router: BookSim's flatfly default
@@ -12,7 +28,11 @@ ConcentrationParams flatfly_concentration() {
 }
 }  // namespace
 
-std::vector<HwParam> FlatFlyNoc::params() { return grid_model_params(concentration_param_table().rows(flatfly_concentration())); }
+std::vector<HwParam> FlatFlyNoc::params() {
+  std::vector<HwParam> rows = concentration_param_table().rows(flatfly_concentration());
+  for (HwParam& p : flatfly_param_table().rows()) rows.push_back(std::move(p));
+  return grid_model_params(std::move(rows));
+}
 
 NocEstimate FlatFlyNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
@@ -21,6 +41,9 @@ FlatFlyNoc::FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx) : Fl
   ConcentrationParams cp = flatfly_concentration();
   concentration_param_table().read(cp, r);
   const int c = cp.concentration;
+  FlatFlyParams fp;
+  flatfly_param_table().read(fp, r);
+  const int pitch = fp.pitch_cycles;
   GridParams gp;
   grid_param_table().read(gp, r);
   // Default: the most nearly square grid of routers with c endpoints each.
@@ -44,12 +67,12 @@ FlatFlyNoc::FlatFlyNoc(sc_core::sc_module_name name, const NocContext& ctx) : Fl
     for (int to = 0; to < cols; ++to)
       if (to != x) {
         chx[size_t(i)][size_t(to)] = int(t.channels.size());
-        t.channels.push_back({i, y * cols + to, false, 0});
+        t.channels.push_back({i, y * cols + to, false, 0, pitch * std::abs(to - x)});
       }
     for (int to = 0; to < rows; ++to)
       if (to != y) {
         chy[size_t(i)][size_t(to)] = int(t.channels.size());
-        t.channels.push_back({i, to * cols + x, false, 1});
+        t.channels.push_back({i, to * cols + x, false, 1, pitch * std::abs(to - y)});
       }
   }
   t.endpoint_router = g.node;

@@ -40,6 +40,8 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     o.channel = int(channel_out_.size());
     o.dateline = ch.dateline;
     o.dim = ch.dim;
+    if (ch.cycles < 0) throw std::invalid_argument("FlitNetwork: negative channel latency");
+    o.cycles = ch.cycles > 0 ? ch.cycles : p_.link_cycles;
     o.credits.assign(size_t(p_.vcs), p_.buffer_flits);
     o.vc_flits.assign(size_t(p_.vcs), 0);
     o.name = topo_.router_names[size_t(ch.from)] + "->" + topo_.router_names[size_t(ch.to)];
@@ -75,9 +77,14 @@ FlitNetwork::FlitNetwork(FlitTopology topo, const FlitParams& params, std::vecto
     if (p_.staged()) router.sw = make_switch_allocator(p_, ins * p_.input_speedup, outs);
     router.va = make_vc_allocator(p_, ins * p_.vcs, outs);
   }
-  // Events lie at most this many cycles ahead: pipelines, channels, credits.
-  const int ahead = std::max({p_.router_cycles, p_.link_cycles, p_.credit_cycles(), p_.eject(), p_.head_cycles(),
-                              p_.body_cycles(), p_.routing_delay});
+  // Events lie at most this many cycles ahead: pipelines, channels, credits (released at switch
+  // allocation: st_delay further).
+  int link = p_.link_cycles;
+  for (const OutPort& o : out_)
+    if (o.endpoint < 0) link = std::max(link, o.cycles);
+  const int lag = p_.release_lag();
+  const int ahead = std::max({p_.router_cycles, link + lag, link + p_.credit_delay + lag, p_.eject() + lag,
+                              p_.head_cycles(), p_.body_cycles(), p_.routing_delay});
   wheel_.resize(size_t(ahead + 1));
 }
 
@@ -209,7 +216,8 @@ void FlitNetwork::push_arrival(InVc& iv, int router, int64_t c) {
   // wake), a body flit may leave body_cycles later. A zero delay needs no wake: the router is
   // stepped in this cycle.
   if (p_.routing_delay > 0) schedule(c + p_.routing_delay, {kWake, router, 0, 0, 0});
-  if (p_.body_cycles() != p_.routing_delay) schedule(c + p_.body_cycles(), {kWake, router, 0, 0, 0});
+  const int body = p_.body_cycles() - p_.release_lag();  // when it may win switch allocation
+  if (body != p_.routing_delay) wake_at(router, c + body, c);
 }
 
 void FlitNetwork::inject(Source& s, int64_t c) {
@@ -218,8 +226,9 @@ void FlitNetwork::inject(Source& s, int64_t c) {
   InPort& ip = in_[size_t(s.in_port)];
   if (s.vc < 0) {
     if (q.cycle > c) return;
-    // Sources inject into class-0 VCs, round-robin, into the first one with room.
-    const int per_class = p_.vcs / p_.vc_classes;
+    // Sources inject into class-0 VCs (BookSim's torus: into any VC), round-robin, into the first
+    // one with room.
+    const int per_class = topo_.inject_any_vc ? p_.vcs : p_.vcs / p_.vc_classes;
     for (int k = 0; k < per_class && s.vc < 0; ++k) {
       const int v = (s.next_vc + k) % per_class;
       if (ip.vcs[size_t(v)].buffered() < p_.buffer_flits) s.vc = v;
@@ -291,7 +300,7 @@ void FlitNetwork::request_vc(int r, const Branch& b, const Worm& w, int input, i
     if (!p_.staged() && o.used == c) continue;
     // Each route class's VCs split into the dateline classes, the class after this channel taken.
     const int per_class = opt.count / p_.vc_classes;
-    va.add_option(o.local, opt.first + next_class(o, w) * per_class, per_class, ~o.held);
+    va.add_option(o.local, opt.first + class_on(o, w, b.dests) * per_class, per_class, ~o.held);
   }
 }
 
@@ -302,10 +311,13 @@ void FlitNetwork::take_vc(int r, Branch& b, int port, int vc) {
 }
 
 bool FlitNetwork::ready_staged(const Branch& b, const InVc& iv, int64_t c) const {
+  // Released at switch allocation, a flit leaves its buffer when it wins the switch and reaches the
+  // channel st_delay later (send()); otherwise it leaves when through switch traversal.
+  const int lag = p_.release_lag();
   if (b.sent >= iv.segs.front().received) return false;  // the flit has not arrived yet
   if (b.sent == 0) {
-    if (b.vc < 0 || b.vc_at + p_.after_vc_alloc() > c) return false;  // head: VC allocation, then the switch
-  } else if (arrival_of(iv, b.sent) + p_.body_cycles() > c) {
+    if (b.vc < 0 || b.vc_at + p_.after_vc_alloc() - lag > c) return false;  // head: VC allocation, then the switch
+  } else if (arrival_of(iv, b.sent) + p_.body_cycles() - lag > c) {
     return false;  // body: still in switch allocation or traversal
   }
   const OutPort& o = out_[size_t(b.out)];
@@ -336,13 +348,14 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   const Worm w = worms_[size_t(iv.segs.front().worm)];  // a copy: new_worm() below may reallocate the pool
   const int s = b.sent++;
   const bool head = s == 0, tail = s == w.flits - 1;
+  const int lag = p_.release_lag();  // cycles until the flit is on the channel
   OutPort& o = out_[size_t(b.out)];
   o.used = c;
   ++o.flits;
   if (w.multicast) ++totals_.multicast_channel_flits;
   if (o.endpoint >= 0) {
     ++totals_.eject_flits;
-    schedule(c + p_.eject(), {kEject, o.endpoint, w.hops, tail ? 1 : 0, w.packet});
+    schedule(c + lag + p_.eject(), {kEject, o.endpoint, w.hops, tail ? 1 : 0, w.packet});
     return;
   }
   ++totals_.link_flits;
@@ -353,9 +366,9 @@ void FlitNetwork::send(Branch& b, InVc& iv, int64_t c) {
   if (head) {
     RouteState route = w.route;
     routing_->left(b.vc, route);
-    nw = new_worm({w.packet, w.flits, w.hops + 1, next_class(o, w), w.multicast, b.dests, o.dim, w.table, route});
+    nw = new_worm({w.packet, w.flits, w.hops + 1, class_on(o, w, b.dests), w.multicast, b.dests, o.dim, w.table, route});
   }
-  schedule(c + p_.link_cycles, {kArrive, o.down, b.vc, nw, 0});
+  schedule(c + lag + o.cycles, {kArrive, o.down, b.vc, nw, 0});
 }
 
 void FlitNetwork::replicate(InPort& ip, int vc, int64_t c) {
@@ -364,10 +377,10 @@ void FlitNetwork::replicate(InPort& ip, int vc, int64_t c) {
   // would hold the flits its siblings need and the channel behind them: the classic deadlock
   // of tree multicast under wormhole switching. With it every wait follows the routing order.
   InVc& iv = ip.vcs[size_t(vc)];
-  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.body_cycles() <= c) {
+  while (iv.freed < iv.segs.front().received && arrival_of(iv, iv.freed) + p_.body_cycles() - p_.release_lag() <= c) {
     iv.store[size_t(iv.freed)] = arrival_of(iv, iv.freed);
     ++iv.freed;
-    if (ip.upstream >= 0) schedule(c + p_.credit_cycles(), {kCredit, ip.upstream, vc, 0, 0});
+    if (ip.upstream >= 0) schedule(c + credit_cycles(ip), {kCredit, ip.upstream, vc, 0, 0});
     moved_ = true;  // a source sees the room at once
   }
 }
@@ -383,7 +396,9 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
     --routers_[size_t(ip.router)].buffered;
     if (iv.replicating) continue;  // its buffer slot was released by replicate()
     ++iv.freed;
-    if (ip.upstream >= 0) schedule(c + p_.credit_cycles(), {kCredit, ip.upstream, vc, 0, 0});
+    // Released at switch allocation, the credit leaves then too (as BookSim's): the loop from one
+    // switch allocation to the next is the same as from traversal to traversal.
+    if (ip.upstream >= 0) schedule(c + credit_cycles(ip), {kCredit, ip.upstream, vc, 0, 0});
   }
   if (iv.done == flits) {  // the front packet has left: the next one (if any) moves up
     free_worms_.push_back(worm);
@@ -393,6 +408,10 @@ void FlitNetwork::free_flits(InPort& ip, int vc, int64_t c) {
     iv.freed = iv.done = 0;
     iv.routed = iv.replicating = false;
     iv.branches.clear();
+    if (p_.release_lag() > 0) {  // the next packet is routed from now on, as in BookSim
+      iv.front_at = c;
+      if (!iv.segs.empty()) wake_at(ip.router, c + p_.routing_delay, c + 1);
+    }
   }
 }
 
@@ -412,11 +431,12 @@ void FlitNetwork::route_and_allocate_vcs(int r, int64_t c) {
       if (!iv.pending()) continue;
       if (!iv.routed) {
         if (arrival_of(iv, 0) + p_.routing_delay > c) continue;
+        if (p_.release_lag() > 0 && iv.front_at + p_.routing_delay > c) continue;  // routing starts at the front
         route(r, iv, c);
         // An ejection branch holds its "VC" from routing on: its head may leave this much later.
         for (const Branch& b : iv.branches)
           if (b.vc >= 0) {
-            schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
+            wake_at(r, c + p_.after_vc_alloc() - p_.release_lag(), c);
             break;
           }
       }
@@ -440,7 +460,7 @@ void FlitNetwork::allocate_vcs(int r, int64_t c) {
     Branch& b = va_branch_[i].first->branches[size_t(va_branch_[i].second)];
     take_vc(r, b, va.port_of(i), va.vc_of(i));
     b.vc_at = c;
-    schedule(c + p_.after_vc_alloc(), {kWake, r, 0, 0, 0});
+    wake_at(r, c + p_.after_vc_alloc() - p_.release_lag(), c);
   }
   // A request that lost while VCs were handed out may find one free next cycle without any flit
   // moving: step the router again then.

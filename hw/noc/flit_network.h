@@ -13,6 +13,7 @@
 // link_cycles later. Each channel carries one flit per cycle; each source injects one flit per
 // cycle; destinations always accept (ejection never back-pressures).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -66,11 +67,13 @@ class SplitMix64 {
 // VC classes multiply: route class (O1TURN order, Valiant phase; FlitRouting::classes) x dateline
 // class (tori).
 struct FlitTopology {
-  enum class Routing { kTable, kO1Turn, kValiant, kMinAdapt };
+  // kTorusDor: BookSim's dim_order_torus (TorusDorRouting), on tori and rings.
+  enum class Routing { kTable, kO1Turn, kValiant, kMinAdapt, kTorusDor };
   struct Channel {
     int from = 0, to = 0;
     bool dateline = false;  // crossing it moves a packet to VC class 1
     int dim = 0;            // dimension (torus); entering a new dimension puts a packet back in class 0
+    int cycles = 0;         // latency of the channel and of its credits; 0 = link_cycles
   };
   std::vector<std::string> router_names;
   std::vector<Channel> channels;
@@ -82,6 +85,10 @@ struct FlitTopology {
   // router; -1 when there), `order` 0 = X first, 1 = Y first. On a grid the two orders' first
   // hops are the productive directions.
   NextChannel next_channel;
+  // kTorusDor: the grid and each router's channels (+x, -x, +y, -y; -1 = none).
+  int cols = 0, rows = 0;
+  std::vector<std::array<int, 4>> grid_channels;
+  bool inject_any_vc = false;  // sources inject into every VC (BookSim's torus), not only class 0's
   int routers() const { return int(router_names.size()); }
 };
 
@@ -166,6 +173,7 @@ class FlitNetwork {
     int done = 0;                  // flits of the front packet forwarded on every branch
     int64_t front_base = 0;        // arrival index of the front packet's first flit
     int64_t arrived = 0;           // flits ever arrived
+    int64_t front_at = 0;          // vc_release = switch-allocation: cycle the front packet became the front
     bool routed = false;           // front packet routed (branches valid)
     bool replicating = false;      // front packet splits here: its flits go to the replication store
     std::vector<Branch> branches;  // of the front packet
@@ -190,6 +198,7 @@ class FlitNetwork {
     int endpoint = -1;  // ejection: the endpoint it delivers to
     bool dateline = false;
     int dim = 0;
+    int cycles = 1;  // channel (and credit wire) latency
     std::vector<int> credits;
     uint64_t held = 0;  // bit v: VC v held by a packet from head allocation until its tail is sent
     int local = 0;      // index among its router's output ports (its switch column)
@@ -271,6 +280,29 @@ class FlitNetwork {
   // it enters a new dimension, else unchanged.
   static int next_class(const OutPort& o, const Worm& w) {
     return o.dateline ? 1 : o.dim != w.dim && w.dim >= 0 ? 0 : w.vclass;
+  }
+  // The class on channel `o` of a worm routed to it: the routing function's (BookSim's torus),
+  // else next_class.
+  // Table-routed worms (multicasts) the same way when they enter a dimension (branch
+  // destinations `dests`), then keep their class through it.
+  int class_on(const OutPort& o, const Worm& w, const std::vector<int>& dests) const {
+    if (!w.table) {
+      const int k = routing_->vc_class(w.route);
+      if (k >= 0) return k;
+    } else if (topo_.routing == FlitTopology::Routing::kTorusDor) {
+      if (w.dim >= 0 && o.dim == w.dim) return w.vclass;
+      std::vector<int> to;
+      for (int d : dests) to.push_back(topo_.endpoint_router[size_t(d)]);
+      const int k = routing_->table_class(o.router, o.channel, to);
+      if (k >= 0) return k;
+    }
+    return next_class(o, w);
+  }
+  // A credit for a flit that left input port ip is usable this long after it left.
+  int credit_cycles(const InPort& ip) const { return out_[size_t(ip.upstream)].cycles + p_.credit_delay; }
+  // Schedules a wake of router r at `at` unless that is this cycle (stepped anyway) or earlier.
+  void wake_at(int r, int64_t at, int64_t c) {
+    if (at > c) schedule(at, {kWake, r, 0, 0, 0});
   }
   // Staged pipeline: route computation, VC requests and replication, then VC allocation; switch
   // requests from the flits ready, then switch allocation and traversal.

@@ -31,6 +31,9 @@ FlitParams router_preset(FlitRouterPreset preset, const FlitParams& model_defaul
     p.credit_delay = 1;
     p.vc_select = FlitVcSelect::kRoundRobin;
     p.sw_allocator = FlitSwAllocator::kIslip;
+    // iq_router frees a packet's VCs at its tail's switch allocation (issue 43: a VC passes one
+    // packet every 3 cycles, not 4).
+    p.vc_release = FlitVcRelease::allocation;
   }
   return p;
 }
@@ -40,7 +43,7 @@ namespace {
 // The relations between the table's fields: each pipeline has its own delay parameters (giving
 // the other's is a mistake worth naming), and the staged-only allocators and their options.
 void check_flit_params(JsonReader& r, const FlitParams& p) {
-  static const char* const kStageKeys[] = {"routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "speculative"};
+  static const char* const kStageKeys[] = {"routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay", "speculative", "vc_release"};
   if (p.staged()) {
     if (r.has("router_cycles"))
       r.fail("router_cycles", "applies to the lumped pipeline; the staged one takes routing_delay, vc_alloc_delay, "
@@ -230,6 +233,7 @@ void FlitNoc::report_stats(StatsNode& node) const {
       r.set(FlitRouterStats::sw_alloc_delay, int64_t(p.sw_alloc_delay));
       r.set(FlitRouterStats::st_delay, int64_t(p.st_delay));
       r.set(FlitRouterStats::speculative, int64_t(p.speculative ? 1 : 0));
+      r.set(FlitRouterStats::vc_release, choice_name(p.vc_release));
     }
   }
   node.set(FlitNocStats::flits_injected, t.flits_injected);

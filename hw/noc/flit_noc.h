@@ -75,6 +75,7 @@ struct FlitRouterStats {
   static constexpr stats::Label<int64_t> sw_alloc_delay{"sw_alloc_delay", "cycles", "switch allocation stage"};
   static constexpr stats::Label<int64_t> st_delay{"st_delay", "cycles", "switch traversal stage"};
   static constexpr stats::Label<int64_t> speculative{"speculative", "", "1 when switch allocation is speculative"};
+  static constexpr stats::Label<std::string> vc_release{"vc_release", "", "when a packet frees its VCs: traversal or switch-allocation"};
 };
 
 class FlitNoc : public Noc {

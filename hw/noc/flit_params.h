@@ -34,6 +34,11 @@ AHBM_CHOICE(FlitSwAllocator, AHBM_FLIT_SW_ALLOCATORS)
 // a waiting head: maximal), separable input-first, output-first, iSLIP (one iteration each).
 #define AHBM_FLIT_VC_ALLOCATORS(V) V(kGreedy, "greedy") V(kInputFirst, "input-first") V(kOutputFirst, "output-first") V(kIslip, "islip")
 AHBM_CHOICE(FlitVcAllocator, AHBM_FLIT_VC_ALLOCATORS)
+// When a packet gives up its input VC (the next packet in the buffer may be routed) and its output
+// VC (another packet may allocate it): after its tail's switch traversal, or at its tail's switch
+// allocation, as BookSim2's iq_router (staged only; the flit still reaches the channel st_delay later).
+#define AHBM_FLIT_VC_RELEASES(V) V(traversal, "traversal") V(allocation, "switch-allocation")
+AHBM_CHOICE(FlitVcRelease, AHBM_FLIT_VC_RELEASES)
 #define AHBM_FLIT_MULTICASTS(V) V(tree, "tree") V(source, "source")
 AHBM_CHOICE(FlitMulticast, AHBM_FLIT_MULTICASTS)
 
@@ -63,6 +68,9 @@ AHBM_CHOICE(FlitMulticast, AHBM_FLIT_MULTICASTS)
   X(bool, speculative, false, true_or_false(), "bool",                                                          \
     "staged pipeline only: switch allocation in parallel with VC allocation (head: routing + max(VA, SA) + ST)",  \
     "BookSim2's speculative = 0")                                                                                \
+  X(FlitVcRelease, vc_release, FlitVcRelease::traversal, one_of_names(), "name",                                \
+    "staged pipeline only: a packet frees its input and output VCs after its tail's switch traversal, or at its tail's switch allocation", \
+    "classic: traversal; booksim-iq: switch-allocation, as BookSim2's iq_router (a VC passes a packet every routing + VA + SA cycles)") \
   X(int, link_cycles, 1, between(1, 64).slower_when_larger(), "cycles",                                         \
     "latency of every router-to-router channel and of the credit wire", "a short on-chip wire")                 \
   X(int, inject_cycles, 0, between(0, 64).slower_when_larger(), "cycles",                                       \
@@ -101,6 +109,9 @@ struct FlitParams {
   int vc_classes = 1;  // set by the model, not a parameter: 2 on rings and tori (a packet moves to the upper half of the VCs after a dateline)
 
   bool staged() const { return pipeline == FlitPipeline::staged; }
+  // Staged, released at switch allocation: the engine moves a flit out of its buffer at switch
+  // allocation, and the flit reaches its channel this many cycles later (0 otherwise).
+  int release_lag() const { return staged() && vc_release == FlitVcRelease::allocation ? st_delay : 0; }
   bool tree_multicast() const { return multicast == FlitMulticast::tree; }
   int eject() const { return eject_cycles == 0 ? link_cycles : eject_cycles; }
   int credit_cycles() const { return link_cycles + credit_delay; }

@@ -59,6 +59,46 @@ void MinAdaptRouting::left(int vc, RouteState& s) const {
   if (vc == 0) s.rclass = 1;  // once in the escape VC, always in the escape VCs
 }
 
+bool TorusDorRouting::start(uint64_t packet, RouteState& s) const {
+  s.via = FlitNetwork::route_pick(seed_, packet, 4);  // bit 0: the tie in X, bit 1: in Y
+  return true;
+}
+
+int TorusDorRouting::next(int r, int to, RouteState& s) const {
+  const int x = r % cols_, y = r / cols_, tx = to % cols_, ty = to / cols_;
+  int d, cur, dst, k;
+  if (x != tx) {
+    d = 0, cur = x, dst = tx, k = cols_;
+  } else if (y != ty) {
+    d = 1, cur = y, dst = ty, k = rows_;
+  } else {
+    return -1;  // eject here
+  }
+  if (s.dim != d) {  // entering dimension d: its direction and VC class for the rest of it
+    const int ahead = (dst - cur + k) % k, dist2 = k - 2 * ahead;
+    const bool positive = dist2 > 0 || (dist2 == 0 && ((s.via >> d) & 1) != 0);
+    s.dim = d;
+    s.dir = positive ? 0 : 1;
+    s.part = positive ? (cur > dst ? 1 : 0) : (dst < cur ? 1 : 0);
+  }
+  return ch_[size_t(r)][size_t(2 * d + s.dir)];
+}
+
+int TorusDorRouting::table_class(int r, int channel, const std::vector<int>& to) const {
+  int dir = -1;
+  for (int i = 0; i < 4; ++i)
+    if (ch_[size_t(r)][size_t(i)] == channel) dir = i;
+  if (dir < 0) return -1;
+  const int d = dir / 2;
+  const int cur = d == 0 ? r % cols_ : r / cols_;
+  bool wraps = false;
+  for (int t : to) {
+    const int dst = d == 0 ? t % cols_ : t / cols_;
+    wraps = wraps || (dir % 2 == 0 ? dst < cur : dst > cur);
+  }
+  return dir % 2 == 0 ? (wraps ? 1 : 0) : (wraps ? 0 : 1);
+}
+
 std::unique_ptr<FlitRouting> make_routing(const FlitTopology& topo, const FlitParams& p) {
   switch (topo.routing) {
     case FlitTopology::Routing::kTable:
@@ -69,6 +109,9 @@ std::unique_ptr<FlitRouting> make_routing(const FlitTopology& topo, const FlitPa
       return std::make_unique<ValiantRouting>(p.vcs, topo.next_channel, topo.route_seed, topo.routers());
     case FlitTopology::Routing::kMinAdapt:
       return std::make_unique<MinAdaptRouting>(p.vcs, topo.next_channel);
+    case FlitTopology::Routing::kTorusDor:
+      return std::make_unique<TorusDorRouting>(p.vcs, topo.next_channel, topo.route_seed, topo.cols, topo.rows,
+                                               topo.grid_channels);
   }
   throw std::invalid_argument("make_routing: unknown routing");
 }

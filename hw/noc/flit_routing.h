@@ -4,6 +4,7 @@
 // routes the unicast packets it takes on at injection (the others, and every multicast, follow the
 // destination table: the tree multicast needs) and says which output VCs a head may take. Its
 // per-packet state (RouteState) travels with the packet; it keeps none of its own.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,7 +18,10 @@ struct FlitTopology;
 // What a routing function records in a packet.
 struct RouteState {
   int rclass = 0;  // route class: O1TURN's order (1 = Y first), Valiant's phase, min_adapt's 1 = in the escape VCs
-  int via = -1;    // Valiant: the intermediate router
+  int via = -1;    // Valiant: the intermediate router; TorusDorRouting: the tie draws, bit d for dimension d
+  int dim = -1;    // TorusDorRouting: the dimension the packet travels in (-1: none yet), its direction
+  int dir = 0;     // (0 = positive, 1 = negative) and its VC class there (-1: the network's dateline rule)
+  int part = -1;
 };
 
 // One way a head may leave a router: a channel and a range of its VCs, before the dateline
@@ -61,6 +65,12 @@ class FlitRouting {
                        std::vector<RouteOption>& out) const;
   // A head left on VC `vc`: the packet's state from the next router on.
   virtual void left(int /*vc*/, RouteState& /*s*/) const {}
+  // The dateline class (ring, torus) of the channel next() chose, or -1 for the network's rule
+  // (class 1 after a dateline channel, back to 0 in a new dimension).
+  virtual int vc_class(const RouteState& /*s*/) const { return -1; }
+  // The dateline class of a table-routed worm (a multicast branch) entering a new dimension on
+  // `channel` at router r towards routers `to`, or -1 for the network's rule.
+  virtual int table_class(int /*r*/, int /*channel*/, const std::vector<int>& /*to*/) const { return -1; }
 
  protected:
   int vcs_;
@@ -119,6 +129,33 @@ class MinAdaptRouting final : public FlitRouting {
 
  private:
   int room(int channel, const ChannelCredits& credits) const;  // credits over the adaptive VCs
+};
+
+// BookSim2's dim_order_torus (routefunc.cpp, dor_next_torus without balancing), for tori and rings:
+// dimension order, the shorter way round each ring; a packet entering a dimension fixes its
+// direction there and its VC class for the whole of that dimension: class 1 when its path wraps
+// around going the positive way, or does not wrap going the negative way, else class 0 (each
+// class's channel dependencies stay acyclic because routes are minimal). A tie of distances (k
+// even, k/2 apart) goes either way: BookSim draws from its global generator, here one bit per
+// packet and dimension drawn from route_seed (route_pick), so runs repeat.
+class TorusDorRouting final : public FlitRouting {
+ public:
+  TorusDorRouting(int vcs, NextChannel next_channel, uint64_t seed, int cols, int rows,
+                  std::vector<std::array<int, 4>> grid_channels)
+      : FlitRouting(vcs, std::move(next_channel)), seed_(seed), cols_(cols), rows_(rows), ch_(std::move(grid_channels)) {}
+  bool start(uint64_t packet, RouteState& s) const override;
+  int next(int r, int to, RouteState& s) const override;
+  int vc_class(const RouteState& s) const override { return s.part; }
+  // A multicast branch takes the class BookSim's rule gives the path to its farthest destination
+  // in the dimension (the one a branch covers): class 1 when that path wraps going the positive
+  // way or stays unwrapped going the negative way. Its paths then keep the unicasts' property
+  // (no class uses every channel of a ring), so the two share the classes without a cycle.
+  int table_class(int r, int channel, const std::vector<int>& to) const override;
+
+ private:
+  uint64_t seed_;
+  int cols_, rows_;
+  std::vector<std::array<int, 4>> ch_;  // [router]: channel +x, -x, +y, -y (-1: none)
 };
 
 // The routing function the topology names (FlitTopology::routing, route_seed, next_channel).

@@ -18,6 +18,20 @@ const ParamTable<ConcentrationParams>& concentration_param_table() {
   return table;
 }
 
+const ParamTable<TorusParams>& torus_param_table() {
+  static const ParamTable<TorusParams> table(AHBM_PARAM_FIELDS(TorusParams, AHBM_PARAMS_NOC_TORUS));
+  return table;
+}
+
+TorusDateline torus_dateline(JsonReader& r, const TorusParams& tp, const FlitParams& p, GridRoutingName routing) {
+  if (tp.dateline == TorusDateline::booksim && routing != GridRoutingName::dor)
+    r.fail("dateline", "booksim: BookSim's dim_order_torus classes apply to dor routing; " + choice_name(routing) +
+                           " keeps the wrap classes (\"dateline\": \"wrap\" or \"router\")");
+  if (tp.dateline != TorusDateline::by_router) return tp.dateline;
+  return p.router == FlitRouterPreset::booksim_iq && routing == GridRoutingName::dor ? TorusDateline::booksim
+                                                                                     : TorusDateline::wrap;
+}
+
 std::vector<HwParam> grid_model_params(std::vector<HwParam> before) {
   for (HwParam& p : grid_param_table().rows()) before.push_back(std::move(p));
   for (HwParam& p : flit_param_table().rows()) before.push_back(std::move(p));
@@ -48,7 +62,7 @@ void read_grid_placement(JsonReader& r, const std::vector<std::string>& endpoint
   });
 }
 
-GridRouting grid_routing(JsonReader& r, const GridParams& gp, const FlitParams& p, bool torus) {
+GridRouting grid_routing(JsonReader& r, const GridParams& gp, const FlitParams& p, bool torus, bool seeded_ties) {
   GridRouting g;
   g.name = gp.routing;
   g.routing = std::array{FlitTopology::Routing::kTable, FlitTopology::Routing::kO1Turn,
@@ -62,8 +76,11 @@ GridRouting grid_routing(JsonReader& r, const GridParams& gp, const FlitParams& 
                                : " (two route classes: " +
                                      std::string(g.name == GridRoutingName::o1turn ? "X first and Y first)" : "the two phases)")));
     g.seed = gp.route_seed;
+  } else if (seeded_ties && g.routing == FlitTopology::Routing::kTable) {
+    g.seed = gp.route_seed;  // the torus's distance ties
   } else if (r.has("route_seed")) {
-    r.fail("route_seed", "applies to o1turn and valiant routing (per-packet draws), not to " + name);
+    r.fail("route_seed", "applies to o1turn and valiant routing (per-packet draws) and to dor on a torus with "
+                         "\"dateline\": \"booksim\" (distance ties), not to " + name);
   }
   if (g.routing == FlitTopology::Routing::kMinAdapt) {
     if (torus)

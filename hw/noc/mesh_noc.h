@@ -40,6 +40,21 @@ struct ConcentrationParams {
 };
 const ParamTable<ConcentrationParams>& concentration_param_table();
 
+// The VC classes of a torus or ring (docs/noc.md, "Routing").
+#define AHBM_TORUS_DATELINES(V) V(by_router, "router") V(wrap, "wrap") V(booksim, "booksim")
+AHBM_CHOICE(TorusDateline, AHBM_TORUS_DATELINES)
+#define AHBM_PARAMS_NOC_TORUS(X)                                                                                \
+  X(TorusDateline, dateline, TorusDateline::by_router, one_of_names(), "name",                                  \
+    "VC classes of dor routing: wrap (the upper half of the VCs after the wrap-around channel, injection into the lower half, a distance tie the positive way) or booksim (BookSim2's dim_order_torus: the half fixed as a packet enters a dimension, injection into every VC, a tie drawn per packet from route_seed); router = booksim on the booksim-iq router, else wrap", \
+    "each router preset's own: classic as before, booksim-iq as BookSim2")
+struct TorusParams {
+  AHBM_PARAMS_NOC_TORUS(AHBM_HW_MEMBER)
+};
+const ParamTable<TorusParams>& torus_param_table();
+// The dateline scheme a torus or ring runs with (`router` resolved by the preset); booksim applies
+// to dor routing only (r.fail otherwise).
+TorusDateline torus_dateline(JsonReader& r, const TorusParams& tp, const FlitParams& p, GridRoutingName routing);
+
 // A cols x rows grid of routers, shared by the mesh and the torus.
 struct Grid {
   int cols = 1, rows = 1;
@@ -62,7 +77,8 @@ struct GridRouting {
   GridRoutingName name = GridRoutingName::dor;
   uint64_t seed = 1;
 };
-GridRouting grid_routing(JsonReader& r, const GridParams& g, const FlitParams& p, bool torus);
+// `seeded_ties`: dor draws per packet too (BookSim's torus ties), so route_seed applies to it.
+GridRouting grid_routing(JsonReader& r, const GridParams& g, const FlitParams& p, bool torus, bool seeded_ties = false);
 // The parameters of a grid model, for its registry entry: `before` (e.g. concentration), the
 // grid's, then the flit-level ones.
 std::vector<HwParam> grid_model_params(std::vector<HwParam> before = {});

@@ -6,13 +6,15 @@
 
 namespace ahbm {
 
-std::vector<HwParam> TorusNoc::params() { return grid_model_params(); }
+std::vector<HwParam> TorusNoc::params() { return grid_model_params(torus_param_table().rows()); }
 
 NocEstimate TorusNoc::estimate(const NocEstimateInput& in) { return flit_estimate(in, FlitParams{}, 2); }
 
 TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNoc(name, ctx) {
   JsonReader r(ctx.params, ctx.config_file, ctx.params_field);
   // Default: the most nearly square torus with one node per endpoint (as the mesh).
+  TorusParams tp;
+  torus_param_table().read(tp, r);
   GridParams gp;
   grid_param_table().read(gp, r);
   Grid g = grid_size(gp, endpoint_count(), 2);
@@ -22,7 +24,8 @@ TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
   if (p.vcs % 2 != 0) r.fail("vcs", std::to_string(p.vcs) + ": a torus needs an even number of VCs (2, 4, ...): "
                                     "in each dimension half for packets before its dateline, half after");
   p.vc_classes = 2;
-  const GridRouting routing = grid_routing(r, gp, p, true);
+  const bool booksim = torus_dateline(r, tp, p, gp.routing) == TorusDateline::booksim;
+  const GridRouting routing = grid_routing(r, gp, p, true, booksim);
   read_grid_placement(r, ctx.endpoints, g);
   const std::vector<int>& node = g.node;
   r.finish();
@@ -54,7 +57,17 @@ TorusNoc::TorusNoc(sc_core::sc_module_name name, const NocContext& ctx) : FlitNo
     const int fwd = (b - a + k) % k;
     return fwd == 0 ? 0 : 2 * fwd <= k ? 1 : -1;
   };
-  set_grid_routes(g, std::move(ch), way, routing, t);
+  if (booksim) {  // BookSim's dim_order_torus for unicasts; multicasts keep the table and the datelines
+    GridRouting dor = routing;
+    dor.routing = FlitTopology::Routing::kTorusDor;
+    t.cols = cols;
+    t.rows = rows;
+    t.grid_channels = ch;
+    t.inject_any_vc = true;
+    set_grid_routes(g, std::move(ch), way, dor, t);
+  } else {
+    set_grid_routes(g, std::move(ch), way, routing, t);
+  }
   build(std::move(t), p, grid_stats(g, ctx.endpoints, routing));
 }
 

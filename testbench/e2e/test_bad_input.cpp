@@ -310,11 +310,11 @@ const std::vector<BadInput>& cases() {
       {"noc.booksim_fifo", "", "", "--booksim {dir}/fifo.cfg", {"fifo.cfg: is not a regular file"}, "noc-bench",
        {{"fifo.cfg", "<fifo>"}}},
       {"noc.booksim_dev_zero", "", "", "--booksim /dev/zero", {"/dev/zero: is not a regular file"}, "noc-bench"},
-      {"noc.booksim_rate_range", "", "", "--booksim {dir}/b.cfg", {"b.cfg: injection_rate = 0: must be in [1e-09, 1]"},
+      {"noc.booksim_rate_range", "", "", "--booksim {dir}/b.cfg", {"b.cfg: injection_rate = 0: must be in [1e-09, 64]"},
        "noc-bench", {{"b.cfg", "injection_rate = 0;\n"}}},
       // A BookSim config's errors name its keys, not noc-bench options the user never gave.
       {"noc.booksim_window_names_keys", "", "", "--booksim {dir}/b.cfg",
-       {"b.cfg: sample_period = 10000000, warmup_periods = 0, max_samples = 1000", "(cycles = 9990000000): must be in [1, 1e8]"},
+       {"b.cfg: sample_period = 10000000, warmup_periods = 3, max_samples = 1000", "(cycles = 9970000000): must be in [1, 1e8]"},
        "noc-bench", {{"b.cfg", "sim_type = throughput; sample_period = 10000000; max_samples = 1000;\n"}}},
       {"noc.booksim_nodes_names_keys", "", "", "--booksim {dir}/b.cfg",
        {"b.cfg: topology = torus, k = 8, n = 1 (nodes = 8): transpose traffic needs a square node count"}, "noc-bench",

@@ -6,10 +6,12 @@
 // on transpose and uniform traffic; the attention run unchanged in values; parameter errors.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 
 #include "hw/bench/booksim_config.h"
 #include "hw/noc/flit_network.h"
+#include "hw/noc/flit_routing.h"
 #include "hw/bench/noc_bench.h"
 #include "test_noc_support.h"
 
@@ -114,15 +116,14 @@ TEST(NocRouting, ValiantDoublesTheRouteLength) {
   }
 }
 
-// Bursts far beyond saturation (every node sends 150 packets of 1-6 flits in 300 cycles, uniform
-// or transpose, some of them multicasts) with 1- and 4-flit buffers, 2 and 4 VCs, both router
-// presets and separable VC allocators: every packet reaches every destination. A deadlock would
-// throw from the NoC thread.
-TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
+namespace {
+// Every node of 16 sends 150 packets of 1-6 flits in 300 cycles: uniform or transpose, one in ten
+// a multicast; `deliveries` counts the copies to deliver.
+std::vector<ProbeSend> far_beyond_saturation(size_t& deliveries) {
   const int R = 16;
   std::vector<ProbeSend> sends;
   SplitMix64 rng(11);
-  size_t deliveries = 0;
+  deliveries = 0;
   for (int64_t c = 0; c < 300; ++c)
     for (int s = 0; s < R; ++s) {
       if (rng.below(2)) continue;
@@ -134,6 +135,18 @@ TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
       deliveries += dsts.size();
       sends.push_back({c, s, dsts, uint64_t(1 + rng.below(6)) * 64});
     }
+  return sends;
+}
+}  // namespace
+
+// Bursts far beyond saturation (every node sends 150 packets of 1-6 flits in 300 cycles, uniform
+// or transpose, some of them multicasts) with 1- and 4-flit buffers, 2 and 4 VCs, both router
+// presets and separable VC allocators: every packet reaches every destination. A deadlock would
+// throw from the NoC thread.
+TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
+  const int R = 16;
+  size_t deliveries = 0;
+  const std::vector<ProbeSend> sends = far_beyond_saturation(deliveries);
   for (const char* routing : {"o1turn", "valiant", "min_adapt"})
     for (const Json& preset : {Json{{"vcs", 2}, {"buffer_flits", 1}}, Json{{"vcs", 4}, {"buffer_flits", 4}},
                                Json{{"router", "booksim-iq"}, {"vcs", 2}, {"buffer_flits", 1}},
@@ -148,6 +161,78 @@ TEST(NocRouting, EveryPacketDeliveredFarBeyondSaturation) {
       if (params["vcs"] == 2) params["vcs"] = 4;  // a torus: two route classes x two dateline classes
       EXPECT_EQ(arrivals_or_error("torus", params, node_names(R), sends), deliveries) << params.dump();
     }
+}
+
+// BookSim's dim_order_torus (issue 43), the routing of dor on a torus or ring with "dateline":
+// "booksim" (the booksim-iq default): a packet entering a dimension fixes its direction, the
+// shorter way round, and its VC class for the rest of that dimension: 1 when its path wraps
+// going the positive way or stays unwrapped going the negative way, else 0. A tie (k/2 apart)
+// goes either way, drawn per packet from the seed: never from a global generator, so runs repeat.
+TEST(NocRouting, TorusDimensionOrderAsBookSim) {
+  std::vector<std::array<int, 4>> ring;  // 4 routers: channel 2i goes +1, 2i + 1 goes -1
+  for (int i = 0; i < 4; ++i) ring.push_back({2 * i, 2 * i + 1, -1, -1});
+  const TorusDorRouting t(2, nullptr, 5, 4, 1, ring);
+  auto route = [&](int from, int to, uint64_t packet) {
+    RouteState s;
+    EXPECT_TRUE(t.start(packet, s));
+    const int ch = t.next(from, to, s);
+    return std::make_pair(ch, t.vc_class(s));
+  };
+  EXPECT_EQ(route(0, 1, 0), std::make_pair(0, 0));  // +1, no wrap: class 0
+  EXPECT_EQ(route(3, 0, 0), std::make_pair(6, 1));  // +1 across the wrap: class 1 all the way
+  EXPECT_EQ(route(1, 0, 0), std::make_pair(3, 1));  // -1, no wrap: class 1
+  EXPECT_EQ(route(0, 3, 0), std::make_pair(1, 0));  // -1 across the wrap: class 0
+  EXPECT_EQ(route(2, 2, 0).first, -1);              // there: eject
+  // A packet keeps its direction and class through the dimension: 3 -> 1 going +1 wraps at once.
+  int plus = 0;
+  for (uint64_t p = 0; p < 400; ++p) {
+    RouteState s;
+    t.start(p, s);
+    const int first = t.next(3, 1, s), part = s.part;
+    const int second = t.next(first == 6 ? 0 : 2, 1, s);
+    EXPECT_EQ(s.part, part);
+    EXPECT_EQ(second, first == 6 ? 0 : 5);  // on round the same way
+    EXPECT_EQ(part, 1);                      // +1 wraps, -1 does not: class 1 either way
+    plus += first == 6;
+  }
+  EXPECT_GT(plus, 160);  // both ways, about half each
+  EXPECT_LT(plus, 240);
+  EXPECT_EQ(route(0, 2, 17), route(0, 2, 17));  // the same packet, the same draw
+  const TorusDorRouting other(2, nullptr, 6, 4, 1, ring);
+  int differ = 0;
+  for (uint64_t p = 0; p < 64; ++p) {
+    RouteState a, b;
+    t.start(p, a);
+    other.start(p, b);
+    differ += t.next(0, 2, a) != other.next(0, 2, b);
+  }
+  EXPECT_GT(differ, 10);  // another seed, other draws
+}
+
+// The BookSim classes on the torus and ring with their 2-cycle channels (use_noc_latency):
+// every packet of bursts far beyond saturation delivered, multicasts (which keep the destination
+// table and the wrap-around datelines) among them, with 1-flit buffers and 2 VCs; the zero-load
+// time is the closed form with 2-cycle links.
+TEST(NocRouting, BooksimTorusDeliversEverythingAndKeepsZeroLoad) {
+  const int R = 16;
+  size_t deliveries = 0;
+  const std::vector<ProbeSend> sends = far_beyond_saturation(deliveries);
+  for (const Json& p : {Json{{"router", "booksim-iq"}, {"vcs", 2}, {"buffer_flits", 1}, {"link_cycles", 2}, {"eject_cycles", 1}},
+                        Json{{"router", "booksim-iq"}, {"vcs", 4}, {"buffer_flits", 2}, {"route_seed", 9}}}) {
+    EXPECT_EQ(arrivals_or_error("torus", p, node_names(R), sends), deliveries) << p.dump();
+    Json ring = p;
+    ring.erase("route_seed");
+    EXPECT_EQ(arrivals_or_error("ring", ring, node_names(R), sends), deliveries) << p.dump();
+  }
+  const Json two = {{"router", "booksim-iq"}, {"link_cycles", 2}, {"eject_cycles", 1}};
+  std::vector<ProbeSend> alone;
+  for (int d : {1, 2, 5, 10, 15}) alone.push_back({int64_t(alone.size()) * 500, 0, {d}, 3 * 64});
+  const ProbeResult r = run_probe("torus", two, node_names(R), alone);
+  ASSERT_EQ(r.arrivals.size(), alone.size());
+  for (const auto& a : r.arrivals) {
+    const ProbeSend& s = alone[size_t(a.send)];
+    EXPECT_EQ(a.cycle - s.cycle, closed_form(torus_hops(4, 4)(0, s.dsts[0]), 3, {4, 2, 2, 1})) << s.dsts[0];
+  }
 }
 
 // Saturation throughput against dimension order (accepted flits/node/cycle offered 0.95; classic

@@ -107,7 +107,7 @@ TEST(NocCmesh, EveryPacketDeliveredFarBeyondSaturation) {
 }
 
 TEST(NocCmesh, BooksimConfig) {
-  const NocBenchOptions o = parse_booksim_config("topology = cmesh; k = 4; n = 2; c = 4;", "c.cfg");
+  const NocBenchOptions o = parse_booksim_config("topology = cmesh; k = 4; n = 2; c = 4; xr = 2; yr = 2;", "c.cfg");
   EXPECT_EQ(o.noc, "cmesh");
   EXPECT_EQ(o.nodes, 64);
   EXPECT_EQ(o.params["concentration"], 4);
@@ -239,12 +239,12 @@ TEST(NocFlatfly, AttentionRunsOnTheFlatfly) {
 }
 
 TEST(NocFlatfly, BooksimConfig) {
-  const NocBenchOptions o = parse_booksim_config("topology = flatfly; k = 4; n = 2; c = 2;", "f.cfg");
+  const NocBenchOptions o = parse_booksim_config("topology = flatfly; k = 4; n = 2; c = 4; xr = 2; yr = 2; x = 4; y = 4;", "f.cfg");
   EXPECT_EQ(o.noc, "flatfly");
-  EXPECT_EQ(o.nodes, 32);
-  EXPECT_EQ(o.params["concentration"], 2);
+  EXPECT_EQ(o.nodes, 64);
+  EXPECT_EQ(o.params["concentration"], 4);
   EXPECT_FALSE(o.params.contains("routing"));  // ran_min: dimension order
-  EXPECT_EQ(parse_booksim_config("topology = flatfly; k = 4; routing_function = xyyx;", "f.cfg").params["routing"],
+  EXPECT_EQ(parse_booksim_config("topology = flatfly; k = 4; x = 4; y = 4; routing_function = xyyx;", "f.cfg").params["routing"],
             "o1turn");
   EXPECT_THROW(parse_booksim_config("topology = flatfly; k = 4; routing_function = ugal;", "f.cfg"), InputError);
 }

@@ -181,6 +181,7 @@ int cmd_noc_bench(int argc, char** argv) {
       if (vm->count(opt) && !(*vm)[opt].defaulted())
         throw UsageError(std::string("--") + opt + ": the --booksim config sets it; change it with --set KEY=VALUE");
     o = load_booksim_config(booksim_file, set_kv);
+    for (const std::string& note : o.notes) std::cerr << "noc-bench: " << note << "\n";
   } else if (!hw_file.empty()) {
     // --set applied, then parsed and checked like `run --hw ... --set ...`.
     const HwConfig cfg = load_hw_config(hw_file, set_kv);
