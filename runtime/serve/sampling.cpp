@@ -21,7 +21,7 @@ SamplingSpec read_sampling(JsonReader r) {
   if (s.replays == 1)
     r.fail("replays", "value 1 is out of range (allowed: 0, or 2 to 1000): an interval needs the spread of at least two");
   s.seed = uint64_t(r.integer("seed", 1, 0, INT64_MAX));
-  s.operator_grid = int(r.integer("operator_grid", 16, 0, 1 << 16));
+  s.operator_grid = int(r.integer("operator_grid", 0, 0, 1 << 16));
   s.operator_exact_rows = int(r.integer("operator_exact_rows", 64, 0, 1 << 24));
   s.operator_check = int(r.integer("operator_check", 8, 0, 1 << 20));
   r.finish();

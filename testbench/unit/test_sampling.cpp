@@ -121,10 +121,10 @@ TEST(Sampling, TheSpecsBadValuesAreInputErrorsNamingTheField) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("replays"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(read("{}").operator_grid, 16);
+  EXPECT_EQ(read("{}").operator_grid, 0);  // off: every row count simulated
   EXPECT_EQ(read("{}").operator_exact_rows, 64);
   EXPECT_EQ(read("{}").operator_check, 8);
-  EXPECT_EQ(read(R"({"operator_grid": 0})").operator_grid, 0);  // every row count simulated
+  EXPECT_EQ(read(R"({"operator_grid": 16})").operator_grid, 16);
   try {
     read(R"({"operator_grid": -2})");
     FAIL();
