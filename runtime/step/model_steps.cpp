@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <optional>
 #include <type_traits>
 
 namespace ahbm {
@@ -184,10 +183,13 @@ const std::vector<GemmOpStats>& ModelSteps::head(int rows) {
   return heads_.emplace(rows, std::move(out)).first->second;
 }
 
-ModelSteps::LayerStats ModelSteps::dense_run(int rows, int rep) {
+// Each operator needs the previous one's Y: one run each (an MoE run: every expert's job, one
+// after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
+// which rows an expert gets, only on their counts.
+ModelSteps::LayerStats ModelSteps::run_layer(int rows, int rep, const Routing* r) {
   LayerStats out;
-  const std::vector<int64_t> positions(size_t(rows), 0);  // timing does not depend on RoPE's angles
-  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", rep, nullptr, fusion_)) out.ops.push_back(run(lr));
+  const std::vector<int64_t> positions(size_t(rows), 0);
+  for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", rep, r, fusion_)) out.ops.push_back(run(lr));
   return out;
 }
 
@@ -211,7 +213,7 @@ const ModelSteps::LayerStats& ModelSteps::dense(int rows, int rep) {
   const int spacing = grid_spacing(rows);
   if (spacing == 0) {
     ++grid_stats_.simulated;
-    return runs_.emplace(key, dense_run(rows, rep)).first->second;
+    return runs_.emplace(key, run_layer(rows, rep, nullptr)).first->second;
   }
   const int lo = rows / spacing * spacing, hi = lo + spacing;
   LayerStats out = dense(lo, rep);
@@ -224,7 +226,7 @@ const ModelSteps::LayerStats& ModelSteps::dense(int rows, int rep) {
     // logarithmic in the row counts a long run meets (each one a layer's simulation).
     ++checks_;
     next_check_ += uint64_t(grid_.check_period) << std::min<uint64_t>(checks_ / 8, 40);
-    LayerStats exact = dense_run(rows, rep);
+    LayerStats exact = run_layer(rows, rep, nullptr);
     ++grid_stats_.simulated;
     const auto layer_ns = [](const LayerStats& l) {
       double ns = 0;
@@ -244,17 +246,14 @@ const ModelSteps::LayerStats& ModelSteps::simulate(const Step& step, int layer) 
   const RunKey key{rows, rep_[size_t(local_[size_t(layer)])], r.expert_rows()};
   auto it = runs_.find(key);
   if (it != runs_.end()) return it->second;
-  LayerStats out;
-  out.expert_rows = std::get<2>(key);
-  // Each operator needs the previous one's Y: one run each (an MoE run: every expert's job, one
-  // after another on the PEs). Timing does not depend on the rows' positions (RoPE's angles) or
-  // which rows an expert gets, only on their counts.
-  const std::vector<int64_t> positions(size_t(rows), 0);
   if (!expert_parallel()) {
-    for (const LayerRun& lr : layer_runs(m_, t_, map_, positions, "", std::get<1>(key), &r, fusion_))
-      out.ops.push_back(run(lr));
+    LayerStats out = run_layer(rows, std::get<1>(key), &r);
+    out.expert_rows = std::get<2>(key);
     return runs_.emplace(key, std::move(out)).first->second;
   }
+  LayerStats out;
+  out.expert_rows = std::get<2>(key);
+  const std::vector<int64_t> positions(size_t(rows), 0);
   // Expert parallelism: the runs before the experts are every rank's alike (rank 0's simulated);
   // each rank's experts run on its own chip for the rows the router sent them (the chip holds
   // experts 0 .. E/ep - 1 of the same shapes, so rank k's are its experts' row counts there), and

@@ -126,9 +126,10 @@ class ModelSteps : public StepLayers {
   // The runs of the whole model's layer `layer` (its chip's layer local_[layer]).
   const LayerStats& simulate(const Step& step, int layer);
   // A dense model's layer (representative `rep`) for `rows` rows: cached, simulated or
-  // interpolated on the operator grid; dense_run simulates it.
+  // interpolated on the operator grid.
   const LayerStats& dense(int rows, int rep);
-  LayerStats dense_run(int rows, int rep);
+  // Simulates a layer's runs for `rows` rows (MoE: routed by `r`).
+  LayerStats run_layer(int rows, int rep, const Routing* r);
   int grid_spacing(int rows) const;  // 0: simulate `rows` (on the grid, below it, or no grid)
   // What a step with `rows` rows adds to the totals (after_attention, account): per operator
   // its time over the layers (the LM head's last), the weight bytes read, MoE's routed rows.
