@@ -17,6 +17,12 @@ import os
 import sys
 
 
+def fail(message):
+    """An input error: the message on stderr, exit status 2, nothing printed for the run."""
+    print(f"serve_backlog.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def percentile(values, q):
     """Nearest-rank percentile (as summary.json's): the ceil(q * n)-th smallest."""
     if not values:
@@ -31,13 +37,17 @@ def read_requests(out_dir):
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
-        sys.exit(f"serve_backlog.py: {path}: {e.strerror}")
+        fail(f"{path}: {e.strerror}")
     need = {"ready_ns", "scheduled_ns", "first_token_ns"}
     if rows and not need <= set(rows[0]):
-        sys.exit(f"serve_backlog.py: {path}: columns {sorted(need - set(rows[0]))} missing (a serve requests.csv?)")
+        fail(f"{path}: columns {sorted(need - set(rows[0]))} missing (a serve requests.csv?)")
     out = []
-    for r in rows:
-        ready, sched, first = float(r["ready_ns"]), float(r["scheduled_ns"]), float(r["first_token_ns"])
+    for line, r in enumerate(rows, start=2):
+        try:
+            ready, sched, first = float(r["ready_ns"]), float(r["scheduled_ns"]), float(r["first_token_ns"])
+        except (TypeError, ValueError):
+            fail(f"{path}: line {line}: ready_ns, scheduled_ns, first_token_ns must be numbers "
+                 f"(got {r['ready_ns']!r}, {r['scheduled_ns']!r}, {r['first_token_ns']!r})")
         out.append((ready, sched - ready if sched >= 0 else float("nan"), first - ready if first >= 0 else float("nan")))
     return out
 
@@ -73,9 +83,9 @@ def main():
     ap.add_argument("--bins", type=int, default=4, help="arrival-time bins (default 4)")
     a = ap.parse_args()
     if a.bins < 1 or a.bins > 1000:
-        sys.exit(f"serve_backlog.py: --bins {a.bins} is out of range (allowed: 1 to 1000)")
-    for d in a.dirs:
-        table = backlog(read_requests(d), a.bins)
+        fail(f"--bins {a.bins} is out of range (allowed: 1 to 1000)")
+    tables = [(d, backlog(read_requests(d), a.bins)) for d in a.dirs]  # every input read before any output
+    for d, table in tables:
         print(d)
         if not table:
             print("  no requests")

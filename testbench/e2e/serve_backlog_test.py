@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/serve_backlog.py on synthetic requests.csv files: a queue that stays short is "bounded",
 one whose delay grows with every arrival is "growing"; the bins' percentiles are the nearest-rank
-ones of the rows in each bin; a missing column is an error naming it."""
+ones of the rows in each bin; a missing column, a value that is not a number, a missing file and a
+bad --bins are errors naming what is wrong, exit 2, no table."""
 import os
 import subprocess
 import sys
@@ -56,9 +57,19 @@ def main():
         with open(os.path.join(bad, "requests.csv"), "w") as f:
             f.write("workflow,ready_ns\n0,0\n")
         r = run(bad)
-        check(r.returncode != 0 and "first_token_ns" in r.stderr, f"missing column: {r.returncode} {r.stderr}")
+        check(r.returncode == 2 and "first_token_ns" in r.stderr and not r.stdout, f"missing column: {r.returncode} {r.stderr}")
+        # A value that is not a number: the line and the values named, exit 2, no table.
+        with open(os.path.join(bad, "requests.csv"), "w") as f:
+            f.write(HEADER + "0,0,x,5\n")
+        r = run(bad)
+        check(r.returncode == 2 and "line 2" in r.stderr and "'x'" in r.stderr and not r.stdout,
+              f"bad value: {r.returncode} {r.stderr}")
+        r = run(os.path.join(tmp, "ok"), bad)  # a bad second run: no table for the first either
+        check(r.returncode == 2 and not r.stdout, f"bad second input: {r.returncode} {r.stdout}")
+        r = run(os.path.join(tmp, "missing"))
+        check(r.returncode == 2 and "requests.csv" in r.stderr, f"missing dir: {r.returncode} {r.stderr}")
         r = run(os.path.join(tmp, "ok"), "--bins", "0")
-        check(r.returncode != 0 and "--bins" in r.stderr, f"bad --bins: {r.returncode} {r.stderr}")
+        check(r.returncode == 2 and "--bins" in r.stderr, f"bad --bins: {r.returncode} {r.stderr}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
