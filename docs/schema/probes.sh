@@ -47,6 +47,7 @@ summary_run_probes=(
 serve_summary_probes=(
   "traces/serve/agentic_mix.json"
   "traces/serve/agentic_mix.json --scheduler srf"
+  "traces/serve/agentic_mix.json --stop-at-s 0.01"  # stopped at 10 ms of its 27: the partial block
   "traces/serve/azure_sample.json"
   "traces/serve/agentic_pbd.json --set groups=2"
   "traces/serve/agentic_on_demand.json --set pe.hbm.capacity_bytes=1114112"  # on_demand admission: its preemption block

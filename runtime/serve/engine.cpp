@@ -18,6 +18,7 @@
 #include "runtime/model/memory_map.h"
 #include "runtime/step/model_steps.h"
 #include "runtime/policy/cost_model.h"
+#include "runtime/report/progress.h"
 #include "runtime/run/preflight.h"
 #include "runtime/serve/flow.h"
 #include "runtime/serve/pools.h"
@@ -1067,7 +1068,14 @@ ServeResult Engine::run() {
     if (opt_.progress) opt_.progress({done, flows_.size(), log_.finished(), res_.steps.size(), now_});
     if (done == flows_.size()) break;
     if (opt_.stop_requested && opt_.stop_requested()) {
+      res_.partial = res_.interrupted = true;
+      res_.partial_reason = "stopped before every workflow finished (SIGINT)";
+      break;
+    }
+    if (now_ >= opt_.stop_at_ns) {
       res_.partial = true;
+      res_.partial_reason = "stopped at the first step boundary at or after " + report::time_text(opt_.stop_at_ns) +
+                            " of simulated time (--stop-at-s)";
       break;
     }
     start_steps();

@@ -61,6 +61,10 @@ struct ServeOptions {
   // Checked at every step boundary: true ends the run there (ahbm-sim serve on SIGINT); the
   // result is what was simulated, marked partial (ServeResult::partial), and has no replays.
   std::function<bool()> stop_requested;
+  // Simulated ns: the run ends at the first step boundary at or after it (ahbm-sim serve
+  // --stop-at-s), marked partial; sampled serving's replays stop there too, so the intervals are
+  // those of the window. Infinity: the run goes on until every workflow has finished.
+  double stop_at_ns = std::numeric_limits<double>::infinity();
 };
 
 // One request: a branch of a round, or the parent's answer ("main").
@@ -215,9 +219,11 @@ struct ServeResult {
   // Sampled serving: the operators of the detailed steps only.
   Json operators, memory_map;
   std::optional<SamplingResult> sampling;  // sampled serving (workload "sampling" block)
-  // Stopped by ServeOptions::stop_requested before every workflow finished: the records hold what
-  // was simulated (unfinished requests have done_ns = -1).
+  // Stopped by ServeOptions::stop_requested or stop_at_ns before every workflow finished: the
+  // records hold what was simulated (unfinished requests have done_ns = -1); partial_reason says which.
   bool partial = false;
+  bool interrupted = false;  // by stop_requested (else, when partial, at stop_at_ns)
+  std::string partial_reason;
 };
 
 // Throws InputError (bad workload, a workflow larger than the KV pool) or what a step's

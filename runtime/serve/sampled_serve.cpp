@@ -14,7 +14,8 @@ ServeResult serve(const Workload& w, const HwConfig& hw, const ServeOptions& opt
   StepSampler sampler(*w.sampling);
   ModelPlans plans;  // the replays reuse the sampled run's plans and its operators' runs
   ServeResult r = run_engine(w, hw, opt, &sampler, &plans);
-  if (w.sampling->replays == 0 || r.partial) return r;
+  // Interrupted: no replays. Stopped at a simulated time: each replay stops there too.
+  if (w.sampling->replays == 0 || r.interrupted) return r;
   ServeOptions replay_opt = opt;
   for (int k = 0; k <= w.sampling->replays; ++k) {
     if (opt.progress)  // the replays' own line: "replay 3/9"

@@ -398,6 +398,7 @@ ServeSummary serve_summary(const Workload& w, const HwConfig& hw, const ServeRes
   if (r.sampling) s.sampling = sampling_summary(*r.sampling, r.steps, headline_metrics(s));
   if (r.partial) {
     s.partial.emplace();
+    s.partial->reason = r.partial_reason;
     s.partial->simulated_ns = r.end_ns;
     s.partial->workflows = r.workflows.size();
     for (const WorkflowRecord& f : r.workflows) s.partial->workflows_finished += f.done_ns >= 0;
@@ -587,7 +588,7 @@ Json to_json(const ServeSummary& s) {
   if (s.preemption) j["preemption"] = to_json(*s.preemption);  // on_demand admission only
   if (s.sampling) j["sampling"] = to_json(*s.sampling);        // sampled serving only
   if (s.partial)  // stopped early: said at the top level so no reader takes it for a whole run
-    j["partial"] = {{"reason", "stopped before every workflow finished (SIGINT)"},
+    j["partial"] = {{"reason", s.partial->reason},
                     {"simulated_ns", s.partial->simulated_ns},
                     {"workflows", s.partial->workflows},
                     {"workflows_finished", s.partial->workflows_finished},

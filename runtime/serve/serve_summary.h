@@ -186,6 +186,7 @@ struct ServeSummary {
   std::optional<SamplingSummary> sampling;      // sampled serving
   // A run stopped before every workflow finished (ServeResult::partial): what it got to.
   struct Partial {
+    std::string reason;  // ServeResult::partial_reason
     double simulated_ns = 0;
     size_t workflows = 0, workflows_finished = 0, requests_finished = 0;
   };

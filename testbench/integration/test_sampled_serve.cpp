@@ -110,6 +110,8 @@ TEST(SampledServe, AStopRequestEndsTheRunAtAStepBoundaryMarkedPartial) {
     opt.stop_requested = [&boundaries] { return ++boundaries == 40; };
     const serve::ServeResult r = serve::serve(w, hw, opt);
     EXPECT_TRUE(r.partial);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_NE(r.partial_reason.find("SIGINT"), std::string::npos) << r.partial_reason;
     const ServeSummary s = serve::serve_summary(w, hw, r);
     ASSERT_TRUE(s.partial);
     EXPECT_EQ(s.partial->workflows, 300u);
@@ -125,6 +127,54 @@ TEST(SampledServe, AStopRequestEndsTheRunAtAStepBoundaryMarkedPartial) {
     }
   }
   EXPECT_FALSE(to_json(serve_it(chats(nullptr)).summary).contains("partial"));
+}
+
+// ServeOptions::stop_at_ns (ahbm-sim serve --stop-at-s): the run ends at the first step boundary at
+// or after that simulated time, and what it simulated is the whole run's up to there: the same
+// steps at the same times, the same requests finished at the same times. A sampled run's replays
+// stop there too (the window's intervals); it is partial but not interrupted.
+TEST(SampledServe, AStopTimeEndsTheRunThereWithTheWholeRunsPrefix) {
+  const Workload w = chats(nullptr);
+  const HwConfig hw = test::small_hw(2, 4);
+  const serve::ServeResult whole = serve::serve(w, hw, {});
+  serve::ServeOptions opt;
+  opt.stop_at_ns = whole.end_ns / 2;
+  const serve::ServeResult r = serve::serve(w, hw, opt);
+  EXPECT_TRUE(r.partial);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_NE(r.partial_reason.find("--stop-at-s"), std::string::npos) << r.partial_reason;
+  EXPECT_GE(r.end_ns, opt.stop_at_ns);
+  EXPECT_LT(r.end_ns, whole.end_ns);
+  ASSERT_GT(r.steps.size(), 10u);
+  ASSERT_LT(r.steps.size(), whole.steps.size());
+  EXPECT_LT(r.steps.back().start_ns, opt.stop_at_ns);  // no step starts at or after the stop
+  EXPECT_GE(whole.steps[r.steps.size()].start_ns, opt.stop_at_ns);
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    EXPECT_EQ(r.steps[i].start_ns, whole.steps[i].start_ns) << "step " << i;
+    EXPECT_EQ(r.steps[i].ns, whole.steps[i].ns) << "step " << i;
+  }
+  size_t finished = 0;
+  ASSERT_LE(r.requests.size(), whole.requests.size());
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    if (r.requests[i].done_ns < 0) continue;
+    ++finished;
+    EXPECT_EQ(r.requests[i].done_ns, whole.requests[i].done_ns) << "request " << i;
+    EXPECT_EQ(r.requests[i].first_token_ns, whole.requests[i].first_token_ns) << "request " << i;
+  }
+  EXPECT_GT(finished, 0u);
+  EXPECT_LT(finished, whole.requests.size());
+  const ServeSummary s = serve::serve_summary(w, hw, r);
+  ASSERT_TRUE(s.partial);
+  EXPECT_EQ(s.partial->requests_finished, finished);
+  EXPECT_EQ(to_json(s)["partial"]["reason"], r.partial_reason);
+
+  const Workload sampled = chats(kSampling);
+  const serve::ServeResult rs = serve::serve(sampled, hw, opt);
+  EXPECT_TRUE(rs.partial);
+  ASSERT_TRUE(rs.sampling);
+  EXPECT_EQ(rs.sampling->replays.size(), size_t(kSampling["replays"].get<int>() + 1));
+  EXPECT_GE(rs.end_ns, opt.stop_at_ns);
+  EXPECT_LT(rs.end_ns, whole.end_ns);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       "pool with a bounded buffer between them (P-B-D; summary.json \"pbd\").\n"
       "DIR is written all or nothing. On a terminal, stderr shows the workflows finished so far, the\n"
       "simulated time and an ETA (not with -q; -v: a line per tenth of the workflows, terminal or not).\n\noptions");
-  std::string workload, out, hw, noc, scheduler, seed, rate, gemm_mapping;
+  std::string workload, out, hw, noc, scheduler, seed, rate, gemm_mapping, stop_at;
   std::vector<std::string> overrides;
   desc.add_options()
       ("help,h", "show this help")
@@ -50,6 +50,9 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
       ("sampling", "sampled serving: the workload's \"sampling\" block, or its defaults when it has none; steps "
                    "simulated in detail or predicted, headline metrics with 95% intervals (docs/serving.md, "
                    "\"Sampled serving\")")
+      ("stop-at-s", po::value<std::string>(&stop_at),
+       "stop at the first step boundary at or after this simulated time, in seconds (a window of a long trace; "
+       "sampled serving's replays stop there too); summary.json says \"partial\", exit 0. In [1e-9, 1e9]")
       ("vcd", "also write waves.vcd: trace.json's counter tracks (KV pages, queue, batch, busy; P-B-D: buffer, "
               "pools, transfers) as VCD signals");
   add_set_option(desc, overrides);
@@ -77,6 +80,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   opt.scheduler = scheduler;
   opt.sims = sims;
   opt.gemm_mapping = mapping;
+  if (vm.count("stop-at-s")) opt.stop_at_ns = parse_double_option("stop-at-s", stop_at, 1e-9, 1e9) * 1e9;
   report::ProgressLine progress = stderr_progress(verbosity_of(*parsed));
   int replay_shown = 0;
   if (progress.active())
@@ -96,6 +100,7 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   const InterruptScope interrupt;
   opt.stop_requested = [&interrupt] { return interrupt.requested(); };
   const serve::ServeResult r = serve::serve(w, cfg, opt);
+  const bool interrupted = r.interrupted;
   progress.clear();
   const serve::ServeSummary summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);
@@ -118,12 +123,12 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
     std::cout << "\n";
   }
   if (r.partial)
-    std::cout << "interrupted: " << summary.partial->workflows_finished << " of " << summary.partial->workflows
+    std::cout << (interrupted ? "interrupted: " : "stopped at --stop-at-s: ") << summary.partial->workflows_finished << " of " << summary.partial->workflows
               << " workflows finished; summary.json says \"partial\"\n";
   std::cout << "outputs in " << out << "\n";
   check_stdout();
   target.commit();
-  return r.partial ? 130 : 0;  // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
+  return interrupted ? 130 : 0;  // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
 }
 
 }  // namespace ahbm::cli
