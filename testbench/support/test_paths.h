@@ -1,6 +1,6 @@
 #pragma once
 // Where the tests find the source tree, the ahbm-sim binary and the e2e summary sink. Every test
-// file sees this header (forced with -include) and the macros AHBM_SOURCE_DIR, AHBM_CLI and
+// file sees this header (forced in by testbench/CMakeLists.txt) and the macros AHBM_SOURCE_DIR, AHBM_CLI and
 // AHBM_TEST_SUMMARY_SINK, which call these functions. Only test_paths.cpp is compiled with the
 // absolute paths, so the compile lines of the other test files are the same in every checkout
 // and a compiler cache shared between worktrees hits for them.
