@@ -77,8 +77,11 @@ TEST(ExpertParallel, AChipHoldsWholeExpertsAndEpCutsItsExpertBytes) {
     const MemoryMap map = plan_memory(c, DType::fp16, hw);
     EXPECT_EQ(expert_bytes(map) * uint64_t(ep), whole) << ep;
     // The router scores every expert on every chip.
-    for (const auto& t : map.tensors)
-      if (t.name == "mlp.router") EXPECT_EQ(t.elements, 4096 * 8) << ep;
+    for (const auto& t : map.tensors) {
+      if (t.name == "mlp.router") {
+        EXPECT_EQ(t.elements, 4096 * 8) << ep;
+      }
+    }
     // Each local expert has its shards in the map (the jobs read them), none beyond.
     EXPECT_EQ(map.layer0_columns.count(expert_tensor("mlp.gate_proj", 8 / ep - 1)), 1u) << ep;
     EXPECT_EQ(map.layer0_columns.count(expert_tensor("mlp.gate_proj", 8 / ep)), 0u) << ep;
@@ -180,8 +183,11 @@ TEST(ExpertParallel, AStepsAllToAllsAreTheCollectivesOnTheNetworkAndMatchTheClos
   for (const Json& r : ep["ranks"]) ranks += r["rows"].get<uint64_t>();
   for (const auto& n : a["operators"]["moe"]["expert_rows"]) routed += n.get<uint64_t>();
   EXPECT_EQ(ranks, routed);
-  for (const Json& o : a["operators"]["by_operator"])
-    if (o["name"] == "gate_up_proj") EXPECT_EQ(o["rows"], ep["simulated_rank_rows"]);
+  for (const Json& o : a["operators"]["by_operator"]) {
+    if (o["name"] == "gate_up_proj") {
+      EXPECT_EQ(o["rows"], ep["simulated_rank_rows"]);
+    }
+  }
   EXPECT_EQ(a["config"]["scenario"]["model"]["parallel"]["ep"], 2);
   EXPECT_EQ(a["config"]["scenario"]["model"]["parallel"]["tp"], 2);
 }
