@@ -322,8 +322,11 @@ TEST(NocConfigs, EveryBooksimExampleKeyHasAFate) {
       EXPECT_EQ(noted, k.fate == 'I' || k.fate == 'M') << where;
       const std::string check = k.check;
       if (k.fate == 'I') {
-        for (const std::string& n : o.notes)
-          if (n.find(k.key) != std::string::npos) EXPECT_NE(n.find(check), std::string::npos) << n;
+        for (const std::string& n : o.notes) {
+          if (n.find(k.key) != std::string::npos) {
+            EXPECT_NE(n.find(check), std::string::npos) << n;
+          }
+        }
       } else if (!check.empty()) {
         const size_t eq = check.find('=');
         EXPECT_EQ(o.params.value(check.substr(0, eq), Json()), Json::parse(check.substr(eq + 1))) << where;
