@@ -7,6 +7,7 @@
 // advance the clock by it. A branch in a tool call or finished leaves the batch; a workflow's
 // parent keeps its KV pages across rounds (prefix caching); the branches of a round share them.
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
