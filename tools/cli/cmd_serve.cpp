@@ -100,7 +100,6 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
   const InterruptScope interrupt;
   opt.stop_requested = [&interrupt] { return interrupt.requested(); };
   const serve::ServeResult r = serve::serve(w, cfg, opt);
-  const bool interrupted = r.interrupted;
   progress.clear();
   const serve::ServeSummary summary = serve::serve_summary(w, cfg, r);
   serve::write_serve_files(target, summary, r, vm.count("vcd") > 0);
@@ -123,12 +122,12 @@ int cmd_serve(int argc, char** argv, SimulatorPool* sims) {
     std::cout << "\n";
   }
   if (r.partial)
-    std::cout << (interrupted ? "interrupted: " : "stopped at --stop-at-s: ") << summary.partial->workflows_finished << " of " << summary.partial->workflows
-              << " workflows finished; summary.json says \"partial\"\n";
+    std::cout << (r.interrupted ? "interrupted: " : "stopped at --stop-at-s: ") << summary.partial->workflows_finished
+              << " of " << summary.partial->workflows << " workflows finished; summary.json says \"partial\"\n";
   std::cout << "outputs in " << out << "\n";
   check_stdout();
   target.commit();
-  return interrupted ? 130 : 0;  // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
+  return r.interrupted ? 130 : 0;  // 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
 }
 
 }  // namespace ahbm::cli
