@@ -58,6 +58,12 @@ struct Activity {
   uint64_t noc_bytes = 0;       // NoC payload delivered (crosses a stack's I/O)
   uint64_t link_bytes = 0;      // sent over an inter-CUBE link
   uint64_t host_bytes = 0;      // over the host link, either direction
+  Activity& operator+=(const Activity& o) {
+    hbm_bytes += o.hbm_bytes, macs += o.macs, vector_ops += o.vector_ops, sram_bytes += o.sram_bytes;
+    q_buffer_bytes += o.q_buffer_bytes, merge_ops += o.merge_ops, state_bytes += o.state_bytes;
+    flit_hops += o.flit_hops, noc_bytes += o.noc_bytes, link_bytes += o.link_bytes, host_bytes += o.host_bytes;
+    return *this;
+  }
 };
 
 // The documented formulas (docs/energy.md), joules per class, for `a` with MACs in storage type

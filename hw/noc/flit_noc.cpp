@@ -114,6 +114,8 @@ NocEstimate flit_estimate(const NocEstimateInput& in, const FlitParams& defaults
   NocEstimate n;
   n.latency_ns = double(p.zero_load_cycles(routers, 1)) * cycle;
   n.bandwidth_gbps = double(p.flit_bytes) / cycle;
+  n.flit_bytes = p.flit_bytes;
+  n.hops = routers;
   return n;
 }
 

@@ -88,6 +88,7 @@ NocEstimate default_noc_estimate(const NocEstimateInput& in) {
   NocEstimate n;
   n.latency_ns = 2.0 * (4 + 1) * cycle;
   n.bandwidth_gbps = 64 / cycle;
+  n.hops = 2;
   return n;
 }
 

@@ -3,6 +3,8 @@
 // to the host. One abstract interface; concrete models live one per source file in this folder
 // and are listed once in builtin_models.cpp. A user model is a subclass plus one
 // NocRegistry::add() call (see docs/noc.md and tools/examples/).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -97,7 +99,13 @@ struct NocContext {
 struct NocEstimate {
   double latency_ns = 10;      // zero-load latency of a typical endpoint-to-endpoint transfer, serialisation excluded
   double bandwidth_gbps = 0;   // bytes per ns one endpoint port can inject or eject (0 = unlimited)
+  // For the energy estimate (NocStats::flit_hops): a packet of B bytes is ceil(B / flit_bytes)
+  // flits, each counted `hops` times on its way to one destination (routers traversed; a model
+  // without routers counts each delivered flit once).
+  double flit_bytes = 64;
+  double hops = 1;
   double time_ns(uint64_t bytes) const { return latency_ns + (bandwidth_gbps > 0 ? double(bytes) / bandwidth_gbps : 0.0); }
+  double flit_hops(uint64_t bytes) const { return std::max(1.0, std::ceil(double(bytes) / flit_bytes)) * hops; }
 };
 
 // What a model's estimate is computed from: its parameters and the clock, without building it

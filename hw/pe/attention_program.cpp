@@ -58,9 +58,10 @@ void AttentionProgram::count_block(const AttentionJob& job, int rows, int n) {
   const GemmConfig& g = pe_.timing.gemm;
   PeCounters& c = pe_.counters;
   const uint64_t d = uint64_t(job.head_dim);
-  c.macs += 2 * uint64_t(rows) * uint64_t(n) * d;
-  c.vector_ops += softmax_ops(pe_.timing.vector, uint64_t(rows), uint64_t(n), d);
-  c.sram_bytes += 2 * uint64_t(n) * d * dtype_bytes(job.dtype);  // the block's K and V
+  const BlockCounts b = block_counts(pe_.timing.vector, uint64_t(rows), uint64_t(n), d, dtype_bytes(job.dtype));
+  c.macs += b.macs;
+  c.vector_ops += b.vector_ops;
+  c.sram_bytes += b.sram_bytes;
   c.gemm_tiles += gemm_issued_tiles(g, uint64_t(rows), uint64_t(n), d, job.dtype) +
                   gemm_issued_tiles(g, uint64_t(rows), d, uint64_t(n), job.dtype);
 }

@@ -19,7 +19,8 @@ namespace ahbm {
 
 Json PolicyEstimate::to_json() const {
   Json j{{"policy", policy_name(policy)}, {"total_ns", total_ns}, {"q_ns", q_ns},   {"remap_ns", remap_ns},
-         {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns}};
+         {"gemm_ns", gemm_ns},           {"kv_ns", kv_ns},       {"reduce_ns", reduce_ns}, {"other_ns", other_ns},
+         {"energy_j", energy_j},         {"dynamic_energy_j", dynamic_j}};
   if (!hbm_assumed.empty()) j["hbm_assumed"] = hbm_assumed;
   return j;
 }
@@ -129,6 +130,7 @@ struct JobShape {
   struct BlockList {
     std::vector<BlockCost> blocks;
     double alone_end = 0;
+    BlockCounts counts;  // the PE's counters over the blocks (engines.h block_counts)
   };
   std::vector<BlockList> lists;
   std::vector<std::vector<int>> list_of;  // [tile][pe]
@@ -136,9 +138,30 @@ struct JobShape {
   std::vector<std::vector<double>> slice_load;           // [tile][pe]: load that tile puts on each slice, ns
   std::vector<double> port_ns;                           // per CUBE: NoC port time of KV moved in the step
   std::vector<double> write_ns;                          // per PE: its KV writes before it streams, ns
+  Activity activity;  // what the job's modules count (PolicyEstimate::activity), each stage adding its own
 };
 
 // The stages of shape_of, each named after the module whose work it costs.
+
+// A NoC delivery of `bytes` to one destination as NocStats counts it: the payload, and its flits
+// through each router on the way (NocEstimate::flit_hops).
+void noc_delivery(const Model& m, uint64_t bytes, Activity& a) {
+  a.noc_bytes += bytes;
+  a.flit_hops += uint64_t(std::llround(m.noc.flit_hops(bytes)));
+}
+
+// The remap's copies as the NoC delivers them (B1): one copy of every range to each CUBE that
+// has a PE keeping it, as (CUBE, bytes).
+std::vector<std::pair<int, uint64_t>> remap_deliveries(const AttentionJob& job, int per_cube) {
+  const uint64_t row = kv_row_bytes(job);
+  std::vector<std::pair<int, uint64_t>> out;
+  std::set<std::tuple<int, int, int, int>> seen;
+  for (size_t p = 0; p < job.replicas.size(); ++p)
+    for (const KvReplica& r : job.replicas[p])
+      if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
+        out.push_back({int(p) / per_cube, 2 * uint64_t(r.count) * row});
+  return out;
+}
 
 // Pe::remap (B1): owners read each copied range once, the NoC multicasts it, the keepers write it;
 // then each PE rebuilds its page table.
@@ -160,25 +183,33 @@ void pe_remap(const Model& m, const AttentionJob& job, JobShape& js) {
     pages_max = std::max(pages_max, pages);
   }
   double copied = 0;
+  Activity& a = js.activity;
+  for (size_t p = 0; p < job.replicas.size(); ++p)
+    for (const KvReplica& r : job.replicas[p]) a.hbm_bytes += 2 * uint64_t(r.count) * row;  // the keepers' writes
   for (const auto& [range, n] : copies) {
     const int src = std::get<0>(range), count = std::get<2>(range);
+    a.hbm_bytes += 2 * uint64_t(count) * row;  // the owner's one read of the range
     src_busy[size_t(src)] += m.burst_ns(2 * uint64_t(count) * row);
     copied = std::max(copied, src_busy[size_t(src)] + m.hbm.latency_ns +
                                   m.noc.time_ns(2 * uint64_t(std::min(count, kv_tile)) * row));
   }
   for (double b : dst_busy) copied = std::max(copied, b);
-  if (m.noc.bandwidth_gbps > 0) {
-    // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
-    std::vector<double> eject(size_t(cubes), 0);
-    std::set<std::tuple<int, int, int, int>> seen;
-    for (size_t p = 0; p < job.replicas.size(); ++p)
-      for (const KvReplica& r : job.replicas[p])
-        if (seen.insert({int(p) / per_cube, r.src_pe, r.first, r.count}).second)
-          eject[p / size_t(per_cube)] += double(2 * uint64_t(r.count) * row) / m.noc.bandwidth_gbps;
-    for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
+  // Each CUBE's NoC ejection port takes one copy of every range one of its PEs keeps.
+  std::vector<double> eject(size_t(cubes), 0);
+  for (const auto& [cube, bytes] : remap_deliveries(job, per_cube)) {
+    noc_delivery(m, bytes, a);
+    if (m.noc.bandwidth_gbps > 0) eject[size_t(cube)] += double(bytes) / m.noc.bandwidth_gbps;
   }
+  if (m.noc.bandwidth_gbps > 0)
+    for (double e : eject) copied = std::max(copied, e + m.noc.latency_ns);
   js.remap_copied = copied;
   js.remap_rebuild = pages_max * hw.remote.page_rebuild_cycles * m.cyc;
+}
+
+// A remote read of `bytes` over the NoC (KvDma): its request, then the data.
+void remote_read(const Model& m, uint64_t bytes, Activity& a) {
+  noc_delivery(m, uint64_t(m.hw.remote.request_bytes), a);
+  noc_delivery(m, bytes, a);
 }
 
 // KvDma::write_kv (hw/pe/kv_dma.cpp): the step's KV writes, one after another before the PE streams: a copy's read (its
@@ -194,6 +225,8 @@ void pe_write_kv(const Model& m, const AttentionJob& job, JobShape& js) {
       const uint64_t b = 2 * uint64_t(w.count) * row;
       if (w.copy()) js.write_ns[size_t(p)] += w.src_pe == p ? m.slice_ns(b) : m.remote_ns(b);
       js.write_ns[size_t(p)] += m.burst_ns(b);
+      js.activity.hbm_bytes += w.copy() ? 2 * b : b;  // a copy's read, then the write
+      if (w.copy() && w.src_pe != p) remote_read(m, b, js.activity);
     }
 }
 
@@ -233,6 +266,10 @@ void hbm_slice_loads(const Model& m, const AttentionJob& job, const Streamed& st
         const std::vector<KvSegment> segs = pe_segments(job, p);
         const std::vector<uint64_t> n = segment_tokens(streamed, i, p, segs.size());
         for (size_t k = 0; k < segs.size(); ++k) js.slice_load[i][size_t(segs[k].src_pe)] += m.burst_ns(2 * n[k] * row);
+        for (const KvBlock& b : streamed[i][size_t(p)]) {
+          js.activity.hbm_bytes += 2 * uint64_t(b.n) * row;
+          if (b.remote) remote_read(m, 2 * uint64_t(b.n) * row, js.activity);
+        }
       }
 }
 
@@ -271,20 +308,41 @@ void noc_port_loads(const Model& m, const AttentionJob& job, const Streamed& str
   for (int c = 0; c < cubes; ++c) js.port_ns[size_t(c)] = std::max(in[size_t(c)], out[size_t(c)]) / m.noc.bandwidth_gbps;
 }
 
+// The KV blocks the KV mover broadcasts in one pass of a KV-broadcast job (B5): every owner's
+// shard cut into `kv_tile` tokens, in owner order; their token counts.
+std::vector<int> broadcast_blocks(const AttentionJob& job, int kv_tile) {
+  std::vector<int> n;
+  for (const KvShard& s : job.shards)
+    for (int f = 0; f < s.tokens; f += kv_tile) n.push_back(std::min(kv_tile, s.tokens - f));
+  return n;
+}
+
+// What the PE counts over one (tile, PE)'s blocks (engines.h block_counts).
+BlockCounts pe_block_counts(const Model& m, const AttentionJob& job, int rows, const std::vector<KvBlock>& streamed) {
+  BlockCounts c;
+  const auto add = [&](int n) {
+    c += block_counts(m.hw.pe.vector, uint64_t(rows), uint64_t(n), uint64_t(job.head_dim), job.elem_bytes());
+  };
+  if (job.kv_broadcast) {
+    for (int n : broadcast_blocks(job, m.hw.pe.dma.kv_tile_tokens)) add(n);
+  } else {
+    for (const KvBlock& s : streamed) add(s.n);
+  }
+  return c;
+}
+
 // One (tile, PE)'s blocks as (compute, transfer) pairs: the PE's engines' work and the transfer
 // that brings each block (its slice, a remote read, or the KV mover's broadcast).
 std::vector<BlockCost> pe_block_costs(const Model& m, const AttentionJob& job, int rows, const std::vector<KvBlock>& streamed) {
-  const int d = job.head_dim, kv_tile = m.hw.pe.dma.kv_tile_tokens;
+  const int d = job.head_dim;
   const uint64_t row = kv_row_bytes(job);
   std::vector<BlockCost> blocks;
   if (job.kv_broadcast) {
     // Owners read and multicast; reads of different owners overlap, so only slots limit it.
-    for (const KvShard& s : job.shards)
-      for (int f = 0; f < s.tokens; f += kv_tile) {
-        const int n = std::min(kv_tile, s.tokens - f);
-        const uint64_t b = 2 * uint64_t(n) * row;
-        blocks.push_back({m.block_ns(rows, n, d, job.dtype), m.slice_ns(b) + m.noc.time_ns(b)});
-      }
+    for (int n : broadcast_blocks(job, m.hw.pe.dma.kv_tile_tokens)) {
+      const uint64_t b = 2 * uint64_t(n) * row;
+      blocks.push_back({m.block_ns(rows, n, d, job.dtype), m.slice_ns(b) + m.noc.time_ns(b)});
+    }
     return blocks;
   }
   for (const KvBlock& s : streamed) {
@@ -315,12 +373,70 @@ void pe_engine_lists(const Model& m, const AttentionJob& job, const Streamed& st
       if (!fresh) continue;
       js.lists.emplace_back();
       js.lists.back().blocks = pe_block_costs(m, job, R, streamed[i][size_t(p)]);
+      js.lists.back().counts = pe_block_counts(m, job, R, streamed[i][size_t(p)]);
       KvBlockPipeline<double> alone(m.hw.pe.ping_pong());
       alone.begin(0.0);
       for (const BlockCost& blk : js.lists.back().blocks) alone.add(0, 0.0, blk.work, ignore);
       alone.flush(ignore);
       js.lists.back().alone_end = alone.end();
     }
+  }
+  for (size_t i = 0; i < job.tiles.size(); ++i)
+    for (int p = 0; p < pes; ++p)
+      if (js.list_of[i][size_t(p)] >= 0) {
+        const BlockCounts& c = js.at(i, p).counts;
+        js.activity.macs += c.macs, js.activity.vector_ops += c.vector_ops, js.activity.sram_bytes += c.sram_bytes;
+      }
+}
+
+// KvMover (B5): each pass, the owners read their shards once and multicast each KV block to the
+// CUBEs of the pass's PEs.
+void kv_mover_traffic(const Model& m, const AttentionJob& job, JobShape& js) {
+  if (!job.kv_broadcast) return;
+  const int per_cube = m.hw.cube.pes;
+  const uint64_t row = kv_row_bytes(job);
+  const std::vector<int> pass_of = broadcast_pass_of_tiles(job);
+  std::map<int, std::set<int>> cubes_of_pass;
+  for (size_t i = 0; i < job.tiles.size(); ++i)
+    for (int p : job.tiles[i].pes) cubes_of_pass[pass_of[i]].insert(p / per_cube);
+  const std::vector<int> blocks = broadcast_blocks(job, m.hw.pe.dma.kv_tile_tokens);
+  for (const auto& [pass, cubes] : cubes_of_pass)
+    for (int n : blocks) {
+      const uint64_t b = 2 * uint64_t(n) * row;
+      js.activity.hbm_bytes += b;
+      for (size_t c = 0; c < cubes.size(); ++c) noc_delivery(m, b, js.activity);
+    }
+}
+
+// Each Q tile's traffic outside the PEs' KV: Q over the host link, multicast to the tile's CUBEs,
+// written into each CUBE's Q buffer and read out once per PE; each PE's state over its CUBE bus
+// into the reducer and merged there; the CUBEs' states over the inter-CUBE links, merged and
+// normalised at the root; O over the NoC to the host port and over the host link.
+void tile_traffic(const Model& m, const AttentionJob& job, JobShape& js) {
+  const int per_cube = m.hw.cube.pes, d = job.head_dim;
+  const int ops = m.hw.pe.vector.ops_per_merge;
+  Activity& a = js.activity;
+  std::vector<int> tcubes;
+  for (const QTile& t : job.tiles) {
+    const uint64_t rows = uint64_t(t.rows()), qbytes = q_tile_bytes(job, t.rows());
+    const uint64_t state = AttnState::wire_bytes(t.rows(), d), obytes = o_tile_bytes(rows, uint64_t(d));
+    tile_cubes(t, m.hw.group.cubes, per_cube, tcubes);
+    a.host_bytes += qbytes + obytes;
+    for (size_t c = 0; c < tcubes.size(); ++c) noc_delivery(m, qbytes, a);
+    noc_delivery(m, obytes, a);
+    a.q_buffer_bytes += qbytes * tcubes.size();
+    for (int c : tcubes) {
+      uint64_t states = 0;
+      for (int p = c * per_cube; p < (c + 1) * per_cube; ++p)
+        if (tile_has_pe(t, p)) ++states;
+      a.q_buffer_bytes += qbytes * states;
+      a.sram_bytes += qbytes * states;  // each PE stages its Q tile
+      a.state_bytes += state * states;
+      a.merge_ops += merge_ops(ops, rows, uint64_t(d)) * (states > 0 ? states - 1 : 0);
+    }
+    const uint64_t links = tcubes.empty() ? 0 : tcubes.size() - 1;
+    a.link_bytes += state * links;
+    a.merge_ops += merge_ops(ops, rows, uint64_t(d)) * links + normalise_ops(rows, uint64_t(d));
   }
 }
 
@@ -332,6 +448,8 @@ JobShape shape_of(const Model& m, const AttentionJob& job) {
   hbm_slice_loads(m, job, streamed, js);
   noc_port_loads(m, job, streamed, js);
   pe_engine_lists(m, job, streamed, js);
+  kv_mover_traffic(m, job, js);
+  tile_traffic(m, job, js);
   return js;
 }
 
@@ -655,16 +773,24 @@ PolicyEstimate estimate_with(const Model& m, const std::vector<AttentionJob>& jo
   ShapeMemo shapes(m);
   TileScratch scratch;
   double end = -1;
+  Activity activity;
   for (size_t j = 0; j < jobs.size(); ++j) {
     GroupState own = fresh_group(hw);
     GroupState& g = jobs[j].kv_broadcast ? broadcast_groups.emplace(jobs[j].group, fresh_group(hw)).first->second : own;
-    JobResult r = estimate_job(m, jobs[j], shapes.of(jobs[j]), jobs, j, host_free, o_link_free, g, scratch);
+    const JobShape& shape = shapes.of(jobs[j]);
+    activity += shape.activity;
+    JobResult r = estimate_job(m, jobs[j], shape, jobs, j, host_free, o_link_free, g, scratch);
     if (r.end > end) {
       end = r.end;
       best = r.parts;
       best.policy = p;
       best.hbm_assumed = hbm_assumption(hw.pe.hbm);
     }
+  }
+  best.activity = activity;
+  if (!jobs.empty()) {
+    best.dynamic_j = total_of(dynamic_energy(activity, hw.energy, jobs.front().dtype));
+    best.energy_j = best.dynamic_j + static_power_w(hw, 0) * std::max(0.0, best.total_ns) * 1e-9;
   }
   return best;
 }

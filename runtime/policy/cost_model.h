@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/chip/energy.h"
 #include "hw/chip/simulate.h"
 #include "hw/common/config/hw_config.h"
 #include "hw/common/contract/job.h"
@@ -31,6 +32,12 @@ struct PolicyEstimate {
   double reduce_ns = 0;   // T_hierarchical_reduce / T_group_reduce: last local result to O at the host
   double other_ns = 0;    // rest of the critical path (0 unless a term above had to be clipped)
   double total_ns = 0;    // = sum of the above
+  // Energy: the activity the layout implies (its counters as the modules keep them: KV bytes read
+  // and written, MACs, element-ops, SRAM, Q-buffer and state bytes, NoC deliveries and flit-hops,
+  // link and host bytes) priced by energy.* (hw/chip/energy.h dynamic_energy), plus the chip's
+  // static power over total_ns (NoC routers' leakage left out: the same per ns for every layout).
+  Activity activity;
+  double dynamic_j = 0, energy_j = 0;
   // What the estimate assumed of a slice without a closed form (pe.hbm.model = banked:
   // resource_times.h hbm_assumption); empty when the slice is simple.
   std::string hbm_assumed;

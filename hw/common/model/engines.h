@@ -125,6 +125,21 @@ inline BlockWork block_work(const PeConfig& pe, uint64_t rows, uint64_t n, uint6
   return block_work(pe.gemm, pe.vector, rows, n, d, t);
 }
 
+// What one KV block's work counts (the PE's counters; hw/chip/energy.h prices them): the MACs of
+// Q K^T and P V, the vector unit's element-ops (softmax_ops), and the block's K and V staged
+// through the PE's SRAM (written once, read once). The cost model's energy estimate adds the
+// same counts (runtime/policy/cost_model.cpp).
+struct BlockCounts {
+  uint64_t macs = 0, vector_ops = 0, sram_bytes = 0;
+  BlockCounts& operator+=(const BlockCounts& o) {
+    macs = add_sat(macs, o.macs), vector_ops = add_sat(vector_ops, o.vector_ops), sram_bytes = add_sat(sram_bytes, o.sram_bytes);
+    return *this;
+  }
+};
+inline BlockCounts block_counts(const VectorConfig& v, uint64_t rows, uint64_t n, uint64_t d, uint64_t elem_bytes) {
+  return {mul_sat(mul_sat(mul_sat(2, rows), n), d), softmax_ops(v, rows, n, d), mul_sat(mul_sat(mul_sat(2, n), d), elem_bytes)};
+}
+
 // Steady-state cycles per KV block with every block's KV in SRAM (pe.overlap):
 //  - none: qk + softmax + pv, one after another;
 //  - ping_pong (FlashAttention-3): the GEMM engine runs Q K^T of block b+1 while the vector unit
