@@ -26,6 +26,7 @@ join_input_probes=(traces/join/*.json)
 summary_run_probes=(
   "traces/fanout_8x20.json --policy A --compare-unbatched"
   "traces/fanout_8x20.json --policy auto --noc mesh --launch per-head"
+  "traces/fanout_8x20.json --policy auto --objective edp --no-values"
   "traces/fanout_8x20.json --no-values --set pe.hbm.model=banked --noc ring"
   "traces/fanout_8x20.json --no-values --set power_cap_w=90 --power-window-ns 200"
   "traces/join_8x1000.json --join-compare --noc torus"
@@ -52,6 +53,7 @@ serve_summary_probes=(
   "traces/serve/agentic_pbd.json --set groups=2"
   "traces/serve/agentic_on_demand.json --set pe.hbm.capacity_bytes=1114112"  # on_demand admission: its preemption block
   "testbench/schema/probes/serve_no_slo.json"  # no "slo" block: its keys are optional
+  "testbench/schema/probes/serve_objective.json"  # auto under the energy objective: scheduler.objective echoed
   "testbench/schema/probes/serve_placement.json --set groups=4"  # prefix_affinity on 2 slices: its placement block
   "traces/serve/llama1b_agentic.json"  # a whole model: its operators and memory_map blocks
   "traces/serve/llama1b_pbd.json --set groups=2"  # a whole model in P-B-D: each pool's operators and memory_map

@@ -15,32 +15,56 @@ Json Choice::to_json() const {
     e.push_back(std::move(x));
   }
   return Json{{"chosen", policy_name(chosen.policy)}, {"chosen_tile_rows", chosen.tile_rows}, {"automatic", automatic},
-              {"estimates", e}, {"unavailable", unavailable}};
+              {"objective", objective_name(objective)}, {"estimates", e}, {"unavailable", unavailable}};
+}
+
+const std::vector<std::string>& objective_names() {
+  static const std::vector<std::string> names{"time", "energy", "edp"};
+  return names;
+}
+
+std::string objective_name(Objective o) { return objective_names()[size_t(o)]; }
+
+Objective parse_objective(const std::string& name, const std::string& field) {
+  const std::vector<std::string>& names = objective_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return Objective(i);
+  throw InputError(field + ": value \"" + name + "\" is not an objective (allowed: time, energy, edp)");
+}
+
+double objective_cost(const PolicyEstimate& e, Objective o) {
+  switch (o) {
+    case Objective::time: return e.total_ns;
+    case Objective::energy: return e.energy_j;
+    case Objective::edp: return e.energy_j * e.total_ns;
+  }
+  return e.total_ns;
 }
 
 namespace {
 
-// The lowest estimate of the candidates of `only` (every policy when null).
-double best_estimate(const std::vector<Scored>& scored, const Policy* only) {
+// The lowest cost of the candidates of `only` (every policy when null).
+double best_cost(const std::vector<Scored>& scored, const Policy* only, Objective objective) {
   double best = std::numeric_limits<double>::infinity();
   for (const Scored& s : scored)
-    if (s.estimate && (!only || s.layout.policy == *only)) best = std::min(best, s.estimate->total_ns);
+    if (s.estimate && (!only || s.layout.policy == *only)) best = std::min(best, objective_cost(*s.estimate, objective));
   return best;
 }
 
 }  // namespace
 
-size_t pick(const std::vector<Scored>& scored, const std::string& requested) {
+size_t pick(const std::vector<Scored>& scored, const std::string& requested, Objective objective) {
   const bool automatic = requested == "auto";
   const Policy want = automatic ? Policy::A : parse_policy(requested);
-  const double best = best_estimate(scored, automatic ? nullptr : &want);
+  const double best = best_cost(scored, automatic ? nullptr : &want, objective);
   // Candidate order puts each policy's largest tile first, so within a policy a tie keeps the
   // larger tile (fewer passes over the KV).
   static const Policy preference[] = {Policy::A, Policy::B4, Policy::B3, Policy::B2, Policy::B1, Policy::B5};
   for (Policy p : preference) {
     if (!automatic && p != want) continue;
     for (size_t i = 0; i < scored.size(); ++i)
-      if (scored[i].layout.policy == p && scored[i].estimate && scored[i].estimate->total_ns <= best * 1.001) return i;
+      if (scored[i].layout.policy == p && scored[i].estimate && objective_cost(*scored[i].estimate, objective) <= best * 1.001)
+        return i;
   }
   if (!automatic) throw std::logic_error("choose: requested policy " + requested + " has no candidate that can run");
   throw std::logic_error("choose: no candidate can run");
@@ -56,9 +80,10 @@ std::vector<Candidate> candidates_for(const std::vector<Candidate>& candidates, 
 }
 
 Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candidate>& candidates, const HwConfig& hw,
-              const std::string& requested, CostModel& model) {
+              const std::string& requested, CostModel& model, Objective objective) {
   Choice c;
   c.automatic = requested == "auto";
+  c.objective = objective;
   const Policy want = c.automatic ? Policy::A : parse_policy(requested);
   // Lay out every candidate that can run; the estimates read layouts and shapes only, so lay
   // out tensor-free copies, not the tensors, and every candidate in one buffer of them
@@ -97,7 +122,7 @@ Choice choose(const std::vector<AttentionJob>& a_jobs, const std::vector<Candida
     scored.push_back({candidates[i].layout, ran ? &c.estimates[k] : nullptr});
     estimate_of.push_back(ran ? int(k++) : -1);
   }
-  const size_t chosen = pick(scored, requested);
+  const size_t chosen = pick(scored, requested, objective);
   c.chosen = scored[chosen].layout;
   c.chosen_at = estimate_of[chosen];
   return c;

@@ -16,9 +16,20 @@
 
 namespace ahbm {
 
+// What a choice minimises over its candidates (`auto`: every policy's; a named policy: its tile
+// sizes): the estimate's time (total_ns), its energy (energy_j: the layout's activity priced by
+// energy.*, plus static power over the time) or their product, the energy-delay product.
+enum class Objective { time, energy, edp };
+const std::vector<std::string>& objective_names();  // {"time", "energy", "edp"}
+std::string objective_name(Objective o);
+// Throws InputError naming `field`, the value and the allowed names.
+Objective parse_objective(const std::string& name, const std::string& field);
+double objective_cost(const PolicyEstimate& e, Objective o);
+
 struct Choice {
   Layout chosen;
   bool automatic = false;
+  Objective objective = Objective::time;
   std::vector<PolicyEstimate> estimates;  // every candidate that can run, in candidate order
   std::vector<Layout> estimated;          // the layout of each estimate
   std::vector<std::string> unavailable;   // "B3: <reason>" for candidates that cannot run
@@ -34,11 +45,11 @@ struct Scored {
   const PolicyEstimate* estimate = nullptr;  // null: unavailable
 };
 
-// The rule: `requested` ("A".."B5") names the policy to run; "auto" takes the lowest estimate,
-// estimates within 0.1% being a tie broken towards the policy that moves less KV per step and
-// keeps less extra state (A, B4, B3, B2, B1, B5). Returns the index into `scored`. Throws
-// InputError for an unknown name.
-size_t pick(const std::vector<Scored>& scored, const std::string& requested);
+// The rule: `requested` ("A".."B5") names the policy to run; "auto" takes the lowest cost
+// (objective_cost), costs within 0.1% being a tie broken towards the policy that moves less KV
+// per step and keeps less extra state (A, B4, B3, B2, B1, B5). Returns the index into `scored`.
+// Throws InputError for an unknown name.
+size_t pick(const std::vector<Scored>& scored, const std::string& requested, Objective objective = Objective::time);
 
 // The candidates `pick` can choose for `requested`: all of them for "auto", else the named
 // policy's (its tile sizes). A caller that needs only the chosen layout, not every policy's
@@ -49,6 +60,7 @@ std::vector<Candidate> candidates_for(const std::vector<Candidate>& candidates, 
 // The stage: lays out `policy_a_jobs` for each candidate, estimates them in one call of `model`
 // and picks. Throws InputError for an unknown policy name or a requested policy that cannot run.
 Choice choose(const std::vector<AttentionJob>& policy_a_jobs, const std::vector<Candidate>& candidates,
-              const HwConfig& hw, const std::string& requested, CostModel& model);
+              const HwConfig& hw, const std::string& requested, CostModel& model,
+              Objective objective = Objective::time);
 
 }  // namespace ahbm

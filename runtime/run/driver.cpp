@@ -104,6 +104,7 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
   set.values = values ? &*values : nullptr;
   set.compare_unbatched = opt.compare_unbatched;
   set.policy = opt.policy;
+  set.objective = opt.objective;
   set.launch = opt.launch;
   set.attention_fused = sc.model.fusion.attention;
   set.sim.vcd = opt.vcd;

@@ -21,6 +21,7 @@ namespace ahbm {
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string policy = "A";      // A, B1..B5, auto (runtime/policy/, docs/policies.md)
+  Objective objective = Objective::time;  // what auto and the tile choice minimise (runtime/plan/choose.h)
   std::string launch = "unified";  // kernel launches per step: unified | per-head (docs/policies.md)
   bool vcd = true;
   bool dump_tensors = false;

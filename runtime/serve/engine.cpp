@@ -16,6 +16,7 @@
 #include "runtime/kv/page_manager.h"
 #include "runtime/kv/placement.h"
 #include "runtime/model/memory_map.h"
+#include "runtime/plan/choose.h"
 #include "runtime/step/model_steps.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/report/progress.h"
@@ -347,6 +348,7 @@ void Engine::add_pool(const std::string& name, int groups, PoolModel* model) {
   StepSettings set;
   set.seed = w_.scenario.seed;
   set.policy = w_.scheduler.attention_policy;
+  set.objective = parse_objective(w_.scheduler.objective, "scheduler.objective");
   set.launch = w_.scheduler.launch;
   set.attention_fused = w_.scenario.model.fusion.attention;
   set.sim.vcd = false;

@@ -6,6 +6,7 @@
 
 #include "hw/common/base/error.h"
 #include "hw/common/base/recorded_schema.h"
+#include "runtime/plan/choose.h"
 #include "runtime/policy/apply_policy.h"
 #include "runtime/serve/admission.h"
 #include "runtime/serve/preemption.h"
@@ -210,6 +211,7 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     policies.push_back("auto");
     w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
     w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
+    w.scheduler.objective = s.string("objective", "time", objective_names());
     // The built-in rules (admission.h); a caller's own registry is checked by the engine.
     w.scheduler.admission = s.string("admission", "reserve", builtin_admission_rules().names());
     if (w.scheduler.on_demand() && !w.scheduler.share_prefix)
@@ -361,6 +363,7 @@ Json to_json(const Workload& w) {
                     {"max_workflows", w.scheduler.max_workflows}, {"step_cache", w.scheduler.step_cache},
                     {"share_prefix", w.scheduler.share_prefix}, {"batch_branches", w.scheduler.batch_branches},
                     {"attention_policy", w.scheduler.attention_policy}, {"launch", w.scheduler.launch}};
+  if (w.scheduler.objective != "time") j["scheduler"]["objective"] = w.scheduler.objective;  // as admission
   if (w.scheduler.on_demand()) {  // echoed only when set: reserve runs keep their summary as before
     j["scheduler"]["admission"] = w.scheduler.admission;
     j["scheduler"]["preemption"] = w.scheduler.preemption;

@@ -80,6 +80,8 @@ struct SchedulerSpec {
   // and the kernel launches, "unified" (one per step) or "per-head" (one per KV head).
   std::string attention_policy = "A";
   std::string launch = "unified";
+  // What auto and the tile choice minimise: "time", "energy" or "edp" (runtime/plan/choose.h).
+  std::string objective = "time";
   // reserve: admit a workflow when its upper-bound KV reservation fits (the pool never runs out).
   // on_demand: admit when the pages it needs now fit; a step that cannot get its pages preempts
   // the lowest-priority workflows, which restore their KV by `preemption` when readmitted:

@@ -77,7 +77,7 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   // other step needs only the candidates its policy can pick (all of them under auto).
   const bool reported = rec.id.phase == "fanout";
   const Choice choice = choose(run.plan.jobs, reported ? run.plan.candidates : candidates_for(run.plan.candidates, set_.policy),
-                               hw_, set_.policy, cost_model_);  // choose
+                               hw_, set_.policy, cost_model_, set_.objective);  // choose
   run.plan.jobs = apply_layout(std::move(run.plan.jobs), hw_, choice.chosen);                       // apply
   run.sim = simulate(run.plan.jobs, sim);                                                           // simulate
   // report
@@ -160,7 +160,8 @@ std::vector<AttentionJob> StepRunner::batch_jobs(const KvPageManager& kv, const 
     // policy's candidates alone, and none when it has one (a decode part's single tile).
     const std::vector<Candidate> candidates = candidates_for(planned.candidates, set_.policy);
     const std::optional<Layout> sole = sole_layout(planned.jobs, candidates, set_.policy);
-    const Layout layout = sole ? *sole : choose(planned.jobs, candidates, hw_, set_.policy, cost_model_).chosen;
+    const Layout layout =
+        sole ? *sole : choose(planned.jobs, candidates, hw_, set_.policy, cost_model_, set_.objective).chosen;
     if (chosen) chosen->push_back(layout);
     for (AttentionJob& j : apply_layout(std::move(planned.jobs), hw_, layout)) all.push_back(std::move(j));
   }

@@ -19,6 +19,7 @@
 
 #include "hw/chip/simulate.h"
 #include "runtime/kv/page_manager.h"
+#include "runtime/plan/choose.h"
 #include "runtime/plan/planner.h"
 #include "runtime/policy/cost_model.h"
 #include "runtime/numerics/reference.h"
@@ -50,6 +51,7 @@ struct StepSettings {
   KvValues* values = nullptr;  // null: timing only
   bool compare_unbatched = false;
   std::string policy = "A";  // A, B1..B5, auto (runtime/policy/)
+  Objective objective = Objective::time;  // what auto and the tile choice minimise (runtime/plan/choose.h)
   std::string launch = "unified";  // unified | per-head: one kernel launch per step or per KV head
   // Phased attention fusion (a whole model's model.fusion.attention): false sends each KV block's
   // scores through HBM (AttentionJob::scores_in_hbm).

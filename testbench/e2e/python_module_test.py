@@ -124,6 +124,18 @@ class ModuleCase(unittest.TestCase):
             with self.assertRaises(ahbm.InputError) as e:
                 ahbm.run(FANOUT, values=False, power_window_ns=bad)
             self.assertIn("power_window_ns", str(e.exception))
+        # objective: as --objective (what auto and the tile choice minimise).
+        summary = cli_run(FANOUT, os.path.join(self.dir, "cli_obj"), "--no-vcd", "--no-values", "--policy", "auto",
+                          "--objective", "energy")
+        r = ahbm.run(FANOUT, values=False, policy="auto", objective="energy")
+        self.assertEqual(r["summary"]["policy"], summary["policy"])
+        self.assertEqual(r["summary"]["policy"]["decision"]["objective"], "energy")
+        by_time = ahbm.run(FANOUT, values=False, policy="auto")["summary"]["policy"]["decision"]
+        self.assertNotEqual(by_time["chosen_tile_rows"], summary["policy"]["decision"]["chosen_tile_rows"])
+        with self.assertRaises(ahbm.InputError) as e:
+            ahbm.run(FANOUT, values=False, objective="power")
+        for part in ("objective", "power", "time, energy, edp"):
+            self.assertIn(part, str(e.exception))
 
     def test_errors_raise_with_the_field_path(self):
         with self.assertRaises(ahbm.InputError) as e:
@@ -304,6 +316,18 @@ class ModuleCase(unittest.TestCase):
         busier = ahbm.serve(workload, scheduler="srf", seed=3, rate_per_s=4 * w["arrival"]["rate_per_s"])
         self.assertGreaterEqual(busier["summary"]["requests"]["queueing"]["mean_ns"],
                                 summary["requests"]["queueing"]["mean_ns"])
+        # stop_at_s: as --stop-at-s, a window of the run with the summary's partial block.
+        stop_out = os.path.join(self.dir, "serve_stop")
+        subprocess.run([CLI, "serve", workload, "--stop-at-s", "0.005", "--out", stop_out], check=True, capture_output=True)
+        with open(os.path.join(stop_out, "summary.json")) as f:
+            stopped = json.load(f)
+        windowed = sim.serve(workload, stop_at_s=0.005)["summary"]
+        self.assertIn("partial", windowed)
+        self.assertEqual(windowed, stopped)
+        for bad in (0.0, -1.0, float("nan"), 2e9):
+            with self.assertRaises(ahbm.InputError) as e:
+                sim.serve(workload, stop_at_s=bad)
+            self.assertIn("stop_at_s", str(e.exception))
 
     def test_serve_placement_passes_through_the_workload_dict(self):
         # scheduler.placement is a workload field: a dict carries it, no argument of its own.

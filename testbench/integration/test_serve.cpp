@@ -1004,6 +1004,30 @@ TEST(Serve, B3AndAutoHoldEveryKvPageOncePerCube) {
   }
 }
 
+// scheduler.objective: auto's per-part choice minimises the estimate's energy instead of its time
+// (runtime/plan/choose.h). On the shipped agentic_mix the energy run spends fewer joules per
+// output token and takes longer (docs/policies.md, "Objectives"); both conserve every request;
+// the summary echoes the field. (Each part is chosen alone, not the step jointly: on other
+// workloads the gain can vanish, docs/policies.md.)
+TEST(Serve, TheEnergyObjectiveSpendsLessEnergyPerTokenForMoreTime) {
+  const HwConfig chip;
+  Json by_time, by_energy;
+  for (const char* objective : {"time", "energy"}) {
+    Workload w = serve::load_workload(test::source_path("traces/serve/agentic_mix.json"));
+    w.scheduler.attention_policy = "auto";
+    w.scheduler.objective = objective;
+    const ServeResult r = serve::serve(w, chip, {});
+    expect_conserved(w, r);
+    (std::string(objective) == "time" ? by_time : by_energy) = summary_json(w, chip, r);
+  }
+  EXPECT_FALSE(by_time["workload"]["scheduler"].contains("objective"));  // the default is not echoed
+  EXPECT_EQ(by_energy["workload"]["scheduler"]["objective"], "energy");
+  const double j_time = by_time["energy"]["j_per_output_token"].get<double>();
+  const double j_energy = by_energy["energy"]["j_per_output_token"].get<double>();
+  EXPECT_LT(j_energy, 0.99 * j_time);
+  EXPECT_GT(by_energy["end_ns"].get<double>(), by_time["end_ns"].get<double>());
+}
+
 TEST(ServePreemption, ReserveIsTheDefaultAndChangesNothing) {
   const Workload plain = workload(kAgentic), reserve = agentic_with(R"("admission": "reserve")");
   const HwConfig h = pool_of(6);

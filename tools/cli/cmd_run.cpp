@@ -84,10 +84,14 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
       "  tensors/      q, k, v, mask, o of the fan-out step (KV head 0) as .npy (with --dump-tensors)\n"
       "DIR is written all or nothing (docs/outputs.md). Progress goes to stderr when it is a terminal (not with -q).\n\noptions");
   std::string scenario, out, hw, noc, seed, watchdog, trace, power_window;
-  std::string policy = "A", launch = "unified", gemm_mapping;
+  std::string policy = "A", launch = "unified", gemm_mapping, objective = "time";
   std::vector<std::string> overrides;
   desc.add_options()
       ("policy", po::value<std::string>(&policy), "attention policy: A, B1, B2, B3, B4, B5 or auto (default A; docs/policies.md)")
+      ("objective", po::value<std::string>(&objective),
+       "what auto (and every policy's Q tile choice) minimises in the cost model's estimate: time (default), "
+       "energy (the layout's activity priced by energy.*, plus static power over its time) or edp (energy x "
+       "time); docs/policies.md")
       ("launch", po::value<std::string>(&launch),
        "kernel launches per step: unified (one for all KV heads, default) or per-head (one per KV head, "
        "host.kernel_launch_ns each, serially; docs/policies.md)")
@@ -139,6 +143,7 @@ int cmd_run(int argc, char** argv, SimulatorPool* sims) {
     opt.power_window_ns = double(parse_uint_option("power-window-ns", power_window, 1, uint64_t(1e12)));
   if (vm.count("noc")) NocRegistry::with_builtin_models().get(noc, "command line", "--noc");
   if (vm.count("gemm-mapping")) opt.gemm_mapping = gemm_mapping_from_name(gemm_mapping, "--gemm-mapping");
+  opt.objective = parse_objective(objective, "--objective");
   OutputTarget target(out, OutputKind::directory);  // every --out problem fails here, before simulating
   opt.vcd = !vm.count("no-vcd");
   opt.trace_gz = vm.count("trace-gz") > 0;

@@ -299,9 +299,10 @@ class PySimulator {
   py::dict run(const py::object& scenario, const std::string& policy, const py::object& seed_arg, bool values,
                bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
                bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
-               std::optional<int64_t> power_window_ns) {
+               std::optional<int64_t> power_window_ns, const std::string& objective) {
     RunOptions opt;
     opt.policy = policy;
+    opt.objective = parse_objective(objective, "objective");
     opt.seed = seed_of(seed_arg);
     opt.values = values;
     opt.vcd = vcd;
@@ -334,8 +335,11 @@ class PySimulator {
   }
   py::dict serve(const py::object& workload, const std::optional<std::string>& scheduler,
                  const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
-                 bool vcd, const std::string& gemm_mapping) {
+                 bool vcd, const std::string& gemm_mapping, std::optional<double> stop_at_s) {
     const GemmMapping mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
+    // As the CLI's --stop-at-s: a window [0, T] s of the workload, the summary `partial`.
+    if (stop_at_s && !(*stop_at_s >= 1e-9 && *stop_at_s <= 1e9))
+      throw InputError("stop_at_s: value " + std::to_string(*stop_at_s) + " is not a number in [1e-09, 1e+09]");
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory, /*handle_signals=*/false);
     serve::Workload w = workload_of(workload);
@@ -350,6 +354,7 @@ class PySimulator {
     opt.sims = sims_.get();
     opt.gemm_mapping = mapping;
     opt.poll = check_interrupt;
+    if (stop_at_s) opt.stop_at_ns = *stop_at_s * 1e9;
     const serve::ServeResult r = exclusive([&] { return serve::serve(w, cfg_, opt); });
     const serve::ServeSummary summary = serve::serve_summary(w, cfg_, r);
     if (target) {
@@ -440,6 +445,8 @@ CliResult run_cli(const std::vector<std::string>& args, SimulatorPool* sims) {
 #define AHBM_RUN_ARGS                                                                                     \
   "    policy: str, default 'A'. Attention policy, as --policy: A, B1, B2, B3, B4, B5 or auto\n"           \
   "        (docs/policies.md).\n"                                                                          \
+  "    objective: str, default 'time'. What auto and the Q tile choice minimise, as --objective:\n"       \
+  "        time, energy or edp (docs/policies.md).\n"                                                      \
   "    seed: int or None, default None (the scenario's \"seed\"). Tensor seed, as --seed, 0 to 2^63-1.\n" \
   "    values: bool, default True. False: timing only (--no-values): no tensors computed, the same\n"     \
   "        simulated times, no numeric check; 'o' then holds empty arrays.\n"                              \
@@ -484,6 +491,8 @@ CliResult run_cli(const std::vector<std::string>& args, SimulatorPool* sims) {
   "    vcd: bool, default False. As --vcd: add 'vcd' to the result (and waves.vcd to out=DIR).\n"         \
   "    gemm_mapping: str, default 'w_stationary'. A whole model's weight-GEMM dataflow, as\n"            \
   "        --gemm-mapping: w_stationary or x_stationary (docs/models.md).\n"                               \
+  "    stop_at_s: float or None, default None. As --stop-at-s: end the run at this simulated time,\n"    \
+  "        seconds in [1e-9, 1e9] (a window of a long trace; the summary's 'partial' says so).\n"        \
   "\nReturns a dict:\n"                                                                                    \
   "    'summary': dict, the serve summary.json.\n"                                                         \
   "    'requests': dict of columns, requests.csv's rows in its order, each column typed as\n"             \
@@ -598,10 +607,10 @@ PYBIND11_MODULE(_ahbm, m) {
            py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
            py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
            py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
-           kSimulatorRunDoc)
+           py::arg("objective") = "time", kSimulatorRunDoc)
       .def("serve", &PySimulator::serve, py::arg("workload"), py::kw_only(), py::arg("scheduler") = py::none(),
            py::arg("seed") = py::none(), py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(),
-           py::arg("vcd") = false, py::arg("gemm_mapping") = "w_stationary",
+           py::arg("vcd") = false, py::arg("gemm_mapping") = "w_stationary", py::arg("stop_at_s") = py::none(),
            kSimulatorServeDoc)
       .def_property_readonly("elaborations", &PySimulator::elaborations, "chips elaborated so far");
 
@@ -610,13 +619,13 @@ PYBIND11_MODULE(_ahbm, m) {
       [](const py::object& workload, const py::object& hw, const std::vector<std::string>& set,
          const std::optional<std::string>& noc, const std::optional<std::string>& scheduler,
          const py::object& seed_arg, std::optional<double> rate_per_s, const std::optional<std::string>& out,
-         bool vcd, const std::string& gemm_mapping) {
-        return PySimulator(hw, set, noc).serve(workload, scheduler, seed_arg, rate_per_s, out, vcd, gemm_mapping);
+         bool vcd, const std::string& gemm_mapping, std::optional<double> stop_at_s) {
+        return PySimulator(hw, set, noc).serve(workload, scheduler, seed_arg, rate_per_s, out, vcd, gemm_mapping, stop_at_s);
       },
       py::arg("workload"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("scheduler") = py::none(), py::arg("seed") = py::none(),
       py::arg("rate_per_s") = py::none(), py::arg("out") = py::none(), py::arg("vcd") = false,
-      py::arg("gemm_mapping") = "w_stationary",
+      py::arg("gemm_mapping") = "w_stationary", py::arg("stop_at_s") = py::none(),
       kServeDoc);
 
   m.def(
@@ -625,16 +634,16 @@ PYBIND11_MODULE(_ahbm, m) {
          const std::optional<std::string>& noc, const std::string& policy, const py::object& seed_arg, bool values,
          bool vcd, double watchdog_ns, const std::optional<std::string>& out, const std::string& launch,
          bool compare_unbatched, const std::string& trace, bool trace_gz, const std::string& gemm_mapping,
-         std::optional<int64_t> power_window_ns) {
+         std::optional<int64_t> power_window_ns, const std::string& objective) {
         return PySimulator(hw, set, noc)
             .run(scenario, policy, seed_arg, values, vcd, watchdog_ns, out, launch, compare_unbatched, trace, trace_gz,
-                 gemm_mapping, power_window_ns);
+                 gemm_mapping, power_window_ns, objective);
       },
       py::arg("scenario"), py::arg("hw") = py::none(), py::kw_only(), py::arg("set") = std::vector<std::string>{},
       py::arg("noc") = py::none(), py::arg("policy") = "A", py::arg("seed") = py::none(), py::arg("values") = true,
       py::arg("vcd") = false, py::arg("watchdog_ns") = 1e6, py::arg("out") = py::none(), py::arg("launch") = "unified",
       py::arg("compare_unbatched") = false, py::arg("trace") = "auto", py::arg("trace_gz") = false,
-      py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(),
+      py::arg("gemm_mapping") = "w_stationary", py::arg("power_window_ns") = py::none(), py::arg("objective") = "time",
       kRunDoc);
 
   m.def(

@@ -59,6 +59,7 @@ class Simulator:
         trace_gz: bool = False,
         gemm_mapping: str = "w_stationary",
         power_window_ns: int | None = None,
+        objective: str = "time",
     ) -> RunResult: ...
     def serve(
         self,
@@ -70,6 +71,7 @@ class Simulator:
         out: str | None = None,
         vcd: bool = False,
         gemm_mapping: str = "w_stationary",
+        stop_at_s: float | None = None,
     ) -> ServeResult: ...
     @property
     def elaborations(self) -> int: ...
@@ -92,6 +94,7 @@ def run(
     trace_gz: bool = False,
     gemm_mapping: str = "w_stationary",
     power_window_ns: int | None = None,
+    objective: str = "time",
 ) -> RunResult: ...
 def serve(
     workload: Config,
@@ -105,6 +108,7 @@ def serve(
     out: str | None = None,
     vcd: bool = False,
     gemm_mapping: str = "w_stationary",
+    stop_at_s: float | None = None,
 ) -> ServeResult: ...
 def cli(args: Sequence[str]) -> tuple[int, str, str]: ...
 def noc_bench(args: Sequence[str]) -> dict[str, Any]: ...
