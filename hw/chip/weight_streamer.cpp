@@ -44,6 +44,7 @@ void WeightStreamer::stream_jobs() {
   for (size_t j = 0; j < g.jobs.size(); ++j) {
     const GemmJob& job = g.jobs[j];
     if (!job.x_stationary()) continue;
+    sh_.wait_launched(g.stats[j].launch_ns);
     const std::vector<GemmPePlan>& plans = g.plans[j];
     const int phase = sh_.spans.intern(job.phase);
     const uint64_t b = job.elem_bytes();

@@ -98,6 +98,7 @@ void GemmProgram::dma() {
     const GemmPePlan& pl = g.plans[j][size_t(pe_.chip_pe)];
     // x_stationary: the weight streamer reads the W tiles and multicasts them into the slots.
     if (!pl.active() || job.x_stationary()) continue;
+    pe_.run.wait_launched(g.stats[j].launch_ns);  // W is read for a launched kernel only
     const uint64_t b = job.elem_bytes(), k_p = uint64_t(pl.shard.k_count);
     const int phase = pe_.run.spans.intern(job.phase);
     for (int mi = 0; mi < pl.m_blocks(job.m); ++mi)
@@ -123,6 +124,7 @@ void GemmProgram::compute() {
   // Interned before any job's phase, as the span recorder numbers names in first-use order.
   const int x_in = pe_.run.spans.intern("x_in");
   for (size_t j = 0; j < g.jobs.size(); ++j) {
+    pe_.run.wait_launched(g.stats[j].launch_ns);
     if (g.jobs[j].x_stationary()) compute_xstat(int(j));
     else if (g.plans[j][size_t(pe_.chip_pe)].active()) compute_wstat(int(j), x_in);
   }

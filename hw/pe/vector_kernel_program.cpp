@@ -19,8 +19,7 @@ void VectorKernelProgram::run() {
     GemmOpStats& st = k.stats[j];
     const int phase = ctx.spans.intern(job.phase), op = k.op_ids[j];
     // Nothing of the kernel starts before the host has launched it (launched one after another).
-    const sc_core::sc_time launched = ctx.epoch + sc_core::sc_time(st.launch_ns, sc_core::SC_NS);
-    if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
+    ctx.wait_launched(st.launch_ns);
     const uint64_t cols = uint64_t(pl.cols), b_in = dtype_bytes(job.in_dtype), b_out = dtype_bytes(job.out_dtype);
     for (int r0 = 0; r0 < job.m; r0 += pl.rb) {
       const int rows = std::min(pl.rb, job.m - r0);

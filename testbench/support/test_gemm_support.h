@@ -52,7 +52,7 @@ inline double x_in_ns(const HwConfig& c, const GemmJob& j) { return x_ready_ns(c
 
 // The per-PE time when the GEMM engine is the bottleneck (every W tile loaded before compute
 // needs it) and the M, N edges are one block: the engine starts when X is in and the first W
-// tile has arrived, then per W tile reads its X block (Q-buffer port), runs the RMSNorm
+// tile has arrived (read once the host has launched the kernel, host.kernel_launch_ns), then per W tile reads its X block (Q-buffer port), runs the RMSNorm
 // prologue on it (fused), and issues its engine tiles; the accumulators drain once; the fused
 // epilogues run on the vector unit (RMSNorm scale, RoPE, activation, residual read and add:
 // hw/common/model/vector_ops.h); the Y block is written back at the slice bandwidth. 1 GHz: 1 cycle = 1 ns.
@@ -60,7 +60,7 @@ inline double compute_bound_ns(const HwConfig& c, const GemmJob& j, const GemmPe
   const uint64_t b = j.elem_bytes(), m = uint64_t(j.m), n_p = uint64_t(pl.shard.n_count);
   const GemmFusion& f = j.fused;
   const VectorConfig& v = c.pe.vector;
-  const double first_w = c.pe.hbm.latency_ns + ns_of_bytes(uint64_t(pl.blk.kb) * uint64_t(pl.blk.nb) * b, c.pe.hbm.bandwidth_gbps);
+  const double first_w = c.host.kernel_launch_ns + c.pe.hbm.latency_ns + ns_of_bytes(uint64_t(pl.blk.kb) * uint64_t(pl.blk.nb) * b, c.pe.hbm.bandwidth_gbps);
   double t = std::max(x_in_ns(c, j), first_w);
   for (int k0 = 0; k0 < pl.shard.k_count; k0 += pl.blk.kb) {
     const uint64_t kb = uint64_t(std::min(pl.blk.kb, pl.shard.k_count - k0));

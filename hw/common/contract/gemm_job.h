@@ -262,8 +262,10 @@ struct GemmOpStats {
   uint64_t w_tiles_streamed = 0;
   double w_slot_wait_ns = 0;
   // An unfused vector kernel (hw/common/contract/vector_kernel.h) in the same counters: its input rows
-  // read from the slices (its output rows are y_bytes_written) and the host's launch before it.
+  // read from the slices (its output rows are y_bytes_written).
   uint64_t kernel_bytes_read = 0;
+  // When the host has launched the operator's kernel, after the run's start (a weight GEMM run:
+  // one launch; vector kernels: one after another); nothing of it starts on the chip earlier.
   double launch_ns = 0;
   uint64_t moved_bytes() const { return x_link_bytes + w_multicast_bytes + y_gather_bytes + k_reduce_bytes; }
   double vector_busy_ns() const { return norm_busy_ns + rope_busy_ns + act_busy_ns + residual_busy_ns + k_reduce_busy_ns; }

@@ -115,6 +115,8 @@ void SimShared::begin_gemms(const std::vector<GemmJob>& run_gemms) {
   for (size_t j = 0; j < run_gemms.size(); ++j) {
     const GemmJob& job = run_gemms[j];
     GemmOpStats& st = start_operator(gemm, job, pes, spans);
+    // A run is one operator (an MoE run: its experts as one grouped kernel): one launch.
+    st.launch_ns = cfg.host.kernel_launch_ns;
     // w_stationary's X comes over the host link (gemm_job.h GemmXChunk), M·K·b once for every CUBE.
     if (!job.x_stationary()) st.x_link_bytes = uint64_t(job.m) * uint64_t(job.k) * job.elem_bytes();
     gemm.columns.push_back(job.x_stationary() ? gemm_column_groups(gemm_shards_of(job, int(pes))) : std::vector<GemmColumns>{});

@@ -104,6 +104,12 @@ struct RunContext {
   // When job `j`'s kernel has been launched (host.kernel_launch_ns per launch, serially), as a
   // simulated time: nothing of the job starts earlier.
   const sc_core::sc_time& kernel_launched(int j) const { return kernel_launched_[size_t(j)]; }
+  // An operator's kernel (weight GEMM, vector kernel; GemmOpStats::launch_ns): the calling
+  // process waits until the host has launched it, `launch_ns` after the run's epoch.
+  void wait_launched(double launch_ns) const {
+    const sc_core::sc_time launched = epoch + sc_core::sc_time(launch_ns, sc_core::SC_NS);
+    if (launched > sc_core::sc_time_stamp()) sc_core::wait(launched - sc_core::sc_time_stamp());
+  }
 
   sc_core::sc_time cycles(uint64_t n) const { return clock.cycles(n); }
   void span(const sc_core::sc_time& start, const sc_core::sc_time& end, int component, const char* activity,
