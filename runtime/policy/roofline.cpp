@@ -40,7 +40,8 @@ Json roofline_point(const Roofline& r, double macs, double bytes, double seconds
               {"bound", r.bandwidth_bound(intensity) ? "bandwidth" : "compute"}};
 }
 
-Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds) {
+Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds,
+                           bool whole_model) {
   Roofline r = group_roofline(hw);
   r.peak_macs_per_s *= groups;
   r.bandwidth_bytes_per_s *= groups;
@@ -57,8 +58,12 @@ Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::s
   return Json{{"unit", "MAC per byte; MAC/s"},
               {"groups", groups},
               {"ridge_mac_per_byte", r.ridge()},
-              {"what", "per kind of step (prefill: a prefill phase or a join's prompt prefill; fanout; decode; join: the "
-                       "rest of a join), its MACs and HBM bytes over its simulated time, on the roofline of the groups used"},
+              {"what", std::string("per kind of step (prefill: a prefill phase or a join's prompt prefill; fanout; decode; "
+                                   "join: the rest of a join), its MACs and HBM bytes over its simulated time, on the "
+                                   "roofline of the groups used") +
+                           (whole_model ? "; a whole model's steps: every layer's attention and operators and the LM "
+                                          "head, on every group"
+                                        : "")},
               {"by_step_kind", by_kind}};
 }
 

@@ -43,7 +43,9 @@ struct StepKindWork {
 };
 // A point per kind of step (summary.json "roofline"), on the roofline of the `groups` KV-head
 // groups the steps use.
-Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds);
+// `whole_model`: the steps' work is every layer's attention and operators (the "what" says so).
+Json roofline_by_step_kind(const HwConfig& hw, int groups, const std::map<std::string, StepKindWork>& kinds,
+                           bool whole_model = false);
 
 // Roofline of the step per phase (job phase), per PE and per group, from the simulated MACs,
 // HBM bytes and time (summary.json "roofline"). `stats` is SimResult::stats, `total_ns` the

@@ -255,8 +255,8 @@ std::map<std::string, StepKindWork> step_kinds(const std::vector<StepRecord>& st
     StepKindWork& w = kinds[prefill ? "prefill" : s.id.phase];
     ++w.steps;
     w.ns += s.timing.ns;
-    w.macs += double(s.timing.macs_simulated);  // Q K^T and P V: 2 rows n d
-    w.hbm_bytes += double(s.timing.hbm_bytes);
+    w.macs += s.work_macs;  // Q K^T and P V (2 rows n d), a whole model's every layer and operator
+    w.hbm_bytes += s.work_hbm_bytes;
   }
   return kinds;
 }
@@ -317,7 +317,9 @@ RunSummary build_summary(const Scenario& sc, const HwConfig& hw, const RunOption
   busy_times(*run.sim.spans, s);
   s.gemm_batching = gemm_batching(hw, sc, fan ? fan->shape.max_shard_tokens : 0);
   s.numerics = numerics(sc, opt, steps);
-  s.roofline = roofline_by_step_kind(hw, std::min(hw.groups, sc.model.num_kv_heads), step_kinds(steps));
+  // A whole model's operators run on every group; attention alone on one per KV head.
+  s.roofline = roofline_by_step_kind(hw, sc.model.whole ? hw.groups : std::min(hw.groups, sc.model.num_kv_heads),
+                                     step_kinds(steps), sc.model.whole != nullptr);
   s.stats = report::stats_json(run.sim.stats);
   s.config = {to_json(hw), to_json(sc), opt.hw_file, opt.scenario_file};
   s.simulator = simulator_json(hw);

@@ -575,16 +575,24 @@ double ModelSteps::step_ns(const Step& step, double attention_ns) {
   return ns;
 }
 
+void ModelSteps::for_each_operator(const Step& step, const std::function<void(const GemmOpStats&)>& f) {
+  if (step_rows(step) <= 0) return;
+  for (int l = 0; l < layers(); ++l)
+    for (const GemmOpStats& op : simulate(step, l).ops) f(op);
+  for (const GemmOpStats& op : head(logit_rows(step))) f(op);
+}
+
 EnergyReading ModelSteps::operators_energy(const Step& step) {
   EnergyReading e;
-  const int rows = step_rows(step);
-  if (rows <= 0) return e;
-  for (int l = 0; l < layers(); ++l)
-    for (const GemmOpStats& op : simulate(step, l).ops)
-      e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
   // "layer." marks an operator's energy (report/energy_json.cpp), the head's too.
-  for (const GemmOpStats& op : head(logit_rows(step))) e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_));
+  for_each_operator(step, [&](const GemmOpStats& op) { e.add("layer." + op.op, dynamic_energy(gemm_activity(op), hw_.energy, t_)); });
   return e;
+}
+
+Activity ModelSteps::operators_activity(const Step& step) {
+  Activity a;
+  for_each_operator(step, [&](const GemmOpStats& op) { a += gemm_activity(op); });
+  return a;
 }
 
 Json ModelSteps::system_energy(const EnergyReading& chip) const {

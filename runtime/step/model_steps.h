@@ -69,6 +69,7 @@ class ModelSteps : public StepLayers {
   double step_ns(const Step& step, double attention_ns) override;
   int layers() const override { return int(stage_of_.size()); }
   EnergyReading operators_energy(const Step& step) override;
+  Activity operators_activity(const Step& step) override;
   // A step timed off the timeline (serve, runtime/serve/engine.cpp), counted in the totals as
   // after_attention counts a run's step (json()'s by_operator, by_layer and attention_ns; not
   // by_step): its time (step_ns) and the weight bytes its operators read.
@@ -143,6 +144,8 @@ class ModelSteps : public StepLayers {
     int logits = 0;  // the LM head's rows
   };
   StepOps count(const Step& step, int rows, double attention_ns);
+  // Each operator run of the step, every layer's then the head's (none for a step without rows).
+  void for_each_operator(const Step& step, const std::function<void(const GemmOpStats&)>& f);
   Routing routing(const Step& step, int layer) const;  // MoE: the seeded router on the step's tokens
   // The runs after the last layer for `rows` logit rows: [final_norm (unfused norm),] lm_head.
   const std::vector<GemmOpStats>& head(int rows);

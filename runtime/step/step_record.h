@@ -96,6 +96,9 @@ struct StepRecord {
   // The step's energy (hw/chip/energy.h): its simulated activity (a whole model: the attention
   // once per layer plus every layer's operators) and static power over timing.ns.
   EnergyReading energy;
+  // What the whole step computed and read from HBM, for the roofline over its time: the attention
+  // (once per layer with a whole model) plus every operator (their W, Y, residual and kernel bytes).
+  double work_macs = 0, work_hbm_bytes = 0;
 };
 
 // Appends the step's simulation to the timeline and records the runtime's spans of it: the step,

@@ -98,6 +98,14 @@ StepRun StepRunner::run(const KvPageManager& kv, const Step& step, Timeline& tl,
   // the whole step.
   rec.energy = read_energy(run.sim.stats, hw_, sc_.model.dtype, rec.timing.ns, set_.layers ? set_.layers->layers() : 1);
   if (set_.layers) rec.energy += set_.layers->operators_energy(step);
+  const double layers = set_.layers ? double(set_.layers->layers()) : 1.0;
+  rec.work_macs = double(rec.timing.macs_simulated) * layers;
+  rec.work_hbm_bytes = double(rec.timing.hbm_bytes) * layers;
+  if (set_.layers) {
+    const Activity ops = set_.layers->operators_activity(step);
+    rec.work_macs += double(ops.macs);
+    rec.work_hbm_bytes += double(ops.hbm_bytes);
+  }
   if (set_.values) rec.check = check_outputs(run.plan, run.sim.outputs, *set_.values, set_.seed);
   if (set_.compare_unbatched) rec.unbatched = unbatched(kv, step, q_tile_rows, run.plan, run.sim, sim);
   return run;

@@ -43,6 +43,8 @@ class StepLayers {
   virtual int layers() const = 0;
   // The dynamic energy of the step's operators over every layer (components "layer.<op>").
   virtual EnergyReading operators_energy(const Step& step) = 0;
+  // The activity of the step's operators over every layer (their MACs and HBM bytes: the roofline).
+  virtual Activity operators_activity(const Step& step) = 0;
 };
 
 // What a run's steps share (the driver fills it from RunOptions).

@@ -178,3 +178,28 @@ TEST(PeOptions, RooflinePointForEveryKindOfStep) {
   EXPECT_LT(intensity("decode"), intensity("fanout"));
   EXPECT_LT(intensity("fanout"), intensity("prefill"));
 }
+
+// Issue 41 item 5: a whole model's roofline is over the whole step, not one layer's attention
+// divided by every layer's time: its MACs are every layer's attention plus every operator's (the
+// LM head's too), on every group. LLaMA-3-8B's decode (8 rows of fp16 weights: 4 MAC per byte,
+// above the group's ridge) then reads engine-bound at about half the peak, as 8-row products on
+// 16-row engine tiles are; it read 0.2% of attainable when one layer's attention stood for it.
+TEST(PeOptions, AWholeModelsRooflineCountsEveryLayerAndOperator) {
+  RunOptions opt = test::in_memory_options();
+  opt.values = false;
+  const Scenario sc = load_scenario(test::source_path("traces/llama3_8b.json"));
+  const HwConfig hw;
+  const RunOutput r = execute(sc, hw, opt);
+  const Json& rl = r.summary.roofline;
+  EXPECT_EQ(rl["groups"], hw.groups);
+  double kinds_macs = 0;
+  for (const auto& [kind, p] : rl["by_step_kind"].items()) kinds_macs += p["macs"].get<double>();
+  double op_macs = 0;
+  for (const Json& op : r.summary.operators->totals["by_operator"]) op_macs += op["macs"].get<double>();
+  const double attention_macs = double(r.summary.arithmetic.macs_simulated) * sc.model.layers;
+  EXPECT_NEAR(kinds_macs, op_macs + attention_macs, 1e-9 * kinds_macs);
+  const Json& decode = rl["by_step_kind"]["decode"];
+  EXPECT_EQ(decode["bound"], "compute");
+  EXPECT_GT(decode["share_of_attainable"].get<double>(), 0.3);
+  EXPECT_LE(decode["share_of_attainable"].get<double>(), 0.5 + 1e-9);  // 8 of a tile's 16 rows at best
+}
