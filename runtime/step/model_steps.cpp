@@ -683,6 +683,22 @@ Json ModelSteps::json() const {
           {"by_operator", ops},
           {"by_layer", by_layer},
           {"by_step", steps_}};
+  // What a reader of these numbers should know stands behind them (issue 41 item 5).
+  out["modelled"] = {
+      {"simulated",
+       "each operator's run on the chip (W reads, X delivery, MACs, the fused vector work, Y written back) once per "
+       "distinct layer and row count (layers_simulated); each step's attention; every kernel launch "
+       "(host.kernel_launch_ns: each weight-GEMM run and vector kernel, the attention per its launch schedule), an "
+       "operator's input upload overlapping its launch"},
+      {"closed_forms", split_.split.chips() > 1 ? "the collectives between chips over the system network "
+                                                   "(tensor_parallel, pipeline_parallel, expert_parallel blocks)"
+                                                 : "none"},
+      {"not_modelled",
+       std::string("the activations' path between operators: each operator's Y is written to the slices and the "
+                   "next operator's X taken as a fresh input, ") +
+           (mapping_ == GemmMapping::w_stationary ? "uploaded from the host (as the attention's Q is)"
+                                                  : "read from the slices where it is assumed to be") +
+           ", with no gather or exchange between them timed; the unfused norm's partial-sum exchange between PEs"}};
   if (!fusion_.all()) {
     // Only when something is unfused: an all-fused summary stays as it was before the choice existed.
     out["fusion"] = to_json(fusion_);

@@ -303,6 +303,14 @@ TEST(GemmXStationary, WholeModelRunReportsTheMapping) {
   const RunOutput x = execute(sc, HwConfig{}, opt);
   EXPECT_EQ(w.summary.operators->totals["mapping"], "w_stationary");
   EXPECT_EQ(x.summary.operators->totals["mapping"], "x_stationary");
+  // What stands behind the numbers says where each mapping's X comes from (issue 41 item 5).
+  for (const RunOutput* r : {&w, &x})
+    for (const char* key : {"simulated", "closed_forms", "not_modelled"})
+      EXPECT_TRUE(r->summary.operators->totals["modelled"].contains(key)) << key;
+  EXPECT_NE(w.summary.operators->totals["modelled"]["not_modelled"].get<std::string>().find("uploaded from the host"),
+            std::string::npos);
+  EXPECT_NE(x.summary.operators->totals["modelled"]["not_modelled"].get<std::string>().find("read from the slices"),
+            std::string::npos);
   EXPECT_FALSE(w.summary.operators->totals["by_operator"][0].contains("moved_bytes"));
   const Json& q = x.summary.operators->totals["by_operator"][0];
   EXPECT_EQ(q["name"], "qkv_proj");
