@@ -220,6 +220,28 @@ void busy_times(const SpanRecorder& spans, RunSummary& s) {
   for (const auto& [a, d] : activity_of) s.busy_ns_by_activity[spans.name(a)] = d;
 }
 
+WorkBalanceSummary work_balance(const StatsNode& chip) {
+  WorkBalanceSummary b;
+  std::map<int, double> by_group;
+  double sum = 0;
+  for_each_pe(chip, [&](int group, const StatsNode& pe) {
+    const double macs = double(pe.get(PeStats::macs));
+    ++b.pes;
+    b.idle_pes += macs == 0;
+    b.pe_macs_max = std::max(b.pe_macs_max, macs);
+    by_group[group] += macs;
+    sum += macs;
+  });
+  b.groups = int(by_group.size());
+  if (b.pes == 0 || sum == 0) return b;
+  b.pe_macs_mean = sum / b.pes;
+  b.pe_imbalance = b.pe_macs_max / b.pe_macs_mean - 1;
+  double group_max = 0;
+  for (const auto& [g, m] : by_group) group_max = std::max(group_max, m);
+  b.group_imbalance = group_max / (sum / b.groups) - 1;
+  return b;
+}
+
 // The outputs against the float64 reference over every step checked (with values).
 NumericsSummary numerics(const Scenario& sc, const RunOptions& opt, const std::vector<StepRecord>& steps) {
   NumericsSummary n;
@@ -320,6 +342,7 @@ RunSummary build_summary(const Scenario& sc, const HwConfig& hw, const RunOption
   // A whole model's operators run on every group; attention alone on one per KV head.
   s.roofline = roofline_by_step_kind(hw, sc.model.whole ? hw.groups : std::min(hw.groups, sc.model.num_kv_heads),
                                      step_kinds(steps), sc.model.whole != nullptr);
+  s.balance = work_balance(run.sim.stats);
   s.stats = report::stats_json(run.sim.stats);
   s.config = {to_json(hw), to_json(sc), opt.hw_file, opt.scenario_file};
   s.simulator = simulator_json(hw);
@@ -416,6 +439,17 @@ Json to_json(const GemmBatchingSummary& b) {
               {"per_agent_runs", use("runs", b.runs, b.per_agent_runs)}, {"speedup", b.speedup}};
 }
 
+Json to_json(const WorkBalanceSummary& b) {
+  return Json{{"what", "each PE's attention MACs over the run, in the simulated groups: max / mean - 1"},
+              {"pes", b.pes},
+              {"groups", b.groups},
+              {"idle_pes", b.idle_pes},
+              {"pe_macs_mean", b.pe_macs_mean},
+              {"pe_macs_max", b.pe_macs_max},
+              {"pe_imbalance", b.pe_imbalance},
+              {"group_imbalance", b.group_imbalance}};
+}
+
 Json to_json(const NumericsSummary& n) {
   if (!n.checked) return Json{{"checked", false}};
   Json j = {{"checked", true},
@@ -500,7 +534,7 @@ Json to_json(const RunSummary& s) {
                                "masked KV tiles, pe.dma.masked_tiles); Q tiling must not change it"}}},
       {"baselines", to_json(s.baselines)}, {"energy", report::to_json(s.energy)}, {"power", report::to_json(s.power)},
       {"busy_ns_by_activity", s.busy_ns_by_activity}, {"busy_ns_by_component", s.busy_ns_by_component},
-      {"gemm_batching", to_json(s.gemm_batching)}, {"numerics", to_json(s.numerics)}, {"roofline", s.roofline},
+      {"gemm_batching", to_json(s.gemm_batching)}, {"numerics", to_json(s.numerics)}, {"roofline", s.roofline}, {"balance", to_json(s.balance)},
       {"stats", s.stats},
       {"config", {{"hw", s.config.hw}, {"scenario", s.config.scenario}, {"hw_file", s.config.hw_file},
                   {"scenario_file", s.config.scenario_file}}},

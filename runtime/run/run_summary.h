@@ -152,6 +152,17 @@ struct StorageCheckSummary {
   double max_abs_err = 0, max_rel_err = 0, tolerance_abs = 0;
   bool pass = true;
 };
+// How evenly the attention's work spread over the PEs and groups the run simulated, from each
+// PE's MACs over the whole run (THInfer's load imbalance: a short sequence cut into many shards
+// leaves some PEs a token fewer, or none, while every PE pays the same per-tile overheads).
+struct WorkBalanceSummary {
+  int pes = 0, groups = 0;  // in the simulated groups
+  int idle_pes = 0;         // of them, PEs that computed no MAC
+  double pe_macs_mean = 0, pe_macs_max = 0;
+  double pe_imbalance = 0;     // pe_macs_max / pe_macs_mean - 1 (0: even; 0 when nothing ran)
+  double group_imbalance = 0;  // the same over the groups' sums
+};
+
 struct NumericsSummary {
   bool checked = false;  // false: nothing else is written
   double max_abs_err = 0, max_rel_err = 0, ref_max_abs = 0, tolerance_abs = 0;
@@ -206,6 +217,7 @@ struct RunSummary {
   GemmBatchingSummary gemm_batching;
   NumericsSummary numerics;
   Json roofline;  // runtime/policy/roofline.h roofline_by_step_kind
+  WorkBalanceSummary balance;
   Json stats;     // the run's statistics tree
   RunConfigSummary config;
   Json simulator;  // provenance (runtime/io/provenance.h)

@@ -203,3 +203,33 @@ TEST(PeOptions, AWholeModelsRooflineCountsEveryLayerAndOperator) {
   EXPECT_GT(decode["share_of_attainable"].get<double>(), 0.3);
   EXPECT_LE(decode["share_of_attainable"].get<double>(), 0.5 + 1e-9);  // 8 of a tile's 16 rows at best
 }
+
+// Issue 41 item 6: summary.json "balance", the spread of each PE's attention MACs over the run.
+// A short MHA sequence (8 heads of 64, one new token) on 16-token pages: the busiest PE holds a
+// whole page, the mean PE (L + 1) / 32 tokens, so max / mean - 1 = 16 · 32 / (L + 1) - 1 and the PEs
+// past the pages idle; over groups, 6 KV heads on 4 groups give two groups two heads: 2 / 1.5 - 1.
+TEST(PeOptions, BalanceIsTheSpreadOfThePesWork) {
+  RunOptions opt = test::in_memory_options();
+  opt.values = false;
+  const auto balance = [&](int prefix, int heads, int groups) {
+    Scenario sc = test::fanout_scenario(prefix, 1, 1);
+    sc.model.head_dim = 64;
+    sc.model.num_q_heads = sc.model.num_kv_heads = heads;
+    HwConfig hw;
+    hw.groups = groups;
+    return execute(sc, hw, opt).summary.balance;
+  };
+  for (int prefix : {40, 100}) {
+    const WorkBalanceSummary b = balance(prefix, 8, 1);
+    EXPECT_EQ(b.pes, 32);
+    EXPECT_EQ(b.idle_pes, 32 - (prefix + 15) / 16) << prefix;
+    EXPECT_NEAR(b.pe_imbalance, 16.0 * 32 / (prefix + 1) - 1, 1e-9) << prefix;
+    EXPECT_EQ(b.group_imbalance, 0.0);
+  }
+  const WorkBalanceSummary even = balance(8192, 8, 1);
+  EXPECT_EQ(even.idle_pes, 0);
+  EXPECT_LT(even.pe_imbalance, 0.01);
+  const WorkBalanceSummary uneven = balance(1000, 6, 4);
+  EXPECT_EQ(uneven.groups, 4);
+  EXPECT_NEAR(uneven.group_imbalance, 2.0 / 1.5 - 1, 1e-9);
+}
