@@ -50,7 +50,7 @@ TEST(Summaries, RunSummaryToJsonNamesEverySectionWithItsNumbers) {
   RunSummary s = small_run_summary();
   const Json j = to_json(s);
   EXPECT_EQ(keys_of(j), (std::set<std::string>{
-                            "agents", "arithmetic", "baselines", "busy_ns_by_activity", "busy_ns_by_component",
+                            "agents", "arithmetic", "balance", "baselines", "busy_ns_by_activity", "busy_ns_by_component",
                             "config", "energy", "gemm_batching", "kv", "latency", "model", "noc", "numerics",
                             "phases", "policy", "power", "precision", "q_tile_rows", "q_tiles", "roofline", "rows",
                             "scenario", "seed", "simulator", "stats", "steps", "total_ns"}));
@@ -73,6 +73,8 @@ TEST(Summaries, RunSummaryToJsonNamesEverySectionWithItsNumbers) {
   EXPECT_EQ(j["busy_ns_by_component"]["group0.cube0.pe0"]["gemm_qk"].get<double>(), 100);
   EXPECT_EQ(j["noc"], Json({{"model", "mesh"}, {"packets_sent", 4}}));
   EXPECT_EQ(j["numerics"], Json({{"checked", false}}));
+  EXPECT_EQ(j["balance"]["idle_pes"], 0);  // a count, an integer
+  EXPECT_EQ(j["balance"]["pe_imbalance"].dump(), "0.0");
   EXPECT_EQ(j["baselines"], Json::object());
   EXPECT_EQ(j["latency"]["phases"]["fanout"]["agent_latency"]["p50_ns"].get<double>(), 2);
   EXPECT_TRUE(j["policy"].is_null());
