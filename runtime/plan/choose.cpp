@@ -29,16 +29,18 @@ Objective parse_objective(const std::string& name, const std::string& field) {
   const std::vector<std::string>& names = objective_names();
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return Objective(i);
-  throw InputError(field + ": value \"" + name + "\" is not an objective (allowed: time, energy, edp)");
+  std::string allowed;
+  for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+  throw InputError(field + ": value \"" + name + "\" is not an objective (allowed: " + allowed + ")");
 }
 
-double objective_cost(const PolicyEstimate& e, Objective o) {
+double objective_cost(double ns, double energy_j, Objective o) {
   switch (o) {
-    case Objective::time: return e.total_ns;
-    case Objective::energy: return e.energy_j;
-    case Objective::edp: return e.energy_j * e.total_ns;
+    case Objective::time: return ns;
+    case Objective::energy: return energy_j;
+    case Objective::edp: return energy_j * ns;
   }
-  return e.total_ns;
+  return ns;
 }
 
 namespace {

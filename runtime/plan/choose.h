@@ -24,7 +24,9 @@ const std::vector<std::string>& objective_names();  // {"time", "energy", "edp"}
 std::string objective_name(Objective o);
 // Throws InputError naming `field`, the value and the allowed names.
 Objective parse_objective(const std::string& name, const std::string& field);
-double objective_cost(const PolicyEstimate& e, Objective o);
+// The cost of a time and an energy under `o` (an estimate's, or a simulation's in policy-eval).
+double objective_cost(double ns, double energy_j, Objective o);
+inline double objective_cost(const PolicyEstimate& e, Objective o) { return objective_cost(e.total_ns, e.energy_j, o); }
 
 struct Choice {
   Layout chosen;

@@ -19,15 +19,8 @@ struct Point {
   double energy_j = 0, dynamic_j = 0;  // the simulation's energy (hw/chip/energy.h)
   double estimate_energy_j = 0;
   Json terms;
-  // The simulation's cost under the objective (choose.h objective_cost, on simulated values).
-  double cost(Objective o) const {
-    switch (o) {
-      case Objective::time: return simulated_ns;
-      case Objective::energy: return energy_j;
-      case Objective::edp: return energy_j * simulated_ns;
-    }
-    return simulated_ns;
-  }
+  // The simulation's cost under the objective.
+  double cost(Objective o) const { return objective_cost(simulated_ns, energy_j, o); }
   Json to_json() const {
     return Json{{"tile_rows", tile_rows}, {"simulated_ns", simulated_ns}, {"estimate_ns", estimate_ns},
                 {"energy_j", energy_j}, {"estimate_energy_j", estimate_energy_j}};
@@ -86,7 +79,8 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw, const PolicyEvalP
                    {"edp_j_s", picked->energy_j * picked->simulated_ns * 1e-9},
                    {"estimate_energy_j", picked->estimate_energy_j},
                    {"error", (picked->estimate_ns - picked->simulated_ns) / picked->simulated_ns},
-                   {"energy_error", (picked->estimate_energy_j - picked->energy_j) / picked->energy_j},
+                   // 0 when the energy costs are all 0 (energy.* set so): nothing to compare.
+                   {"energy_error", picked->energy_j > 0 ? (picked->estimate_energy_j - picked->energy_j) / picked->energy_j : 0.0},
                    {"estimate", picked->terms},
                    {"largest", pts.front().to_json()},
                    {"best", cheapest->to_json()},
