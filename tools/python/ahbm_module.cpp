@@ -339,7 +339,7 @@ class PySimulator {
     const GemmMapping mapping = gemm_mapping_from_name(gemm_mapping, "gemm_mapping");
     // As the CLI's --stop-at-s: a window [0, T] s of the workload, the summary `partial`.
     if (stop_at_s && !(*stop_at_s >= 1e-9 && *stop_at_s <= 1e9))
-      throw InputError("stop_at_s: value " + std::to_string(*stop_at_s) + " is not a number in [1e-09, 1e+09]");
+      throw InputError("stop_at_s: " + Json(*stop_at_s).dump() + " is out of range [1e-09, 1e+09] s");  // as rate_per_s
     std::optional<OutputTarget> target;  // every out problem fails here, before simulating
     if (out) target.emplace(*out, OutputKind::directory, /*handle_signals=*/false);
     serve::Workload w = workload_of(workload);
