@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "hw/common/base/error.h"
 
@@ -15,23 +16,12 @@ Json Choice::to_json() const {
     e.push_back(std::move(x));
   }
   return Json{{"chosen", policy_name(chosen.policy)}, {"chosen_tile_rows", chosen.tile_rows}, {"automatic", automatic},
-              {"objective", objective_name(objective)}, {"estimates", e}, {"unavailable", unavailable}};
+              {"objective", choice_name(objective)}, {"estimates", e}, {"unavailable", unavailable}};
 }
-
-const std::vector<std::string>& objective_names() {
-  static const std::vector<std::string> names{"time", "energy", "edp"};
-  return names;
-}
-
-std::string objective_name(Objective o) { return objective_names()[size_t(o)]; }
 
 Objective parse_objective(const std::string& name, const std::string& field) {
-  const std::vector<std::string>& names = objective_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return Objective(i);
-  std::string allowed;
-  for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
-  throw InputError(field + ": value \"" + name + "\" is not an objective (allowed: " + allowed + ")");
+  if (const std::optional<Objective> o = find_choice<Objective>(name)) return *o;
+  throw InputError(field + ": value \"" + name + "\" is not an objective (allowed: " + choice_list<Objective>() + ")");
 }
 
 double objective_cost(double ns, double energy_j, Objective o) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/common/config/choice.h"
 #include "hw/common/contract/job.h"
 #include "hw/common/config/hw_config.h"
 #include "hw/common/base/json_reader.h"
@@ -19,9 +20,8 @@ namespace ahbm {
 // What a choice minimises over its candidates (`auto`: every policy's; a named policy: its tile
 // sizes): the estimate's time (total_ns), its energy (energy_j: the layout's activity priced by
 // energy.*, plus static power over the time) or their product, the energy-delay product.
-enum class Objective { time, energy, edp };
-const std::vector<std::string>& objective_names();  // {"time", "energy", "edp"}
-std::string objective_name(Objective o);
+#define AHBM_OBJECTIVES(V) V(time, "time") V(energy, "energy") V(edp, "edp")
+AHBM_CHOICE(Objective, AHBM_OBJECTIVES)
 // Throws InputError naming `field`, the value and the allowed names.
 Objective parse_objective(const std::string& name, const std::string& field);
 // The cost of a time and an energy under `o` (an estimate's, or a simulation's in policy-eval).

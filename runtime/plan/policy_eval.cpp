@@ -87,7 +87,7 @@ Json evaluate_policies(const Scenario& sc, const HwConfig& hw, const PolicyEvalP
                    {"tiles", tiles}});
   }
   for (const std::string& u : d.unavailable) out.push_back({{"policy", u.substr(0, u.find(':'))}, {"unavailable", u}});
-  return Json{{"objective", objective_name(objective)},
+  return Json{{"objective", choice_name(objective)},
               {"policies", out},
               {"auto", policy_name(d.chosen.policy)},
               {"auto_tile_rows", d.chosen.tile_rows},

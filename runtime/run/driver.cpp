@@ -197,7 +197,7 @@ RunOutput execute_at(const Scenario& sc, const HwConfig& hw, const RunOptions& o
 RunOutput execute(const Scenario& sc, const HwConfig& hw, const RunOptions& opt) {
   // The mappings differ only in how weight GEMMs run: an attention-only scenario has none.
   if (opt.gemm_mapping != GemmMapping::w_stationary && !sc.model.full)
-    throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) +
+    throw InputError("gemm_mapping = '" + choice_name(opt.gemm_mapping) +
                      "' needs a scenario with a whole model (model.config; docs/models.md)");
   if (hw.power_cap_w <= 0) return execute_at(sc, hw, opt);
   return run_power_capped(

@@ -143,7 +143,7 @@ class Engine final : private LifecycleEvents {
                        .policy),
         plans_(plans ? plans : &own_plans_), sampler_(sampler) {
     if (opt.gemm_mapping != GemmMapping::w_stationary && !w.scenario.model.full)
-      throw InputError("gemm_mapping = '" + gemm_mapping_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
+      throw InputError("gemm_mapping = '" + choice_name(opt.gemm_mapping) + "' needs a workload whose scenario (" +
                        w.scenario_file + ") names a whole model (model.config; docs/models.md): allowed with an "
                        "attention-only model: w_stationary");
     if (admission_->grows_on_demand()) {

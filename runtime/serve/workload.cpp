@@ -211,7 +211,7 @@ Workload parse_workload(const Json& j, const std::string& file, SchemaRecorder* 
     policies.push_back("auto");
     w.scheduler.attention_policy = s.string("attention_policy", "A", policies);
     w.scheduler.launch = s.string("launch", "unified", {"unified", "per-head"});
-    w.scheduler.objective = s.string("objective", "time", objective_names());
+    w.scheduler.objective = s.string("objective", "time", choice_names(Objective{}));
     // The built-in rules (admission.h); a caller's own registry is checked by the engine.
     w.scheduler.admission = s.string("admission", "reserve", builtin_admission_rules().names());
     if (w.scheduler.on_demand() && !w.scheduler.share_prefix)

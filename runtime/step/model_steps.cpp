@@ -673,7 +673,7 @@ Json ModelSteps::json() const {
     by_layer.push_back({{"layer", l}, {"ns", layer_ns_[l]}, {"runs_operators_of_layer", l - local + size_t(rep_[local])}});
     if (pipelined) by_layer.back()["stage"] = stage_of_[l];
   }
-  Json out = {{"mapping", gemm_mapping_name(mapping_)},
+  Json out = {{"mapping", choice_name(mapping_)},
           {"layers", layers()},
           {"layers_simulated", simulated},
           {"scope", "every step runs every layer: qkv_proj (input RMSNorm, RoPE fused), attention, o_proj (+ residual), "

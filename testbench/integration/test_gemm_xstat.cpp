@@ -278,7 +278,7 @@ TEST(GemmXStationary, CrossoverWStationaryWinsSmallMXStationaryMovesFewerBytesAt
 
 TEST(GemmXStationary, MappingNamesAndRefusals) {
   EXPECT_EQ(gemm_mapping_from_name("x_stationary", "f"), GemmMapping::x_stationary);
-  EXPECT_EQ(gemm_mapping_name(GemmMapping::w_stationary), "w_stationary");
+  EXPECT_EQ(choice_name(GemmMapping::w_stationary), "w_stationary");
   try {
     gemm_mapping_from_name("output_stationary", "--gemm-mapping");
     FAIL() << "expected InputError";

@@ -9,6 +9,7 @@
 // A parameter table line of that type (hw_config_param.h) needs no list of allowed values: the
 // names are its allowed values.
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,13 +40,29 @@ const std::string& choice_name(E e) {
   return choice_names(e).at(size_t(e));
 }
 
+// The enumerator named `name`, or none (user input: the caller's error names its field and
+// choice_list).
+template <class E>
+std::optional<E> find_choice(const std::string& name) {
+  const std::vector<std::string>& names = choice_names(E{});
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return E(i);
+  return std::nullopt;
+}
+
+// The names for an error message's "allowed: ...": "w_stationary, x_stationary".
+template <class E>
+std::string choice_list() {
+  std::string out;
+  for (const std::string& n : choice_names(E{})) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 // The enumerator of a name the parser has already checked against choice_names (a name outside
 // them is a bug, not user input).
 template <class E>
 E choice_of(const std::string& name) {
-  const std::vector<std::string>& names = choice_names(E{});
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return E(i);
+  if (const std::optional<E> e = find_choice<E>(name)) return *e;
   throw std::logic_error("choice_of: \"" + name + "\" is not a name of this choice");
 }
 

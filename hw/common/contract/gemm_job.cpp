@@ -1,6 +1,7 @@
 #include "hw/common/contract/gemm_job.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -66,20 +67,9 @@ void check_fusion(const HwConfig& cfg, const GemmJob& job, const std::vector<Gem
 
 }  // namespace
 
-const std::vector<std::string>& gemm_mapping_names() {
-  static const std::vector<std::string> names{"w_stationary", "x_stationary"};
-  return names;
-}
-
-const std::string& gemm_mapping_name(GemmMapping m) { return gemm_mapping_names().at(size_t(m)); }
-
 GemmMapping gemm_mapping_from_name(const std::string& name, const std::string& field) {
-  const std::vector<std::string>& names = gemm_mapping_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return GemmMapping(i);
-  std::string allowed;
-  for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
-  throw InputError(field + " = '" + name + "' is not a GEMM mapping (allowed: " + allowed + ")");
+  if (const std::optional<GemmMapping> m = find_choice<GemmMapping>(name)) return *m;
+  throw InputError(field + " = '" + name + "' is not a GEMM mapping (allowed: " + choice_list<GemmMapping>() + ")");
 }
 
 std::vector<GemmShard> gemm_even_shards(int k, int n, int pes, int k_split) {
@@ -219,7 +209,7 @@ void check_gemm_jobs(const HwConfig& cfg, const std::vector<GemmJob>& jobs, cons
       if (!job.x_stationary()) gemm_blocking(cfg, job.m, s.k_count, s.n_count, job.dtype, job.write_back, job.op);
     }
     if (job.mapping != jobs.front().mapping)
-      throw InputError(at + ": mapping " + gemm_mapping_name(job.mapping) + " after " + gemm_mapping_name(jobs.front().mapping) +
+      throw InputError(at + ": mapping " + choice_name(job.mapping) + " after " + choice_name(jobs.front().mapping) +
                        " (allowed: one GEMM mapping per run)");
     if (job.x_stationary()) {
       gemm_xstat_blocking(cfg, job, shards);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/common/config/choice.h"
 #include "hw/common/config/hw_config.h"
 #include "hw/common/base/storage_type.h"
 #include "hw/common/model/vector_ops.h"
@@ -68,10 +69,9 @@ struct GemmFusion {
   bool epilogue() const { return rms_norm || rope() || gated_act || residual; }
 };
 
-// How a weight GEMM is mapped onto the PEs (above). Names: gemm_mapping_names().
-enum class GemmMapping { w_stationary, x_stationary };
-const std::vector<std::string>& gemm_mapping_names();  // in enum order
-const std::string& gemm_mapping_name(GemmMapping m);
+// How a weight GEMM is mapped onto the PEs (above). Names: choice_names(GemmMapping{}).
+#define AHBM_GEMM_MAPPINGS(V) V(w_stationary, "w_stationary") V(x_stationary, "x_stationary")
+AHBM_CHOICE(GemmMapping, AHBM_GEMM_MAPPINGS)
 // Throws InputError "<field> = '<name>' is not a GEMM mapping (allowed: w_stationary, x_stationary)".
 GemmMapping gemm_mapping_from_name(const std::string& name, const std::string& field);
 
